@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * rnic public API: configuration, the stack instance and its lifecycle.
+ *
+ * A process calls rnic_eal_init() once, then creates one or more stacks
+ * (an rdma-gateway has one; rnic-perf --loopback has two wired by net_ring).
+ * A stack owns its ports and its workers; each worker is a poll-mode loop on
+ * its own lcore, or driven by the application (rnic_worker_poll()).
+ *
+ * Conventions: functions return 0 or a negative errno; constructors return
+ * NULL and set rte_errno.
+ */
+#ifndef RNIC_H
+#define RNIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RNIC_MAX_PORTS    8  /**< ports in one stack */
+#define RNIC_MAX_WORKERS 16  /**< workers in one stack */
+#define RNIC_MAX_EAL_ARGS 32 /**< extra EAL arguments from [eal] */
+#define RNIC_ERRLEN      256 /**< size of an error-message buffer */
+
+/** Fault injection on one direction of one port; probabilities in percent. */
+struct rnic_fault_cfg {
+	double drop;      /**< drop the packet */
+	double dup;       /**< send or deliver it twice */
+	double reorder;   /**< hold it back behind the next one */
+	double corrupt;   /**< flip one random bit in the frame */
+	double delay;     /**< delay it by delay_us */
+	uint32_t delay_us;/**< delay applied to delayed packets */
+};
+
+/** One port: where it comes from, its address, sizes, faults. */
+struct rnic_port_cfg {
+	char vdev[256];         /**< DPDK vdev spec (net_tap0,iface=x) or "" */
+	char pci[64];           /**< PCI address, or "" */
+	char ring[64];          /**< in-process ring pair name (rnic_ring_pair) */
+	uint32_t ip;            /**< IPv4 address, host byte order */
+	uint8_t prefix_len;     /**< subnet prefix length */
+	uint32_t gateway;       /**< default gateway, host order, 0 = none */
+	uint16_t mtu;           /**< IP MTU, 68..9000 */
+	uint32_t mbufs;         /**< mbufs in this port's pool */
+	uint16_t rx_desc;       /**< RX descriptors per queue */
+	uint16_t tx_desc;       /**< TX descriptors per queue */
+	uint64_t fault_seed;    /**< seed of the fault injector */
+	struct rnic_fault_cfg rx_fault; /**< faults on received frames */
+	struct rnic_fault_cfg tx_fault; /**< faults on transmitted frames */
+	char pcap[256];         /**< pcapng capture file, or "" */
+};
+
+/** Idle behaviour of a worker. */
+enum rnic_poll_mode {
+	RNIC_POLL_BUSY = 0,     /**< spin: lowest latency */
+	RNIC_POLL_ADAPTIVE = 1, /**< sleep briefly after a run of empty loops */
+};
+
+/** A whole stack's configuration, from an INI file and/or the CLI. */
+struct rnic_config {
+	char path[256];                      /**< file it came from, or "" */
+	unsigned n_eal_args;                 /**< entries in eal_args */
+	char eal_args[RNIC_MAX_EAL_ARGS][128]; /**< extra EAL arguments */
+	unsigned n_ports;                    /**< entries in ports */
+	struct rnic_port_cfg ports[RNIC_MAX_PORTS]; /**< the ports */
+	unsigned workers;                    /**< worker count */
+	enum rnic_poll_mode poll_mode;       /**< worker idle policy */
+	unsigned status_interval_ms;         /**< gateway status line, 0 = off */
+};
+
+/**
+ * Fill @p cfg with defaults: no ports, one worker, adaptive polling.
+ */
+void rnic_config_init(struct rnic_config *cfg);
+
+/**
+ * Fill in a port's defaults (MTU 1500, pool sizes, no faults).
+ */
+void rnic_port_cfg_init(struct rnic_port_cfg *pc);
+
+/**
+ * Load an INI file into @p cfg (on top of what it holds).
+ *
+ * Sections: [eal] args = ...; [port.N] vdev|pci|ring, ip, gateway, mtu, mbufs,
+ * rx_desc, tx_desc, fault_seed, {rx,tx}_{drop,dup,reorder,corrupt,delay},
+ * {rx,tx}_delay_us, pcap; [workers] count, poll; [gateway] status_ms.
+ * Other sections (target.*, ...) are accepted when @p extra_section says so.
+ *
+ * @param err
+ *   On failure, one line "FILE: [section] key: what is wrong".
+ * @return
+ *   0, or -ENOENT (missing file), -EINVAL (bad content).
+ */
+int rnic_config_load(struct rnic_config *cfg, const char *path,
+		     bool (*extra_section)(const char *name),
+		     char *err, size_t errlen);
+
+/**
+ * Parse the common options every rnic program takes and remove them from
+ * argv: --config FILE, --vdev SPEC / --ring NAME / --pci ADDR, --ip CIDR
+ * (repeatable, one pair per port), --mtu N, --workers N, --busy-poll,
+ * --fault-drop P etc. (applied to the last port), --pcap FILE.
+ *
+ * @return
+ *   0, or -EINVAL with a message in @p err. argc/argv keep what is left,
+ *   argv[0] first.
+ */
+int rnic_config_parse_args(struct rnic_config *cfg, int *argc, char **argv,
+			   char *err, size_t errlen);
+
+/** One-paragraph help text for the common options. */
+const char *rnic_config_usage(void);
+
+/**
+ * Parse "A.B.C.D/len" (len optional, default 24).
+ * @return 0 or -EINVAL.
+ */
+int rnic_parse_cidr(const char *s, uint32_t *ip, uint8_t *prefix_len);
+
+/**
+ * Initialise DPDK's EAL once for the process.
+ *
+ * Adds what every rnic program needs: a unique --file-prefix (rnic-PID)
+ * unless one is given, --no-pci unless a PCI port is configured, --no-huge
+ * when no hugepages are free, and an lcore map with one lcore per worker
+ * (oversubscribed onto the available CPUs when needed).
+ *
+ * @param n_workers total workers of every stack this process will create
+ * @return 0 or -errno (message on stderr).
+ */
+int rnic_eal_init(const char *prog, const struct rnic_config *cfg,
+		  unsigned n_workers);
+
+struct rnic_stack;
+
+/**
+ * Build a stack from @p cfg: ports configured and started, workers created
+ * but not launched. Returns NULL and sets rte_errno on failure.
+ */
+struct rnic_stack *rnic_stack_create(const struct rnic_config *cfg);
+
+/** Launch every worker on its lcore. @return 0 or -errno. */
+int rnic_stack_start(struct rnic_stack *st);
+
+/** Stop the workers and wait for them; safe to call twice. */
+void rnic_stack_stop(struct rnic_stack *st);
+
+/** Stop, free every resource; every mbuf returned to its pool. */
+void rnic_stack_destroy(struct rnic_stack *st);
+
+/** Totals over ports and workers, for status lines and tests. */
+struct rnic_stack_stats {
+	uint64_t rx_pkts, tx_pkts;       /**< frames through the ports */
+	uint64_t rx_bytes, tx_bytes;     /**< bytes through the ports */
+	uint64_t drops;                  /**< every drop, all causes */
+	uint64_t arp_requests, arp_replies; /**< ARP frames seen */
+	uint64_t icmp_echo;              /**< echo requests answered */
+	uint64_t redirected;             /**< packets moved to their owner */
+	uint64_t connections;            /**< established transport connections */
+	uint64_t mbufs_in_use;           /**< mbufs out of every port pool */
+	uint64_t fault_dropped, fault_duplicated, fault_reordered,
+		 fault_corrupted, fault_delayed; /**< fault-injector actions */
+};
+
+/** Read the stack's counters (lock-free, approximately coherent). */
+void rnic_stack_stats(const struct rnic_stack *st, struct rnic_stack_stats *s);
+
+/** Print the one-line status (rdma-gateway's) to @p f. */
+void rnic_stack_status_line(const struct rnic_stack *st, FILE *f);
+
+/** Number of workers in the stack. */
+unsigned rnic_stack_workers(const struct rnic_stack *st);
+
+/**
+ * Make two in-process ethdevs wired back to back with rte_eth_from_rings():
+ * a port configured with ring = "NAME.a" uses one end, "NAME.b" the other.
+ * Call before rnic_stack_create(). @return 0 or -errno.
+ */
+int rnic_ring_pair(const char *name, unsigned queues);
+
+/**
+ * Run one iteration of worker @p idx's loop from the calling thread
+ * (run-to-completion mode; only when the stack was not started).
+ * @return the work done (packets, events), 0 when idle.
+ */
+unsigned rnic_worker_poll(struct rnic_stack *st, unsigned idx);
+
+/** Ask every process-wide rnic loop to stop (used by signal handlers). */
+void rnic_request_stop(void);
+
+/** True once rnic_request_stop() was called. */
+bool rnic_stop_requested(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RNIC_H */

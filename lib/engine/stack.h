@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The stack instance (internal view), the protocol registry and flow
+ * steering. One stack = ports + workers + per-protocol state.
+ */
+#ifndef RNIC_ENGINE_STACK_H
+#define RNIC_ENGINE_STACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "rnic/rnic.h"
+#include "engine/worker.h"
+
+struct rnic_port;
+
+/*
+ * An L4 handler (TCP, UDP port 4791, ...). owner() names the worker that
+ * owns the frame's flow (m->l2_len/l3_len are set; return UINT32_MAX for
+ * "any worker"); input() consumes the frame on that worker.
+ */
+struct rnic_l4_handler {
+	unsigned (*owner)(struct rnic_stack *st, struct rnic_port *p,
+			  struct rte_mbuf *m);
+	void (*input)(struct rnic_worker *w, struct rnic_port *p,
+		      struct rte_mbuf *m);
+};
+
+#define RNIC_MAX_UDP_HANDLERS 8
+
+struct rnic_udp_binding {
+	uint16_t port;                   /* host order, 0 = free */
+	struct rnic_l4_handler h;
+};
+
+/*
+ * A protocol module's hooks into the stack's lifecycle. Listed in
+ * lib/engine/protocols.c; each hook may be NULL.
+ */
+struct rnic_proto_ops {
+	const char *name;
+	int (*stack_init)(struct rnic_stack *st);     /* after ports, workers */
+	void (*stack_fini)(struct rnic_stack *st);
+	int (*worker_init)(struct rnic_worker *w);    /* may add pollers */
+	void (*worker_fini)(struct rnic_worker *w);
+};
+
+extern const struct rnic_proto_ops *const rnic_protocols[];
+
+struct rnic_stack {
+	struct rnic_config cfg;
+	unsigned n_ports;
+	struct rnic_port *ports[RNIC_MAX_PORTS];
+	unsigned n_workers;
+	struct rnic_worker *workers[RNIC_MAX_WORKERS];
+	struct rnic_l4_handler ip_proto[256];        /* by IP protocol */
+	struct rnic_udp_binding udp[RNIC_MAX_UDP_HANDLERS];
+	void *proto[RNIC_PROTO_MAX];                 /* per-protocol state */
+	volatile bool running;
+	unsigned id;                                 /* process-wide index */
+};
+
+/**
+ * The worker that owns a flow with this 4-tuple (addresses and ports in
+ * network byte order, as on the wire, from the receiver's point of view:
+ * src = remote). Uses the Toeplitz hash with rnic's RSS key and the
+ * indirection table rnic programs into RSS-capable ports, so hardware and
+ * software steering agree.
+ */
+unsigned rnic_flow_owner(const struct rnic_stack *st, uint32_t src_ip,
+			 uint32_t dst_ip, uint16_t src_port, uint16_t dst_port);
+
+/** rnic's 40-byte RSS key (programmed into every RSS-capable port). */
+extern const uint8_t rnic_rss_key[40];
+
+/** Register an IP protocol handler. @return 0 or -EEXIST. */
+int rnic_stack_register_ip_proto(struct rnic_stack *st, uint8_t proto,
+				 const struct rnic_l4_handler *h);
+
+/** Register a UDP port handler. @return 0, -EEXIST or -ENOSPC. */
+int rnic_stack_register_udp(struct rnic_stack *st, uint16_t port,
+			    const struct rnic_l4_handler *h);
+
+/** Worker of the calling lcore in @p st, or NULL. */
+struct rnic_worker *rnic_stack_current_worker(struct rnic_stack *st);
+
+#endif

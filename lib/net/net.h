@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/net: Ethernet, ARP (requests, replies, cache with timeouts, gratuitous
+ * ARP), IPv4 (validation, checksum, lengths, fragments counted and dropped,
+ * TTL), ICMP echo, and the demux to L4 handlers registered on the stack.
+ * Every malformed frame is dropped with a cause counter
+ * (common/drops.h); nothing here crashes or leaks an mbuf.
+ */
+#ifndef RNIC_NET_H
+#define RNIC_NET_H
+
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+struct rnic_worker;
+struct rnic_port;
+struct rnic_stack;
+
+#define RNIC_ARP_ENTRIES  256     /* per port */
+#define RNIC_ARP_TTL_US   (60u * 1000 * 1000)
+#define RNIC_ARP_PENDING  16      /* frames held per unresolved address */
+
+/** Set up / free a port's ARP table (called by lib/port). */
+int rnic_arp_table_create(struct rnic_port *p);
+void rnic_arp_table_free(struct rnic_port *p);
+
+/** Send a gratuitous ARP for the port's address (start, failover). */
+void rnic_arp_announce(struct rnic_worker *w, struct rnic_port *p);
+
+/**
+ * Receive one frame on worker @p w from port @p p. Consumes @p m: delivers,
+ * answers, redirects to the owning worker, or drops with a counted cause.
+ */
+void rnic_net_input(struct rnic_worker *w, struct rnic_port *p,
+		    struct rte_mbuf *m);
+
+/**
+ * Resume a frame that another worker redirected here: m->l2_len and
+ * m->l3_len point past the validated IPv4 header.
+ */
+void rnic_net_input_l4(struct rnic_worker *w, struct rnic_port *p,
+		       struct rte_mbuf *m);
+
+/**
+ * Send an IPv4 datagram. @p m holds the L4 header and payload from its data
+ * start, with headroom for IPv4 and Ethernet headers. Picks the port by
+ * route when @p p is NULL, fills the IPv4 header (checksum in software or
+ * offloaded), resolves the next hop by ARP (holding the frame until the
+ * reply, bounded), and queues it on @p w's TX buffer. L4 checksums are the
+ * caller's. Consumes @p m. @return 0, -EHOSTUNREACH, -ENOBUFS.
+ */
+int rnic_net_output_ipv4(struct rnic_worker *w, struct rnic_port *p,
+			 struct rte_mbuf *m, uint32_t dst_ip, uint8_t proto);
+
+/** The port that reaches @p dst_ip (host order) and the next hop. */
+struct rnic_port *rnic_net_route(struct rnic_stack *st, uint32_t dst_ip,
+				 uint32_t *next_hop);
+
+/** ARP cache counters summed over the stack's ports. */
+struct rnic_arp_stats {
+	uint64_t requests_in, replies_in, requests_out, replies_out,
+		 gratuitous_out, entries, timeouts;
+};
+void rnic_arp_stats(const struct rnic_stack *st, struct rnic_arp_stats *s);
+
+#endif

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Seeded fault injector for one direction of one queue: drop, duplicate,
+ * reorder, corrupt (one bit flip) and delay, each a percentage. Off by
+ * default (all zero). Deterministic for a given seed and input sequence, so
+ * a failing test can be replayed with the same seed.
+ */
+#ifndef RNIC_PORT_FAULT_H
+#define RNIC_PORT_FAULT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "rnic/rnic.h"
+
+#define RNIC_FAULT_HOLD 256 /* frames held back at once (delay/reorder) */
+
+struct rnic_fault_stats {
+	uint64_t seen, dropped, duplicated, reordered, corrupted, delayed;
+};
+
+struct rnic_fault {
+	struct rnic_fault_cfg cfg;
+	bool enabled;               /* any probability non-zero */
+	uint64_t rng;               /* xorshift64* state, never 0 */
+	uint32_t p_drop, p_dup, p_reorder, p_corrupt, p_delay; /* of 2^32 */
+	/* held frames: a FIFO ordered by release time */
+	struct rte_mbuf *held[RNIC_FAULT_HOLD];
+	uint64_t release_tsc[RNIC_FAULT_HOLD];
+	unsigned head, count;
+	struct rnic_fault_stats stats;
+};
+
+/** Set up an injector from @p cfg with @p seed (0 picks a fixed seed). */
+void rnic_fault_init(struct rnic_fault *f, const struct rnic_fault_cfg *cfg,
+		     uint64_t seed);
+
+/**
+ * Pass @p n frames through the injector at time @p now_tsc.
+ * Frames come out in @p out (at most @p max_out); dropped frames are freed;
+ * duplicated frames are copied (rte_pktmbuf_copy from their own pool);
+ * reordered or delayed frames are held and come out of a later call (or
+ * rnic_fault_release()). @return frames in @p out.
+ */
+unsigned rnic_fault_apply(struct rnic_fault *f, struct rte_mbuf **in,
+			  unsigned n, struct rte_mbuf **out, unsigned max_out,
+			  uint64_t now_tsc);
+
+/** Move held frames whose time has come to @p out. @return count. */
+unsigned rnic_fault_release(struct rnic_fault *f, struct rte_mbuf **out,
+			    unsigned max_out, uint64_t now_tsc);
+
+/** Free every held frame (port close). */
+void rnic_fault_flush(struct rnic_fault *f);
+
+#endif

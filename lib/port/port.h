@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/port: one DPDK ethdev configured from a struct rnic_port_cfg, with one
+ * RX and one TX queue per worker where the PMD allows it (otherwise queue 0
+ * only, and the engine steers in software), its own mempool, link-status
+ * tracking, xstats, optional pcapng capture, and a seeded fault injector on
+ * each direction of each queue.
+ *
+ * Threading: queue q is used only by worker q. Everything else (link state,
+ * stats reads) is safe from any thread.
+ */
+#ifndef RNIC_PORT_H
+#define RNIC_PORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_spinlock.h>
+
+#include "rnic/rnic.h"
+#include "port/fault.h"
+
+struct rnic_stack;
+struct rnic_arp_table;
+struct rte_pcapng;
+
+struct rnic_port {
+	/* read-only after rnic_port_open() */
+	struct rnic_stack *st;        /* owning stack */
+	unsigned idx;                 /* index in st->ports */
+	uint16_t port_id;             /* DPDK ethdev id */
+	char name[RTE_ETH_NAME_MAX_LEN];
+	struct rnic_port_cfg cfg;     /* copy of the configuration */
+	struct rte_ether_addr mac;
+	uint32_t ip;                  /* host byte order */
+	uint32_t netmask;             /* host byte order */
+	uint16_t mtu;                 /* IP MTU in use */
+	uint16_t nb_rxq, nb_txq;      /* queues set up */
+	bool rss;                     /* hardware RSS spreads flows over queues */
+	struct rte_mempool *pool;
+
+	/* per-queue fault injectors; queue q touched by worker q only */
+	struct rnic_fault rx_fault[RNIC_MAX_WORKERS];
+	struct rnic_fault tx_fault[RNIC_MAX_WORKERS];
+
+	/* ARP cache and pending packets (lib/net owns the contents) */
+	struct rnic_arp_table *arp;
+
+	/* link status, updated from the LSC callback or by polling */
+	volatile bool link_up;
+	volatile uint64_t link_changes;
+
+	/* pcapng capture (optional); the lock serialises writers */
+	struct rte_pcapng *pcap;
+	int pcap_fd;
+	rte_spinlock_t pcap_lock;
+};
+
+/**
+ * Open and start the port described by @p cfg for @p nb_workers workers.
+ * Creates the vdev (rte_dev_probe) or uses the PCI device, sizes the pool
+ * from cfg->mbufs, sets the MTU, RSS when supported, registers the LSC
+ * callback. Returns NULL and sets rte_errno on failure (message on stderr).
+ */
+struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
+				 const struct rnic_port_cfg *cfg,
+				 unsigned nb_workers);
+
+/** Stop and close the port, free the pool (all mbufs must be back). */
+void rnic_port_close(struct rnic_port *p);
+
+/**
+ * Receive up to @p n frames on queue @p q, through the RX fault injector
+ * and the pcapng capture. @return frames placed in @p pkts.
+ */
+uint16_t rnic_port_rx(struct rnic_port *p, uint16_t q,
+		      struct rte_mbuf **pkts, uint16_t n);
+
+/**
+ * Transmit up to @p n frames on queue @p q through the TX fault injector.
+ * Frames the injector drops count as sent. @return frames consumed; the
+ * caller still owns pkts[ret..n-1].
+ */
+uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q,
+		      struct rte_mbuf **pkts, uint16_t n);
+
+/** Release frames the fault injector holds back whose time has come
+ *  (delay/reorder) on queue @p q, in both directions. @return work done. */
+unsigned rnic_port_fault_poll(struct rnic_port *p, uint16_t q);
+
+/** Force the link state (tests, failover); real ports report their own. */
+int rnic_port_set_link(struct rnic_port *p, bool up);
+
+/** Refresh p->link_up from the PMD (for PMDs without LSC interrupts). */
+void rnic_port_poll_link(struct rnic_port *p);
+
+/** Mbufs of this port's pool currently allocated. */
+unsigned rnic_port_mbufs_in_use(const struct rnic_port *p);
+
+/** True when @p ip (host order) is in this port's subnet. */
+static inline bool rnic_port_on_link(const struct rnic_port *p, uint32_t ip)
+{
+	return ((ip ^ p->ip) & p->netmask) == 0;
+}
+
+#endif
