@@ -99,6 +99,15 @@ void rnic_port_poll_link(struct rnic_port *p);
 /** Mbufs of this port's pool currently allocated. */
 unsigned rnic_port_mbufs_in_use(const struct rnic_port *p);
 
+struct rte_tel_data;
+/** Fill a telemetry dict with the port's identity, link, basic stats,
+ *  xstats and fault-injector counters. */
+void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d);
+
+/** Sum of the fault-injector counters of every queue, both directions. */
+void rnic_port_fault_stats(const struct rnic_port *p,
+			   struct rnic_fault_stats *s);
+
 /** True when @p ip (host order) is in this port's subnet. */
 static inline bool rnic_port_on_link(const struct rnic_port *p, uint32_t ip)
 {
