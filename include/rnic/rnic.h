@@ -191,6 +191,15 @@ int rnic_ring_pair(const char *name, unsigned queues);
  */
 unsigned rnic_worker_poll(struct rnic_stack *st, unsigned idx);
 
+/**
+ * Send @p count ICMP echo requests to @p dst (host byte order) from worker 0,
+ * one every @p interval_ms, then wait up to @p timeout_ms for the replies.
+ * When the stack is not started, drives worker 0 itself while it waits.
+ * @return echo replies received for these requests, or -errno.
+ */
+int rnic_ping(struct rnic_stack *st, uint32_t dst, unsigned count,
+	      unsigned interval_ms, unsigned timeout_ms);
+
 /** Ask every process-wide rnic loop to stop (used by signal handlers). */
 void rnic_request_stop(void);
 
