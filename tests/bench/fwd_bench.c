@@ -63,7 +63,6 @@ int main(int argc, char **argv)
 
 	rnic_config_init(&c);
 	c.poll_mode = RNIC_POLL_BUSY;
-	snprintf(c.eal_args[c.n_eal_args++], 128, "--in-memory");
 	c.n_ports = 1;
 	rnic_port_cfg_init(&c.ports[0]);
 	snprintf(c.ports[0].vdev, sizeof(c.ports[0].vdev), "net_null0");

@@ -25,7 +25,6 @@ int main(int argc, char **argv)
 	(void)argc;
 
 	rnic_config_init(&c);
-	snprintf(c.eal_args[c.n_eal_args++], 128, "--in-memory");
 	snprintf(c.eal_args[c.n_eal_args++], 128, "--no-huge");
 	snprintf(c.eal_args[c.n_eal_args++], 128, "-m");
 	snprintf(c.eal_args[c.n_eal_args++], 128, "256");

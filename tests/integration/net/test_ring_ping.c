@@ -89,7 +89,6 @@ int main(int argc, char **argv)
 	struct rnic_config eal;
 	(void)argc;
 	rnic_config_init(&eal);
-	snprintf(eal.eal_args[eal.n_eal_args++], 128, "--in-memory");
 	snprintf(eal.eal_args[eal.n_eal_args++], 128, "--no-huge");
 	snprintf(eal.eal_args[eal.n_eal_args++], 128, "-m");
 	snprintf(eal.eal_args[eal.n_eal_args++], 128, "512");
