@@ -69,6 +69,7 @@ struct rnic_config {
 	char eal_args[RNIC_MAX_EAL_ARGS][128]; /**< extra EAL arguments */
 	unsigned n_ports;                    /**< entries in ports */
 	struct rnic_port_cfg ports[RNIC_MAX_PORTS]; /**< the ports */
+	uint8_t port_num[RNIC_MAX_PORTS];    /**< N of [port.N], per entry */
 	unsigned workers;                    /**< worker count */
 	enum rnic_poll_mode poll_mode;       /**< worker idle policy */
 	unsigned status_interval_ms;         /**< gateway status line, 0 = off */

@@ -45,6 +45,8 @@ struct rnic_proto_ops {
 	void (*stack_fini)(struct rnic_stack *st);
 	int (*worker_init)(struct rnic_worker *w);    /* may add pollers */
 	void (*worker_fini)(struct rnic_worker *w);
+	/* established connections (status line, telemetry) */
+	uint64_t (*connections)(const struct rnic_stack *st);
 };
 
 extern const struct rnic_proto_ops *const rnic_protocols[];
@@ -71,6 +73,13 @@ struct rnic_stack {
  */
 unsigned rnic_flow_owner(const struct rnic_stack *st, uint32_t src_ip,
 			 uint32_t dst_ip, uint16_t src_port, uint16_t dst_port);
+
+/** Worker (queue) of RSS indirection entry @p entry: entry % n_workers.
+ *  lib/port programs RSS tables with it, rnic_flow_owner() computes with it. */
+static inline unsigned rnic_reta_entry_worker(unsigned entry, unsigned n_workers)
+{
+	return n_workers ? entry % n_workers : 0;
+}
 
 /** rnic's 40-byte RSS key (programmed into every RSS-capable port). */
 extern const uint8_t rnic_rss_key[40];

@@ -55,6 +55,7 @@ struct rnic_txbuf {
 struct rnic_worker_stats {
 	uint64_t loops, busy_loops;
 	uint64_t rx_pkts, tx_pkts;
+	uint64_t rx_bytes, tx_bytes;
 	uint64_t redirected_out, redirected_in;
 	uint64_t cmds;
 	uint64_t icmp_echo_replies;
@@ -87,6 +88,9 @@ struct rnic_worker {
 	struct rnic_worker_stats stats;
 	void *proto[RNIC_PROTO_MAX]; /* per-protocol worker state */
 	unsigned idle_loops;
+	uint16_t ip_id;                /* IPv4 identification counter */
+	struct rnic_timer link_timer;  /* worker 0: link polling */
+	struct rnic_timer arp_timer;   /* ARP ageing */
 	volatile bool stop;
 };
 

@@ -9,6 +9,7 @@
 #ifndef RNIC_NET_H
 #define RNIC_NET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_mbuf.h>
@@ -24,6 +25,13 @@ struct rnic_stack;
 /** Set up / free a port's ARP table (called by lib/port). */
 int rnic_arp_table_create(struct rnic_port *p);
 void rnic_arp_table_free(struct rnic_port *p);
+
+/** Age the port's ARP cache and drop pending frames that waited too long;
+ *  re-send requests for unresolved addresses. @return work done. */
+unsigned rnic_arp_poll(struct rnic_worker *w, struct rnic_port *p);
+
+/** Called by ICMP input for every echo reply (rnic_ping bookkeeping). */
+void rnic_ping_reply_in(struct rnic_stack *st, uint16_t ident, uint16_t seq);
 
 /** Send a gratuitous ARP for the port's address (start, failover). */
 void rnic_arp_announce(struct rnic_worker *w, struct rnic_port *p);
@@ -52,6 +60,20 @@ void rnic_net_input_l4(struct rnic_worker *w, struct rnic_port *p,
  */
 int rnic_net_output_ipv4(struct rnic_worker *w, struct rnic_port *p,
 			 struct rte_mbuf *m, uint32_t dst_ip, uint8_t proto);
+
+/** rnic_net_output_ipv4() with a TOS byte (DSCP and ECN, for RoCE). */
+int rnic_net_output_ipv4_tos(struct rnic_worker *w, struct rnic_port *p,
+			     struct rte_mbuf *m, uint32_t dst_ip, uint8_t proto,
+			     uint8_t tos);
+
+/**
+ * Send a UDP datagram: @p m holds the payload from its data start. Prepends
+ * the UDP header; @p csum computes the checksum in software (RoCEv2 sends 0).
+ * Consumes @p m. @return as rnic_net_output_ipv4().
+ */
+int rnic_net_output_udp(struct rnic_worker *w, struct rnic_port *p,
+			struct rte_mbuf *m, uint32_t dst_ip, uint16_t sport,
+			uint16_t dport, bool csum);
 
 /** The port that reaches @p dst_ip (host order) and the next hop. */
 struct rnic_port *rnic_net_route(struct rnic_stack *st, uint32_t dst_ip,

@@ -30,6 +30,9 @@ struct rnic_fault {
 	struct rte_mbuf *held[RNIC_FAULT_HOLD];
 	uint64_t release_tsc[RNIC_FAULT_HOLD];
 	unsigned head, count;
+	/* one reordered frame, sent right behind the next frame that passes */
+	struct rte_mbuf *reorder;
+	uint64_t reorder_deadline;
 	struct rnic_fault_stats stats;
 };
 

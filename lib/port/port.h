@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 #include <rte_spinlock.h>
@@ -54,6 +55,7 @@ struct rnic_port {
 
 	/* pcapng capture (optional); the lock serialises writers */
 	struct rte_pcapng *pcap;
+	struct rte_mempool *pcap_pool; /* copies for rte_pcapng */
 	int pcap_fd;
 	rte_spinlock_t pcap_lock;
 };

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Flow steering: the Toeplitz hash with rnic's key, as RSS-capable NICs
+ * compute it, so software steering and hardware RSS name the same worker.
+ */
+#include <rte_byteorder.h>
+#include <rte_thash.h>
+
+#include "engine/stack.h"
+
+/*
+ * The widely used Microsoft test key (also DPDK's default for many PMDs):
+ * no symmetry is needed because each direction of a flow is hashed from the
+ * receiver's point of view.
+ */
+const uint8_t rnic_rss_key[40] = {
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
+	0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+	0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
+	0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+	0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+
+unsigned rnic_flow_owner(const struct rnic_stack *st, uint32_t src_ip,
+			 uint32_t dst_ip, uint16_t src_port, uint16_t dst_port)
+{
+	uint32_t tuple[3];
+
+	if (st->n_workers <= 1)
+		return 0;
+	/* rte_softrss takes host-order words of the tuple */
+	tuple[0] = rte_be_to_cpu_32(src_ip);
+	tuple[1] = rte_be_to_cpu_32(dst_ip);
+	tuple[2] = ((uint32_t)rte_be_to_cpu_16(src_port) << 16) |
+		   rte_be_to_cpu_16(dst_port);
+	uint32_t h = rte_softrss(tuple, 3, rnic_rss_key);
+	return rnic_reta_entry_worker(h & 127, st->n_workers);
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Hashed timer wheel (see timer.h). A timer lives in slot
+ * expire_tick % SLOTS; a slot visit fires only timers whose expire_tick has
+ * come, so timers further away than one revolution simply wait for a later
+ * visit. Arming rounds up, so a timer never fires early.
+ */
+#include <rte_cycles.h>
+
+#include "engine/timer.h"
+
+void rnic_timer_init(struct rnic_timer *t, rnic_timer_cb cb, void *arg)
+{
+	t->next = NULL;
+	t->pprev = NULL;
+	t->expire_tick = 0;
+	t->cb = cb;
+	t->arg = arg;
+}
+
+void rnic_timer_wheel_init(struct rnic_timer_wheel *tw, uint64_t now_tsc)
+{
+	for (unsigned i = 0; i < RNIC_TIMER_SLOTS; i++)
+		tw->slot[i] = NULL;
+	tw->tsc_per_tick = rte_get_tsc_hz() / 1000000 * RNIC_TIMER_TICK_US;
+	if (tw->tsc_per_tick == 0)
+		tw->tsc_per_tick = 1;
+	tw->cur_tick = now_tsc / tw->tsc_per_tick;
+	tw->armed = 0;
+	tw->fired = 0;
+}
+
+void rnic_timer_cancel(struct rnic_timer_wheel *tw, struct rnic_timer *t)
+{
+	if (t->pprev == NULL)
+		return;
+	*t->pprev = t->next;
+	if (t->next)
+		t->next->pprev = t->pprev;
+	t->next = NULL;
+	t->pprev = NULL;
+	tw->armed--;
+}
+
+void rnic_timer_arm(struct rnic_timer_wheel *tw, struct rnic_timer *t,
+		    uint64_t now_tsc, uint64_t us)
+{
+	rnic_timer_cancel(tw, t);
+	/* round up to whole ticks, plus one: the current tick may be half over */
+	uint64_t ticks = (us + RNIC_TIMER_TICK_US - 1) / RNIC_TIMER_TICK_US + 1;
+	uint64_t now_tick = now_tsc / tw->tsc_per_tick;
+	if (now_tick < tw->cur_tick)
+		now_tick = tw->cur_tick;
+	t->expire_tick = now_tick + ticks;
+	struct rnic_timer **head = &tw->slot[t->expire_tick & (RNIC_TIMER_SLOTS - 1)];
+	t->next = *head;
+	if (t->next)
+		t->next->pprev = &t->next;
+	t->pprev = head;
+	*head = t;
+	tw->armed++;
+}
+
+unsigned rnic_timer_run(struct rnic_timer_wheel *tw, uint64_t now_tsc)
+{
+	uint64_t now_tick = now_tsc / tw->tsc_per_tick;
+	unsigned fired = 0;
+
+	/* after a long stall, one revolution visits every slot once */
+	if (now_tick > tw->cur_tick + RNIC_TIMER_SLOTS)
+		tw->cur_tick = now_tick - RNIC_TIMER_SLOTS;
+	while (tw->cur_tick <= now_tick) {
+		struct rnic_timer **pp = &tw->slot[tw->cur_tick & (RNIC_TIMER_SLOTS - 1)];
+		struct rnic_timer *t;
+		while ((t = *pp) != NULL) {
+			if (t->expire_tick > now_tick) {
+				pp = &t->next;
+				continue;
+			}
+			rnic_timer_cancel(tw, t);
+			t->cb(t, t->arg);  /* may re-arm t or cancel others */
+			fired++;
+			/* restart the slot: the callback may have changed it */
+			pp = &tw->slot[tw->cur_tick & (RNIC_TIMER_SLOTS - 1)];
+		}
+		if (tw->cur_tick == now_tick)
+			break;
+		tw->cur_tick++;
+	}
+	tw->fired += fired;
+	return fired;
+}

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ARP (RFC 826): replies to requests for our address, a cache with timeouts,
+ * bounded holding of frames while an address resolves, gratuitous ARP.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_arp.h>
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+
+#include "engine/stack.h"
+#include "net/arp.h"
+#include "port/port.h"
+
+#define ARP_RETRY_US     1000000u   /* re-ask at most once a second */
+#define ARP_GIVE_UP_US   3000000u   /* pending frames wait at most 3 s */
+
+#define CNT(t, f) __atomic_fetch_add(&(t)->f, 1, __ATOMIC_RELAXED)
+
+static inline uint64_t us_to_tsc(uint64_t us)
+{
+	return us * (rte_get_tsc_hz() / 1000000);
+}
+
+int rnic_arp_table_create(struct rnic_port *p)
+{
+	p->arp = rte_zmalloc("rnic_arp", sizeof(*p->arp), RTE_CACHE_LINE_SIZE);
+	if (p->arp == NULL)
+		return -ENOMEM;
+	rte_rwlock_init(&p->arp->lock);
+	return 0;
+}
+
+static void arp_entry_clear(struct arp_entry *e)
+{
+	for (unsigned i = 0; i < e->n_pending; i++)
+		rte_pktmbuf_free(e->pending[i]);
+	memset(e, 0, sizeof(*e));
+}
+
+void rnic_arp_table_free(struct rnic_port *p)
+{
+	if (p->arp == NULL)
+		return;
+	for (unsigned i = 0; i < RNIC_ARP_ENTRIES; i++)
+		arp_entry_clear(&p->arp->e[i]);
+	rte_free(p->arp);
+	p->arp = NULL;
+}
+
+static inline unsigned arp_hash(uint32_t ip)
+{
+	return (ip * 2654435761u) >> 24; /* 8 bits: RNIC_ARP_ENTRIES = 256 */
+}
+
+/* Entry for @p ip, or NULL. Caller holds the lock. */
+static struct arp_entry *arp_find(struct rnic_arp_table *t, uint32_t ip)
+{
+	unsigned h = arp_hash(ip);
+	for (unsigned i = 0; i < RNIC_ARP_ENTRIES; i++) {
+		struct arp_entry *e = &t->e[(h + i) % RNIC_ARP_ENTRIES];
+		if (e->state != ARP_FREE && e->ip == ip)
+			return e;
+	}
+	return NULL;
+}
+
+/* A slot for a new entry: free, else the oldest entry holding no frames.
+ * Caller holds the write lock. */
+static struct arp_entry *arp_slot(struct rnic_arp_table *t, uint32_t ip)
+{
+	unsigned h = arp_hash(ip);
+	struct arp_entry *victim = NULL;
+	for (unsigned i = 0; i < RNIC_ARP_ENTRIES; i++) {
+		struct arp_entry *e = &t->e[(h + i) % RNIC_ARP_ENTRIES];
+		if (e->state == ARP_FREE)
+			return e;
+		if (e->n_pending == 0 &&
+		    (victim == NULL || e->expire_tsc < victim->expire_tsc))
+			victim = e;
+	}
+	if (victim)
+		arp_entry_clear(victim);
+	return victim;
+}
+
+/* Build an ARP frame in a new mbuf. */
+static struct rte_mbuf *arp_build(struct rnic_port *p, uint16_t op,
+				  const struct rte_ether_addr *eth_dst,
+				  const struct rte_ether_addr *tha, uint32_t tip)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
+	if (m == NULL)
+		return NULL;
+	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m,
+				sizeof(*eh) + sizeof(struct rte_arp_hdr));
+	struct rte_arp_hdr *ah = (struct rte_arp_hdr *)(eh + 1);
+	eh->dst_addr = *eth_dst;
+	eh->src_addr = p->mac;
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+	ah->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
+	ah->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ah->arp_hlen = RTE_ETHER_ADDR_LEN;
+	ah->arp_plen = 4;
+	ah->arp_opcode = rte_cpu_to_be_16(op);
+	ah->arp_data.arp_sha = p->mac;
+	ah->arp_data.arp_sip = rte_cpu_to_be_32(p->ip);
+	ah->arp_data.arp_tha = *tha;
+	ah->arp_data.arp_tip = rte_cpu_to_be_32(tip);
+	return m;
+}
+
+static const struct rte_ether_addr bcast = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+static const struct rte_ether_addr zero_mac;
+
+static void arp_send_request(struct rnic_worker *w, struct rnic_port *p,
+			     uint32_t ip)
+{
+	struct rte_mbuf *m = arp_build(p, RTE_ARP_OP_REQUEST, &bcast, &zero_mac, ip);
+	if (m == NULL) {
+		w->drops[RNIC_DROP_NO_MBUF]++;
+		return;
+	}
+	CNT(p->arp, requests_out);
+	rnic_worker_tx(w, p, m);
+}
+
+void rnic_arp_announce(struct rnic_worker *w, struct rnic_port *p)
+{
+	struct rte_mbuf *m = arp_build(p, RTE_ARP_OP_REQUEST, &bcast, &zero_mac,
+				       p->ip);
+	if (m == NULL) {
+		w->drops[RNIC_DROP_NO_MBUF]++;
+		return;
+	}
+	CNT(p->arp, gratuitous_out);
+	rnic_worker_tx(w, p, m);
+}
+
+/* Learn or refresh ip -> mac; send frames that waited for it. Takes the
+ * write lock. @p create: add an entry when there is none (RFC 826 adds only
+ * when the frame was for us). */
+static void arp_learn(struct rnic_worker *w, struct rnic_port *p, uint32_t ip,
+		      const struct rte_ether_addr *mac, bool create)
+{
+	struct rnic_arp_table *t = p->arp;
+	struct rte_mbuf *send[RNIC_ARP_PENDING];
+	unsigned n = 0;
+
+	rte_rwlock_write_lock(&t->lock);
+	struct arp_entry *e = arp_find(t, ip);
+	if (e == NULL && create && (e = arp_slot(t, ip)) != NULL)
+		e->ip = ip;
+	if (e != NULL) {
+		e->mac = *mac;
+		e->state = ARP_REACHABLE;
+		e->expire_tsc = rte_rdtsc() + us_to_tsc(RNIC_ARP_TTL_US);
+		n = e->n_pending;
+		memcpy(send, e->pending, n * sizeof(send[0]));
+		e->n_pending = 0;
+	}
+	rte_rwlock_write_unlock(&t->lock);
+	for (unsigned i = 0; i < n; i++) {
+		struct rte_ether_hdr *eh = rte_pktmbuf_mtod(send[i], struct rte_ether_hdr *);
+		eh->dst_addr = *mac;
+		rnic_worker_tx(w, p, send[i]);
+	}
+}
+
+void rnic_arp_input(struct rnic_worker *w, struct rnic_port *p,
+		    struct rte_mbuf *m)
+{
+	if (rte_pktmbuf_data_len(m) < sizeof(struct rte_ether_hdr) +
+				      sizeof(struct rte_arp_hdr)) {
+		rnic_worker_drop(w, RNIC_DROP_ARP_MALFORMED, m);
+		return;
+	}
+	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_arp_hdr *ah = (struct rte_arp_hdr *)(eh + 1);
+	uint16_t op = rte_be_to_cpu_16(ah->arp_opcode);
+	uint32_t sip = rte_be_to_cpu_32(ah->arp_data.arp_sip);
+	uint32_t tip = rte_be_to_cpu_32(ah->arp_data.arp_tip);
+
+	if (ah->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
+	    ah->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
+	    ah->arp_hlen != RTE_ETHER_ADDR_LEN || ah->arp_plen != 4 ||
+	    (op != RTE_ARP_OP_REQUEST && op != RTE_ARP_OP_REPLY) ||
+	    !rte_is_unicast_ether_addr(&ah->arp_data.arp_sha) ||
+	    (op == RTE_ARP_OP_REPLY && (sip == 0 || sip == UINT32_MAX))) {
+		rnic_worker_drop(w, RNIC_DROP_ARP_MALFORMED, m);
+		return;
+	}
+	if (op == RTE_ARP_OP_REQUEST)
+		CNT(p->arp, requests_in);
+	else
+		CNT(p->arp, replies_in);
+	bool for_us = tip == p->ip;
+	/* RFC 826 merge: refresh a known sender; add it when the frame is ours */
+	if (sip != 0 && sip != p->ip && rnic_port_on_link(p, sip))
+		arp_learn(w, p, sip, &ah->arp_data.arp_sha, for_us);
+	if (!for_us || sip == tip) {  /* not ours, or someone's gratuitous ARP */
+		if (!for_us)
+			rnic_worker_drop(w, RNIC_DROP_ARP_NOT_FOR_US, m);
+		else
+			rte_pktmbuf_free(m);
+		return;
+	}
+	if (op == RTE_ARP_OP_REQUEST) {
+		/* turn the request around in place */
+		ah->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
+		ah->arp_data.arp_tha = ah->arp_data.arp_sha;
+		ah->arp_data.arp_tip = ah->arp_data.arp_sip;
+		ah->arp_data.arp_sha = p->mac;
+		ah->arp_data.arp_sip = rte_cpu_to_be_32(p->ip);
+		eh->dst_addr = ah->arp_data.arp_tha;
+		eh->src_addr = p->mac;
+		CNT(p->arp, replies_out);
+		rnic_worker_tx(w, p, m);
+		return;
+	}
+	rte_pktmbuf_free(m);
+}
+
+void rnic_arp_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
+			       struct rte_mbuf *m, uint32_t ip)
+{
+	struct rnic_arp_table *t = p->arp;
+	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	uint64_t now = rte_rdtsc();
+
+	if (ip == UINT32_MAX || ip == (p->ip | ~p->netmask)) {
+		eh->dst_addr = bcast;
+		rnic_worker_tx(w, p, m);
+		return;
+	}
+	rte_rwlock_read_lock(&t->lock);
+	struct arp_entry *e = arp_find(t, ip);
+	if (e != NULL && e->state == ARP_REACHABLE && e->expire_tsc > now) {
+		eh->dst_addr = e->mac;
+		rte_rwlock_read_unlock(&t->lock);
+		rnic_worker_tx(w, p, m);
+		return;
+	}
+	rte_rwlock_read_unlock(&t->lock);
+
+	/* miss: hold the frame, ask (at most once a second) */
+	bool ask = false;
+	rte_rwlock_write_lock(&t->lock);
+	e = arp_find(t, ip);
+	if (e != NULL && e->state == ARP_REACHABLE && e->expire_tsc > now) {
+		eh->dst_addr = e->mac;   /* answered meanwhile */
+		rte_rwlock_write_unlock(&t->lock);
+		rnic_worker_tx(w, p, m);
+		return;
+	}
+	if (e == NULL && (e = arp_slot(t, ip)) != NULL) {
+		e->ip = ip;
+		e->state = ARP_INCOMPLETE;
+	}
+	if (e == NULL || e->n_pending == RNIC_ARP_PENDING) {
+		rte_rwlock_write_unlock(&t->lock);
+		rnic_worker_drop(w, RNIC_DROP_ARP_PENDING_FULL, m);
+		return;
+	}
+	if (e->state == ARP_REACHABLE)  /* expired: resolve again */
+		e->state = ARP_INCOMPLETE;
+	if (e->n_pending == 0)
+		e->first_tsc = now;
+	e->pending[e->n_pending++] = m;
+	if (now - e->last_request_tsc >= us_to_tsc(ARP_RETRY_US)) {
+		e->last_request_tsc = now;
+		ask = true;
+	}
+	rte_rwlock_write_unlock(&t->lock);
+	if (ask)
+		arp_send_request(w, p, ip);
+}
+
+unsigned rnic_arp_poll(struct rnic_worker *w, struct rnic_port *p)
+{
+	struct rnic_arp_table *t = p->arp;
+	uint64_t now = rte_rdtsc();
+	unsigned work = 0;
+	uint32_t ask[8];
+	unsigned n_ask = 0;
+
+	rte_rwlock_write_lock(&t->lock);
+	for (unsigned i = 0; i < RNIC_ARP_ENTRIES; i++) {
+		struct arp_entry *e = &t->e[i];
+		if (e->state == ARP_REACHABLE && e->expire_tsc <= now &&
+		    e->n_pending == 0) {
+			memset(e, 0, sizeof(*e));
+			__atomic_fetch_add(&t->timeouts, 1, __ATOMIC_RELAXED);
+			work++;
+		} else if (e->n_pending > 0 &&
+			   now - e->first_tsc >= us_to_tsc(ARP_GIVE_UP_US)) {
+			w->drops[RNIC_DROP_ARP_UNRESOLVED] += e->n_pending;
+			arp_entry_clear(e);
+			__atomic_fetch_add(&t->timeouts, 1, __ATOMIC_RELAXED);
+			work++;
+		} else if (e->n_pending > 0 && n_ask < RTE_DIM(ask) &&
+			   now - e->last_request_tsc >= us_to_tsc(ARP_RETRY_US)) {
+			e->last_request_tsc = now;
+			ask[n_ask++] = e->ip;
+		}
+	}
+	rte_rwlock_write_unlock(&t->lock);
+	for (unsigned i = 0; i < n_ask; i++)
+		arp_send_request(w, p, ask[i]);
+	return work + n_ask;
+}
+
+void rnic_arp_stats(const struct rnic_stack *st, struct rnic_arp_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (unsigned i = 0; i < st->n_ports; i++) {
+		const struct rnic_arp_table *t = st->ports[i]->arp;
+		if (t == NULL)
+			continue;
+		s->requests_in += t->requests_in;
+		s->replies_in += t->replies_in;
+		s->requests_out += t->requests_out;
+		s->replies_out += t->replies_out;
+		s->gratuitous_out += t->gratuitous_out;
+		s->timeouts += t->timeouts;
+		for (unsigned k = 0; k < RNIC_ARP_ENTRIES; k++)
+			s->entries += t->e[k].state == ARP_REACHABLE;
+	}
+}

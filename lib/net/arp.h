@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A port's ARP cache. Shared by the port's workers: any worker may receive
+ * an ARP frame and any may transmit. It is control-plane data (a lookup per
+ * transmitted frame is a read-locked probe of a small table; writes happen a
+ * few times a minute), so an rte_rwlock is cheaper than replicating the
+ * cache per worker and keeps one truth for pending frames.
+ */
+#ifndef RNIC_NET_ARP_H
+#define RNIC_NET_ARP_H
+
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_rwlock.h>
+
+#include "net/net.h"
+
+enum arp_state { ARP_FREE = 0, ARP_INCOMPLETE, ARP_REACHABLE };
+
+struct arp_entry {
+	uint32_t ip;                 /* host order */
+	enum arp_state state;
+	struct rte_ether_addr mac;
+	uint64_t expire_tsc;         /* REACHABLE: valid until */
+	uint64_t first_tsc;          /* INCOMPLETE: when the first frame waited */
+	uint64_t last_request_tsc;
+	unsigned n_pending;
+	struct rte_mbuf *pending[RNIC_ARP_PENDING];
+};
+
+struct rnic_arp_table {
+	rte_rwlock_t lock;
+	struct arp_entry e[RNIC_ARP_ENTRIES];
+	/* relaxed atomics: several workers count */
+	uint64_t requests_in, replies_in, requests_out, replies_out,
+		 gratuitous_out, timeouts;
+};
+
+/** Handle a received ARP frame (Ethernet header at data start). */
+void rnic_arp_input(struct rnic_worker *w, struct rnic_port *p,
+		    struct rte_mbuf *m);
+
+/**
+ * Fill the Ethernet destination of @p m (Ethernet header at data start) for
+ * next hop @p ip and queue it, or hold it until the reply.
+ */
+void rnic_arp_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
+			       struct rte_mbuf *m, uint32_t ip);
+
+#endif

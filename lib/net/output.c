@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Transmit path: route, IPv4 header, next-hop resolution, TX buffer.
+ */
+#include <errno.h>
+
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "engine/stack.h"
+#include "net/arp.h"
+#include "net/net.h"
+#include "port/port.h"
+
+struct rnic_port *rnic_net_route(struct rnic_stack *st, uint32_t dst_ip,
+				 uint32_t *next_hop)
+{
+	for (unsigned i = 0; i < st->n_ports; i++) {
+		struct rnic_port *p = st->ports[i];
+		if (p->link_up && rnic_port_on_link(p, dst_ip)) {
+			*next_hop = dst_ip;
+			return p;
+		}
+	}
+	/* a port whose link is down still routes its own subnet when no
+	 * other port can (frames queue and the peer retransmits) */
+	for (unsigned i = 0; i < st->n_ports; i++)
+		if (rnic_port_on_link(st->ports[i], dst_ip)) {
+			*next_hop = dst_ip;
+			return st->ports[i];
+		}
+	for (unsigned i = 0; i < st->n_ports; i++)
+		if (st->ports[i]->cfg.gateway) {
+			*next_hop = st->ports[i]->cfg.gateway;
+			return st->ports[i];
+		}
+	return NULL;
+}
+
+int rnic_net_output_ipv4_tos(struct rnic_worker *w, struct rnic_port *p,
+			     struct rte_mbuf *m, uint32_t dst_ip, uint8_t proto,
+			     uint8_t tos)
+{
+	uint32_t nh = dst_ip;
+
+	if (p == NULL || !rnic_port_on_link(p, dst_ip)) {
+		struct rnic_port *rp = rnic_net_route(w->st, dst_ip, &nh);
+		if (rp == NULL || (p != NULL && rp != p && !rnic_port_on_link(p, nh))) {
+			rnic_worker_drop(w, RNIC_DROP_IP_NO_ROUTE, m);
+			return -EHOSTUNREACH;
+		}
+		if (p == NULL)
+			p = rp;
+	}
+	uint32_t l4len = rte_pktmbuf_pkt_len(m);
+	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m,
+				sizeof(*eh) + sizeof(struct rte_ipv4_hdr));
+	if (eh == NULL || l4len + sizeof(struct rte_ipv4_hdr) > p->mtu) {
+		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
+		return -ENOBUFS;
+	}
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eh + 1);
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->type_of_service = tos;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(l4len + sizeof(*ip)));
+	ip->packet_id = rte_cpu_to_be_16((uint16_t)w->ip_id++);
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 64;
+	ip->next_proto_id = proto;
+	ip->hdr_checksum = 0;
+	ip->src_addr = rte_cpu_to_be_32(p->ip);
+	ip->dst_addr = rte_cpu_to_be_32(dst_ip);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	eh->src_addr = p->mac;
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	m->l2_len = sizeof(*eh);
+	m->l3_len = sizeof(*ip);
+	rnic_arp_resolve_and_send(w, p, m, nh);
+	return 0;
+}
+
+int rnic_net_output_ipv4(struct rnic_worker *w, struct rnic_port *p,
+			 struct rte_mbuf *m, uint32_t dst_ip, uint8_t proto)
+{
+	return rnic_net_output_ipv4_tos(w, p, m, dst_ip, proto, 0);
+}
+
+int rnic_net_output_udp(struct rnic_worker *w, struct rnic_port *p,
+			struct rte_mbuf *m, uint32_t dst_ip, uint16_t sport,
+			uint16_t dport, bool csum)
+{
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	struct rte_udp_hdr *uh = (struct rte_udp_hdr *)rte_pktmbuf_prepend(m,
+								sizeof(*uh));
+	if (uh == NULL) {
+		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
+		return -ENOBUFS;
+	}
+	uh->src_port = rte_cpu_to_be_16(sport);
+	uh->dst_port = rte_cpu_to_be_16(dport);
+	uh->dgram_len = rte_cpu_to_be_16((uint16_t)(len + sizeof(*uh)));
+	uh->dgram_cksum = 0;
+	if (csum) {
+		uint32_t nh;
+		struct rnic_port *rp = p ? p : rnic_net_route(w->st, dst_ip, &nh);
+		if (rp == NULL) {
+			rnic_worker_drop(w, RNIC_DROP_IP_NO_ROUTE, m);
+			return -EHOSTUNREACH;
+		}
+		/* pseudo header sum over the addresses the IP layer will use */
+		struct rte_ipv4_hdr ph = {
+			.src_addr = rte_cpu_to_be_32(rp->ip),
+			.dst_addr = rte_cpu_to_be_32(dst_ip),
+			.next_proto_id = IPPROTO_UDP,
+			.total_length = rte_cpu_to_be_16((uint16_t)(len + sizeof(*uh) + 20)),
+			.version_ihl = RTE_IPV4_VHL_DEF,
+		};
+		uh->dgram_cksum = rte_ipv4_udptcp_cksum(&ph, uh);
+	}
+	return rnic_net_output_ipv4(w, p, m, dst_ip, IPPROTO_UDP);
+}

@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/port: ethdev set-up from config, RX/TX through the fault injector and
+ * the optional pcapng capture, link state, telemetry.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+#include <rte_mempool.h>
+#include <rte_pcapng.h>
+#include <rte_telemetry.h>
+
+#include "engine/stack.h"
+#include "net/net.h"
+#include "port/port.h"
+
+#define PORT_POOL_CACHE 256
+
+/* "net_tap0,iface=x" -> "net_tap0" */
+static void vdev_name(const char *spec, char *name, size_t len)
+{
+	size_t n = strcspn(spec, ",");
+	if (n >= len)
+		n = len - 1;
+	memcpy(name, spec, n);
+	name[n] = '\0';
+}
+
+/* Find or create the ethdev the config names; -errno on failure. */
+static int port_find_dev(const struct rnic_port_cfg *cfg, uint16_t *port_id)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	int rc;
+
+	if (cfg->ring[0]) {
+		rc = rte_eth_dev_get_port_by_name(cfg->ring, port_id);
+		if (rc != 0)
+			fprintf(stderr, "rnic: ring port '%s' does not exist "
+				"(rnic_ring_pair() first)\n", cfg->ring);
+		return rc ? -ENODEV : 0;
+	}
+	if (cfg->vdev[0]) {
+		vdev_name(cfg->vdev, name, sizeof(name));
+		if (rte_eth_dev_get_port_by_name(name, port_id) == 0)
+			return 0;
+		rc = rte_dev_probe(cfg->vdev);
+		if (rc < 0) {
+			fprintf(stderr, "rnic: cannot create vdev '%s': %s\n",
+				cfg->vdev, strerror(-rc));
+			return rc;
+		}
+		if (rte_eth_dev_get_port_by_name(name, port_id) != 0) {
+			fprintf(stderr, "rnic: vdev '%s' is not an ethdev\n",
+				cfg->vdev);
+			return -ENODEV;
+		}
+		return 0;
+	}
+	if (cfg->pci[0]) {
+		if (rte_eth_dev_get_port_by_name(cfg->pci, port_id) == 0)
+			return 0;
+		rc = rte_dev_probe(cfg->pci);
+		if (rc == 0 && rte_eth_dev_get_port_by_name(cfg->pci, port_id) == 0)
+			return 0;
+		fprintf(stderr, "rnic: PCI device '%s' not usable (bound to a "
+			"DPDK driver?)\n", cfg->pci);
+		return -ENODEV;
+	}
+	fprintf(stderr, "rnic: port has no vdev, pci or ring\n");
+	return -EINVAL;
+}
+
+static int port_lsc_cb(uint16_t port_id, enum rte_eth_event_type ev,
+		       void *arg, void *ret)
+{
+	struct rnic_port *p = arg;
+	struct rte_eth_link link;
+
+	(void)ev;
+	(void)ret;
+	if (rte_eth_link_get_nowait(port_id, &link) == 0 &&
+	    p->link_up != (link.link_status == RTE_ETH_LINK_UP)) {
+		p->link_up = link.link_status == RTE_ETH_LINK_UP;
+		p->link_changes++;
+	}
+	return 0;
+}
+
+void rnic_port_poll_link(struct rnic_port *p)
+{
+	port_lsc_cb(p->port_id, RTE_ETH_EVENT_INTR_LSC, p, NULL);
+}
+
+/* Configure RSS with rnic's key and table when the PMD can do it. */
+static void port_conf_rss(struct rnic_port *p, const struct rte_eth_dev_info *di,
+			  struct rte_eth_conf *conf)
+{
+	p->rss = false;
+	if (p->nb_rxq < 2 || di->flow_type_rss_offloads == 0 ||
+	    (di->hash_key_size != 0 && di->hash_key_size != 40))
+		return;
+	conf->rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+	conf->rx_adv_conf.rss_conf.rss_key = (uint8_t *)(uintptr_t)rnic_rss_key;
+	conf->rx_adv_conf.rss_conf.rss_key_len = 40;
+	conf->rx_adv_conf.rss_conf.rss_hf = di->flow_type_rss_offloads &
+		(RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_NONFRAG_IPV4_UDP |
+		 RTE_ETH_RSS_IPV4);
+	p->rss = conf->rx_adv_conf.rss_conf.rss_hf != 0;
+	if (!p->rss)
+		conf->rxmode.mq_mode = RTE_ETH_MQ_RX_NONE;
+}
+
+/* Program the indirection table: entry i -> queue of worker i % nworkers. */
+static void port_set_reta(struct rnic_port *p, const struct rte_eth_dev_info *di)
+{
+	uint16_t size = di->reta_size;
+	struct rte_eth_rss_reta_entry64 reta[512 / RTE_ETH_RETA_GROUP_SIZE];
+
+	if (!p->rss || size == 0 || size > 512)
+		return;
+	memset(reta, 0, sizeof(reta));
+	for (uint16_t i = 0; i < size; i++) {
+		reta[i / RTE_ETH_RETA_GROUP_SIZE].mask |= 1ULL << (i % RTE_ETH_RETA_GROUP_SIZE);
+		reta[i / RTE_ETH_RETA_GROUP_SIZE].reta[i % RTE_ETH_RETA_GROUP_SIZE] =
+			rnic_reta_entry_worker(i, p->nb_rxq);
+	}
+	if (rte_eth_dev_rss_reta_update(p->port_id, reta, size) != 0)
+		p->rss = false; /* software steering still makes it right */
+}
+
+static int port_open_pcap(struct rnic_port *p)
+{
+	p->pcap_fd = open(p->cfg.pcap, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (p->pcap_fd < 0) {
+		fprintf(stderr, "rnic: pcap '%s': %s\n", p->cfg.pcap, strerror(errno));
+		return -errno;
+	}
+	p->pcap = rte_pcapng_fdopen(p->pcap_fd, NULL, NULL, "rnic", NULL);
+	if (p->pcap == NULL) {
+		close(p->pcap_fd);
+		p->pcap_fd = -1;
+		return -rte_errno;
+	}
+	char name[RTE_MEMPOOL_NAMESIZE];
+	snprintf(name, sizeof(name), "rnic_pcap_%u_%u", p->st ? p->st->id : 0, p->idx);
+	p->pcap_pool = rte_pktmbuf_pool_create_by_ops(name, 1023, 0, 0,
+		rte_pcapng_mbuf_size(p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN),
+		rte_socket_id(), "ring_mp_mc");
+	return p->pcap_pool ? 0 : -rte_errno;
+}
+
+static void port_capture(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
+			 uint16_t n, enum rte_pcapng_direction dir)
+{
+	struct rte_mbuf *copies[RNIC_BURST * 2];
+	uint16_t k = 0;
+
+	for (uint16_t i = 0; i < n && k < RTE_DIM(copies); i++) {
+		struct rte_mbuf *c = rte_pcapng_copy(p->port_id, q, pkts[i],
+						     p->pcap_pool, UINT32_MAX,
+						     rte_get_tsc_cycles(), dir);
+		if (c != NULL)
+			copies[k++] = c;
+	}
+	if (k == 0)
+		return;
+	rte_spinlock_lock(&p->pcap_lock);
+	rte_pcapng_write_packets(p->pcap, copies, k);
+	rte_spinlock_unlock(&p->pcap_lock);
+	rte_pktmbuf_free_bulk(copies, k);
+}
+
+struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
+				 const struct rnic_port_cfg *cfg,
+				 unsigned nb_workers)
+{
+	struct rte_eth_dev_info di;
+	struct rte_eth_conf conf;
+	struct rnic_port *p;
+	uint16_t port_id;
+	int rc;
+
+	rc = port_find_dev(cfg, &port_id);
+	if (rc < 0) {
+		rte_errno = -rc;
+		return NULL;
+	}
+	p = rte_zmalloc("rnic_port", sizeof(*p), RTE_CACHE_LINE_SIZE);
+	if (p == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	p->st = st;
+	p->idx = idx;
+	p->port_id = port_id;
+	p->cfg = *cfg;
+	p->pcap_fd = -1;
+	rte_spinlock_init(&p->pcap_lock);
+	rte_eth_dev_get_name_by_port(port_id, p->name);
+	p->ip = cfg->ip;
+	p->netmask = cfg->prefix_len ? ~0u << (32 - cfg->prefix_len) : 0;
+	p->mtu = cfg->mtu ? cfg->mtu : 1500;
+
+	rc = rte_eth_dev_info_get(port_id, &di);
+	if (rc != 0)
+		goto fail;
+	p->nb_rxq = RTE_MIN(nb_workers, di.max_rx_queues);
+	p->nb_txq = RTE_MIN(nb_workers, di.max_tx_queues);
+	if (p->nb_rxq == 0 || p->nb_txq == 0) {
+		rc = -ENOTSUP;
+		goto fail;
+	}
+	memset(&conf, 0, sizeof(conf));
+	port_conf_rss(p, &di, &conf);
+	if (*di.dev_flags & RTE_ETH_DEV_INTR_LSC)
+		conf.intr_conf.lsc = 1;
+
+	/* pool: every descriptor, a burst in flight per worker, and margin */
+	unsigned need = (p->nb_rxq * cfg->rx_desc) + (p->nb_txq * cfg->tx_desc) +
+			nb_workers * (PORT_POOL_CACHE + 4 * RNIC_BURST) + 1024;
+	unsigned nmbufs = cfg->mbufs ? cfg->mbufs : 8191;
+	if (nmbufs < need) {
+		fprintf(stderr, "rnic: port %u (%s): mbufs = %u is too small, "
+			"need at least %u for its queues\n", idx, p->name, nmbufs, need);
+		rc = -ENOSPC;
+		goto fail;
+	}
+	uint32_t room = RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_BUF_SIZE,
+		(uint32_t)(p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN + 8 +
+			   RTE_PKTMBUF_HEADROOM));
+	char pname[RTE_MEMPOOL_NAMESIZE];
+	snprintf(pname, sizeof(pname), "rnic_%u_%u", st ? st->id : 0, idx);
+	p->pool = rte_pktmbuf_pool_create(pname, nmbufs, PORT_POOL_CACHE, 0,
+					  room, rte_eth_dev_socket_id(port_id) < 0 ?
+					  SOCKET_ID_ANY : rte_eth_dev_socket_id(port_id));
+	if (p->pool == NULL) {
+		fprintf(stderr, "rnic: port %u: mempool of %u mbufs: %s\n", idx,
+			nmbufs, rte_strerror(rte_errno));
+		rc = -rte_errno;
+		goto fail;
+	}
+	rc = rte_eth_dev_configure(port_id, p->nb_rxq, p->nb_txq, &conf);
+	if (rc != 0) {
+		fprintf(stderr, "rnic: port %u (%s): configure: %s\n", idx,
+			p->name, strerror(-rc));
+		goto fail;
+	}
+	if (p->mtu != 1500 || di.max_mtu >= p->mtu) {
+		rc = rte_eth_dev_set_mtu(port_id, p->mtu);
+		if (rc != 0 && p->mtu != 1500) {
+			fprintf(stderr, "rnic: port %u (%s, %s): MTU %u refused "
+				"(max %u): %s\n", idx, p->name, di.driver_name,
+				p->mtu, di.max_mtu, strerror(-rc));
+			goto fail;
+		}
+	}
+	uint16_t rxd = cfg->rx_desc ? cfg->rx_desc : 1024;
+	uint16_t txd = cfg->tx_desc ? cfg->tx_desc : 1024;
+	rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &rxd, &txd);
+	for (uint16_t q = 0; q < p->nb_rxq; q++) {
+		rc = rte_eth_rx_queue_setup(port_id, q, rxd,
+					    rte_eth_dev_socket_id(port_id), NULL, p->pool);
+		if (rc != 0)
+			goto fail;
+	}
+	for (uint16_t q = 0; q < p->nb_txq; q++) {
+		rc = rte_eth_tx_queue_setup(port_id, q, txd,
+					    rte_eth_dev_socket_id(port_id), NULL);
+		if (rc != 0)
+			goto fail;
+	}
+	for (unsigned q = 0; q < RNIC_MAX_WORKERS; q++) {
+		uint64_t s = cfg->fault_seed ^ ((uint64_t)(q + 1) * 0x9E3779B97F4A7C15ULL);
+		rnic_fault_init(&p->rx_fault[q], &cfg->rx_fault, s ^ 0x5258);
+		rnic_fault_init(&p->tx_fault[q], &cfg->tx_fault, s ^ 0x5458);
+	}
+	if (conf.intr_conf.lsc)
+		rte_eth_dev_callback_register(port_id, RTE_ETH_EVENT_INTR_LSC,
+					      port_lsc_cb, p);
+	rte_eth_macaddr_get(port_id, &p->mac);
+	rc = rte_eth_dev_start(port_id);
+	if (rc != 0) {
+		fprintf(stderr, "rnic: port %u (%s): start: %s\n", idx, p->name,
+			strerror(-rc));
+		goto fail;
+	}
+	port_set_reta(p, &di);
+	rte_eth_promiscuous_disable(port_id);
+	rnic_port_poll_link(p);
+	if (cfg->pcap[0] && (rc = port_open_pcap(p)) != 0)
+		goto fail_started;
+	rc = rnic_arp_table_create(p);
+	if (rc != 0)
+		goto fail_started;
+	return p;
+
+fail_started:
+	rte_eth_dev_stop(port_id);
+fail:
+	if (conf.intr_conf.lsc)
+		rte_eth_dev_callback_unregister(port_id, RTE_ETH_EVENT_INTR_LSC,
+						port_lsc_cb, p);
+	if (p->pcap)
+		rte_pcapng_close(p->pcap);
+	rte_mempool_free(p->pcap_pool);
+	rte_mempool_free(p->pool);
+	rte_free(p);
+	rte_errno = rc < 0 ? -rc : (rc ? rc : EINVAL);
+	return NULL;
+}
+
+void rnic_port_close(struct rnic_port *p)
+{
+	if (p == NULL)
+		return;
+	rte_eth_dev_stop(p->port_id);
+	for (unsigned q = 0; q < RNIC_MAX_WORKERS; q++) {
+		rnic_fault_flush(&p->rx_fault[q]);
+		rnic_fault_flush(&p->tx_fault[q]);
+	}
+	rte_eth_dev_callback_unregister(p->port_id, RTE_ETH_EVENT_INTR_LSC,
+					port_lsc_cb, p);
+	rnic_arp_table_free(p);
+	/* ring ports stay: their peer may still use the other end */
+	if (!p->cfg.ring[0])
+		rte_eth_dev_close(p->port_id);
+	if (p->pcap)
+		rte_pcapng_close(p->pcap); /* closes the fd */
+	rte_mempool_free(p->pcap_pool);
+	unsigned out = rte_mempool_in_use_count(p->pool);
+	if (out != 0)
+		fprintf(stderr, "rnic: port %u (%s): %u mbufs still in use at close\n",
+			p->idx, p->name, out);
+	else
+		rte_mempool_free(p->pool);
+	rte_free(p);
+}
+
+uint16_t rnic_port_rx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
+		      uint16_t n)
+{
+	struct rnic_fault *f = &p->rx_fault[q];
+	uint16_t got;
+
+	if (q >= p->nb_rxq)
+		return 0;
+	if (!f->enabled) {
+		got = rte_eth_rx_burst(p->port_id, q, pkts, n);
+		if (got && p->pcap)
+			port_capture(p, q, pkts, got, RTE_PCAPNG_DIRECTION_IN);
+		return got;
+	}
+	/* leave room for duplicates the injector adds */
+	struct rte_mbuf *raw[RNIC_BURST];
+	uint64_t now = rte_rdtsc();
+	uint16_t k = (uint16_t)rnic_fault_release(f, pkts, n, now);
+	got = rte_eth_rx_burst(p->port_id, q, raw, RTE_MIN((uint16_t)(n - k) / 2,
+					(uint16_t)RNIC_BURST));
+	k += rnic_fault_apply(f, raw, got, pkts + k, n - k, now);
+	if (k && p->pcap)
+		port_capture(p, q, pkts, k, RTE_PCAPNG_DIRECTION_IN);
+	return k;
+}
+
+/* Send frames the injector produced (not the caller's): free what the PMD
+ * refuses, so nothing leaks. */
+static void port_tx_all(struct rnic_port *p, uint16_t q, struct rte_mbuf **m,
+			uint16_t n)
+{
+	uint16_t sent = rte_eth_tx_burst(p->port_id, q, m, n);
+	if (sent < n) {
+		p->tx_fault[q].stats.dropped += n - sent;
+		rte_pktmbuf_free_bulk(m + sent, n - sent);
+	}
+}
+
+uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
+		      uint16_t n)
+{
+	struct rnic_fault *f = &p->tx_fault[q];
+
+	if (q >= p->nb_txq || n == 0)
+		return 0;
+	if (p->pcap)
+		port_capture(p, q, pkts, n, RTE_PCAPNG_DIRECTION_OUT);
+	if (!f->enabled)
+		return rte_eth_tx_burst(p->port_id, q, pkts, n);
+	struct rte_mbuf *out[RNIC_TXBUF * 2 + 2];
+	uint16_t take = RTE_MIN(n, (uint16_t)RNIC_TXBUF);
+	unsigned k = rnic_fault_apply(f, pkts, take, out, RTE_DIM(out),
+				      rte_rdtsc());
+	port_tx_all(p, q, out, (uint16_t)k);
+	return take;
+}
+
+unsigned rnic_port_fault_poll(struct rnic_port *p, uint16_t q)
+{
+	struct rte_mbuf *out[RNIC_BURST];
+	unsigned n;
+
+	if (q >= p->nb_txq || !p->tx_fault[q].enabled)
+		return 0;
+	n = rnic_fault_release(&p->tx_fault[q], out, RTE_DIM(out), rte_rdtsc());
+	if (n)
+		port_tx_all(p, q, out, (uint16_t)n);
+	/* RX holds are released by the next rnic_port_rx call */
+	return n;
+}
+
+int rnic_port_set_link(struct rnic_port *p, bool up)
+{
+	int rc = up ? rte_eth_dev_set_link_up(p->port_id) :
+		      rte_eth_dev_set_link_down(p->port_id);
+	if (p->link_up != up) {
+		p->link_up = up;
+		p->link_changes++;
+	}
+	return rc == -ENOTSUP ? 0 : rc;
+}
+
+unsigned rnic_port_mbufs_in_use(const struct rnic_port *p)
+{
+	return rte_mempool_in_use_count(p->pool);
+}
+
+void rnic_port_fault_stats(const struct rnic_port *p, struct rnic_fault_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (unsigned q = 0; q < RNIC_MAX_WORKERS; q++) {
+		const struct rnic_fault_stats *d[2] = { &p->rx_fault[q].stats,
+							&p->tx_fault[q].stats };
+		for (int i = 0; i < 2; i++) {
+			s->seen += d[i]->seen;
+			s->dropped += d[i]->dropped;
+			s->duplicated += d[i]->duplicated;
+			s->reordered += d[i]->reordered;
+			s->corrupted += d[i]->corrupted;
+			s->delayed += d[i]->delayed;
+		}
+	}
+}
+
+void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d)
+{
+	struct rte_eth_stats es;
+	struct rnic_fault_stats fs;
+	char buf[64];
+
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "name", p->name);
+	rte_tel_data_add_dict_int(d, "port_id", p->port_id);
+	rte_ether_format_addr(buf, sizeof(buf), &p->mac);
+	rte_tel_data_add_dict_string(d, "mac", buf);
+	snprintf(buf, sizeof(buf), "%u.%u.%u.%u/%u", p->ip >> 24, (p->ip >> 16) & 255,
+		 (p->ip >> 8) & 255, p->ip & 255, p->cfg.prefix_len);
+	rte_tel_data_add_dict_string(d, "ip", buf);
+	rte_tel_data_add_dict_int(d, "mtu", p->mtu);
+	rte_tel_data_add_dict_int(d, "link_up", p->link_up);
+	rte_tel_data_add_dict_u64(d, "link_changes", p->link_changes);
+	rte_tel_data_add_dict_int(d, "rx_queues", p->nb_rxq);
+	rte_tel_data_add_dict_int(d, "rss", p->rss);
+	rte_tel_data_add_dict_u64(d, "mbufs_in_use", rnic_port_mbufs_in_use(p));
+	if (rte_eth_stats_get(p->port_id, &es) == 0) {
+		rte_tel_data_add_dict_u64(d, "ipackets", es.ipackets);
+		rte_tel_data_add_dict_u64(d, "opackets", es.opackets);
+		rte_tel_data_add_dict_u64(d, "ibytes", es.ibytes);
+		rte_tel_data_add_dict_u64(d, "obytes", es.obytes);
+		rte_tel_data_add_dict_u64(d, "imissed", es.imissed);
+		rte_tel_data_add_dict_u64(d, "ierrors", es.ierrors);
+		rte_tel_data_add_dict_u64(d, "oerrors", es.oerrors);
+		rte_tel_data_add_dict_u64(d, "rx_nombuf", es.rx_nombuf);
+	}
+	int nx = rte_eth_xstats_get(p->port_id, NULL, 0);
+	if (nx > 0 && nx < 512) {
+		struct rte_eth_xstat *xs = calloc(nx, sizeof(*xs));
+		struct rte_eth_xstat_name *xn = calloc(nx, sizeof(*xn));
+		if (xs && xn && rte_eth_xstats_get(p->port_id, xs, nx) == nx &&
+		    rte_eth_xstats_get_names(p->port_id, xn, nx) == nx) {
+			for (int i = 0; i < nx; i++) {
+				snprintf(buf, sizeof(buf), "x_%s", xn[i].name);
+				rte_tel_data_add_dict_u64(d, buf, xs[i].value);
+			}
+		}
+		free(xs);
+		free(xn);
+	}
+	rnic_port_fault_stats(p, &fs);
+	rte_tel_data_add_dict_u64(d, "fault_seen", fs.seen);
+	rte_tel_data_add_dict_u64(d, "fault_dropped", fs.dropped);
+	rte_tel_data_add_dict_u64(d, "fault_duplicated", fs.duplicated);
+	rte_tel_data_add_dict_u64(d, "fault_reordered", fs.reordered);
+	rte_tel_data_add_dict_u64(d, "fault_corrupted", fs.corrupted);
+	rte_tel_data_add_dict_u64(d, "fault_delayed", fs.delayed);
+}
