@@ -43,7 +43,9 @@ static int port_find_dev(const struct rnic_port_cfg *cfg, uint16_t *port_id)
 	int rc;
 
 	if (cfg->ring[0]) {
-		rc = rte_eth_dev_get_port_by_name(cfg->ring, port_id);
+		/* rte_eth_from_rings() names its ethdev "net_ring_<name>" */
+		snprintf(name, sizeof(name), "net_ring_%s", cfg->ring);
+		rc = rte_eth_dev_get_port_by_name(name, port_id);
 		if (rc != 0)
 			fprintf(stderr, "rnic: ring port '%s' does not exist "
 				"(rnic_ring_pair() first)\n", cfg->ring);
