@@ -42,7 +42,7 @@ struct rnic_fault_cfg {
 struct rnic_port_cfg {
 	char vdev[256];         /**< DPDK vdev spec (net_tap0,iface=x) or "" */
 	char pci[64];           /**< PCI address, or "" */
-	char ring[64];          /**< in-process ring pair name (rnic_ring_pair) */
+	char ring[48];          /**< in-process ring pair end, "NAME.a" or "NAME.b" */
 	uint32_t ip;            /**< IPv4 address, host byte order */
 	uint8_t prefix_len;     /**< subnet prefix length */
 	uint32_t gateway;       /**< default gateway, host order, 0 = none */
