@@ -230,6 +230,27 @@ int rnic_config_load(struct rnic_config *cfg, const char *path,
 		cfg_err(err, errlen, "%s: cannot open: %s", path, strerror(e));
 		return e == ENOENT ? -ENOENT : -EINVAL;
 	}
+	/* rte_cfgfile skips some malformed lines silently: check the syntax
+	 * first so a typo never goes unnoticed */
+	char line[1024];
+	int lineno = 0;
+	bool in_section = false;
+	while (fgets(line, sizeof(line), f)) {
+		char *l = line + strspn(line, " \t\r\n");
+		lineno++;
+		if (*l == '\0' || *l == ';' || *l == '#')
+			continue;
+		if (*l == '[' && strchr(l, ']')) {
+			in_section = true;
+			continue;
+		}
+		if (!in_section || strchr(l, '=') == NULL || *l == '=') {
+			fclose(f);
+			return cfg_err(err, errlen, "%s:%d: not a valid INI line "
+				       "(expected [section] or key = value%s)", path,
+				       lineno, in_section ? "" : " inside a section");
+		}
+	}
 	fclose(f);
 	struct rte_cfgfile *cf = rte_cfgfile_load(path, 0);
 	if (cf == NULL)
