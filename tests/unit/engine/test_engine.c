@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Engine: the timer wheel (order, never early, cancel, re-arm from the
+ * callback, timers beyond one revolution, 10^5 random timers) and flow
+ * steering (agreement with rte_softrss, spread over workers).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_thash.h>
+
+#include "engine/stack.h"
+#include "engine/timer.h"
+
+static uint64_t us_tsc;
+static uint64_t fired_at[100000];
+static uint64_t due_at[100000];
+static unsigned n_fired;
+static uint64_t now;
+
+static void record(struct rnic_timer *t, void *arg)
+{
+	(void)t;
+	uintptr_t i = (uintptr_t)arg;
+	fired_at[i] = now;
+	n_fired++;
+}
+
+/* Advance the wheel in steps of @p step_us up to @p until_us. */
+static void advance(struct rnic_timer_wheel *tw, uint64_t until_us, uint64_t step_us)
+{
+	while (now < until_us * us_tsc) {
+		now += step_us * us_tsc;
+		rnic_timer_run(tw, now);
+	}
+}
+
+static void never_early_in_order(void **state)
+{
+	struct rnic_timer_wheel tw;
+	static struct rnic_timer t[5];
+	static const uint64_t delay[5] = { 500, 16, 100000, 20, 70000 }; /* us */
+	(void)state;
+	now = 1000 * us_tsc;
+	n_fired = 0;
+	rnic_timer_wheel_init(&tw, now);
+	for (uintptr_t i = 0; i < 5; i++) {
+		rnic_timer_init(&t[i], record, (void *)i);
+		due_at[i] = now + delay[i] * us_tsc;
+		rnic_timer_arm(&tw, &t[i], now, delay[i]);
+		assert_true(rnic_timer_pending(&t[i]));
+	}
+	advance(&tw, 1000 + 200000, 5);
+	assert_int_equal(n_fired, 5);
+	for (int i = 0; i < 5; i++) {
+		assert_true(fired_at[i] >= due_at[i]);            /* never early */
+		assert_true(fired_at[i] <= due_at[i] + 3 * RNIC_TIMER_TICK_US * us_tsc);
+		assert_false(rnic_timer_pending(&t[i]));
+	}
+	assert_int_equal(tw.armed, 0);
+}
+
+static void cancel_and_rearm(void **state)
+{
+	struct rnic_timer_wheel tw;
+	struct rnic_timer a, b;
+	(void)state;
+	now = 0;
+	n_fired = 0;
+	rnic_timer_wheel_init(&tw, now);
+	rnic_timer_init(&a, record, (void *)0);
+	rnic_timer_init(&b, record, (void *)1);
+	rnic_timer_arm(&tw, &a, now, 100);
+	rnic_timer_arm(&tw, &b, now, 100);
+	rnic_timer_cancel(&tw, &a);
+	rnic_timer_cancel(&tw, &a);   /* twice is fine */
+	rnic_timer_arm(&tw, &b, now, 5000);  /* re-arm moves it */
+	advance(&tw, 1000, 10);
+	assert_int_equal(n_fired, 0);
+	advance(&tw, 6000, 10);
+	assert_int_equal(n_fired, 1);
+	assert_true(fired_at[1] >= 5000 * us_tsc);
+}
+
+static struct rnic_timer_wheel *periodic_tw;
+static unsigned periodic_count;
+
+static void periodic(struct rnic_timer *t, void *arg)
+{
+	(void)arg;
+	if (++periodic_count < 10)
+		rnic_timer_arm(periodic_tw, t, now, 1000);
+}
+
+static void rearm_from_callback(void **state)
+{
+	struct rnic_timer_wheel tw;
+	struct rnic_timer t;
+	(void)state;
+	now = 0;
+	periodic_count = 0;
+	periodic_tw = &tw;
+	rnic_timer_wheel_init(&tw, now);
+	rnic_timer_init(&t, periodic, NULL);
+	rnic_timer_arm(&tw, &t, now, 1000);
+	advance(&tw, 20000, 7);
+	assert_int_equal(periodic_count, 10);
+	assert_false(rnic_timer_pending(&t));
+}
+
+/* Many random timers, several revolutions, with stalls between runs. */
+static void random_timers(void **state)
+{
+	struct rnic_timer_wheel tw;
+	static struct rnic_timer t[100000];
+	(void)state;
+	srand(7);
+	now = 0;
+	n_fired = 0;
+	rnic_timer_wheel_init(&tw, now);
+	for (uintptr_t i = 0; i < 100000; i++) {
+		uint64_t d = (uint64_t)(rand() % 300000);   /* up to ~4.6 revolutions */
+		rnic_timer_init(&t[i], record, (void *)i);
+		due_at[i] = d * us_tsc;
+		rnic_timer_arm(&tw, &t[i], now, d);
+	}
+	while (n_fired < 100000 && now < 400000 * us_tsc) {
+		now += (uint64_t)(rand() % 3000) * us_tsc;  /* irregular stalls */
+		rnic_timer_run(&tw, now);
+	}
+	assert_int_equal(n_fired, 100000);
+	for (unsigned i = 0; i < 100000; i++)
+		assert_true(fired_at[i] >= due_at[i]);
+}
+
+static void steering(void **state)
+{
+	struct rnic_stack st;
+	unsigned count[4] = {0};
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	st.n_workers = 1;
+	assert_int_equal(rnic_flow_owner(&st, 1, 2, 3, 4), 0);
+	st.n_workers = 4;
+	for (uint32_t i = 0; i < 40000; i++) {
+		uint32_t src = rte_cpu_to_be_32(0xc0000200 | (i & 255));
+		uint32_t dst = rte_cpu_to_be_32(0xc000020a);
+		uint16_t sp = rte_cpu_to_be_16((uint16_t)(10000 + i));
+		uint16_t dp = rte_cpu_to_be_16(5001);
+		unsigned w = rnic_flow_owner(&st, src, dst, sp, dp);
+		assert_true(w < 4);
+		count[w]++;
+		/* what an RSS NIC with rnic's key and table would pick */
+		uint32_t tuple[3] = { rte_be_to_cpu_32(src), rte_be_to_cpu_32(dst),
+				      (uint32_t)(10000 + i) << 16 | 5001 };
+		uint32_t h = rte_softrss(tuple, 3, rnic_rss_key);
+		assert_int_equal(w, rnic_reta_entry_worker(h & 127, 4));
+		assert_int_equal(w, rnic_flow_owner(&st, src, dst, sp, dp));
+	}
+	for (int w = 0; w < 4; w++)
+		assert_in_range(count[w], 8000, 12000);
+}
+
+int main(void)
+{
+	char *argv[] = { "test_engine", "--no-huge", "-m", "64", "--no-pci",
+			 "--file-prefix", "rnic-test-engine", "--log-level=*:error", NULL };
+	if (rte_eal_init(8, argv) < 0)
+		return 1;
+	us_tsc = rte_get_tsc_hz() / 1000000;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(never_early_in_order),
+		cmocka_unit_test(cancel_and_rearm),
+		cmocka_unit_test(rearm_from_callback),
+		cmocka_unit_test(random_timers),
+		cmocka_unit_test(steering),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
