@@ -8,7 +8,10 @@
 #include "engine/engine_internal.h"
 #include "engine/stack.h"
 
+extern const struct rnic_proto_ops rnic_tcp_proto;
+
 const struct rnic_proto_ops *const rnic_protocols[] = {
+	&rnic_tcp_proto,
 	NULL
 };
 

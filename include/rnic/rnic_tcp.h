@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * rnic's userspace TCP: the internal stream API for the iWARP layer and for
+ * tools (rnic-tcp). Connections live on the worker that owns their flow;
+ * every function here must be called on that worker (from a callback, or
+ * through rnic_worker_call_sync()), and every callback runs there.
+ *
+ * Data moves as mbuf chains without copies: rnic_tcp_send() takes an mbuf
+ * chain (each segment no longer than the connection's MSS is sent as-is;
+ * longer ones are split by reference), and recv() hands over in-order
+ * payload as an mbuf chain the callee owns.
+ */
+#ifndef RNIC_TCP_H
+#define RNIC_TCP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "rnic/rnic.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rnic_tcp_conn;
+
+/** Congestion control algorithm. */
+enum rnic_tcp_cc {
+	RNIC_TCP_CC_NEWRENO = 0, /**< RFC 5681 + RFC 6582 */
+	RNIC_TCP_CC_CUBIC = 1,   /**< RFC 9438 */
+};
+
+/** Callbacks of one connection (or of a listener, for accept). */
+struct rnic_tcp_ops {
+	/** Passive open completed on a listener. Return the new connection's
+	 *  context, or NULL to refuse it (it is reset). */
+	void *(*accept)(struct rnic_tcp_conn *c, void *listen_ctx);
+	/** Active open completed. */
+	void (*connected)(struct rnic_tcp_conn *c, void *ctx);
+	/** In-order payload; the callee owns @p m (an mbuf chain). */
+	void (*recv)(struct rnic_tcp_conn *c, void *ctx, struct rte_mbuf *m);
+	/** Send-buffer space was freed by ACKs. */
+	void (*sent)(struct rnic_tcp_conn *c, void *ctx);
+	/** The peer closed its direction (FIN received, all data delivered). */
+	void (*eof)(struct rnic_tcp_conn *c, void *ctx);
+	/** The connection is gone: 0 after an orderly close, or -ECONNRESET,
+	 *  -ECONNREFUSED, -ETIMEDOUT. Last callback; @p c is invalid after it. */
+	void (*closed)(struct rnic_tcp_conn *c, void *ctx, int err);
+};
+
+/** Stack-wide TCP settings (rnic_tcp_config() before the stack starts). */
+struct rnic_tcp_params {
+	enum rnic_tcp_cc cc;     /**< default NewReno */
+	uint32_t rcvbuf;         /**< receive window budget, bytes (default 4 MiB) */
+	uint32_t sndbuf;         /**< send queue limit, bytes (default 4 MiB) */
+	uint32_t rto_min_us;     /**< minimum RTO (default 5 ms) */
+	uint32_t rto_init_us;    /**< initial RTO (default 200 ms) */
+	uint32_t delack_us;      /**< delayed-ACK timeout (default 500 us) */
+	uint32_t time_wait_ms;   /**< TIME_WAIT duration (default 2000 ms) */
+	uint32_t keepalive_s;    /**< idle time before keepalive probes, 0 = off */
+	bool nagle;              /**< default off */
+	bool sack;               /**< default on */
+	bool timestamps;         /**< default on */
+	uint8_t wscale;          /**< our window scale (default 7) */
+};
+
+/** Fill @p p with the defaults. */
+void rnic_tcp_params_default(struct rnic_tcp_params *p);
+
+/** Set the stack's TCP parameters. @return 0 or -EINVAL. */
+int rnic_tcp_config(struct rnic_stack *st, const struct rnic_tcp_params *p);
+
+/**
+ * Listen on @p port of every address of the stack. SYNs are answered
+ * statelessly with cookies (seed 004); @p backlog bounds the connections
+ * the listener holds at once. Any thread. @return 0, -EADDRINUSE, -ENOSPC.
+ */
+int rnic_tcp_listen(struct rnic_stack *st, uint16_t port,
+		    const struct rnic_tcp_ops *ops, void *ctx, unsigned backlog);
+
+/** Stop listening on @p port. Any thread. */
+int rnic_tcp_unlisten(struct rnic_stack *st, uint16_t port);
+
+/**
+ * Active open from the calling worker @p w to @p dst_ip:@p dst_port (host
+ * order). The source port is chosen so that the replies land on @p w.
+ * @return 0 and *out, or -errno.
+ */
+int rnic_tcp_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t dst_port,
+		     const struct rnic_tcp_ops *ops, void *ctx,
+		     struct rnic_tcp_conn **out);
+
+/** Queue an mbuf chain for sending. @return 0, -EAGAIN (send buffer full:
+ *  wait for sent()), -ENOTCONN, -EPIPE (already closed for sending). On
+ *  error the caller keeps @p m. */
+int rnic_tcp_send(struct rnic_tcp_conn *c, struct rte_mbuf *m);
+
+/** Bytes rnic_tcp_send() accepts now. */
+uint32_t rnic_tcp_send_space(const struct rnic_tcp_conn *c);
+
+/** The maximum segment payload of the connection. */
+uint16_t rnic_tcp_mss(const struct rnic_tcp_conn *c);
+
+/** A pool to allocate payload mbufs from (the connection's port pool). */
+struct rte_mempool *rnic_tcp_pool(const struct rnic_tcp_conn *c);
+
+/** Orderly close of our direction (FIN after the queued data). */
+int rnic_tcp_close(struct rnic_tcp_conn *c);
+
+/** Abortive close: RST, closed(-ECONNRESET) is not called for the caller. */
+void rnic_tcp_abort(struct rnic_tcp_conn *c);
+
+/**
+ * Hand-off (seed 002 streaming-to-RDMA switch): with @p hold true, received
+ * bytes stay queued in order instead of going to recv(); rnic_tcp_set_ops()
+ * then installs a new consumer, and releasing the hold delivers the queued
+ * bytes to it first, in order.
+ */
+void rnic_tcp_hold(struct rnic_tcp_conn *c, bool hold);
+void rnic_tcp_set_ops(struct rnic_tcp_conn *c, const struct rnic_tcp_ops *ops,
+		      void *ctx);
+
+/** Per-connection figures. */
+struct rnic_tcp_info {
+	uint32_t state, mss, cwnd, ssthresh, snd_wnd, rcv_wnd;
+	uint32_t srtt_us, rto_us;
+	uint64_t bytes_sent, bytes_acked, bytes_received, retransmits;
+};
+void rnic_tcp_info(const struct rnic_tcp_conn *c, struct rnic_tcp_info *i);
+
+/** The worker that owns @p c. */
+struct rnic_worker *rnic_tcp_worker(const struct rnic_tcp_conn *c);
+
+/** Stack-wide TCP counters (summed over workers). */
+struct rnic_tcp_stats {
+	uint64_t syns, cookies_sent, cookie_valid, cookie_invalid;
+	uint64_t established, active_opens, passive_opens, resets_in, resets_out;
+	uint64_t tcbs, segs_in, segs_out, retransmits, fast_retransmits, rtos;
+	uint64_t bad_csum, bad_hdr, bad_opts, out_of_window, paws_drops,
+		 challenge_acks, no_listener, backlog_full, dup_segs;
+};
+void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,645 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/tcp: connection objects, per-worker TCB tables, timers, the stream
+ * API and the hooks into the stack.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_jhash.h>
+#include <rte_malloc.h>
+#include <rte_random.h>
+#include <rte_tcp.h>
+
+#include "net/net.h"
+#include "port/port.h"
+#include "tcp/tcp_internal.h"
+
+#define TCBS_PER_WORKER (1u << 16)
+#define EPHEMERAL_LO 32768
+#define EPHEMERAL_HI 60999
+#define SYN_RETRIES 6
+#define RTO_RETRIES 15
+#define KEEPALIVE_PROBES 9
+#define KEEPALIVE_INTVL_S 10
+#define QUICKACKS 16
+
+void rnic_tcp_params_default(struct rnic_tcp_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->cc = RNIC_TCP_CC_NEWRENO;
+	p->rcvbuf = 4u << 20;
+	p->sndbuf = 4u << 20;
+	p->rto_min_us = 5000;
+	p->rto_init_us = 200000;
+	p->delack_us = 500;
+	p->time_wait_ms = 2000;
+	p->keepalive_s = 0;
+	p->nagle = false;
+	p->sack = true;
+	p->timestamps = true;
+	p->wscale = 7;
+}
+
+int rnic_tcp_config(struct rnic_stack *st, const struct rnic_tcp_params *p)
+{
+	if (p->wscale > TCP_MAX_WSCALE || p->rcvbuf < 4096 ||
+	    p->rcvbuf > (65535u << p->wscale) || p->sndbuf < 4096 ||
+	    p->rto_min_us == 0 || (unsigned)p->cc > RNIC_TCP_CC_CUBIC)
+		return -EINVAL;
+	tcp_s(st)->params = *p;
+	return 0;
+}
+
+/* --- connections --------------------------------------------------------- */
+
+static void rtx_timer_cb(struct rnic_timer *t, void *arg);
+static void dack_timer_cb(struct rnic_timer *t, void *arg);
+static void misc_timer_cb(struct rnic_timer *t, void *arg);
+
+struct rnic_tcp_conn *tcp_conn_new(struct rnic_worker *w, struct rnic_port *p,
+				   const struct tcp_key *k)
+{
+	struct tcp_stack *ts = tcp_s(w->st);
+	struct rnic_tcp_conn *c = rte_zmalloc("rnic_tcb", sizeof(*c), RTE_CACHE_LINE_SIZE);
+	if (c == NULL)
+		return NULL;
+	c->units = rte_zmalloc("rnic_tcb_units", TCP_UNITS * sizeof(struct tcp_unit),
+			       RTE_CACHE_LINE_SIZE);
+	if (c->units == NULL) {
+		rte_free(c);
+		return NULL;
+	}
+	c->key = *k;
+	c->w = w;
+	c->port = p;
+	c->state = TCP_CLOSED;
+	c->cc_ops = ts->params.cc == RNIC_TCP_CC_CUBIC ? &tcp_cc_cubic : &tcp_cc_newreno;
+	c->rcvbuf = ts->params.rcvbuf;
+	c->sndbuf = ts->params.sndbuf;
+	c->rcv_wscale = ts->params.wscale;
+	c->snd_wscale = 0;
+	c->mss = (uint16_t)(p->mtu - 40);
+	c->quickacks = QUICKACKS;
+	c->ts_offset = (uint32_t)rte_rand();
+	tcp_rtt_init(&c->rtt, ts->params.rto_init_us);
+	c->cc_ops->init(&c->cc, c->mss);
+	rnic_timer_init(&c->rtx_timer, rtx_timer_cb, c);
+	rnic_timer_init(&c->dack_timer, dack_timer_cb, c);
+	rnic_timer_init(&c->misc_timer, misc_timer_cb, c);
+	c->last_rx_tsc = w->now_tsc;
+	return c;
+}
+
+int tcp_conn_insert(struct rnic_tcp_conn *c)
+{
+	int rc = rte_hash_add_key_data(tcp_w(c->w)->tcbs, &c->key, c);
+	if (rc == 0) {
+		c->in_table = true;
+		tcp_w(c->w)->st.tcbs++;
+	}
+	return rc;
+}
+
+struct rnic_tcp_conn *tcp_lookup(struct rnic_worker *w, const struct tcp_key *k)
+{
+	void *data;
+	if (rte_hash_lookup_data(tcp_w(w)->tcbs, k, &data) < 0)
+		return NULL;
+	return data;
+}
+
+void tcp_set_state(struct rnic_tcp_conn *c, enum tcp_state s)
+{
+	c->state = s;
+	c->stats.state = s;
+}
+
+static void tcp_conn_free(struct rnic_tcp_conn *c)
+{
+	struct rnic_timer_wheel *tw = &c->w->timers;
+	rnic_timer_cancel(tw, &c->rtx_timer);
+	rnic_timer_cancel(tw, &c->dack_timer);
+	rnic_timer_cancel(tw, &c->misc_timer);
+	if (c->in_table) {
+		rte_hash_del_key(tcp_w(c->w)->tcbs, &c->key);
+		tcp_w(c->w)->st.tcbs--;
+	}
+	for (uint32_t i = c->u_head; i != c->u_tail; i++)
+		rte_pktmbuf_free(c->units[i & (TCP_UNITS - 1)].m);
+	for (unsigned i = 0; i < c->n_ooo; i++)
+		rte_pktmbuf_free(c->ooo[i].m);
+	rte_pktmbuf_free(c->held);
+	if (c->listener)
+		__atomic_fetch_sub(&c->listener->count, 1, __ATOMIC_RELAXED);
+	rte_free(c->units);
+	rte_free(c);
+}
+
+/* The connection is finished for the application; the TCB goes now, or
+ * after TIME_WAIT. */
+void tcp_conn_done(struct rnic_tcp_conn *c, int err)
+{
+	if (!c->notified_closed) {
+		c->notified_closed = true;
+		if (c->ops && c->ops->closed)
+			c->ops->closed(c, c->ctx, err);
+		c->ops = NULL;
+	}
+	if (err == 0 && c->state == TCP_TIME_WAIT)
+		return;   /* the misc timer frees it */
+	if (c->state == TCP_ESTABLISHED || c->state == TCP_CLOSE_WAIT ||
+	    c->state == TCP_FIN_WAIT_1 || c->state == TCP_FIN_WAIT_2)
+		tcp_w(c->w)->st.established--;
+	tcp_set_state(c, TCP_CLOSED);
+	tcp_conn_free(c);
+}
+
+void tcp_established(struct rnic_tcp_conn *c)
+{
+	tcp_w(c->w)->st.established++;
+	c->write_seq = c->iss + 1;
+	c->cc_ops->init(&c->cc, c->mss);
+	if (c->listener) {
+		void *ctx = c->ops && c->ops->accept ?
+			c->ops->accept(c, c->listener->ctx) : NULL;
+		if (ctx == NULL) {
+			/* refused by the application */
+			tcp_send_ctl(c->w, c->port, &c->key, c->snd_nxt, 0,
+				     RTE_TCP_RST_FLAG, NULL, 0);
+			c->ops = NULL;
+			c->notified_closed = true;
+			tcp_conn_done(c, -ECONNREFUSED);
+			return;
+		}
+		c->ctx = ctx;
+	} else if (c->ops && c->ops->connected) {
+		c->ops->connected(c, c->ctx);
+	}
+	struct tcp_stack *ts = tcp_s(c->w->st);
+	if (ts->params.keepalive_s)
+		rnic_timer_arm(&c->w->timers, &c->misc_timer, c->w->now_tsc,
+			       (uint64_t)ts->params.keepalive_s * 1000000);
+}
+
+/* In-order payload to the consumer, or to the hold queue. */
+void tcp_deliver(struct rnic_tcp_conn *c, struct rte_mbuf *m, uint32_t len)
+{
+	if (len == 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (c->hold || c->ops == NULL || c->ops->recv == NULL) {
+		if (c->held == NULL) {
+			c->held = m;
+		} else if (rte_pktmbuf_chain(c->held, m) != 0) {
+			/* too many segments in one chain: keep it bounded */
+			rte_pktmbuf_free(m);
+			return;
+		}
+		c->held_bytes += len;
+		return;
+	}
+	c->ops->recv(c, c->ctx, m);
+}
+
+/* --- timers -------------------------------------------------------------- */
+
+static void dack_timer_cb(struct rnic_timer *t, void *arg)
+{
+	(void)t;
+	struct rnic_tcp_conn *c = arg;
+	if (c->unacked_segs)
+		tcp_send_ack(c);
+}
+
+static void rtx_timer_cb(struct rnic_timer *t, void *arg)
+{
+	(void)t;
+	struct rnic_tcp_conn *c = arg;
+	struct tcp_worker *tw = tcp_w(c->w);
+
+	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED) {
+		if (++c->syn_retries > SYN_RETRIES) {
+			tcp_conn_done(c, -ETIMEDOUT);
+			return;
+		}
+		tcp_rtt_backoff(&c->rtt);
+		tcp_send_syn(c, c->state == TCP_SYN_RECEIVED);
+		tcp_arm_rto(c);
+		return;
+	}
+	if (c->snd_una == c->snd_max) {
+		if (c->snd_wnd == 0 && c->u_next != c->u_tail) {
+			/* persist: probe the zero window (RFC 9293 3.8.6.1) */
+			tcp_send_ctl(c->w, c->port, &c->key, c->snd_una - 1, c->rcv_nxt,
+				     RTE_TCP_ACK_FLAG, NULL, tcp_rcv_window(c) >> c->rcv_wscale);
+			tcp_rtt_backoff(&c->rtt);
+			tcp_arm_rto(c);
+		}
+		return;
+	}
+	if (++c->rto_retries > RTO_RETRIES) {
+		tcp_send_ctl(c->w, c->port, &c->key, c->snd_nxt, 0, RTE_TCP_RST_FLAG, NULL, 0);
+		tcp_conn_done(c, -ETIMEDOUT);
+		return;
+	}
+	tw->st.rtos++;
+	c->cc_ops->on_rto(&c->cc, c->mss, c->snd_max - c->snd_una);
+	c->in_recovery = false;
+	c->recover = c->snd_max;
+	c->dupacks = 0;
+	/* everything outstanding and not SACKed is presumed lost */
+	for (uint32_t i = c->u_head; i != c->u_next; i++) {
+		struct tcp_unit *u = &c->units[i & (TCP_UNITS - 1)];
+		if (!u->sacked && !u->lost) {
+			u->lost = true;
+			c->lost_bytes += u->len;
+		}
+	}
+	tcp_rtt_backoff(&c->rtt);
+	if (c->u_head == c->u_next && c->fin_sent) {   /* only the FIN is out */
+		tcp_send_ctl(c->w, c->port, &c->key, c->fin_seq, c->rcv_nxt,
+			     RTE_TCP_FIN_FLAG | RTE_TCP_ACK_FLAG, NULL,
+			     tcp_rcv_window(c) >> c->rcv_wscale);
+	}
+	/* the window of one segment: send the first lost unit now */
+	struct tcp_unit *u = &c->units[c->u_head & (TCP_UNITS - 1)];
+	if (c->u_head != c->u_next && u->lost) {
+		u->lost = false;
+		c->lost_bytes -= u->len;
+		tcp_retransmit_unit(c, u);
+	}
+	tcp_arm_rto(c);
+}
+
+static void misc_timer_cb(struct rnic_timer *t, void *arg)
+{
+	(void)t;
+	struct rnic_tcp_conn *c = arg;
+	struct tcp_stack *ts = tcp_s(c->w->st);
+
+	if (c->state == TCP_TIME_WAIT) {
+		tcp_set_state(c, TCP_CLOSED);
+		tcp_conn_free(c);
+		return;
+	}
+	if (!ts->params.keepalive_s)
+		return;
+	uint64_t idle_us = (c->w->now_tsc - c->last_rx_tsc) / (rte_get_tsc_hz() / 1000000);
+	if (idle_us >= (uint64_t)ts->params.keepalive_s * 1000000) {
+		if (c->probes++ >= KEEPALIVE_PROBES) {
+			tcp_conn_done(c, -ETIMEDOUT);
+			return;
+		}
+		tcp_send_ctl(c->w, c->port, &c->key, c->snd_una - 1, c->rcv_nxt,
+			     RTE_TCP_ACK_FLAG, NULL, tcp_rcv_window(c) >> c->rcv_wscale);
+		rnic_timer_arm(&c->w->timers, &c->misc_timer, c->w->now_tsc,
+			       KEEPALIVE_INTVL_S * 1000000ull);
+		return;
+	}
+	rnic_timer_arm(&c->w->timers, &c->misc_timer, c->w->now_tsc,
+		       (uint64_t)ts->params.keepalive_s * 1000000 - idle_us);
+}
+
+static void rotate_timer_cb(struct rnic_timer *t, void *arg)
+{
+	struct rnic_worker *w = arg;
+	struct tcp_stack *ts = tcp_s(w->st);
+	tcp_cookie_rotate(&ts->keys, (uint32_t)(tcp_now_us() / 1000000 / COOKIE_EPOCH_S));
+	rnic_timer_arm(&w->timers, t, w->now_tsc, 1000000);
+}
+
+/* --- listeners ----------------------------------------------------------- */
+
+struct tcp_listener *tcp_find_listener(struct rnic_stack *st, uint16_t port)
+{
+	struct tcp_stack *ts = tcp_s(st);
+	for (unsigned i = 0; i < TCP_MAX_LISTENERS; i++)
+		if (__atomic_load_n(&ts->listeners[i].port, __ATOMIC_ACQUIRE) == port)
+			return &ts->listeners[i];
+	return NULL;
+}
+
+int rnic_tcp_listen(struct rnic_stack *st, uint16_t port,
+		    const struct rnic_tcp_ops *ops, void *ctx, unsigned backlog)
+{
+	struct tcp_stack *ts = tcp_s(st);
+	if (port == 0 || ops == NULL || ops->accept == NULL)
+		return -EINVAL;
+	if (tcp_find_listener(st, port))
+		return -EADDRINUSE;
+	for (unsigned i = 0; i < TCP_MAX_LISTENERS; i++) {
+		struct tcp_listener *l = &ts->listeners[i];
+		if (l->port != 0)
+			continue;
+		l->ops = ops;
+		l->ctx = ctx;
+		l->backlog = backlog ? backlog : 128;
+		l->count = 0;
+		/* publish last: workers look the port up without locks */
+		__atomic_store_n(&l->port, port, __ATOMIC_RELEASE);
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+int rnic_tcp_unlisten(struct rnic_stack *st, uint16_t port)
+{
+	struct tcp_listener *l = tcp_find_listener(st, port);
+	if (l == NULL)
+		return -ENOENT;
+	__atomic_store_n(&l->port, 0, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* --- active open --------------------------------------------------------- */
+
+int rnic_tcp_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t dst_port,
+		     const struct rnic_tcp_ops *ops, void *ctx,
+		     struct rnic_tcp_conn **out)
+{
+	struct tcp_worker *tw = tcp_w(w);
+	struct tcp_stack *ts = tcp_s(w->st);
+	uint32_t nh;
+	struct rnic_port *p = rnic_net_route(w->st, dst_ip, &nh);
+	if (p == NULL)
+		return -EHOSTUNREACH;
+	struct tcp_key k = { rte_cpu_to_be_32(p->ip), rte_cpu_to_be_32(dst_ip), 0,
+			     rte_cpu_to_be_16(dst_port) };
+	/* a source port whose replies hash to this worker */
+	unsigned span = EPHEMERAL_HI - EPHEMERAL_LO + 1;
+	for (unsigned i = 0; i < span; i++) {
+		uint16_t port = (uint16_t)(EPHEMERAL_LO + (tw->next_port++ % span));
+		k.lport = rte_cpu_to_be_16(port);
+		if (rnic_flow_owner(w->st, k.raddr, k.laddr, k.rport, k.lport) == w->id &&
+		    tcp_lookup(w, &k) == NULL)
+			break;
+		k.lport = 0;
+	}
+	if (k.lport == 0)
+		return -EADDRNOTAVAIL;
+	struct rnic_tcp_conn *c = tcp_conn_new(w, p, &k);
+	if (c == NULL)
+		return -ENOMEM;
+	struct tcp_flow4 f = { k.laddr, k.raddr, k.lport, k.rport };
+	c->iss = tcp_isn(&ts->keys, &f, tcp_now_us());
+	c->snd_una = c->iss;
+	c->snd_nxt = c->snd_max = c->iss;
+	c->ops = ops;
+	c->ctx = ctx;
+	if (tcp_conn_insert(c) != 0) {
+		tcp_conn_free(c);
+		return -ENOMEM;
+	}
+	tcp_set_state(c, TCP_SYN_SENT);
+	tw->st.active_opens++;
+	tcp_send_syn(c, false);
+	tcp_arm_rto(c);
+	*out = c;
+	return 0;
+}
+
+/* --- data ---------------------------------------------------------------- */
+
+uint32_t rnic_tcp_send_space(const struct rnic_tcp_conn *c)
+{
+	uint32_t units_free = TCP_UNITS - (c->u_tail - c->u_head);
+	uint32_t bytes = c->sndbuf > c->queued_bytes ? c->sndbuf - c->queued_bytes : 0;
+	uint32_t by_units = units_free > 1 ? (units_free - 1) * c->mss : 0;
+	return bytes < by_units ? bytes : by_units;
+}
+
+uint16_t rnic_tcp_mss(const struct rnic_tcp_conn *c) { return c->mss; }
+struct rte_mempool *rnic_tcp_pool(const struct rnic_tcp_conn *c) { return c->port->pool; }
+struct rnic_worker *rnic_tcp_worker(const struct rnic_tcp_conn *c) { return c->w; }
+
+/* Append one segment of @p m (<= mss bytes) as a unit. */
+static void queue_unit(struct rnic_tcp_conn *c, struct rte_mbuf *seg, uint16_t len)
+{
+	struct tcp_unit *u = &c->units[c->u_tail & (TCP_UNITS - 1)];
+	*u = (struct tcp_unit){ .m = seg, .seq = c->write_seq, .len = len };
+	c->write_seq += len;
+	c->u_tail++;
+	c->queued_bytes += len;
+}
+
+int rnic_tcp_send(struct rnic_tcp_conn *c, struct rte_mbuf *m)
+{
+	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED ||
+	    c->state == TCP_CLOSED)
+		return -ENOTCONN;
+	if (c->fin_queued || (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT))
+		return -EPIPE;
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	if (len == 0) {
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	if (len > rnic_tcp_send_space(c))
+		return -EAGAIN;
+	/* split the chain into units of at most one MSS, by reference */
+	while (m != NULL) {
+		struct rte_mbuf *next = m->next;
+		m->next = NULL;
+		m->nb_segs = 1;
+		m->pkt_len = m->data_len;
+		uint16_t off = 0, dl = m->data_len;
+		while (dl - off > c->mss) {
+			struct rte_mbuf *piece = rte_pktmbuf_clone(m, c->port->pool);
+			if (piece == NULL)
+				break;
+			rte_pktmbuf_adj(piece, off);
+			rte_pktmbuf_trim(piece, (uint16_t)(dl - off - c->mss));
+			queue_unit(c, piece, c->mss);
+			off += c->mss;
+		}
+		if (off)
+			rte_pktmbuf_adj(m, off);
+		if (m->data_len)
+			queue_unit(c, m, m->data_len);
+		else
+			rte_pktmbuf_free(m);
+		m = next;
+	}
+	tcp_output(c);
+	return 0;
+}
+
+int rnic_tcp_close(struct rnic_tcp_conn *c)
+{
+	if (c->app_closed)
+		return -EALREADY;
+	c->app_closed = true;
+	enum tcp_state n = tcp_next_state(c->state, TCP_EV_CLOSE);
+	if (n == TCP_NSTATES)
+		return -ENOTCONN;
+	if (n == TCP_CLOSED) {   /* SYN_SENT: nothing to say */
+		tcp_conn_done(c, 0);
+		return 0;
+	}
+	tcp_set_state(c, n);
+	c->fin_queued = true;
+	tcp_output(c);
+	return 0;
+}
+
+void rnic_tcp_abort(struct rnic_tcp_conn *c)
+{
+	if (c->state != TCP_SYN_SENT && c->state != TCP_CLOSED)
+		tcp_send_ctl(c->w, c->port, &c->key, c->snd_nxt, 0, RTE_TCP_RST_FLAG, NULL, 0);
+	tcp_w(c->w)->st.resets_out++;
+	c->ops = NULL;
+	c->notified_closed = true;
+	tcp_conn_done(c, -ECONNRESET);
+}
+
+void rnic_tcp_hold(struct rnic_tcp_conn *c, bool hold)
+{
+	c->hold = hold;
+	if (hold || c->held == NULL)
+		return;
+	struct rte_mbuf *m = c->held;
+	c->held = NULL;
+	c->held_bytes = 0;
+	/* held bytes first, in order, to the (new) consumer */
+	if (c->ops && c->ops->recv)
+		c->ops->recv(c, c->ctx, m);
+	else
+		rte_pktmbuf_free(m);
+	if (c->state == TCP_CLOSE_WAIT || c->state == TCP_LAST_ACK ||
+	    c->state == TCP_CLOSING || c->state == TCP_TIME_WAIT) {
+		if (!c->eof_sent && c->ops && c->ops->eof) {
+			c->eof_sent = true;
+			c->ops->eof(c, c->ctx);
+		}
+	}
+	tcp_send_ack(c);   /* the window reopened */
+}
+
+void rnic_tcp_set_ops(struct rnic_tcp_conn *c, const struct rnic_tcp_ops *ops,
+		      void *ctx)
+{
+	c->ops = ops;
+	c->ctx = ctx;
+}
+
+void rnic_tcp_info(const struct rnic_tcp_conn *c, struct rnic_tcp_info *i)
+{
+	*i = c->stats;
+	i->state = c->state;
+	i->mss = c->mss;
+	i->cwnd = c->cc.cwnd;
+	i->ssthresh = c->cc.ssthresh;
+	i->snd_wnd = c->snd_wnd;
+	i->rcv_wnd = tcp_rcv_window(c);
+	i->srtt_us = c->rtt.srtt_us;
+	i->rto_us = c->rtt.rto_us;
+}
+
+void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (tcp_s(st) == NULL)
+		return;
+	for (unsigned i = 0; i < st->n_workers; i++) {
+		const struct tcp_worker *tw = st->workers[i]->proto[RNIC_PROTO_TCP];
+		if (tw == NULL)
+			continue;
+		const uint64_t *a = (const uint64_t *)&tw->st;
+		uint64_t *b = (uint64_t *)s;
+		for (size_t k = 0; k < sizeof(*s) / sizeof(uint64_t); k++)
+			b[k] += a[k];
+	}
+}
+
+/* --- stack hooks ---------------------------------------------------------- */
+
+static int tcp_stack_init(struct rnic_stack *st)
+{
+	struct tcp_stack *ts = rte_zmalloc("rnic_tcp", sizeof(*ts), RTE_CACHE_LINE_SIZE);
+	if (ts == NULL)
+		return -ENOMEM;
+	rnic_tcp_params_default(&ts->params);
+	tcp_cookie_keys_init(&ts->keys, (uint32_t)(tcp_now_us() / 1000000 / COOKIE_EPOCH_S));
+	st->proto[RNIC_PROTO_TCP] = ts;
+	static const struct rnic_l4_handler h = { .owner = tcp_owner, .input = tcp_input };
+	return rnic_stack_register_ip_proto(st, IPPROTO_TCP, &h);
+}
+
+static void tcp_stack_fini(struct rnic_stack *st)
+{
+	rte_free(st->proto[RNIC_PROTO_TCP]);
+	st->proto[RNIC_PROTO_TCP] = NULL;
+}
+
+static int tcp_worker_init(struct rnic_worker *w)
+{
+	char name[RTE_HASH_NAMESIZE];
+	struct tcp_worker *tw = rte_zmalloc("rnic_tcp_w", sizeof(*tw), RTE_CACHE_LINE_SIZE);
+	if (tw == NULL)
+		return -ENOMEM;
+	snprintf(name, sizeof(name), "tcb_%u_%u", w->st->id, w->id);
+	struct rte_hash_parameters hp = {
+		.name = name, .entries = TCBS_PER_WORKER,
+		.key_len = sizeof(struct tcp_key), .hash_func = rte_jhash,
+		.socket_id = SOCKET_ID_ANY,
+	};
+	tw->tcbs = rte_hash_create(&hp);
+	if (tw->tcbs == NULL) {
+		rte_free(tw);
+		return -ENOMEM;
+	}
+	tw->next_port = (uint16_t)rte_rand();
+	w->proto[RNIC_PROTO_TCP] = tw;
+	if (w->id == 0) {
+		struct tcp_stack *ts = tcp_s(w->st);
+		rnic_timer_init(&ts->rotate_timer, rotate_timer_cb, w);
+		rnic_timer_arm(&w->timers, &ts->rotate_timer, w->now_tsc, 1000000);
+	}
+	return 0;
+}
+
+static void tcp_worker_fini(struct rnic_worker *w)
+{
+	struct tcp_worker *tw = tcp_w(w);
+	if (tw == NULL)
+		return;
+	const void *key;
+	void *data;
+	uint32_t it = 0;
+	/* free every TCB; collect first, the table changes under iteration */
+	while (rte_hash_iterate(tw->tcbs, &key, &data, &it) >= 0) {
+		struct rnic_tcp_conn *c = data;
+		c->ops = NULL;
+		c->notified_closed = true;
+		c->in_table = false;
+		tcp_set_state(c, TCP_CLOSED);
+		tcp_conn_free(c);
+	}
+	if (w->id == 0)
+		rnic_timer_cancel(&w->timers, &tcp_s(w->st)->rotate_timer);
+	rte_hash_free(tw->tcbs);
+	rte_free(tw);
+	w->proto[RNIC_PROTO_TCP] = NULL;
+}
+
+static uint64_t tcp_connections(const struct rnic_stack *st)
+{
+	struct rnic_tcp_stats s;
+	rnic_tcp_stats(st, &s);
+	return s.established;
+}
+
+const struct rnic_proto_ops rnic_tcp_proto = {
+	.name = "tcp",
+	.stack_init = tcp_stack_init,
+	.stack_fini = tcp_stack_fini,
+	.worker_init = tcp_worker_init,
+	.worker_fini = tcp_worker_fini,
+	.connections = tcp_connections,
+};

@@ -1,0 +1,709 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * TCP input (RFC 9293 section 3.10.7 "SEGMENT ARRIVES"), with the SYN
+ * stage of seed 004 in front of it: a SYN to a listener is answered with a
+ * cookie and creates nothing; the TCB is made when the final ACK carries a
+ * valid cookie. RFC 5961 checks for RST, SYN and ACK; RFC 7323 PAWS.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ip.h>
+#include <rte_malloc.h>
+#include <rte_tcp.h>
+
+#include "net/net.h"
+#include "port/port.h"
+#include "tcp/tcp_internal.h"
+
+#define DUPTHRESH 3
+#define CHALLENGE_ACK_PER_S 1000   /* RFC 5961 section 7 rate limit */
+
+struct tcp_seg {
+	const struct rte_tcp_hdr *th;
+	struct tcp_opts o;
+	uint32_t seq, ack, len;      /* len: payload bytes */
+	uint8_t flags;
+	uint32_t wnd;                /* unscaled window field */
+};
+
+unsigned tcp_owner(struct rnic_stack *st, struct rnic_port *p, struct rte_mbuf *m)
+{
+	(void)p;
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
+			const struct rte_ipv4_hdr *, m->l2_len);
+	if (rte_pktmbuf_data_len(m) < m->l2_len + m->l3_len + 4)
+		return UINT32_MAX;   /* the input path drops it */
+	const rte_be16_t *ports = (const rte_be16_t *)((const uint8_t *)ip + m->l3_len);
+	return rnic_flow_owner(st, ip->src_addr, ip->dst_addr, ports[0], ports[1]);
+}
+
+static bool challenge_ack_allowed(struct rnic_worker *w)
+{
+	struct tcp_worker *tw = tcp_w(w);
+	if (w->now_tsc - tw->challenge_window_tsc > rte_get_tsc_hz()) {
+		tw->challenge_window_tsc = w->now_tsc;
+		tw->challenge_count = 0;
+	}
+	if (tw->challenge_count >= CHALLENGE_ACK_PER_S)
+		return false;
+	tw->challenge_count++;
+	tw->st.challenge_acks++;
+	return true;
+}
+
+static uint32_t epoch_now(void)
+{
+	return (uint32_t)(tcp_now_us() / 1000000 / COOKIE_EPOCH_S);
+}
+
+/* SYN to a listener: answer with a cookie, keep nothing (seed 004). */
+static void syn_stage_syn(struct rnic_worker *w, struct rnic_port *p,
+			  const struct tcp_key *k, const struct tcp_seg *s)
+{
+	struct tcp_stack *ts = tcp_s(w->st);
+	struct tcp_worker *tw = tcp_w(w);
+	struct tcp_flow4 f = { k->laddr, k->raddr, k->lport, k->rport };
+	uint16_t peer_mss = s->o.mss_ok ? s->o.mss : 536;
+	uint16_t our_mss = (uint16_t)(p->mtu - 40);
+	uint16_t mss = tcp_cookie_mss_round(peer_mss < our_mss ? peer_mss : our_mss);
+
+	tw->st.syns++;
+	uint32_t cookie = tcp_cookie_make(&ts->keys, &f, s->seq, mss, epoch_now());
+	struct tcp_opts o = {
+		.mss_ok = true, .mss = our_mss,
+		.sack_ok = s->o.sack_ok && ts->params.sack,
+		.ts_ok = s->o.ts_ok && ts->params.timestamps,
+		.ws_ok = s->o.ws_ok, .ws = ts->params.wscale,
+	};
+	if (o.ts_ok) {
+		/* WS and SACK-permitted come back in the ACK's TSecr */
+		o.tsval = tcp_cookie_ts_encode((uint32_t)(tcp_now_us() / 1000),
+					       s->o.ws_ok, s->o.ws, o.sack_ok);
+		o.tsecr = s->o.tsval;
+	} else {
+		o.ws_ok = false;   /* cannot be remembered without timestamps */
+		o.sack_ok = false;
+	}
+	tw->st.cookies_sent++;
+	tcp_send_ctl(w, p, k, cookie, s->seq + 1, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG,
+		     &o, 65535);
+}
+
+/* Final ACK with a valid cookie: the TCB is born established. */
+static struct rnic_tcp_conn *syn_stage_ack(struct rnic_worker *w, struct rnic_port *p,
+					   const struct tcp_key *k,
+					   const struct tcp_seg *s,
+					   struct tcp_listener *l, bool *rst)
+{
+	*rst = false;
+	struct tcp_stack *ts = tcp_s(w->st);
+	struct tcp_worker *tw = tcp_w(w);
+	struct tcp_flow4 f = { k->laddr, k->raddr, k->lport, k->rport };
+	uint16_t mss;
+
+	if (!tcp_cookie_check(&ts->keys, &f, s->seq - 1, s->ack - 1, epoch_now(), &mss)) {
+		tw->st.cookie_invalid++;
+		*rst = true;
+		return NULL;
+	}
+	tw->st.cookie_valid++;
+	if (__atomic_load_n(&l->count, __ATOMIC_RELAXED) >= l->backlog) {
+		tw->st.backlog_full++;   /* no state: the client's next segment retries */
+		return NULL;
+	}
+	struct rnic_tcp_conn *c = tcp_conn_new(w, p, k);
+	if (c == NULL)
+		return NULL;
+	c->iss = s->ack - 1;
+	c->snd_una = c->snd_nxt = c->snd_max = s->ack;
+	c->irs = s->seq - 1;
+	c->rcv_nxt = c->rcv_adv = s->seq;
+	c->ts_ok = s->o.ts_ok && ts->params.timestamps;
+	bool ws_ok = false, sack = false;
+	uint8_t ws = 0;
+	if (c->ts_ok) {
+		tcp_cookie_ts_decode(s->o.tsecr, &ws_ok, &ws, &sack);
+		c->ts_recent = s->o.tsval;
+	}
+	c->sack_ok = sack;
+	c->snd_wscale = ws_ok ? ws : 0;
+	c->rcv_wscale = ws_ok ? ts->params.wscale : 0;
+	c->mss = (uint16_t)(mss - (c->ts_ok ? 12 : 0));
+	c->snd_wnd = s->wnd << c->snd_wscale;
+	c->max_snd_wnd = c->snd_wnd;
+	c->snd_wl1 = s->seq;
+	c->snd_wl2 = s->ack;
+	c->listener = l;
+	c->ops = l->ops;
+	__atomic_fetch_add(&l->count, 1, __ATOMIC_RELAXED);
+	if (tcp_conn_insert(c) != 0) {
+		tcp_conn_done(c, -ENOMEM);
+		return NULL;
+	}
+	tw->st.passive_opens++;
+	tcp_set_state(c, TCP_ESTABLISHED);
+	tcp_established(c);
+	if (c->state != TCP_ESTABLISHED)   /* refused by accept() */
+		return NULL;
+	return c;
+}
+
+/* Process the options and sequence numbers of a SYN we answer (active or
+ * simultaneous open). */
+static void take_syn(struct rnic_tcp_conn *c, const struct tcp_seg *s)
+{
+	struct tcp_stack *ts = tcp_s(c->w->st);
+	c->irs = s->seq;
+	c->rcv_nxt = c->rcv_adv = s->seq + 1;
+	c->ts_ok = s->o.ts_ok && ts->params.timestamps;
+	c->sack_ok = s->o.sack_ok && ts->params.sack;
+	if (s->o.ws_ok) {
+		c->snd_wscale = s->o.ws;
+	} else {
+		c->snd_wscale = 0;
+		c->rcv_wscale = 0;
+	}
+	if (c->ts_ok)
+		c->ts_recent = s->o.tsval;
+	uint16_t peer = s->o.mss_ok ? s->o.mss : 536;
+	uint16_t ours = (uint16_t)(c->port->mtu - 40);
+	c->mss = (uint16_t)((peer < ours ? peer : ours) - (c->ts_ok ? 12 : 0));
+	c->snd_wnd = s->wnd;  /* RFC 7323: the SYN's window is never scaled */
+	c->max_snd_wnd = c->snd_wnd;
+	c->snd_wl1 = s->seq;
+	c->cc_ops->init(&c->cc, c->mss);
+}
+
+static void free_unit(struct tcp_unit *u)
+{
+	rte_pktmbuf_free(u->m);
+	u->m = NULL;
+}
+
+/* Mark SACKed units; @return bytes newly SACKed. */
+static uint32_t sack_update(struct rnic_tcp_conn *c, const struct tcp_seg *s)
+{
+	uint32_t newly = 0;
+	for (unsigned b = 0; b < s->o.n_sack; b++) {
+		uint32_t bs = s->o.sack[b].start, be = s->o.sack[b].end;
+		if (!seq_lt(bs, be) || seq_le(be, c->snd_una) || seq_gt(be, c->snd_max))
+			continue;  /* invalid or old (D-SACK) block */
+		for (uint32_t i = c->u_head; i != c->u_next; i++) {
+			struct tcp_unit *u = &c->units[i & (TCP_UNITS - 1)];
+			if (seq_ge(u->seq, be))
+				break;
+			if (u->sacked || seq_lt(u->seq, bs) || seq_gt(u->seq + u->len, be))
+				continue;
+			u->sacked = true;
+			c->sacked_bytes += u->len;
+			newly += u->len;
+			if (u->lost) {
+				u->lost = false;
+				c->lost_bytes -= u->len;
+			}
+			c->high_sacked = seq_max(c->high_sacked, u->seq + u->len);
+		}
+	}
+	return newly;
+}
+
+/* RFC 6675 IsLost(): a unit is lost when DupThresh segments' worth of data
+ * above it was SACKed. Marks them; @return units newly marked. */
+static unsigned mark_lost(struct rnic_tcp_conn *c)
+{
+	uint32_t above = 0;
+	unsigned n = 0;
+	if (c->u_next == c->u_head)
+		return 0;
+	for (uint32_t i = c->u_next; i != c->u_head;) {
+		i--;
+		struct tcp_unit *u = &c->units[i & (TCP_UNITS - 1)];
+		if (u->sacked) {
+			above += u->len;
+			continue;
+		}
+		if (!u->lost && above >= DUPTHRESH * (uint32_t)c->mss) {
+			u->lost = true;
+			c->lost_bytes += u->len;
+			n++;
+		}
+	}
+	return n;
+}
+
+static void enter_recovery(struct rnic_tcp_conn *c)
+{
+	uint32_t flight = c->snd_max - c->snd_una;
+	c->in_recovery = true;
+	c->recover = c->snd_max;
+	c->cc_ops->on_loss(&c->cc, c->mss, flight, tcp_now_us());
+	tcp_w(c->w)->st.fast_retransmits++;
+	/* the first unacknowledged unit is lost (RFC 6675 step 4 / RFC 5681) */
+	struct tcp_unit *u = &c->units[c->u_head & (TCP_UNITS - 1)];
+	if (c->u_head != c->u_next && !u->sacked && !u->lost) {
+		u->lost = true;
+		c->lost_bytes += u->len;
+	}
+	mark_lost(c);
+}
+
+/* Cumulative ACK of new data: free units, RTT, congestion window. */
+static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
+{
+	struct tcp_stack *ts = tcp_s(c->w->st);
+	uint32_t acked = s->ack - c->snd_una;
+	uint64_t rtt_tsc = 0;
+
+	if (c->fin_sent && s->ack == c->fin_seq + 1)
+		acked--;   /* the FIN takes a sequence number, not a byte */
+	c->stats.bytes_acked += acked;
+	while (c->u_head != c->u_tail) {
+		struct tcp_unit *u = &c->units[c->u_head & (TCP_UNITS - 1)];
+		if (c->u_head == c->u_next)
+			break;
+		uint32_t end = u->seq + u->len;
+		if (seq_le(end, s->ack)) {
+			if (!u->retx)
+				rtt_tsc = c->w->now_tsc - u->sent_tsc;   /* Karn */
+			if (u->sacked)
+				c->sacked_bytes -= u->len;
+			if (u->lost)
+				c->lost_bytes -= u->len;
+			c->queued_bytes -= u->len;
+			free_unit(u);
+			c->u_head++;
+			continue;
+		}
+		if (seq_gt(s->ack, u->seq)) {   /* part of a unit */
+			uint32_t cut = s->ack - u->seq;
+			rte_pktmbuf_adj(u->m, (uint16_t)cut);
+			u->seq += cut;
+			u->len -= (uint16_t)cut;
+			c->queued_bytes -= cut;
+			if (u->lost)
+				c->lost_bytes -= cut;
+		}
+		break;
+	}
+	c->snd_una = s->ack;
+	if (seq_lt(c->snd_nxt, c->snd_una))
+		c->snd_nxt = c->snd_una;
+	if (rtt_tsc)
+		tcp_rtt_sample(&c->rtt, (uint32_t)(rtt_tsc / (rte_get_tsc_hz() / 1000000)),
+			       ts->params.rto_min_us);
+	c->rto_retries = 0;
+	c->rtt.backoff = 0;
+	c->dupacks = 0;
+	if (c->in_recovery) {
+		if (seq_ge(s->ack, c->recover)) {
+			c->in_recovery = false;      /* full ACK */
+			c->cc.cwnd = c->cc.ssthresh;
+		} else {
+			/* partial ACK (RFC 6582): the next hole is lost too */
+			struct tcp_unit *u = &c->units[c->u_head & (TCP_UNITS - 1)];
+			if (c->u_head != c->u_next && !u->sacked && !u->lost) {
+				u->lost = true;
+				c->lost_bytes += u->len;
+			}
+		}
+	} else {
+		c->cc_ops->on_ack(&c->cc, c->mss, acked, tcp_now_us(), c->rtt.srtt_us);
+	}
+	if (c->snd_una == c->snd_max)
+		rnic_timer_cancel(&c->w->timers, &c->rtx_timer);
+	else
+		tcp_arm_rto(c);
+	if (acked && c->ops && c->ops->sent && c->queued_bytes < c->sndbuf)
+		c->ops->sent(c, c->ctx);
+}
+
+/* RFC 9293 3.10.7.4, step "fifth, check the ACK field". @return false when
+ * the segment must be dropped. */
+static bool ack_field(struct rnic_tcp_conn *c, const struct tcp_seg *s)
+{
+	if (seq_gt(s->ack, c->snd_max)) {         /* acks data never sent */
+		tcp_send_ack(c);
+		return false;
+	}
+	if (seq_lt(s->ack, c->snd_una - c->max_snd_wnd)) {   /* RFC 5961 5.2 */
+		if (challenge_ack_allowed(c->w))
+			tcp_send_ack(c);
+		return false;
+	}
+	uint32_t newly = c->sack_ok ? sack_update(c, s) : 0;
+	if (seq_gt(s->ack, c->snd_una)) {
+		ack_new_data(c, s);
+		if (c->in_recovery && newly)
+			mark_lost(c);
+	} else if (s->ack == c->snd_una && s->len == 0 &&
+		   !(s->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG)) &&
+		   c->snd_una != c->snd_max &&
+		   (s->wnd << c->snd_wscale) == c->snd_wnd) {
+		c->dupacks++;                          /* RFC 5681 duplicate ACK */
+		if (!c->in_recovery &&
+		    (c->dupacks >= DUPTHRESH ||
+		     (c->sack_ok && mark_lost(c) > 0)))
+			enter_recovery(c);
+		else if (c->in_recovery && newly)
+			mark_lost(c);
+	}
+	/* window update (RFC 9293 3.10.7.4) */
+	if (seq_lt(c->snd_wl1, s->seq) ||
+	    (c->snd_wl1 == s->seq && seq_le(c->snd_wl2, s->ack))) {
+		c->snd_wnd = s->wnd << c->snd_wscale;
+		c->max_snd_wnd = c->snd_wnd > c->max_snd_wnd ? c->snd_wnd : c->max_snd_wnd;
+		c->snd_wl1 = s->seq;
+		c->snd_wl2 = s->ack;
+	}
+	bool fin_acked = c->fin_sent && seq_ge(s->ack, c->fin_seq + 1);
+	if (fin_acked) {
+		enum tcp_state n = tcp_next_state(c->state, TCP_EV_ACK_OF_FIN);
+		if (n != TCP_NSTATES) {
+			tcp_set_state(c, n);
+			if (n == TCP_CLOSED) {
+				tcp_conn_done(c, 0);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* Insert out-of-order payload; @return false when it was a duplicate. */
+static bool ooo_insert(struct rnic_tcp_conn *c, uint32_t seq, uint32_t len,
+		       struct rte_mbuf *m)
+{
+	unsigned i = 0;
+	while (i < c->n_ooo && seq_lt(c->ooo[i].seq, seq))
+		i++;
+	/* fully covered by a neighbour: duplicate */
+	if ((i > 0 && seq_ge(c->ooo[i - 1].seq + c->ooo[i - 1].len, seq + len)) ||
+	    (i < c->n_ooo && c->ooo[i].seq == seq && c->ooo[i].len >= len) ||
+	    c->n_ooo == TCP_OOO_MAX) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	memmove(&c->ooo[i + 1], &c->ooo[i], (c->n_ooo - i) * sizeof(c->ooo[0]));
+	c->ooo[i] = (struct tcp_ooo){ seq, len, m };
+	c->n_ooo++;
+	c->ooo_bytes += len;
+	return true;
+}
+
+/* Deliver queued out-of-order data that rcv_nxt has reached. */
+static void ooo_pull(struct rnic_tcp_conn *c)
+{
+	while (c->n_ooo && seq_le(c->ooo[0].seq, c->rcv_nxt)) {
+		struct tcp_ooo o = c->ooo[0];
+		memmove(&c->ooo[0], &c->ooo[1], (c->n_ooo - 1) * sizeof(c->ooo[0]));
+		c->n_ooo--;
+		c->ooo_bytes -= o.len;
+		uint32_t end = o.seq + o.len;
+		if (seq_le(end, c->rcv_nxt)) {
+			rte_pktmbuf_free(o.m);
+			continue;
+		}
+		uint32_t skip = c->rcv_nxt - o.seq;
+		rte_pktmbuf_adj(o.m, (uint16_t)skip);
+		c->rcv_nxt = end;
+		tcp_deliver(c, o.m, o.len - skip);
+		if (c->state == TCP_CLOSED)
+			return;
+	}
+}
+
+static void process_fin(struct rnic_tcp_conn *c)
+{
+	if (!c->fin_rcvd || c->fin_rcvd_seq != c->rcv_nxt)
+		return;
+	c->fin_rcvd = false;
+	c->rcv_nxt++;
+	c->ack_now = true;
+	enum tcp_state n = tcp_next_state(c->state, TCP_EV_FIN);
+	if (n == TCP_NSTATES)
+		return;
+	tcp_set_state(c, n);
+	if (!c->eof_sent && c->ops && c->ops->eof && !c->hold) {
+		c->eof_sent = true;
+		c->ops->eof(c, c->ctx);
+	}
+}
+
+/* Payload and FIN of an acceptable segment (steps six to eight). */
+static void data_and_fin(struct rnic_tcp_conn *c, const struct tcp_seg *s,
+			 struct rte_mbuf *m)
+{
+	struct tcp_stack *ts = tcp_s(c->w->st);
+	uint32_t seq = s->seq, len = s->len;
+	bool can_rx = c->state == TCP_ESTABLISHED || c->state == TCP_FIN_WAIT_1 ||
+		      c->state == TCP_FIN_WAIT_2;
+
+	if (len && can_rx) {
+		if (seq_lt(seq, c->rcv_nxt)) {   /* drop what we already have */
+			uint32_t cut = c->rcv_nxt - seq;
+			rte_pktmbuf_adj(m, (uint16_t)cut);
+			seq += cut;
+			len -= cut;
+		}
+		uint32_t wnd_end = c->rcv_nxt + tcp_rcv_window(c);
+		if (seq_gt(seq + len, wnd_end) && seq_lt(seq, wnd_end)) {
+			uint32_t cut = seq + len - wnd_end;   /* beyond the window */
+			rte_pktmbuf_trim(m, (uint16_t)cut);
+			len -= cut;
+		}
+		c->stats.bytes_received += len;
+		if (seq == c->rcv_nxt && seq_lt(seq, wnd_end)) {
+			c->rcv_nxt += len;
+			tcp_deliver(c, m, len);
+			m = NULL;
+			if (c->state == TCP_CLOSED)
+				return;
+			ooo_pull(c);
+			if (c->state == TCP_CLOSED)
+				return;
+			c->unacked_segs++;
+			if (c->n_ooo || c->quickacks || c->unacked_segs >= 2)
+				c->ack_now = true;
+			if (c->quickacks)
+				c->quickacks--;
+		} else if (seq_gt(seq, c->rcv_nxt) && seq_lt(seq, wnd_end)) {
+			if (!ooo_insert(c, seq, len, m))
+				tcp_w(c->w)->st.dup_segs++;
+			m = NULL;
+			c->ack_now = true;   /* duplicate ACK carrying SACK */
+		} else {
+			tcp_w(c->w)->st.dup_segs++;
+			c->ack_now = true;
+		}
+	}
+	rte_pktmbuf_free(m);
+	if (s->flags & RTE_TCP_FIN_FLAG) {
+		if (c->state == TCP_TIME_WAIT) {   /* retransmitted FIN: re-ACK */
+			c->ack_now = true;
+			rnic_timer_arm(&c->w->timers, &c->misc_timer, c->w->now_tsc,
+				       (uint64_t)ts->params.time_wait_ms * 1000);
+		} else if (can_rx || c->state == TCP_SYN_RECEIVED) {
+			c->fin_rcvd = true;
+			c->fin_rcvd_seq = s->seq + s->len;
+		}
+	}
+	process_fin(c);
+	if (c->state == TCP_TIME_WAIT && !rnic_timer_pending(&c->misc_timer)) {
+		rnic_timer_cancel(&c->w->timers, &c->rtx_timer);
+		rnic_timer_arm(&c->w->timers, &c->misc_timer, c->w->now_tsc,
+			       (uint64_t)ts->params.time_wait_ms * 1000);
+	}
+}
+
+/* RFC 9293 acceptability test against the window we advertised. */
+static bool seg_acceptable(const struct rnic_tcp_conn *c, const struct tcp_seg *s)
+{
+	uint32_t seglen = s->len + ((s->flags & RTE_TCP_SYN_FLAG) ? 1 : 0) +
+			  ((s->flags & RTE_TCP_FIN_FLAG) ? 1 : 0);
+	uint32_t wnd = c->rcv_adv - c->rcv_nxt;
+	if (seq_lt(c->rcv_adv, c->rcv_nxt))
+		wnd = 0;
+	if (seglen == 0)
+		return wnd == 0 ? s->seq == c->rcv_nxt :
+		       seq_in(s->seq, c->rcv_nxt, c->rcv_nxt + wnd);
+	if (wnd == 0)
+		return false;
+	return seq_in(s->seq, c->rcv_nxt, c->rcv_nxt + wnd) ||
+	       seq_in(s->seq + seglen - 1, c->rcv_nxt, c->rcv_nxt + wnd);
+}
+
+static void syn_sent_input(struct rnic_tcp_conn *c, const struct tcp_seg *s,
+			   struct rte_mbuf *m)
+{
+	bool ack = s->flags & RTE_TCP_ACK_FLAG;
+	rte_pktmbuf_free(m);
+	if (ack && (seq_le(s->ack, c->iss) || seq_gt(s->ack, c->snd_max))) {
+		if (!(s->flags & RTE_TCP_RST_FLAG))
+			tcp_send_ctl(c->w, c->port, &c->key, s->ack, 0,
+				     RTE_TCP_RST_FLAG, NULL, 0);
+		return;
+	}
+	if (s->flags & RTE_TCP_RST_FLAG) {
+		if (ack) {
+			tcp_w(c->w)->st.resets_in++;
+			tcp_conn_done(c, -ECONNREFUSED);
+		}
+		return;
+	}
+	if (!(s->flags & RTE_TCP_SYN_FLAG))
+		return;
+	take_syn(c, s);
+	if (ack) {
+		c->snd_una = s->ack;
+		c->snd_wl2 = s->ack;
+		rnic_timer_cancel(&c->w->timers, &c->rtx_timer);
+		tcp_set_state(c, TCP_ESTABLISHED);
+		tcp_send_ack(c);
+		tcp_established(c);
+	} else {   /* simultaneous open */
+		tcp_set_state(c, TCP_SYN_RECEIVED);
+		tcp_send_syn(c, true);
+	}
+}
+
+/* A segment for an existing connection. Consumes @p m (payload only). */
+static void tcp_segment(struct rnic_tcp_conn *c, const struct tcp_seg *s,
+			struct rte_mbuf *m)
+{
+	struct tcp_worker *tw = tcp_w(c->w);
+
+	c->last_rx_tsc = c->w->now_tsc;
+	c->probes = 0;
+	if (c->state == TCP_SYN_SENT) {
+		syn_sent_input(c, s, m);
+		return;
+	}
+	/* PAWS (RFC 7323 5.3) */
+	if (c->ts_ok && s->o.ts_ok && !(s->flags & RTE_TCP_RST_FLAG) &&
+	    seq_lt(s->o.tsval, c->ts_recent)) {
+		tw->st.paws_drops++;
+		rte_pktmbuf_free(m);
+		tcp_send_ack(c);
+		return;
+	}
+	if (!seg_acceptable(c, s)) {
+		tw->st.out_of_window++;
+		rte_pktmbuf_free(m);
+		if (!(s->flags & RTE_TCP_RST_FLAG))
+			tcp_send_ack(c);
+		return;
+	}
+	if (s->flags & RTE_TCP_RST_FLAG) {   /* RFC 5961 section 3 */
+		rte_pktmbuf_free(m);
+		if (s->seq == c->rcv_nxt) {
+			tw->st.resets_in++;
+			tcp_conn_done(c, -ECONNRESET);
+		} else if (challenge_ack_allowed(c->w)) {
+			tcp_send_ack(c);
+		}
+		return;
+	}
+	if (s->flags & RTE_TCP_SYN_FLAG) {   /* RFC 5961 section 4 */
+		rte_pktmbuf_free(m);
+		if (challenge_ack_allowed(c->w))
+			tcp_send_ack(c);
+		return;
+	}
+	if (!(s->flags & RTE_TCP_ACK_FLAG)) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	/* timestamps: remember the peer's (RFC 7323 4.3) */
+	if (c->ts_ok && s->o.ts_ok && seq_le(s->seq, c->rcv_nxt))
+		c->ts_recent = s->o.tsval;
+	if (c->state == TCP_SYN_RECEIVED) {
+		if (!seq_in(s->ack, c->snd_una + 1, c->snd_max + 1)) {
+			rte_pktmbuf_free(m);
+			tcp_send_ctl(c->w, c->port, &c->key, s->ack, 0,
+				     RTE_TCP_RST_FLAG, NULL, 0);
+			return;
+		}
+		c->snd_una = s->ack;
+		c->snd_wnd = s->wnd << c->snd_wscale;
+		c->snd_wl1 = s->seq;
+		c->snd_wl2 = s->ack;
+		rnic_timer_cancel(&c->w->timers, &c->rtx_timer);
+		tcp_set_state(c, TCP_ESTABLISHED);
+		tcp_established(c);
+		if (c->state == TCP_CLOSED) {
+			rte_pktmbuf_free(m);
+			return;
+		}
+	}
+	if (!ack_field(c, s)) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	data_and_fin(c, s, m);
+	if (c->state == TCP_CLOSED)
+		return;
+	tcp_output(c);
+	if (c->ack_now)
+		tcp_send_ack(c);
+	else if (c->unacked_segs && !rnic_timer_pending(&c->dack_timer))
+		rnic_timer_arm(&c->w->timers, &c->dack_timer, c->w->now_tsc,
+			       tcp_s(c->w->st)->params.delack_us);
+}
+
+/* The L4 handler: validate, find the connection or the listener. */
+void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
+{
+	struct tcp_worker *tw = tcp_w(w);
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
+			const struct rte_ipv4_hdr *, m->l2_len);
+	uint32_t l4len = rte_be_to_cpu_16(ip->total_length) - m->l3_len;
+	struct tcp_seg s;
+
+	tw->st.segs_in++;
+	if (l4len < sizeof(struct rte_tcp_hdr) ||
+	    rte_pktmbuf_data_len(m) < m->l2_len + m->l3_len + l4len) {
+		tw->st.bad_hdr++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)
+		((const uint8_t *)ip + m->l3_len);
+	uint32_t hl = (th->data_off >> 4) * 4u;
+	if (hl < sizeof(*th) || hl > l4len) {
+		tw->st.bad_hdr++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if ((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
+	    rte_ipv4_udptcp_cksum_verify(ip, th) != 0) {
+		tw->st.bad_csum++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	s.th = th;
+	s.flags = th->tcp_flags;
+	if (tcp_opts_parse((const uint8_t *)(th + 1), hl - sizeof(*th),
+			   s.flags & RTE_TCP_SYN_FLAG, &s.o) != 0) {
+		tw->st.bad_opts++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	s.seq = rte_be_to_cpu_32(th->sent_seq);
+	s.ack = rte_be_to_cpu_32(th->recv_ack);
+	s.wnd = rte_be_to_cpu_16(th->rx_win);
+	s.len = l4len - hl;
+	struct tcp_key k = { ip->dst_addr, ip->src_addr, th->dst_port, th->src_port };
+
+	struct rnic_tcp_conn *c = tcp_lookup(w, &k);
+	if (c == NULL) {
+		struct tcp_listener *l = tcp_find_listener(w->st, rte_be_to_cpu_16(k.lport));
+		uint8_t f = s.flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG);
+		if (l != NULL && f == RTE_TCP_SYN_FLAG) {
+			syn_stage_syn(w, p, &k, &s);
+			rte_pktmbuf_free(m);
+			return;
+		}
+		if (l != NULL && f == RTE_TCP_ACK_FLAG) {
+			bool rst;
+			c = syn_stage_ack(w, p, &k, &s, l, &rst);
+			if (c == NULL) {
+				/* not a valid cookie: RFC 9293 says reset */
+				if (rst)
+					tcp_send_rst_for(w, p, m);
+				rte_pktmbuf_free(m);
+				return;
+			}
+			/* the ACK may carry data: process it as established */
+		} else {
+			if (l == NULL)
+				tw->st.no_listener++;
+			tcp_send_rst_for(w, p, m);
+			rte_pktmbuf_free(m);
+			return;
+		}
+	}
+	rte_pktmbuf_adj(m, (uint16_t)(m->l2_len + m->l3_len + hl));
+	tcp_segment(c, &s, m);
+}

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/tcp internals: the TCB, the per-worker and per-stack state.
+ * A TCB is touched only by the worker that owns its flow.
+ */
+#ifndef RNIC_TCP_INTERNAL_H
+#define RNIC_TCP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_hash.h>
+#include <rte_mbuf.h>
+
+#include "engine/stack.h"
+#include "engine/timer.h"
+#include "engine/worker.h"
+#include "rnic/rnic_tcp.h"
+#include "tcp/cookie.h"
+#include "tcp/seq.h"
+#include "tcp/tcp_opts.h"
+
+/* RFC 9293 states */
+enum tcp_state {
+	TCP_CLOSED, TCP_LISTEN, TCP_SYN_SENT, TCP_SYN_RECEIVED, TCP_ESTABLISHED,
+	TCP_FIN_WAIT_1, TCP_FIN_WAIT_2, TCP_CLOSE_WAIT, TCP_CLOSING,
+	TCP_LAST_ACK, TCP_TIME_WAIT, TCP_NSTATES
+};
+
+/* events of the connection state machine (tcp_state.c) */
+enum tcp_event {
+	TCP_EV_SYN,          /* SYN without ACK */
+	TCP_EV_SYN_ACK,      /* SYN+ACK that acks our SYN */
+	TCP_EV_ACK_OF_SYN,   /* ACK of our SYN (SYN_RECEIVED) */
+	TCP_EV_FIN,          /* in-order FIN */
+	TCP_EV_ACK_OF_FIN,   /* ACK covering our FIN */
+	TCP_EV_CLOSE,        /* application close */
+	TCP_EV_RST,          /* acceptable RST */
+	TCP_EV_TIMEOUT,      /* TIME_WAIT or retry timer expired */
+	TCP_NEVENTS
+};
+
+/** Next state, or TCP_NSTATES when the event is not valid in @p s. */
+enum tcp_state tcp_next_state(enum tcp_state s, enum tcp_event ev);
+const char *tcp_state_name(enum tcp_state s);
+
+/* congestion control (tcp_cc.c) */
+struct tcp_cc_state {
+	uint32_t cwnd, ssthresh;     /* bytes */
+	/* CUBIC (RFC 9438) */
+	double w_max, k;             /* segments, seconds */
+	uint64_t epoch_us;           /* start of the current avoidance epoch */
+	double w_est;                /* Reno-friendly estimate, segments */
+	uint32_t acked_accum;        /* NewReno avoidance byte counter */
+};
+struct tcp_cc_ops {
+	const char *name;
+	void (*init)(struct tcp_cc_state *s, uint32_t mss);
+	void (*on_ack)(struct tcp_cc_state *s, uint32_t mss, uint32_t acked,
+		       uint64_t now_us, uint32_t srtt_us);
+	void (*on_loss)(struct tcp_cc_state *s, uint32_t mss, uint32_t flight,
+			uint64_t now_us);   /* fast retransmit */
+	void (*on_rto)(struct tcp_cc_state *s, uint32_t mss, uint32_t flight);
+};
+extern const struct tcp_cc_ops tcp_cc_newreno, tcp_cc_cubic;
+
+/* RTO estimator, RFC 6298 (tcp_rtt.c) */
+struct tcp_rtt {
+	uint32_t srtt_us, rttvar_us, rto_us;
+	bool have_sample;
+	uint8_t backoff;
+};
+void tcp_rtt_init(struct tcp_rtt *r, uint32_t rto_init_us);
+void tcp_rtt_sample(struct tcp_rtt *r, uint32_t rtt_us, uint32_t rto_min_us);
+void tcp_rtt_backoff(struct tcp_rtt *r);
+uint32_t tcp_rtt_rto(const struct tcp_rtt *r, uint32_t rto_min_us);
+
+/* One queued send unit = one segment's payload (<= MSS). */
+struct tcp_unit {
+	struct rte_mbuf *m;          /* payload, one segment (direct or indirect) */
+	uint32_t seq;
+	uint16_t len;
+	bool sacked, lost, retx;     /* SACK scoreboard (RFC 6675) */
+	uint64_t sent_tsc;           /* last transmission */
+};
+
+#define TCP_UNITS     8192       /* power of two */
+#define TCP_OOO_MAX   256        /* out-of-order segments held */
+
+struct tcp_ooo {
+	uint32_t seq, len;
+	struct rte_mbuf *m;          /* payload only */
+};
+
+struct tcp_key {
+	uint32_t laddr, raddr;       /* network order */
+	uint16_t lport, rport;
+} __attribute__((packed));
+
+struct rnic_tcp_conn {
+	/* identity (read-mostly) */
+	struct tcp_key key;
+	struct rnic_worker *w;
+	struct rnic_port *port;
+	enum tcp_state state;
+	const struct rnic_tcp_ops *ops;
+	void *ctx;
+	struct tcp_listener *listener;   /* passive opens: counted in backlog */
+	const struct tcp_cc_ops *cc_ops;
+
+	/* send sequence space (RFC 9293 3.3.1) */
+	uint32_t iss, snd_una, snd_nxt, snd_max, snd_wl1, snd_wl2;
+	uint32_t snd_wnd;            /* peer window, scaled */
+	uint32_t max_snd_wnd;
+	uint8_t snd_wscale, rcv_wscale;
+	uint16_t mss;                /* payload per segment (options excluded) */
+	bool fin_queued, fin_sent;
+	uint32_t fin_seq;
+
+	/* receive sequence space */
+	uint32_t irs, rcv_nxt, rcv_adv; /* rcv_adv: right edge advertised */
+	bool fin_rcvd;               /* a FIN arrived (maybe out of order) */
+	uint32_t fin_rcvd_seq;
+	uint32_t rcvbuf;
+
+	/* options in use */
+	bool ts_ok, sack_ok;
+	uint32_t ts_recent, ts_recent_age_ms, ts_offset;
+
+	/* send queue: units in [head, tail) of the ring; una..nxt are sent */
+	struct tcp_unit *units;
+	uint32_t u_head, u_tail, u_next;  /* u_next: first unit not yet sent */
+	uint32_t queued_bytes;
+	uint32_t write_seq;          /* sequence number of the next queued byte */
+	uint32_t sndbuf;
+	uint32_t sacked_bytes, lost_bytes;
+	uint32_t high_sacked;        /* highest SACKed sequence */
+	uint32_t recover;            /* NewReno/RFC 6675 recovery point */
+	bool in_recovery;
+	uint32_t dupacks;
+
+	/* receive: out-of-order queue sorted by seq; held in-order data */
+	struct tcp_ooo ooo[TCP_OOO_MAX];
+	unsigned n_ooo;
+	uint32_t ooo_bytes;
+	struct rte_mbuf *held;       /* hand-off: in-order bytes kept */
+	uint32_t held_bytes;
+	bool hold;
+
+	/* ACK policy */
+	unsigned unacked_segs;       /* received, not yet acknowledged */
+	unsigned quickacks;          /* immediate ACKs left (start-up) */
+	bool ack_now;
+
+	struct tcp_cc_state cc;
+	struct tcp_rtt rtt;
+	unsigned syn_retries, rto_retries, probes;
+
+	struct rnic_timer rtx_timer; /* RTO, SYN retry, persist */
+	struct rnic_timer dack_timer;
+	struct rnic_timer misc_timer;/* keepalive, TIME_WAIT */
+	uint64_t last_rx_tsc;
+
+	bool in_table, app_closed, notified_closed, eof_sent;
+	struct rnic_tcp_info stats;
+};
+
+struct tcp_listener {
+	uint16_t port;               /* host order, 0 = free */
+	const struct rnic_tcp_ops *ops;
+	void *ctx;
+	unsigned backlog;
+	unsigned count;              /* atomically updated: live connections */
+};
+
+#define TCP_MAX_LISTENERS 64
+
+struct tcp_worker {
+	struct rte_hash *tcbs;
+	uint16_t next_port;
+	uint64_t challenge_window_tsc;
+	unsigned challenge_count;
+	struct rnic_tcp_stats st;
+};
+
+struct tcp_stack {
+	struct rnic_tcp_params params;
+	struct tcp_listener listeners[TCP_MAX_LISTENERS];
+	struct tcp_cookie_keys keys;
+	struct rnic_timer rotate_timer;   /* on worker 0 */
+};
+
+static inline struct tcp_worker *tcp_w(struct rnic_worker *w)
+{
+	return w->proto[RNIC_PROTO_TCP];
+}
+static inline struct tcp_stack *tcp_s(const struct rnic_stack *st)
+{
+	return st->proto[RNIC_PROTO_TCP];
+}
+
+/* tcp_out.c */
+void tcp_output(struct rnic_tcp_conn *c);
+void tcp_send_ack(struct rnic_tcp_conn *c);
+void tcp_send_syn(struct rnic_tcp_conn *c, bool ack);
+void tcp_send_rst_for(struct rnic_worker *w, struct rnic_port *p,
+		      const struct rte_mbuf *m);
+void tcp_send_ctl(struct rnic_worker *w, struct rnic_port *p,
+		  const struct tcp_key *k, uint32_t seq, uint32_t ack,
+		  uint8_t flags, const struct tcp_opts *o, uint32_t wnd);
+int tcp_retransmit_unit(struct rnic_tcp_conn *c, struct tcp_unit *u);
+uint32_t tcp_rcv_window(const struct rnic_tcp_conn *c);
+uint32_t tcp_ts_now(const struct rnic_tcp_conn *c);
+void tcp_arm_rto(struct rnic_tcp_conn *c);
+
+/* tcp_in.c */
+void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m);
+unsigned tcp_owner(struct rnic_stack *st, struct rnic_port *p, struct rte_mbuf *m);
+
+/* tcp.c */
+struct rnic_tcp_conn *tcp_conn_new(struct rnic_worker *w, struct rnic_port *p,
+				   const struct tcp_key *k);
+int tcp_conn_insert(struct rnic_tcp_conn *c);
+struct rnic_tcp_conn *tcp_lookup(struct rnic_worker *w, const struct tcp_key *k);
+void tcp_set_state(struct rnic_tcp_conn *c, enum tcp_state s);
+void tcp_conn_done(struct rnic_tcp_conn *c, int err);
+void tcp_deliver(struct rnic_tcp_conn *c, struct rte_mbuf *m, uint32_t len);
+struct tcp_listener *tcp_find_listener(struct rnic_stack *st, uint16_t port);
+void tcp_established(struct rnic_tcp_conn *c);
+uint64_t tcp_now_us(void);
+
+#endif

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * TCP output: segments are a header mbuf (headroom for IPv4 and Ethernet)
+ * chained to a clone of the queued payload unit, so neither the first
+ * transmission nor a retransmission copies payload.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ip.h>
+#include <rte_tcp.h>
+
+#include "net/net.h"
+#include "port/port.h"
+#include "tcp/tcp_internal.h"
+
+#define TCP_HDR_MAX (20 + 40)
+
+uint64_t tcp_now_us(void)
+{
+	return rte_rdtsc() / (rte_get_tsc_hz() / 1000000);
+}
+
+/* Timestamp clock: 1 ms per tick (RFC 7323 section 5.4 recommends 1 ms to
+ * 1 s), with a per-connection random offset. */
+uint32_t tcp_ts_now(const struct rnic_tcp_conn *c)
+{
+	return (uint32_t)(tcp_now_us() / 1000) + c->ts_offset;
+}
+
+uint32_t tcp_rcv_window(const struct rnic_tcp_conn *c)
+{
+	uint32_t used = c->ooo_bytes + c->held_bytes;
+	return c->rcvbuf > used ? c->rcvbuf - used : 0;
+}
+
+/* TCP checksum over the pseudo header and the whole chain. */
+static uint16_t tcp_cksum(const struct tcp_key *k, struct rte_mbuf *m, uint32_t len)
+{
+	struct rte_ipv4_hdr ph = {
+		.src_addr = k->laddr, .dst_addr = k->raddr,
+		.next_proto_id = IPPROTO_TCP,
+		.total_length = rte_cpu_to_be_16((uint16_t)(len + 20)),
+		.version_ihl = RTE_IPV4_VHL_DEF,
+	};
+	uint32_t sum = rte_ipv4_phdr_cksum(&ph, 0);
+	uint16_t raw = 0;
+	rte_raw_cksum_mbuf(m, 0, len, &raw);
+	sum += raw;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	uint16_t r = (uint16_t)~sum;
+	return r == 0 ? 0xffff : r;
+}
+
+/* Build and send one segment: header fields from @p c or explicit values. */
+static int tcp_xmit(struct rnic_worker *w, struct rnic_port *p,
+		    const struct tcp_key *k, uint32_t seq, uint32_t ack,
+		    uint8_t flags, const struct tcp_opts *o, bool syn_opts,
+		    uint16_t wnd, struct rte_mbuf *payload)
+{
+	struct rte_mbuf *h = rte_pktmbuf_alloc(p->pool);
+	if (h == NULL) {
+		rte_pktmbuf_free(payload);
+		w->drops[RNIC_DROP_NO_MBUF]++;
+		return -ENOBUFS;
+	}
+	uint8_t optbuf[40];
+	size_t olen = o ? tcp_opts_build(optbuf, o, syn_opts) : 0;
+	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)rte_pktmbuf_append(h,
+				(uint16_t)(sizeof(*th) + olen));
+	th->src_port = k->lport;
+	th->dst_port = k->rport;
+	th->sent_seq = rte_cpu_to_be_32(seq);
+	th->recv_ack = rte_cpu_to_be_32(ack);
+	th->data_off = (uint8_t)(((sizeof(*th) + olen) / 4) << 4);
+	th->tcp_flags = flags;
+	th->rx_win = rte_cpu_to_be_16(wnd);
+	th->cksum = 0;
+	th->tcp_urp = 0;
+	memcpy(th + 1, optbuf, olen);
+	uint32_t len = (uint32_t)(sizeof(*th) + olen);
+	if (payload != NULL) {
+		len += rte_pktmbuf_pkt_len(payload);
+		if (rte_pktmbuf_chain(h, payload) != 0) {
+			rte_pktmbuf_free(h);
+			rte_pktmbuf_free(payload);
+			return -ENOBUFS;
+		}
+	}
+	th->cksum = tcp_cksum(k, h, len);
+	tcp_w(w)->st.segs_out++;
+	return rnic_net_output_ipv4(w, p, h, rte_be_to_cpu_32(k->raddr), IPPROTO_TCP);
+}
+
+/* Options for a non-SYN segment of @p c (timestamps, SACK blocks). */
+static void tcp_data_opts(const struct rnic_tcp_conn *c, struct tcp_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (c->ts_ok) {
+		o->ts_ok = true;
+		o->tsval = tcp_ts_now(c);
+		o->tsecr = c->ts_recent;
+	}
+	if (c->sack_ok && c->n_ooo) {
+		/* RFC 2018: the most recent block first; we report the lowest
+		 * out-of-order ranges, merged */
+		unsigned i = 0;
+		while (i < c->n_ooo && o->n_sack < TCP_MAX_SACK_BLOCKS) {
+			uint32_t s = c->ooo[i].seq, e = s + c->ooo[i].len;
+			i++;
+			while (i < c->n_ooo && seq_le(c->ooo[i].seq, e)) {
+				e = seq_max(e, c->ooo[i].seq + c->ooo[i].len);
+				i++;
+			}
+			o->sack[o->n_sack].start = s;
+			o->sack[o->n_sack].end = e;
+			o->n_sack++;
+		}
+	}
+}
+
+static uint16_t tcp_wnd_field(struct rnic_tcp_conn *c)
+{
+	uint32_t wnd = tcp_rcv_window(c);
+	uint32_t scaled = wnd >> c->rcv_wscale;
+	if (scaled > 65535)
+		scaled = 65535;
+	/* never shrink the right edge already advertised (RFC 9293 3.8.6.2.2) */
+	uint32_t edge = c->rcv_nxt + (scaled << c->rcv_wscale);
+	if (seq_lt(edge, c->rcv_adv)) {
+		scaled = (c->rcv_adv - c->rcv_nxt + (1u << c->rcv_wscale) - 1) >> c->rcv_wscale;
+		edge = c->rcv_nxt + (scaled << c->rcv_wscale);
+	}
+	c->rcv_adv = edge;
+	return (uint16_t)scaled;
+}
+
+void tcp_send_ack(struct rnic_tcp_conn *c)
+{
+	struct tcp_opts o;
+	tcp_data_opts(c, &o);
+	c->unacked_segs = 0;
+	c->ack_now = false;
+	rnic_timer_cancel(&c->w->timers, &c->dack_timer);
+	tcp_xmit(c->w, c->port, &c->key, c->snd_nxt, c->rcv_nxt, RTE_TCP_ACK_FLAG,
+		 &o, false, tcp_wnd_field(c), NULL);
+}
+
+void tcp_send_syn(struct rnic_tcp_conn *c, bool ack)
+{
+	struct tcp_stack *ts = tcp_s(c->w->st);
+	struct tcp_opts o = {
+		.mss_ok = true, .mss = (uint16_t)(c->port->mtu - 40),
+		.sack_ok = ts->params.sack, .ts_ok = ts->params.timestamps,
+		.ws_ok = true, .ws = c->rcv_wscale,
+		.tsval = tcp_ts_now(c), .tsecr = c->ts_recent,
+	};
+	if (ack) {   /* SYN-ACK: only what the peer offered */
+		o.sack_ok = c->sack_ok;
+		o.ts_ok = c->ts_ok;
+		o.ws_ok = c->rcv_wscale != 0;
+	}
+	uint32_t wnd = tcp_rcv_window(c);
+	tcp_xmit(c->w, c->port, &c->key, c->iss, ack ? c->rcv_nxt : 0,
+		 RTE_TCP_SYN_FLAG | (ack ? RTE_TCP_ACK_FLAG : 0), &o, true,
+		 (uint16_t)(wnd > 65535 ? 65535 : wnd), NULL);
+	c->snd_nxt = c->iss + 1;
+	c->snd_max = seq_max(c->snd_max, c->snd_nxt);
+}
+
+void tcp_send_ctl(struct rnic_worker *w, struct rnic_port *p,
+		  const struct tcp_key *k, uint32_t seq, uint32_t ack,
+		  uint8_t flags, const struct tcp_opts *o, uint32_t wnd)
+{
+	bool syn = flags & RTE_TCP_SYN_FLAG;
+	tcp_xmit(w, p, k, seq, ack, flags, o, syn,
+		 (uint16_t)(wnd > 65535 ? 65535 : wnd), NULL);
+}
+
+/* RFC 9293 3.10.7.1: the reset for a segment that has no connection. */
+void tcp_send_rst_for(struct rnic_worker *w, struct rnic_port *p,
+		      const struct rte_mbuf *m)
+{
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
+			const struct rte_ipv4_hdr *, m->l2_len);
+	const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)
+		((const uint8_t *)ip + m->l3_len);
+	if (th->tcp_flags & RTE_TCP_RST_FLAG)
+		return;   /* never answer a reset */
+	struct tcp_key k = { ip->dst_addr, ip->src_addr, th->dst_port, th->src_port };
+	uint32_t hl = (th->data_off >> 4) * 4u;
+	uint32_t len = rte_be_to_cpu_16(ip->total_length) - m->l3_len - hl;
+	len += (th->tcp_flags & RTE_TCP_SYN_FLAG) ? 1 : 0;
+	len += (th->tcp_flags & RTE_TCP_FIN_FLAG) ? 1 : 0;
+	tcp_w(w)->st.resets_out++;
+	if (th->tcp_flags & RTE_TCP_ACK_FLAG)
+		tcp_send_ctl(w, p, &k, rte_be_to_cpu_32(th->recv_ack), 0,
+			     RTE_TCP_RST_FLAG, NULL, 0);
+	else
+		tcp_send_ctl(w, p, &k, 0, rte_be_to_cpu_32(th->sent_seq) + len,
+			     RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG, NULL, 0);
+}
+
+/* A reference to the unit's payload for one transmission. */
+static struct rte_mbuf *unit_clone(struct rnic_tcp_conn *c, struct tcp_unit *u)
+{
+	return rte_pktmbuf_clone(u->m, c->port->pool);
+}
+
+static int tcp_send_unit(struct rnic_tcp_conn *c, struct tcp_unit *u, bool fin,
+			 bool push)
+{
+	struct rte_mbuf *pl = NULL;
+	struct tcp_opts o;
+
+	if (u != NULL) {
+		pl = unit_clone(c, u);
+		if (pl == NULL) {
+			c->w->drops[RNIC_DROP_NO_MBUF]++;
+			return -ENOBUFS;
+		}
+		u->sent_tsc = c->w->now_tsc;
+	}
+	tcp_data_opts(c, &o);
+	uint8_t flags = RTE_TCP_ACK_FLAG | (fin ? RTE_TCP_FIN_FLAG : 0);
+	if (push)
+		flags |= RTE_TCP_PSH_FLAG;
+	c->unacked_segs = 0;
+	c->ack_now = false;
+	rnic_timer_cancel(&c->w->timers, &c->dack_timer);
+	return tcp_xmit(c->w, c->port, &c->key, u ? u->seq : c->fin_seq,
+			c->rcv_nxt, flags, &o, false, tcp_wnd_field(c), pl);
+}
+
+int tcp_retransmit_unit(struct rnic_tcp_conn *c, struct tcp_unit *u)
+{
+	u->retx = true;
+	c->stats.retransmits++;
+	tcp_w(c->w)->st.retransmits++;
+	return tcp_send_unit(c, u, false, false);
+}
+
+void tcp_arm_rto(struct rnic_tcp_conn *c)
+{
+	struct tcp_stack *ts = tcp_s(c->w->st);
+	rnic_timer_arm(&c->w->timers, &c->rtx_timer, c->w->now_tsc,
+		       tcp_rtt_rto(&c->rtt, ts->params.rto_min_us));
+}
+
+/* Bytes in flight as RFC 6675 "pipe" estimates them. */
+static uint32_t tcp_pipe(const struct rnic_tcp_conn *c)
+{
+	uint32_t out = c->snd_max - c->snd_una;
+	uint32_t gone = c->sacked_bytes + c->lost_bytes;
+	return out > gone ? out - gone : 0;
+}
+
+/*
+ * Send what the windows allow: first units marked lost (retransmissions
+ * during recovery), then new units, then the FIN.
+ */
+void tcp_output(struct rnic_tcp_conn *c)
+{
+	if (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT &&
+	    c->state != TCP_FIN_WAIT_1 && c->state != TCP_CLOSING &&
+	    c->state != TCP_LAST_ACK)
+		return;
+	uint32_t cwnd = c->cc.cwnd;
+	bool sent_any = false;
+
+	/* retransmit lost, un-SACKed units first (RFC 6675 NextSeg rule 1) */
+	if (c->lost_bytes) {
+		for (uint32_t i = c->u_head; i != c->u_next && tcp_pipe(c) < cwnd; i++) {
+			struct tcp_unit *u = &c->units[i & (TCP_UNITS - 1)];
+			if (!u->lost || u->sacked)
+				continue;
+			u->lost = false;
+			c->lost_bytes -= u->len;
+			if (tcp_retransmit_unit(c, u) != 0)
+				break;
+			sent_any = true;
+		}
+	}
+	/* new data within cwnd and the peer's window */
+	while (c->u_next != c->u_tail) {
+		struct tcp_unit *u = &c->units[c->u_next & (TCP_UNITS - 1)];
+		uint32_t end = u->seq + u->len;
+		if (seq_gt(end, c->snd_una + c->snd_wnd))
+			break;
+		if (tcp_pipe(c) + u->len > cwnd && tcp_pipe(c) > 0)
+			break;
+		if (tcp_send_unit(c, u, false, c->u_next + 1 == c->u_tail) != 0)
+			break;
+		c->u_next++;
+		c->snd_nxt = end;
+		c->snd_max = seq_max(c->snd_max, end);
+		c->stats.bytes_sent += u->len;
+		sent_any = true;
+	}
+	if (c->fin_queued && !c->fin_sent && c->u_next == c->u_tail) {
+		c->fin_seq = c->snd_nxt;
+		tcp_send_unit(c, NULL, true, true);
+		c->fin_sent = true;
+		c->snd_nxt++;
+		c->snd_max = seq_max(c->snd_max, c->snd_nxt);
+		sent_any = true;
+	}
+	if (sent_any && !rnic_timer_pending(&c->rtx_timer))
+		tcp_arm_rto(c);
+	/* zero window with data waiting: the persist timer probes */
+	if (c->snd_wnd == 0 && c->u_next != c->u_tail &&
+	    !rnic_timer_pending(&c->rtx_timer))
+		tcp_arm_rto(c);
+}
