@@ -4,6 +4,7 @@
  * and the worker-lcore allocator.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +19,10 @@
 #include "engine/engine_internal.h"
 
 static bool eal_ready;
-static rte_spinlock_t reg_lock = RTE_SPINLOCK_INITIALIZER;
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rnic_stack *registry[RNIC_MAX_STACKS];
+static bool registry_live[RNIC_MAX_STACKS];
+static rte_spinlock_t lcore_lock = RTE_SPINLOCK_INITIALIZER;
 static bool lcore_used[RTE_MAX_LCORE];
 
 static bool has_arg(const struct rnic_config *cfg, const char *prefix)
@@ -46,116 +49,200 @@ static long hugepages_free(void)
 	return n;
 }
 
-/* "--lcores" value: main lcore 0 on every CPU we may use, then one lcore
- * per worker, round-robin over those CPUs (oversubscribed when needed). */
-static void lcore_map(char *buf, size_t len, unsigned n_workers)
+/* Append the CPUs of @p set to @p buf as "a-b,c,...". @return chars written. */
+static size_t cpu_list(char *buf, size_t len, const int *cpus, int ncpu)
 {
-	cpu_set_t set;
-	int cpus[CPU_SETSIZE], ncpu = 0;
+	size_t o = 0;
 
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		for (int c = 0; c < CPU_SETSIZE; c++)
-			if (CPU_ISSET(c, &set))
-				cpus[ncpu++] = c;
-	if (ncpu == 0)
-		cpus[ncpu++] = 0;
-	size_t o = snprintf(buf, len, "0@(%d-%d)", cpus[0], cpus[ncpu - 1]);
-	for (unsigned w = 0; w < n_workers && o < len; w++)
-		o += snprintf(buf + o, len - o, ",%u@%d", w + 1,
-			      cpus[(w + 1) % ncpu]);
+	for (int i = 0; i < ncpu && o < len; ) {
+		int j = i;
+		while (j + 1 < ncpu && cpus[j + 1] == cpus[j] + 1)
+			j++;
+		o += (size_t)snprintf(buf + o, len - o, "%s%d", i ? "," : "", cpus[i]);
+		if (j > i && o < len)
+			o += (size_t)snprintf(buf + o, len - o, "-%d", cpus[j]);
+		i = j + 1;
+	}
+	return o;
 }
 
-int rnic_eal_init(const char *prog, const struct rnic_config *cfg,
-		  unsigned n_workers)
+/*
+ * "--lcores" value: the main lcore 0 may float over every CPU of the
+ * affinity set; worker lcore i+1 is pinned to the set's CPU i modulo its
+ * size, so with fewer CPUs than workers the workers share CPUs round-robin
+ * (2 CPUs, 3 workers: "0@(0-1),1@0,2@1,3@0").
+ */
+int rnic_eal_lcore_map(char *buf, size_t len, const cpu_set_t *set,
+		       unsigned n_workers)
 {
-	char *argv[RNIC_MAX_EAL_ARGS + 16];
-	char prefix[64], lcores[512];
-	int argc = 0;
+	int cpus[CPU_SETSIZE], ncpu = 0;
+	size_t o;
 
-	if (eal_ready)
-		return 0;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, set))
+			cpus[ncpu++] = c;
+	if (ncpu == 0)
+		cpus[ncpu++] = 0;
+	o = (size_t)snprintf(buf, len, "0@(");
+	if (o < len)
+		o += cpu_list(buf + o, len - o, cpus, ncpu);
+	if (o < len)
+		o += (size_t)snprintf(buf + o, len - o, ")");
+	for (unsigned w = 0; w < n_workers && o < len; w++)
+		o += (size_t)snprintf(buf + o, len - o, ",%u@%d", w + 1,
+				      cpus[w % (unsigned)ncpu]);
+	return o < len ? 0 : -ENAMETOOLONG;
+}
+
+/* The value of EAL option @p opt in cfg (as "--opt V" or "--opt=V"). */
+static const char *arg_value(const struct rnic_config *cfg, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (unsigned i = 0; i < cfg->n_eal_args; i++) {
+		if (strncmp(cfg->eal_args[i], opt, n) != 0)
+			continue;
+		if (cfg->eal_args[i][n] == '=')
+			return cfg->eal_args[i] + n + 1;
+		if (cfg->eal_args[i][n] == '\0' && i + 1 < cfg->n_eal_args)
+			return cfg->eal_args[i + 1];
+	}
+	return NULL;
+}
+
+int rnic_eal_build_args(struct rnic_eal_args *a, const char *prog,
+			const struct rnic_config *cfg, unsigned n_workers,
+			long huge_free, const cpu_set_t *cpus)
+{
+	unsigned n = 0;
+
+	memset(a, 0, sizeof(*a));
 	if (n_workers == 0)
 		n_workers = 1;
-	argv[argc++] = (char *)(uintptr_t)prog;
-	bool own_prefix = !has_arg(cfg, "--file-prefix") && !has_arg(cfg, "--in-memory");
-	if (own_prefix) {
-		snprintf(prefix, sizeof(prefix), "rnic-%d", (int)getpid());
-		argv[argc++] = "--file-prefix";
-		argv[argc++] = prefix;
+	a->argv[n++] = (char *)(uintptr_t)prog;
+	if (!has_arg(cfg, "--file-prefix") && !has_arg(cfg, "--in-memory")) {
+		snprintf(a->prefix, sizeof(a->prefix), "rnic-%d", (int)getpid());
+		a->argv[n++] = "--file-prefix";
+		a->argv[n++] = a->prefix;
+	} else if (arg_value(cfg, "--file-prefix") != NULL) {
+		snprintf(a->prefix, sizeof(a->prefix), "%s",
+			 arg_value(cfg, "--file-prefix"));
 	}
 	bool pci = false;
 	for (unsigned i = 0; i < cfg->n_ports; i++)
 		pci |= cfg->ports[i].pci[0] != '\0';
 	if (!pci && !has_arg(cfg, "-a") && !has_arg(cfg, "--allow"))
-		argv[argc++] = "--no-pci";
+		a->argv[n++] = "--no-pci";
 	if (!has_arg(cfg, "--no-huge") && !has_arg(cfg, "-m") &&
-	    !has_arg(cfg, "--socket-mem") && hugepages_free() == 0) {
-		argv[argc++] = "--no-huge";
-		argv[argc++] = "-m";
-		argv[argc++] = "1024";
+	    !has_arg(cfg, "--socket-mem") && huge_free == 0) {
+		a->argv[n++] = "--no-huge";
+		a->argv[n++] = "-m";
+		a->argv[n++] = "1024";
 	}
 	if (!has_arg(cfg, "-l") && !has_arg(cfg, "--lcores") && !has_arg(cfg, "-c")) {
-		lcore_map(lcores, sizeof(lcores), n_workers);
-		argv[argc++] = "--lcores";
-		argv[argc++] = lcores;
+		if (rnic_eal_lcore_map(a->lcores, sizeof(a->lcores), cpus,
+				       n_workers) != 0)
+			return -ENAMETOOLONG;
+		a->argv[n++] = "--lcores";
+		a->argv[n++] = a->lcores;
 	}
 	if (!has_arg(cfg, "--log-level"))
-		argv[argc++] = "--log-level=*:warning";
+		a->argv[n++] = "--log-level=*:warning";
 	for (unsigned i = 0; i < cfg->n_eal_args; i++)
-		argv[argc++] = (char *)(uintptr_t)cfg->eal_args[i];
-	argv[argc] = NULL;
+		a->argv[n++] = (char *)(uintptr_t)cfg->eal_args[i];
+	a->argv[n] = NULL;
+	a->argc = (int)n;
+	return 0;
+}
 
-	if (rte_eal_init(argc, argv) < 0) {
+int rnic_eal_init(const char *prog, const struct rnic_config *cfg,
+		  unsigned n_workers)
+{
+	/* static: EAL may keep pointers into argv */
+	static struct rnic_eal_args a;
+	cpu_set_t set;
+	int rc;
+
+	if (eal_ready)
+		return 0;
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		CPU_SET(0, &set);
+	rc = rnic_eal_build_args(&a, prog, cfg, n_workers, hugepages_free(), &set);
+	if (rc != 0) {
+		fprintf(stderr, "rnic: EAL arguments: %s\n", strerror(-rc));
+		return rc;
+	}
+	if (rte_eal_init(a.argc, a.argv) < 0) {
 		fprintf(stderr, "rnic: EAL init failed: %s\n", rte_strerror(rte_errno));
 		return -rte_errno;
 	}
 	eal_ready = true;
-	if (own_prefix)
+	if (a.prefix[0] != '\0')
 		printf("rnic: EAL file-prefix %s (dpdk-telemetry.py -f %s)\n",
-		       prefix, prefix);
+		       a.prefix, a.prefix);
 	fflush(stdout);
 	rnic_telemetry_init();
 	return 0;
 }
 
+/* A stack takes its id (slot) at creation and becomes visible to telemetry
+ * only once complete; registry_lock is held while telemetry reads a stack,
+ * so a stack cannot be freed under a reader. */
 int rnic_registry_add(struct rnic_stack *st)
 {
 	int rc = -ENOSPC;
-	rte_spinlock_lock(&reg_lock);
+
+	pthread_mutex_lock(&registry_lock);
 	for (unsigned i = 0; i < RNIC_MAX_STACKS; i++)
 		if (registry[i] == NULL) {
 			registry[i] = st;
+			registry_live[i] = false;
 			st->id = i;
 			rc = 0;
 			break;
 		}
-	rte_spinlock_unlock(&reg_lock);
+	pthread_mutex_unlock(&registry_lock);
 	return rc;
+}
+
+void rnic_registry_publish(struct rnic_stack *st)
+{
+	pthread_mutex_lock(&registry_lock);
+	if (st->id < RNIC_MAX_STACKS && registry[st->id] == st)
+		registry_live[st->id] = true;
+	pthread_mutex_unlock(&registry_lock);
 }
 
 void rnic_registry_remove(struct rnic_stack *st)
 {
-	rte_spinlock_lock(&reg_lock);
-	if (st->id < RNIC_MAX_STACKS && registry[st->id] == st)
+	pthread_mutex_lock(&registry_lock);
+	if (st->id < RNIC_MAX_STACKS && registry[st->id] == st) {
 		registry[st->id] = NULL;
-	rte_spinlock_unlock(&reg_lock);
+		registry_live[st->id] = false;
+	}
+	pthread_mutex_unlock(&registry_lock);
 }
 
-unsigned rnic_registry_list(struct rnic_stack **out, unsigned max)
+unsigned rnic_registry_foreach(void (*fn)(struct rnic_stack *st, void *arg),
+			       void *arg)
 {
 	unsigned n = 0;
-	rte_spinlock_lock(&reg_lock);
-	for (unsigned i = 0; i < RNIC_MAX_STACKS && n < max; i++)
-		if (registry[i])
-			out[n++] = registry[i];
-	rte_spinlock_unlock(&reg_lock);
+
+	pthread_mutex_lock(&registry_lock);
+	for (unsigned i = 0; i < RNIC_MAX_STACKS; i++)
+		if (registry[i] != NULL && registry_live[i]) {
+			fn(registry[i], arg);
+			n++;
+		}
+	pthread_mutex_unlock(&registry_lock);
 	return n;
 }
 
 unsigned rnic_lcore_alloc(void)
 {
 	unsigned lc, found = RTE_MAX_LCORE;
-	rte_spinlock_lock(&reg_lock);
+	rte_spinlock_lock(&lcore_lock);
 	RTE_LCORE_FOREACH_WORKER(lc) {
 		if (!lcore_used[lc]) {
 			lcore_used[lc] = true;
@@ -163,14 +250,14 @@ unsigned rnic_lcore_alloc(void)
 			break;
 		}
 	}
-	rte_spinlock_unlock(&reg_lock);
+	rte_spinlock_unlock(&lcore_lock);
 	return found;
 }
 
 void rnic_lcore_release(unsigned lcore)
 {
-	rte_spinlock_lock(&reg_lock);
+	rte_spinlock_lock(&lcore_lock);
 	if (lcore < RTE_MAX_LCORE)
 		lcore_used[lcore] = false;
-	rte_spinlock_unlock(&reg_lock);
+	rte_spinlock_unlock(&lcore_lock);
 }

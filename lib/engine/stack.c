@@ -67,17 +67,32 @@ struct rnic_worker *rnic_stack_current_worker(struct rnic_stack *st)
 	return NULL;
 }
 
+uint64_t rnic_stack_connections(const struct rnic_stack *st)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; rnic_protocols[i] != NULL; i++)
+		if (rnic_protocols[i]->connections)
+			n += rnic_protocols[i]->connections(st);
+	return n;
+}
+
 unsigned rnic_stack_workers(const struct rnic_stack *st)
 {
 	return st->n_workers;
 }
 
-/* Undo rnic_stack_create() from whatever point it reached. */
+/*
+ * Undo rnic_stack_create() from whatever point it reached, in reverse:
+ * hide the stack from telemetry, protocol hooks (last module first), then
+ * every mbuf the workers still hold (while the pools exist), the workers,
+ * and finally the ports with their pools.
+ */
 static void stack_teardown(struct rnic_stack *st, unsigned protos_done)
 {
+	rnic_registry_remove(st);
 	while (protos_done-- > 0) {
 		const struct rnic_proto_ops *ops = rnic_protocols[protos_done];
-		for (unsigned i = 0; i < st->n_workers; i++)
+		for (unsigned i = st->n_workers; i-- > 0; )
 			if (ops->worker_fini)
 				ops->worker_fini(st->workers[i]);
 		if (ops->stack_fini)
@@ -85,12 +100,50 @@ static void stack_teardown(struct rnic_stack *st, unsigned protos_done)
 	}
 	for (unsigned i = 0; i < st->n_workers; i++)
 		rnic_worker_drain(st->workers[i]);
-	for (unsigned i = 0; i < st->n_ports; i++)
-		rnic_port_close(st->ports[i]);
-	for (unsigned i = 0; i < st->n_workers; i++)
+	for (unsigned i = st->n_workers; i-- > 0; )
 		rnic_worker_free(st->workers[i]);
-	rnic_registry_remove(st);
+	for (unsigned i = st->n_ports; i-- > 0; )
+		rnic_port_close(st->ports[i]);
 	rte_free(st);
+}
+
+/* Open every configured port; each gets one RX/TX queue per worker. */
+static int stack_open_ports(struct rnic_stack *st)
+{
+	const struct rnic_config *cfg = &st->cfg;
+
+	for (unsigned i = 0; i < cfg->n_ports; i++) {
+		st->ports[i] = rnic_port_open(st, i, &cfg->ports[i], cfg->workers);
+		if (st->ports[i] == NULL)
+			return rte_errno ? -rte_errno : -ENODEV;
+		st->n_ports++;
+		if (st->ports[i]->nb_txq < cfg->workers) {
+			fprintf(stderr, "rnic: port %u (%s) has %u TX queues for %u "
+				"workers\n", i, st->ports[i]->name,
+				st->ports[i]->nb_txq, cfg->workers);
+			return -ENOTSUP;
+		}
+	}
+	return 0;
+}
+
+/* Run every module's stack_init and worker_init; *done counts the modules
+ * whose hooks ran (at least partly), for the unwind. */
+static int stack_init_protocols(struct rnic_stack *st, unsigned *done)
+{
+	int rc;
+
+	for (*done = 0; rnic_protocols[*done] != NULL; ) {
+		const struct rnic_proto_ops *ops = rnic_protocols[*done];
+		if (ops->stack_init && (rc = ops->stack_init(st)) != 0)
+			return rc;
+		(*done)++;
+		for (unsigned i = 0; i < st->n_workers; i++)
+			if (ops->worker_init &&
+			    (rc = ops->worker_init(st->workers[i])) != 0)
+				return rc;
+	}
+	return 0;
 }
 
 struct rnic_stack *rnic_stack_create(const struct rnic_config *cfg)
@@ -99,67 +152,43 @@ struct rnic_stack *rnic_stack_create(const struct rnic_config *cfg)
 	unsigned protos = 0;
 	int rc = 0;
 
-	if (cfg->workers == 0 || cfg->workers > RNIC_MAX_WORKERS ||
+	if (cfg == NULL || cfg->workers == 0 || cfg->workers > RNIC_MAX_WORKERS ||
 	    cfg->n_ports > RNIC_MAX_PORTS) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	rnic_telemetry_init();
 	st = rte_zmalloc("rnic_stack", sizeof(*st), RTE_CACHE_LINE_SIZE);
 	if (st == NULL) {
 		rte_errno = ENOMEM;
 		return NULL;
 	}
 	st->cfg = *cfg;
+	/* the id names the workers' rings, so take it first */
 	if (rnic_registry_add(st) != 0) {
 		rte_free(st);
 		rte_errno = ENOSPC;
 		return NULL;
 	}
-	for (unsigned i = 0; i < cfg->workers; i++) {
+	rc = stack_open_ports(st);
+	for (unsigned i = 0; rc == 0 && i < cfg->workers; i++) {
 		st->workers[i] = rnic_worker_create(st, i);
-		if (st->workers[i] == NULL) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-		st->n_workers++;
+		if (st->workers[i] == NULL)
+			rc = rte_errno ? -rte_errno : -ENOMEM;
+		else
+			st->n_workers++;
 	}
-	for (unsigned i = 0; i < cfg->n_ports; i++) {
-		st->ports[i] = rnic_port_open(st, i, &cfg->ports[i], cfg->workers);
-		if (st->ports[i] == NULL) {
-			rc = -rte_errno;
-			goto fail;
-		}
-		st->n_ports++;
-		if (st->ports[i]->nb_txq < cfg->workers) {
-			fprintf(stderr, "rnic: port %u (%s) has %u TX queues for %u "
-				"workers\n", i, st->ports[i]->name,
-				st->ports[i]->nb_txq, cfg->workers);
-			rc = -ENOTSUP;
-			goto fail;
-		}
+	if (rc == 0)
+		rc = stack_init_protocols(st, &protos);
+	for (unsigned i = 0; rc == 0 && i < st->n_workers; i++)
+		rc = rnic_worker_finish_pollers(st->workers[i]);
+	if (rc != 0) {
+		stack_teardown(st, protos);
+		rte_errno = -rc;
+		return NULL;
 	}
-	for (; rnic_protocols[protos] != NULL; protos++) {
-		const struct rnic_proto_ops *ops = rnic_protocols[protos];
-		if (ops->stack_init && (rc = ops->stack_init(st)) != 0)
-			goto fail;
-		for (unsigned i = 0; i < st->n_workers; i++)
-			if (ops->worker_init &&
-			    (rc = ops->worker_init(st->workers[i])) != 0) {
-				protos++;
-				goto fail;
-			}
-	}
-	for (unsigned i = 0; i < st->n_workers; i++)
-		rnic_worker_finish_pollers(st->workers[i]);
-	/* announce ourselves: worker 0 sends a gratuitous ARP per port */
-	for (unsigned i = 0; i < st->n_ports; i++)
-		rnic_arp_announce(st->workers[0], st->ports[i]);
-	rnic_worker_flush(st->workers[0]);
+	rnic_registry_publish(st);
 	return st;
-fail:
-	stack_teardown(st, protos);
-	rte_errno = rc < 0 ? -rc : EINVAL;
-	return NULL;
 }
 
 int rnic_stack_start(struct rnic_stack *st)
@@ -257,23 +286,31 @@ void rnic_stack_stats(const struct rnic_stack *st, struct rnic_stack_stats *s)
 	s->connections = rnic_stack_connections(st);
 }
 
+/* Previous sample of each stack's status line, for the rates. */
+static struct {
+	uint64_t tsc, rx, tx;
+} status_prev[RNIC_MAX_STACKS];
+
 void rnic_stack_status_line(const struct rnic_stack *st, FILE *f)
 {
-	static uint64_t last_tsc, last_rx, last_tx;
 	struct rnic_stack_stats s;
 	uint64_t now = rte_rdtsc();
-	double dt;
+	double dt, rx_rate = 0, tx_rate = 0;
+	unsigned id = st->id < RNIC_MAX_STACKS ? st->id : 0;
 
 	rnic_stack_stats(st, &s);
-	dt = last_tsc ? (double)(now - last_tsc) / rte_get_tsc_hz() : 0;
+	if (status_prev[id].tsc != 0 && now > status_prev[id].tsc) {
+		dt = (double)(now - status_prev[id].tsc) / (double)rte_get_tsc_hz();
+		rx_rate = (double)(s.rx_pkts - status_prev[id].rx) / dt;
+		tx_rate = (double)(s.tx_pkts - status_prev[id].tx) / dt;
+	}
 	fprintf(f, "rx %lu (%.0f/s) tx %lu (%.0f/s) drops %lu arp %lu/%lu "
 		"icmp %lu conns %lu mbufs %lu",
-		(unsigned long)s.rx_pkts, dt > 0 ? (s.rx_pkts - last_rx) / dt : 0.0,
-		(unsigned long)s.tx_pkts, dt > 0 ? (s.tx_pkts - last_tx) / dt : 0.0,
-		(unsigned long)s.drops, (unsigned long)s.arp_requests,
+		(unsigned long)s.rx_pkts, rx_rate, (unsigned long)s.tx_pkts,
+		tx_rate, (unsigned long)s.drops, (unsigned long)s.arp_requests,
 		(unsigned long)s.arp_replies, (unsigned long)s.icmp_echo,
 		(unsigned long)s.connections, (unsigned long)s.mbufs_in_use);
-	last_tsc = now;
-	last_rx = s.rx_pkts;
-	last_tx = s.tx_pkts;
+	status_prev[id].tsc = now;
+	status_prev[id].rx = s.rx_pkts;
+	status_prev[id].tx = s.tx_pkts;
 }

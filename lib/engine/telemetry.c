@@ -2,11 +2,18 @@
 /*
  * DPDK telemetry endpoints: /rnic/ports, /rnic/workers, /rnic/drops,
  * /rnic/stats, /rnic/pollers. Each answers a dict keyed by stack
- * ("stack0", ...); counters are read without locks (64-bit loads).
+ * ("stack0", ...; the optional parameter N selects stack N only).
+ * Counters are read without locks (64-bit loads); the registry lock keeps
+ * the stack itself alive while it is read.
  */
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <rte_lcore.h>
 #include <rte_telemetry.h>
 
 #include "engine/engine_internal.h"
@@ -14,23 +21,52 @@
 
 typedef void (*stack_fill_fn)(const struct rnic_stack *st, struct rte_tel_data *d);
 
-/* Run @p fill for every live stack into a dict of containers. */
-static int tel_per_stack(struct rte_tel_data *d, stack_fill_fn fill)
+struct tel_walk {
+	stack_fill_fn fill;
+	struct rte_tel_data *d;
+	int only;            /* stack id asked for, or -1 for every stack */
+	int rc;
+};
+
+/* Registry callback: add one stack's container under "stackN". */
+static void tel_add_stack(struct rnic_stack *st, void *arg)
 {
-	struct rnic_stack *sts[RNIC_MAX_STACKS];
-	unsigned n = rnic_registry_list(sts, RNIC_MAX_STACKS);
+	struct tel_walk *tw = arg;
 	char key[32];
 
-	rte_tel_data_start_dict(d);
-	for (unsigned i = 0; i < n; i++) {
-		struct rte_tel_data *c = rte_tel_data_alloc();
-		if (c == NULL)
-			return -ENOMEM;
-		fill(sts[i], c);
-		snprintf(key, sizeof(key), "stack%u", sts[i]->id);
-		rte_tel_data_add_dict_container(d, key, c, 0);
+	if (tw->rc != 0 || (tw->only >= 0 && (unsigned)tw->only != st->id))
+		return;
+	struct rte_tel_data *c = rte_tel_data_alloc();
+	if (c == NULL) {
+		tw->rc = -ENOMEM;
+		return;
 	}
-	return 0;
+	tw->fill(st, c);
+	snprintf(key, sizeof(key), "stack%u", st->id);
+	if (rte_tel_data_add_dict_container(tw->d, key, c, 0) != 0)
+		rte_tel_data_free(c);
+}
+
+/*
+ * Answer a dict {"stack0": {...}, ...} with @p fill run on every live stack,
+ * or only on stack N when the command has the parameter N (the output of
+ * one command is limited to 16 KiB, which many workers can exceed).
+ */
+static int tel_per_stack(const char *params, struct rte_tel_data *d,
+			 stack_fill_fn fill)
+{
+	struct tel_walk tw = { .fill = fill, .d = d, .only = -1, .rc = 0 };
+
+	if (params != NULL && *params != '\0') {
+		char *end;
+		unsigned long id = strtoul(params, &end, 10);
+		if (*end != '\0' || id >= RNIC_MAX_STACKS)
+			return -EINVAL;
+		tw.only = (int)id;
+	}
+	rte_tel_data_start_dict(d);
+	rnic_registry_foreach(tel_add_stack, &tw);
+	return tw.rc;
 }
 
 static void fill_ports(const struct rnic_stack *st, struct rte_tel_data *d)
@@ -43,7 +79,8 @@ static void fill_ports(const struct rnic_stack *st, struct rte_tel_data *d)
 			return;
 		rnic_port_telemetry(st->ports[i], c);
 		snprintf(key, sizeof(key), "port%u", i);
-		rte_tel_data_add_dict_container(d, key, c, 0);
+		if (rte_tel_data_add_dict_container(d, key, c, 0) != 0)
+			rte_tel_data_free(c);
 	}
 }
 
@@ -57,7 +94,9 @@ static void fill_workers(const struct rnic_stack *st, struct rte_tel_data *d)
 		if (c == NULL)
 			return;
 		rte_tel_data_start_dict(c);
-		rte_tel_data_add_dict_int(c, "lcore", (int)w->lcore);
+		/* -1: not launched (polled by the application, or stopped) */
+		rte_tel_data_add_dict_int(c, "lcore",
+					  w->lcore < RTE_MAX_LCORE ? (int)w->lcore : -1);
 		rte_tel_data_add_dict_u64(c, "loops", w->stats.loops);
 		rte_tel_data_add_dict_u64(c, "busy_loops", w->stats.busy_loops);
 		rte_tel_data_add_dict_u64(c, "rx_pkts", w->stats.rx_pkts);
@@ -71,7 +110,8 @@ static void fill_workers(const struct rnic_stack *st, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "timers_armed", w->timers.armed);
 		rte_tel_data_add_dict_u64(c, "timers_fired", w->timers.fired);
 		snprintf(key, sizeof(key), "worker%u", i);
-		rte_tel_data_add_dict_container(d, key, c, 0);
+		if (rte_tel_data_add_dict_container(d, key, c, 0) != 0)
+			rte_tel_data_free(c);
 	}
 }
 
@@ -100,47 +140,72 @@ static void fill_stats(const struct rnic_stack *st, struct rte_tel_data *d)
 #undef TEL_STAT
 }
 
+/* Copy @p name into @p key with the characters telemetry accepts in a
+ * dict key (letters, digits, '_'); others become '_'. */
+static void tel_key(char *key, size_t len, const char *name)
+{
+	size_t i = 0;
+	for (; name[i] != '\0' && i + 1 < len; i++)
+		key[i] = isalnum((unsigned char)name[i]) ? name[i] : '_';
+	key[i] = '\0';
+}
+
+/* {"worker0": {"rx": {"calls", "work", "busy_cycles"}, ...}, ...} */
 static void fill_pollers(const struct rnic_stack *st, struct rte_tel_data *d)
 {
 	char key[64];
 	rte_tel_data_start_dict(d);
 	for (unsigned i = 0; i < st->n_workers; i++) {
 		const struct rnic_worker *w = st->workers[i];
+		struct rte_tel_data *wd = rte_tel_data_alloc();
+		if (wd == NULL)
+			return;
+		rte_tel_data_start_dict(wd);
 		for (unsigned k = 0; k < w->n_pollers; k++) {
 			const struct rnic_poller *p = &w->pollers[k];
 			struct rte_tel_data *c = rte_tel_data_alloc();
 			if (c == NULL)
-				return;
+				break;
 			rte_tel_data_start_dict(c);
 			rte_tel_data_add_dict_u64(c, "calls", p->calls);
 			rte_tel_data_add_dict_u64(c, "work", p->work);
 			rte_tel_data_add_dict_u64(c, "busy_cycles", p->cycles);
-			snprintf(key, sizeof(key), "w%u.%s", i, p->name);
-			rte_tel_data_add_dict_container(d, key, c, 0);
+			tel_key(key, sizeof(key), p->name);
+			if (rte_tel_data_add_dict_container(wd, key, c, 0) != 0)
+				rte_tel_data_free(c);
 		}
+		snprintf(key, sizeof(key), "worker%u", i);
+		if (rte_tel_data_add_dict_container(d, key, wd, 0) != 0)
+			rte_tel_data_free(wd);
 	}
 }
 
 #define TEL_HANDLER(name) \
 	static int tel_##name(const char *cmd, const char *params, \
 			      struct rte_tel_data *d) \
-	{ (void)cmd; (void)params; return tel_per_stack(d, fill_##name); }
+	{ (void)cmd; return tel_per_stack(params, d, fill_##name); }
 TEL_HANDLER(ports)
 TEL_HANDLER(workers)
 TEL_HANDLER(drops)
 TEL_HANDLER(stats)
 TEL_HANDLER(pollers)
 
+/* Register the commands once per process (EAL init and stack creation
+ * both call this; a second registration would fail with -EINVAL anyway). */
 void rnic_telemetry_init(void)
 {
+	static bool done;
+
+	if (__atomic_exchange_n(&done, true, __ATOMIC_ACQ_REL))
+		return;
 	rte_telemetry_register_cmd("/rnic/ports", tel_ports,
-				   "Ports of every rnic stack: identity, link, stats, xstats, faults");
+				   "Ports of every rnic stack: identity, link, stats, xstats, faults; param: stack index (optional)");
 	rte_telemetry_register_cmd("/rnic/workers", tel_workers,
-				   "Workers of every rnic stack: loops, packets, redirects");
+				   "Workers of every rnic stack: loops, packets, redirects; param: stack index (optional)");
 	rte_telemetry_register_cmd("/rnic/drops", tel_drops,
-				   "Drop counters by cause");
+				   "Drop counters by cause; param: stack index (optional)");
 	rte_telemetry_register_cmd("/rnic/stats", tel_stats,
-				   "Stack totals");
+				   "Stack totals; param: stack index (optional)");
 	rte_telemetry_register_cmd("/rnic/pollers", tel_pollers,
-				   "Per-poller calls, work and busy cycles");
+				   "Per-poller calls, work and busy cycles; param: stack index (optional)");
 }

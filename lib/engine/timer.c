@@ -30,6 +30,8 @@ void rnic_timer_wheel_init(struct rnic_timer_wheel *tw, uint64_t now_tsc)
 	tw->fired = 0;
 }
 
+static void timer_link(struct rnic_timer **head, struct rnic_timer *t);
+
 void rnic_timer_cancel(struct rnic_timer_wheel *tw, struct rnic_timer *t)
 {
 	if (t->pprev == NULL)
@@ -52,13 +54,52 @@ void rnic_timer_arm(struct rnic_timer_wheel *tw, struct rnic_timer *t,
 	if (now_tick < tw->cur_tick)
 		now_tick = tw->cur_tick;
 	t->expire_tick = now_tick + ticks;
-	struct rnic_timer **head = &tw->slot[t->expire_tick & (RNIC_TIMER_SLOTS - 1)];
+	timer_link(&tw->slot[t->expire_tick & (RNIC_TIMER_SLOTS - 1)], t);
+	tw->armed++;
+}
+
+/* Insert @p t at the head of list @p head. */
+static void timer_link(struct rnic_timer **head, struct rnic_timer *t)
+{
 	t->next = *head;
 	if (t->next)
 		t->next->pprev = &t->next;
 	t->pprev = head;
 	*head = t;
-	tw->armed++;
+}
+
+/*
+ * Visit one slot at tick @p now_tick. The slot's list is first moved to a
+ * local head, so each timer is looked at exactly once however the callbacks
+ * change the wheel: a timer not yet due (a later revolution) goes back to
+ * the slot, a due one fires. Callbacks may cancel timers still on the local
+ * list (pprev works on any list) or arm any timer, themselves included;
+ * arming always lands in a later tick, never in this visit.
+ */
+static unsigned timer_visit_slot(struct rnic_timer_wheel *tw,
+				 struct rnic_timer **slot, uint64_t now_tick)
+{
+	struct rnic_timer *pending = *slot, *t;
+	unsigned fired = 0;
+
+	*slot = NULL;
+	if (pending)
+		pending->pprev = &pending;
+	while ((t = pending) != NULL) {
+		pending = t->next;
+		if (pending)
+			pending->pprev = &pending;
+		if (t->expire_tick > now_tick) {
+			timer_link(slot, t);
+			continue;
+		}
+		t->next = NULL;
+		t->pprev = NULL;
+		tw->armed--;
+		t->cb(t, t->arg);
+		fired++;
+	}
+	return fired;
 }
 
 unsigned rnic_timer_run(struct rnic_timer_wheel *tw, uint64_t now_tsc)
@@ -69,23 +110,11 @@ unsigned rnic_timer_run(struct rnic_timer_wheel *tw, uint64_t now_tsc)
 	/* after a long stall, one revolution visits every slot once */
 	if (now_tick > tw->cur_tick + RNIC_TIMER_SLOTS)
 		tw->cur_tick = now_tick - RNIC_TIMER_SLOTS;
-	while (tw->cur_tick <= now_tick) {
-		struct rnic_timer **pp = &tw->slot[tw->cur_tick & (RNIC_TIMER_SLOTS - 1)];
-		struct rnic_timer *t;
-		while ((t = *pp) != NULL) {
-			if (t->expire_tick > now_tick) {
-				pp = &t->next;
-				continue;
-			}
-			rnic_timer_cancel(tw, t);
-			t->cb(t, t->arg);  /* may re-arm t or cancel others */
-			fired++;
-			/* restart the slot: the callback may have changed it */
-			pp = &tw->slot[tw->cur_tick & (RNIC_TIMER_SLOTS - 1)];
-		}
+	for (; tw->cur_tick <= now_tick; tw->cur_tick++) {
+		fired += timer_visit_slot(tw,
+			&tw->slot[tw->cur_tick & (RNIC_TIMER_SLOTS - 1)], now_tick);
 		if (tw->cur_tick == now_tick)
-			break;
-		tw->cur_tick++;
+			break;   /* revisit this tick next time: it is not over */
 	}
 	tw->fired += fired;
 	return fired;

@@ -120,6 +120,22 @@ static void link_timer_cb(struct rnic_timer *t, void *arg)
 	rnic_timer_arm(&w->timers, t, w->now_tsc, LINK_POLL_US);
 }
 
+/*
+ * Worker 0's link timer fires first as this one-shot: when the worker
+ * starts (on its lcore, or on the first rnic_worker_poll()) it announces
+ * every port with a gratuitous ARP, then becomes the link poller.
+ */
+static void announce_timer_cb(struct rnic_timer *t, void *arg)
+{
+	struct rnic_worker *w = arg;
+	for (unsigned i = 0; i < w->st->n_ports; i++) {
+		rnic_port_poll_link(w->st->ports[i]);
+		rnic_arp_announce(w, w->st->ports[i]);
+	}
+	rnic_timer_init(t, link_timer_cb, w);
+	rnic_timer_arm(&w->timers, t, w->now_tsc, LINK_POLL_US);
+}
+
 /* Timer: age ARP entries and pending frames of every port. */
 static void arp_timer_cb(struct rnic_timer *t, void *arg)
 {
@@ -169,7 +185,7 @@ unsigned rnic_worker_flush(struct rnic_worker *w)
 		}
 		w->stats.tx_pkts += sent;
 		w->stats.tx_bytes += bytes;
-		sent_total += b->n;
+		sent_total += sent;
 		b->n = 0;
 	}
 	return sent_total;
@@ -189,40 +205,56 @@ int rnic_worker_redirect(struct rnic_worker *w, unsigned owner,
 
 int rnic_worker_call(struct rnic_worker *w, struct rnic_cmd *c)
 {
+	if (c == NULL || c->fn == NULL)
+		return -EINVAL;
 	c->done = 0;
 	return rte_ring_enqueue(w->cmd, c) == 0 ? 0 : -ENOBUFS;
 }
 
+/*
+ * Post and spin until the worker has run it: the release store of c->done
+ * in poll_cmd() pairs with the acquire load here, so whatever fn wrote is
+ * visible to the caller afterwards.
+ */
 int rnic_worker_call_sync(struct rnic_worker *w,
 			  void (*fn)(struct rnic_worker *, void *), void *arg)
 {
+	if (fn == NULL)
+		return -EINVAL;
 	if (!w->st->running || rte_lcore_id() == w->lcore) {
 		fn(w, arg);
 		return 0;
 	}
 	struct rnic_cmd c = { .fn = fn, .arg = arg };
-	int rc;
-	while ((rc = rnic_worker_call(w, &c)) == -ENOBUFS)
+	while (rnic_worker_call(w, &c) == -ENOBUFS)
 		rte_pause();
 	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
 		rte_pause();
 	return 0;
 }
 
+/*
+ * One loop iteration. now_tsc is sampled once, for timers and protocols;
+ * each poller's end timestamp is the next one's start (one rdtsc per
+ * poller), and cycles are charged only to calls that did work, so a
+ * poller's busy_cycles / work is its cost per item.
+ */
 unsigned rnic_worker_run_once(struct rnic_worker *w)
 {
 	unsigned total = 0;
+	uint64_t t0, t1;
 
-	w->now_tsc = rte_rdtsc();
+	w->now_tsc = t0 = rte_rdtsc();
 	for (unsigned i = 0; i < w->n_pollers; i++) {
 		struct rnic_poller *p = &w->pollers[i];
-		uint64_t t0 = rte_rdtsc();
 		unsigned work = p->fn(w, p->arg);
+		t1 = rte_rdtsc();
 		p->calls++;
 		if (work) {
 			p->work += work;
-			p->cycles += rte_rdtsc() - t0;
+			p->cycles += t1 - t0;
 		}
+		t0 = t1;
 		total += work;
 	}
 	w->stats.loops++;
@@ -231,7 +263,11 @@ unsigned rnic_worker_run_once(struct rnic_worker *w)
 	return total;
 }
 
-/* The lcore entry point: loop until told to stop. */
+/*
+ * The lcore entry point: loop until told to stop. In adaptive mode a run
+ * of IDLE_LOOPS_BEFORE_SLEEP empty loops makes every further empty loop
+ * sleep ~50 us (yielding a shared CPU); any work resets the count.
+ */
 int rnic_worker_main(void *arg)
 {
 	struct rnic_worker *w = arg;
@@ -248,6 +284,9 @@ int rnic_worker_main(void *arg)
 			nanosleep(&ts, NULL);
 		}
 	}
+	/* commands posted before the stop still run: their callers wait */
+	while (poll_cmd(w, NULL) != 0)
+		;
 	rnic_worker_flush(w);
 	return 0;
 }
@@ -281,8 +320,8 @@ struct rnic_worker *rnic_worker_create(struct rnic_stack *st, unsigned id)
 	rnic_timer_init(&w->arp_timer, arp_timer_cb, w);
 	rnic_timer_arm(&w->timers, &w->arp_timer, w->now_tsc, ARP_POLL_US);
 	if (id == 0) {
-		rnic_timer_init(&w->link_timer, link_timer_cb, w);
-		rnic_timer_arm(&w->timers, &w->link_timer, w->now_tsc, LINK_POLL_US);
+		rnic_timer_init(&w->link_timer, announce_timer_cb, w);
+		rnic_timer_arm(&w->timers, &w->link_timer, w->now_tsc, 0);
 	}
 	return w;
 }

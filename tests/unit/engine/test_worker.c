@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Engine with EAL, against test doubles of lib/port and lib/net (stubs.c):
+ * the EAL command line rnic builds, stack create/unwind, poller accounting,
+ * TX buffering and its drops, redirect (and a full redirect ring),
+ * rnic_worker_call/_sync inline and on launched lcores, distinct lcores for
+ * two stacks, adaptive idle, the gratuitous ARP at start, the status line
+ * and the /rnic/ telemetry endpoints read through the telemetry socket.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "engine/engine_internal.h"
+#include "engine/stack.h"
+#include "engine/worker.h"
+#include "stubs.h"
+#include "tel_client.h"
+
+static struct rte_mempool *pool;
+static char prefix[64];
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static struct rnic_config make_cfg(unsigned workers, unsigned ports,
+				   enum rnic_poll_mode mode)
+{
+	struct rnic_config c;
+	rnic_config_init(&c);
+	c.workers = workers;
+	c.poll_mode = mode;
+	c.n_ports = ports;
+	for (unsigned i = 0; i < ports; i++)
+		rnic_port_cfg_init(&c.ports[i]);
+	return c;
+}
+
+/* Index of @p s in the built argv, or -1. */
+static int argv_find(const struct rnic_eal_args *a, const char *s)
+{
+	for (int i = 0; i < a->argc; i++)
+		if (strcmp(a->argv[i], s) == 0)
+			return i;
+	return -1;
+}
+
+static void eal_command_line(void **state)
+{
+	struct rnic_config c = make_cfg(3, 1, RNIC_POLL_BUSY);
+	struct rnic_eal_args a;
+	cpu_set_t set;
+	char pid_prefix[32];
+	(void)state;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	CPU_SET(1, &set);
+	assert_int_equal(rnic_eal_build_args(&a, "prog", &c, 3, 0, &set), 0);
+	assert_string_equal(a.argv[0], "prog");
+	int i = argv_find(&a, "--lcores");
+	assert_true(i > 0);
+	assert_string_equal(a.argv[i + 1], "0@(0-1),1@0,2@1,3@0");
+	i = argv_find(&a, "--file-prefix");
+	snprintf(pid_prefix, sizeof(pid_prefix), "rnic-%d", (int)getpid());
+	assert_true(i > 0);
+	assert_string_equal(a.argv[i + 1], pid_prefix);
+	assert_string_equal(a.prefix, pid_prefix);
+	assert_true(argv_find(&a, "--no-pci") > 0);
+	i = argv_find(&a, "--no-huge");
+	assert_true(i > 0);
+	assert_string_equal(a.argv[i + 1], "-m");
+	assert_string_equal(a.argv[i + 2], "1024");
+	assert_true(argv_find(&a, "--log-level=*:warning") > 0);
+	assert_null(a.argv[a.argc]);
+
+	/* hugepages free, a PCI port, user's prefix and log level */
+	snprintf(c.ports[0].pci, sizeof(c.ports[0].pci), "0000:01:00.0");
+	snprintf(c.eal_args[c.n_eal_args++], 128, "--file-prefix=mine");
+	snprintf(c.eal_args[c.n_eal_args++], 128, "--log-level=*:debug");
+	assert_int_equal(rnic_eal_build_args(&a, "prog", &c, 3, 12, &set), 0);
+	assert_int_equal(argv_find(&a, "--no-pci"), -1);
+	assert_int_equal(argv_find(&a, "--no-huge"), -1);
+	assert_int_equal(argv_find(&a, "--file-prefix"), -1);
+	assert_int_equal(argv_find(&a, "--log-level=*:warning"), -1);
+	assert_string_equal(a.prefix, "mine");
+	assert_string_equal(a.argv[a.argc - 1], "--log-level=*:debug"); /* user's last */
+
+	/* --in-memory: no prefix; a sparse CPU set; user's -m keeps huge pages */
+	c = make_cfg(2, 0, RNIC_POLL_BUSY);
+	snprintf(c.eal_args[c.n_eal_args++], 128, "--in-memory");
+	snprintf(c.eal_args[c.n_eal_args++], 128, "-m");
+	snprintf(c.eal_args[c.n_eal_args++], 128, "512");
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	CPU_SET(2, &set);
+	CPU_SET(3, &set);
+	assert_int_equal(rnic_eal_build_args(&a, "prog", &c, 2, 0, &set), 0);
+	assert_int_equal(argv_find(&a, "--file-prefix"), -1);
+	assert_string_equal(a.prefix, "");
+	assert_int_equal(argv_find(&a, "--no-huge"), -1);
+	i = argv_find(&a, "--lcores");
+	assert_string_equal(a.argv[i + 1], "0@(0,2-3),1@0,2@2");
+}
+
+static void eal_once(void **state)
+{
+	struct rnic_config c = make_cfg(1, 0, RNIC_POLL_BUSY);
+	(void)state;
+	/* the process's EAL is up (main()); a second init is a no-op */
+	assert_int_equal(rnic_eal_init("again", &c, 1), 0);
+	assert_int_equal(rte_lcore_count(), 5);
+}
+
+static void create_unwinds(void **state)
+{
+	struct rnic_config c = make_cfg(2, 3, RNIC_POLL_BUSY);
+	(void)state;
+	memset(&stub, 0, sizeof(stub));
+	stub.open_fail = true;
+	assert_null(rnic_stack_create(&c));
+	assert_int_equal(rte_errno, ENODEV);
+	stub.open_fail = false;
+	assert_int_equal(stub.opened, stub.closed);
+
+	c.workers = 0;
+	assert_null(rnic_stack_create(&c));
+	assert_int_equal(rte_errno, EINVAL);
+	c.workers = RNIC_MAX_WORKERS + 1;
+	assert_null(rnic_stack_create(&c));
+	assert_int_equal(rte_errno, EINVAL);
+}
+
+/* Protocol hooks run in table order, and unwind in reverse on failure. */
+static void protocol_hooks(void **state)
+{
+	struct rnic_config c = make_cfg(2, 1, RNIC_POLL_BUSY);
+	(void)state;
+	memset(&stub, 0, sizeof(stub));
+	struct rnic_stack *st = rnic_stack_create(&c);
+	assert_non_null(st);
+	assert_string_equal(stub.log, "AS- AW0 AW1 BS- BW0 BW1 ");
+	struct rnic_stack_stats s;
+	rnic_stack_stats(st, &s);
+	assert_int_equal(s.connections, 5);
+	stub.log_n = 0;
+	rnic_stack_destroy(st);
+	assert_string_equal(stub.log, "Bw1 Bw0 Bs- Aw1 Aw0 As- ");
+
+	/* B's worker 1 fails: B and A torn down, ports closed, errno kept */
+	memset(&stub, 0, sizeof(stub));
+	stub.b_worker_fail = true;
+	assert_null(rnic_stack_create(&c));
+	assert_int_equal(rte_errno, ENOSPC);
+	assert_string_equal(stub.log, "AS- AW0 AW1 BS- BW0 BW1 "
+			    "Bw1 Bw0 Bs- Aw1 Aw0 As- ");
+	assert_int_equal(stub.opened, stub.closed);
+
+	/* B's stack_init fails: only A is torn down */
+	memset(&stub, 0, sizeof(stub));
+	stub.b_stack_fail = true;
+	assert_null(rnic_stack_create(&c));
+	assert_int_equal(rte_errno, EPROTO);
+	assert_string_equal(stub.log, "AS- AW0 AW1 BS- Aw1 Aw0 As- ");
+	assert_int_equal(stub.opened, stub.closed);
+}
+
+static unsigned test_poller_n;
+
+/* A poller that does 3 units of work every other call. */
+static unsigned test_poller(struct rnic_worker *w, void *arg)
+{
+	(void)w;
+	assert_ptr_equal(arg, &test_poller_n);
+	return (test_poller_n++ & 1) ? 3 : 0;
+}
+
+static void pollers_and_rx(void **state)
+{
+	struct rnic_config c = make_cfg(2, 1, RNIC_POLL_BUSY);
+	(void)state;
+	memset(&stub, 0, sizeof(stub));
+	struct rnic_stack *st = rnic_stack_create(&c);
+	assert_non_null(st);
+	assert_int_equal(rnic_stack_workers(st), 2);
+	struct rnic_worker *w = st->workers[0];
+	static const char *const order[] = { "rx", "redirect", "cmd", "timers",
+					     "faults", "tx_flush" };
+	assert_int_equal(w->n_pollers, 6);
+	for (unsigned i = 0; i < 6; i++)
+		assert_string_equal(w->pollers[i].name, order[i]);
+	assert_int_equal(rnic_worker_add_poller(w, "test", test_poller,
+						&test_poller_n), 0);
+
+	/* the gratuitous ARP goes out from worker 0 once it runs */
+	for (int i = 0; i < 100000 && stub.announces == 0; i++)
+		rnic_worker_poll(st, 0);
+	assert_int_equal(stub.announces, 1);
+	assert_int_equal(stub.announce_worker, 0);
+
+	uint64_t loops0 = w->stats.loops, busy0 = w->stats.busy_loops;
+	struct rnic_poller *tp = &w->pollers[6];
+	uint64_t calls0 = tp->calls, work0 = tp->work;
+	test_poller_n = 0;
+	for (int i = 0; i < 10; i++)
+		rnic_worker_poll(st, 0);
+	assert_int_equal(w->stats.loops - loops0, 10);
+	assert_int_equal(tp->calls - calls0, 10);
+	assert_int_equal(tp->work - work0, 15);
+	assert_true(tp->cycles > 0);
+	assert_true(w->stats.busy_loops - busy0 >= 5);
+
+	/* frames from the port reach lib/net on the queue's worker */
+	for (unsigned i = 0; i < 40; i++) {
+		stub.rx_q[1][i] = rte_pktmbuf_alloc(pool);
+		assert_non_null(stub.rx_q[1][i]);
+		rte_pktmbuf_append(stub.rx_q[1][i], 60);
+	}
+	stub.rx_n[1] = 40;
+	rnic_worker_poll(st, 0);                                 /* queue 0: empty */
+	assert_int_equal(stub.net_input, 0);
+	assert_int_equal(rnic_worker_poll(st, 1), RNIC_BURST);   /* one burst */
+	rnic_worker_poll(st, 1);
+	assert_int_equal(stub.net_input, 40);
+	assert_int_equal(st->workers[1]->stats.rx_pkts, 40);
+	assert_int_equal(st->workers[1]->stats.rx_bytes, 40 * 60);
+	assert_int_equal(st->workers[1]->pollers[0].work, 40);
+	assert_true(stub.fault_polls > 0);
+	assert_int_equal(rnic_worker_poll(st, 2), 0);            /* no such worker */
+	rnic_stack_destroy(st);
+	assert_int_equal(stub.opened, stub.closed);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+static void tx_buffer_drops(void **state)
+{
+	struct rnic_config c = make_cfg(1, 1, RNIC_POLL_BUSY);
+	(void)state;
+	memset(&stub, 0, sizeof(stub));
+	struct rnic_stack *st = rnic_stack_create(&c);
+	assert_non_null(st);
+	struct rnic_worker *w = st->workers[0];
+	struct rnic_port *p = st->ports[0];
+
+	/* a port that takes 10 per call: 4 tries per flush, the rest dropped */
+	stub.tx_accept = 10;
+	for (unsigned i = 0; i < RNIC_TXBUF; i++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+		rte_pktmbuf_append(m, 100);
+		rnic_worker_tx(w, p, m);
+	}
+	assert_int_equal(w->txb[0].n, 0);         /* flushed when full */
+	assert_int_equal(stub.tx_taken, 40);
+	assert_int_equal(w->stats.tx_pkts, 40);
+	assert_int_equal(w->stats.tx_bytes, 4000);
+	assert_int_equal(w->drops[RNIC_DROP_TX_FULL], RNIC_TXBUF - 40);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+
+	/* a few frames wait for the loop's flush poller */
+	stub.tx_accept = 64;
+	for (unsigned i = 0; i < 5; i++)
+		rnic_worker_tx(w, p, rte_pktmbuf_alloc(pool));
+	assert_int_equal(w->txb[0].n, 5);
+	rnic_worker_poll(st, 0);
+	assert_int_equal(w->txb[0].n, 0);
+	assert_int_equal(w->stats.tx_pkts, 45);
+
+	/* frames still buffered at destroy go back to the pool */
+	for (unsigned i = 0; i < 5; i++)
+		rnic_worker_tx(w, p, rte_pktmbuf_alloc(pool));
+	rnic_stack_destroy(st);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+static void redirect(void **state)
+{
+	struct rnic_config c = make_cfg(2, 1, RNIC_POLL_BUSY);
+	(void)state;
+	memset(&stub, 0, sizeof(stub));
+	struct rnic_stack *st = rnic_stack_create(&c);
+	assert_non_null(st);
+	struct rnic_worker *w0 = st->workers[0], *w1 = st->workers[1];
+
+	for (unsigned i = 0; i < 10; i++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+		m->port = 0;
+		assert_int_equal(rnic_worker_redirect(w0, 1, m), 0);
+	}
+	assert_int_equal(w0->stats.redirected_out, 10);
+	rnic_worker_poll(st, 1);
+	assert_int_equal(stub.l4_input[1], 10);
+	assert_int_equal(w1->stats.redirected_in, 10);
+
+	/* a bad owner and a full ring: dropped, counted, freed */
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	assert_int_equal(rnic_worker_redirect(w0, 5, m), -ENOBUFS);
+	unsigned ok = 0, full = 0;
+	for (unsigned i = 0; i < 4200; i++) {
+		m = rte_pktmbuf_alloc(pool);
+		assert_non_null(m);
+		m->port = 0;
+		if (rnic_worker_redirect(w0, 1, m) == 0)
+			ok++;
+		else
+			full++;
+	}
+	assert_int_equal(ok, 4095);      /* an rte_ring of 4096 holds 4095 */
+	assert_int_equal(full, 4200 - 4095);
+	assert_int_equal(w0->drops[RNIC_DROP_REDIRECT_FULL], full + 1);
+	assert_int_equal(rte_mempool_in_use_count(pool), 4095);
+	rnic_stack_destroy(st);          /* drains the ring */
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+struct call_rec {
+	unsigned lcore;
+	struct rnic_worker *w, *current;
+	int n;
+};
+
+static void record_call(struct rnic_worker *w, void *arg)
+{
+	struct call_rec *r = arg;
+	r->lcore = rte_lcore_id();
+	r->w = w;
+	r->current = rnic_stack_current_worker(w->st);
+	r->n++;
+}
+
+static void call_inline_and_on_lcores(void **state)
+{
+	struct rnic_config c = make_cfg(2, 1, RNIC_POLL_BUSY);
+	struct rnic_config c1 = make_cfg(1, 0, RNIC_POLL_ADAPTIVE);
+	struct call_rec r = { 0 };
+	(void)state;
+	memset(&stub, 0, sizeof(stub));
+	struct rnic_stack *st = rnic_stack_create(&c);
+	struct rnic_stack *st1 = rnic_stack_create(&c1);
+	assert_non_null(st);
+	assert_non_null(st1);
+	assert_int_not_equal(st->id, st1->id);
+
+	/* not started: runs inline on the caller */
+	assert_int_equal(rnic_worker_call_sync(st->workers[1], record_call, &r), 0);
+	assert_int_equal(r.lcore, rte_lcore_id());
+	assert_ptr_equal(r.w, st->workers[1]);
+	assert_int_equal(rnic_worker_call_sync(st->workers[1], NULL, &r), -EINVAL);
+
+	assert_int_equal(rnic_stack_start(st), 0);
+	assert_int_equal(rnic_stack_start(st), -EALREADY);
+	assert_int_equal(rnic_stack_start(st1), 0);
+	unsigned lc[3] = { st->workers[0]->lcore, st->workers[1]->lcore,
+			   st1->workers[0]->lcore };
+	for (int i = 0; i < 3; i++) {
+		assert_true(lc[i] != rte_get_main_lcore() && lc[i] < RTE_MAX_LCORE);
+		for (int k = 0; k < i; k++)
+			assert_int_not_equal(lc[i], lc[k]);
+	}
+	assert_null(rnic_stack_current_worker(st));
+	for (unsigned i = 0; i < 2; i++) {
+		memset(&r, 0, sizeof(r));
+		assert_int_equal(rnic_worker_call_sync(st->workers[i], record_call, &r), 0);
+		assert_int_equal(r.n, 1);
+		assert_int_equal(r.lcore, st->workers[i]->lcore);
+		assert_ptr_equal(r.current, st->workers[i]);
+	}
+	/* asynchronous call: done is published after fn ran */
+	struct call_rec ra = { 0 };
+	struct rnic_cmd cmd = { .fn = record_call, .arg = &ra };
+	assert_int_equal(rnic_worker_call(st1->workers[0], &cmd), 0);
+	for (int i = 0; i < 5000 && !__atomic_load_n(&cmd.done, __ATOMIC_ACQUIRE); i++)
+		sleep_ms(1);
+	assert_int_equal(cmd.done, 1);
+	assert_int_equal(ra.lcore, lc[2]);
+	/* the gratuitous ARP was sent from worker 0's own lcore */
+	for (int i = 0; i < 1000 && stub.announces == 0; i++)
+		sleep_ms(1);
+	assert_int_equal(stub.announces, 1);
+	assert_int_equal(stub.announce_lcore, lc[0]);
+	/* no driving a started worker from outside */
+	assert_int_equal(rnic_worker_poll(st, 0), 0);
+
+	rnic_stack_stop(st);
+	rnic_stack_stop(st);                 /* twice is fine */
+	assert_int_equal(st->workers[0]->lcore, RTE_MAX_LCORE);
+	/* lcores come back: st restarts while st1 still runs */
+	assert_int_equal(rnic_stack_start(st), 0);
+	assert_int_not_equal(st->workers[0]->lcore, lc[2]);
+	assert_int_not_equal(st->workers[1]->lcore, lc[2]);
+	rnic_stack_destroy(st);
+	rnic_stack_destroy(st1);
+	assert_int_equal(stub.opened, stub.closed);
+}
+
+/* Loops a started one-worker stack makes in @p ms. */
+static uint64_t loops_in(enum rnic_poll_mode mode, unsigned ms)
+{
+	struct rnic_config c = make_cfg(1, 0, mode);
+	struct rnic_stack *st = rnic_stack_create(&c);
+	assert_non_null(st);
+	assert_int_equal(rnic_stack_start(st), 0);
+	sleep_ms(ms);
+	rnic_stack_stop(st);
+	uint64_t loops = st->workers[0]->stats.loops;
+	rnic_stack_destroy(st);
+	return loops;
+}
+
+static void adaptive_idle(void **state)
+{
+	(void)state;
+	uint64_t adaptive = loops_in(RNIC_POLL_ADAPTIVE, 200);
+	uint64_t busy = loops_in(RNIC_POLL_BUSY, 200);
+	/* ~50 us sleeps: at most ~4000 loops in 200 ms (plus the first 256) */
+	assert_true(adaptive > 256);
+	assert_true(adaptive < 8000);
+	assert_true(busy > 10 * adaptive);
+	print_message("idle loops in 200 ms: adaptive %lu, busy %lu\n",
+		      (unsigned long)adaptive, (unsigned long)busy);
+}
+
+static void status_line(void **state)
+{
+	struct rnic_config c = make_cfg(2, 2, RNIC_POLL_BUSY);
+	char *buf = NULL;
+	size_t len = 0;
+	(void)state;
+	struct rnic_stack *st = rnic_stack_create(&c);
+	assert_non_null(st);
+	st->workers[0]->stats.rx_pkts = 5;
+	st->workers[1]->stats.rx_pkts = 6;
+	st->workers[1]->drops[RNIC_DROP_IP_CHECKSUM] = 4;
+
+	struct rnic_stack_stats s;
+	rnic_stack_stats(st, &s);
+	assert_int_equal(s.rx_pkts, 11);
+	assert_int_equal(s.drops, 4);
+	assert_int_equal(s.mbufs_in_use, 14);   /* 7 per stub port */
+	assert_int_equal(s.fault_dropped, 6);
+	assert_int_equal(s.arp_requests, 2);
+
+	FILE *f = open_memstream(&buf, &len);
+	rnic_stack_status_line(st, f);
+	fflush(f);
+	assert_non_null(strstr(buf, "rx 11 "));
+	assert_non_null(strstr(buf, "drops 4 "));
+	assert_non_null(strstr(buf, "mbufs 14"));
+	assert_null(strchr(buf, '\n'));
+	fclose(f);
+	free(buf);
+	rnic_stack_destroy(st);
+}
+
+static void telemetry(void **state)
+{
+	static char out[16384];
+	struct rnic_config c = make_cfg(2, 1, RNIC_POLL_BUSY);
+	char key[32];
+	(void)state;
+	memset(&stub, 0, sizeof(stub));
+	struct rnic_stack *st = rnic_stack_create(&c);
+	assert_non_null(st);
+	snprintf(key, sizeof(key), "stack%u", st->id);
+	st->workers[0]->drops[RNIC_DROP_UDP_LEN] = 3;
+	st->workers[1]->drops[RNIC_DROP_UDP_LEN] = 4;
+	for (int i = 0; i < 7; i++)
+		rnic_worker_poll(st, 1);
+
+	assert_true(tel_query("/rnic/drops", out, sizeof(out)) > 0);
+	assert_non_null(strstr(out, key));
+	assert_int_equal(tel_number(out, "udp_len"), 7);
+	for (unsigned i = 0; i < RNIC_DROP_MAX; i++)
+		assert_non_null(strstr(out, rnic_drop_name(i)));
+
+	assert_true(tel_query("/rnic/workers", out, sizeof(out)) > 0);
+	assert_non_null(strstr(out, "\"worker1\":{"));
+	assert_int_equal(tel_number(out, "loops"), 0);     /* worker0 first */
+	assert_int_equal(tel_number(out, "lcore"), -1);    /* not launched */
+
+	assert_true(tel_query("/rnic/pollers", out, sizeof(out)) > 0);
+	assert_int_equal(tel_number(out, "worker1\":{\"rx\":{\"calls"), 7);
+	assert_non_null(strstr(out, "\"tx_flush\":{\"calls\":"));
+
+	assert_true(tel_query("/rnic/stats", out, sizeof(out)) > 0);
+	assert_int_equal(tel_number(out, "drops"), 7);
+	assert_int_equal(tel_number(out, "mbufs_in_use"), 7);
+
+	assert_true(tel_query("/rnic/ports", out, sizeof(out)) > 0);
+	assert_non_null(strstr(out, "\"name\":\"stub0\""));
+
+	/* one stack by index; a bad index is refused */
+	snprintf(key, sizeof(key), "/rnic/drops,%u", st->id);
+	assert_true(tel_query(key, out, sizeof(out)) > 0);
+	assert_int_equal(tel_number(out, "udp_len"), 7);
+	assert_true(tel_query("/rnic/drops,x", out, sizeof(out)) > 0);
+	assert_null(strstr(out, "udp_len"));
+
+	rnic_stack_destroy(st);
+	assert_true(tel_query("/rnic/drops", out, sizeof(out)) > 0);
+	assert_null(strstr(out, "udp_len"));                /* gone */
+}
+
+static void stop_flag(void **state)
+{
+	(void)state;
+	assert_false(rnic_stop_requested());
+	rnic_request_stop();
+	assert_true(rnic_stop_requested());
+}
+
+int main(int argc, char **argv)
+{
+	struct rnic_config c;
+	(void)argc;
+
+	rnic_config_init(&c);
+	snprintf(c.eal_args[c.n_eal_args++], 128, "--no-huge");
+	snprintf(c.eal_args[c.n_eal_args++], 128, "-m");
+	snprintf(c.eal_args[c.n_eal_args++], 128, "128");
+	snprintf(prefix, sizeof(prefix), "rnic-test-worker-%d", (int)getpid());
+	snprintf(c.eal_args[c.n_eal_args++], 128, "--file-prefix=%s", prefix);
+	snprintf(c.eal_args[c.n_eal_args++], 128, "--log-level=*:error");
+	/* 4 worker lcores: tests run two stacks (2 + 1 workers) at once */
+	if (rnic_eal_init(argv[0], &c, 4) != 0)
+		return 1;
+	pool = rte_pktmbuf_pool_create("engine_test", 8191, 0, 0,
+				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	if (pool == NULL)
+		return 1;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(eal_command_line),
+		cmocka_unit_test(eal_once),
+		cmocka_unit_test(create_unwinds),
+		cmocka_unit_test(protocol_hooks),
+		cmocka_unit_test(pollers_and_rx),
+		cmocka_unit_test(tx_buffer_drops),
+		cmocka_unit_test(redirect),
+		cmocka_unit_test(call_inline_and_on_lcores),
+		cmocka_unit_test(adaptive_idle),
+		cmocka_unit_test(status_line),
+		cmocka_unit_test(telemetry),
+		cmocka_unit_test(stop_flag),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rte_mempool_free(pool);
+	rte_eal_cleanup();
+	return rc;
+}
