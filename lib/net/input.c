@@ -105,8 +105,7 @@ static bool udp_valid(struct rnic_worker *w, struct rte_mbuf *m)
 	}
 	if (uh->dgram_cksum != 0 &&
 	    (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
-	    rte_pktmbuf_data_len(m) == rte_pktmbuf_pkt_len(m) &&
-	    rte_ipv4_udptcp_cksum_verify(ip, uh) != 0) {
+	    rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, m->l2_len + m->l3_len) != 0) {
 		rnic_worker_drop(w, RNIC_DROP_UDP_CHECKSUM, m);
 		return false;
 	}

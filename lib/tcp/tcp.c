@@ -57,6 +57,13 @@ int rnic_tcp_config(struct rnic_stack *st, const struct rnic_tcp_params *p)
 
 /* --- connections --------------------------------------------------------- */
 
+/* RFC 7323 section 7.1: a per-connection timestamp offset, derived from the
+ * 4-tuple so that the stateless SYN-ACK and the TCB born later agree. */
+uint32_t tcp_ts_offset(const struct tcp_cookie_keys *k, const struct tcp_key *key)
+{
+	return (uint32_t)(rnic_siphash24(k->isn_key, key, sizeof(*key)) >> 32);
+}
+
 static void rtx_timer_cb(struct rnic_timer *t, void *arg);
 static void dack_timer_cb(struct rnic_timer *t, void *arg);
 static void misc_timer_cb(struct rnic_timer *t, void *arg);
@@ -85,7 +92,7 @@ struct rnic_tcp_conn *tcp_conn_new(struct rnic_worker *w, struct rnic_port *p,
 	c->snd_wscale = 0;
 	c->mss = (uint16_t)(p->mtu - 40);
 	c->quickacks = QUICKACKS;
-	c->ts_offset = (uint32_t)rte_rand();
+	c->ts_offset = tcp_ts_offset(&ts->keys, k);
 	tcp_rtt_init(&c->rtt, ts->params.rto_init_us);
 	c->cc_ops->init(&c->cc, c->mss);
 	rnic_timer_init(&c->rtx_timer, rtx_timer_cb, c);

@@ -79,7 +79,8 @@ static void syn_stage_syn(struct rnic_worker *w, struct rnic_port *p,
 	};
 	if (o.ts_ok) {
 		/* WS and SACK-permitted come back in the ACK's TSecr */
-		o.tsval = tcp_cookie_ts_encode((uint32_t)(tcp_now_us() / 1000),
+		o.tsval = tcp_cookie_ts_encode((uint32_t)(tcp_now_us() / 1000) +
+					       tcp_ts_offset(&ts->keys, k),
 					       s->o.ws_ok, s->o.ws, o.sack_ok);
 		o.tsecr = s->o.tsval;
 	} else {
@@ -119,7 +120,8 @@ static struct rnic_tcp_conn *syn_stage_ack(struct rnic_worker *w, struct rnic_po
 	c->iss = s->ack - 1;
 	c->snd_una = c->snd_nxt = c->snd_max = s->ack;
 	c->irs = s->seq - 1;
-	c->rcv_nxt = c->rcv_adv = s->seq;
+	c->rcv_nxt = s->seq;
+	c->rcv_adv = s->seq + 65535;   /* what the cookie SYN-ACK advertised */
 	c->ts_ok = s->o.ts_ok && ts->params.timestamps;
 	bool ws_ok = false, sack = false;
 	uint8_t ws = 0;
@@ -156,7 +158,9 @@ static void take_syn(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 {
 	struct tcp_stack *ts = tcp_s(c->w->st);
 	c->irs = s->seq;
-	c->rcv_nxt = c->rcv_adv = s->seq + 1;
+	c->rcv_nxt = s->seq + 1;
+	/* our SYN advertised an unscaled window of at most 64 KiB */
+	c->rcv_adv = c->rcv_nxt + (tcp_rcv_window(c) > 65535 ? 65535 : tcp_rcv_window(c));
 	c->ts_ok = s->o.ts_ok && ts->params.timestamps;
 	c->sack_ok = s->o.sack_ok && ts->params.sack;
 	if (s->o.ws_ok) {
@@ -174,6 +178,44 @@ static void take_syn(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 	c->max_snd_wnd = c->snd_wnd;
 	c->snd_wl1 = s->seq;
 	c->cc_ops->init(&c->cc, c->mss);
+}
+
+/* Drop @p n bytes from the front of a payload chain. */
+static struct rte_mbuf *chain_adj(struct rte_mbuf *m, uint32_t n)
+{
+	while (n >= m->data_len && m->next != NULL) {
+		struct rte_mbuf *nx = m->next;
+		n -= m->data_len;
+		nx->nb_segs = (uint16_t)(m->nb_segs - 1);
+		nx->pkt_len = m->pkt_len - m->data_len;
+		m->next = NULL;
+		rte_pktmbuf_free_seg(m);
+		m = nx;
+	}
+	if (n)
+		rte_pktmbuf_adj(m, (uint16_t)n);
+	return m;
+}
+
+/* Keep the first @p keep bytes of a payload chain. */
+static void chain_trim(struct rte_mbuf *m, uint32_t keep)
+{
+	struct rte_mbuf *s = m;
+	uint32_t acc = 0;
+	while (s != NULL && acc + s->data_len < keep) {
+		acc += s->data_len;
+		s = s->next;
+	}
+	if (s == NULL)
+		return;
+	s->data_len = (uint16_t)(keep - acc);
+	rte_pktmbuf_free(s->next);
+	s->next = NULL;
+	m->pkt_len = keep;
+	uint16_t n = 0;
+	for (struct rte_mbuf *x = m; x; x = x->next)
+		n++;
+	m->nb_segs = n;
 }
 
 static void free_unit(struct tcp_unit *u)
@@ -319,6 +361,8 @@ static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 		c->ops->sent(c, c->ctx);
 }
 
+static void enter_time_wait(struct rnic_tcp_conn *c);
+
 /* RFC 9293 3.10.7.4, step "fifth, check the ACK field". @return false when
  * the segment must be dropped. */
 static bool ack_field(struct rnic_tcp_conn *c, const struct tcp_seg *s)
@@ -366,6 +410,10 @@ static bool ack_field(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 				tcp_conn_done(c, 0);
 				return false;
 			}
+			if (n == TCP_TIME_WAIT) {
+				enter_time_wait(c);
+				return true;
+			}
 		}
 	}
 	return true;
@@ -406,7 +454,7 @@ static void ooo_pull(struct rnic_tcp_conn *c)
 			continue;
 		}
 		uint32_t skip = c->rcv_nxt - o.seq;
-		rte_pktmbuf_adj(o.m, (uint16_t)skip);
+		o.m = chain_adj(o.m, skip);
 		c->rcv_nxt = end;
 		tcp_deliver(c, o.m, o.len - skip);
 		if (c->state == TCP_CLOSED)
@@ -443,15 +491,14 @@ static void data_and_fin(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 	if (len && can_rx) {
 		if (seq_lt(seq, c->rcv_nxt)) {   /* drop what we already have */
 			uint32_t cut = c->rcv_nxt - seq;
-			rte_pktmbuf_adj(m, (uint16_t)cut);
+			m = chain_adj(m, cut);
 			seq += cut;
 			len -= cut;
 		}
 		uint32_t wnd_end = c->rcv_nxt + tcp_rcv_window(c);
 		if (seq_gt(seq + len, wnd_end) && seq_lt(seq, wnd_end)) {
-			uint32_t cut = seq + len - wnd_end;   /* beyond the window */
-			rte_pktmbuf_trim(m, (uint16_t)cut);
-			len -= cut;
+			len = wnd_end - seq;              /* beyond the window */
+			chain_trim(m, len);
 		}
 		c->stats.bytes_received += len;
 		if (seq == c->rcv_nxt && seq_lt(seq, wnd_end)) {
@@ -490,10 +537,19 @@ static void data_and_fin(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 		}
 	}
 	process_fin(c);
+	enter_time_wait(c);
+}
+
+/* TIME_WAIT: the application is done; the TCB stays for 2 MSL. */
+static void enter_time_wait(struct rnic_tcp_conn *c)
+{
+	struct tcp_stack *ts = tcp_s(c->w->st);
 	if (c->state == TCP_TIME_WAIT && !rnic_timer_pending(&c->misc_timer)) {
 		rnic_timer_cancel(&c->w->timers, &c->rtx_timer);
 		rnic_timer_arm(&c->w->timers, &c->misc_timer, c->w->now_tsc,
 			       (uint64_t)ts->params.time_wait_ms * 1000);
+		if (!c->notified_closed)
+			tcp_conn_done(c, 0);
 	}
 }
 
@@ -643,7 +699,8 @@ void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 
 	tw->st.segs_in++;
 	if (l4len < sizeof(struct rte_tcp_hdr) ||
-	    rte_pktmbuf_data_len(m) < m->l2_len + m->l3_len + l4len) {
+	    rte_pktmbuf_pkt_len(m) < m->l2_len + m->l3_len + l4len ||
+	    rte_pktmbuf_data_len(m) < m->l2_len + m->l3_len + sizeof(struct rte_tcp_hdr)) {
 		tw->st.bad_hdr++;
 		rte_pktmbuf_free(m);
 		return;
@@ -651,13 +708,15 @@ void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 	const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)
 		((const uint8_t *)ip + m->l3_len);
 	uint32_t hl = (th->data_off >> 4) * 4u;
-	if (hl < sizeof(*th) || hl > l4len) {
+	/* the header must be contiguous; the payload may be a chain */
+	if (hl < sizeof(*th) || hl > l4len ||
+	    rte_pktmbuf_data_len(m) < m->l2_len + m->l3_len + hl) {
 		tw->st.bad_hdr++;
 		rte_pktmbuf_free(m);
 		return;
 	}
 	if ((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
-	    rte_ipv4_udptcp_cksum_verify(ip, th) != 0) {
+	    rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, m->l2_len + m->l3_len) != 0) {
 		tw->st.bad_csum++;
 		rte_pktmbuf_free(m);
 		return;
@@ -704,6 +763,6 @@ void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 			return;
 		}
 	}
-	rte_pktmbuf_adj(m, (uint16_t)(m->l2_len + m->l3_len + hl));
+	m = chain_adj(m, m->l2_len + m->l3_len + hl);
 	tcp_segment(c, &s, m);
 }

@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rnic-tcp: bulk transfers over rnic's userspace TCP.
+ *
+ *   rnic-tcp sink   --listen PORT  [--bytes N] [--json] PORT-OPTIONS
+ *   rnic-tcp source --connect A:P  --bytes N [--conns N] [--cc newreno|cubic] [--json] PORT-OPTIONS
+ *   rnic-tcp echo   --listen PORT  PORT-OPTIONS
+ *   rnic-tcp source --loopback --bytes N [--drop P --dup P --reorder P --corrupt P --seed S]
+ *
+ * The source sends a deterministic pseudo-random stream; both ends print
+ * the SHA-256 of the bytes they sent or received. --loopback runs a sink
+ * and a source stack in one process over a net_ring pair (one worker each)
+ * and fails unless the digests match.
+ * Exit status: 0 done, 1 transfer failed or digests differ, 2 usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+
+#include "common/sha256.h"
+#include "engine/stack.h"
+#include "rnic/rnic.h"
+#include "rnic/rnic_tcp.h"
+
+enum mode { MODE_SINK, MODE_SOURCE, MODE_ECHO };
+
+struct flow {                   /* one connection's state */
+	struct rnic_sha256 sha;
+	uint64_t bytes, target;
+	uint64_t rng;
+	bool fin_sent;
+	bool finished;
+	struct rnic_tcp_conn *c;
+	char hex[65];               /* SHA-256 when finished */
+};
+
+struct app {
+	enum mode mode;
+	uint64_t bytes;             /* per connection */
+	unsigned conns;
+	uint16_t listen_port;
+	uint32_t dst_ip;
+	uint16_t dst_port;
+	enum rnic_tcp_cc cc;
+	bool json;
+	/* progress, written by workers */
+	volatile unsigned done, failed, accepted;
+	volatile uint64_t total;
+	struct flow flows[64];      /* active opens (source) */
+	unsigned n_flows;
+	struct flow sink_flows[64]; /* passive opens */
+	int last_err;
+};
+
+/* Deterministic payload: xorshift64 bytes. */
+static void fill(struct flow *f, uint8_t *p, unsigned n)
+{
+	for (unsigned i = 0; i < n; i += 8) {
+		f->rng ^= f->rng << 13; f->rng ^= f->rng >> 7; f->rng ^= f->rng << 17;
+		uint64_t v = f->rng;
+		memcpy(p + i, &v, n - i < 8 ? n - i : 8);
+	}
+}
+
+static void finish(struct app *a, struct flow *f, bool ok)
+{
+	uint8_t d[32];
+	rnic_sha256_final(&f->sha, d);
+	rnic_sha256_hex(d, f->hex);
+	f->finished = true;
+	if (!ok)
+		__atomic_fetch_add(&a->failed, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&a->done, 1, __ATOMIC_RELEASE);
+}
+
+/* Source: fill the send buffer with MSS-sized segments. */
+static void source_push(struct rnic_tcp_conn *c, void *ctx)
+{
+	struct flow *f = ctx;
+	uint16_t mss = rnic_tcp_mss(c);
+	while (f->bytes < f->target && rnic_tcp_send_space(c) >= mss) {
+		unsigned n = (unsigned)(f->target - f->bytes < mss ? f->target - f->bytes : mss);
+		struct rte_mbuf *m = rte_pktmbuf_alloc(rnic_tcp_pool(c));
+		if (m == NULL)
+			break;   /* the next ACK calls us again */
+		uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)n);
+		if (p == NULL) {
+			rte_pktmbuf_free(m);
+			break;
+		}
+		fill(f, p, n);
+		rnic_sha256_update(&f->sha, p, n);
+		if (rnic_tcp_send(c, m) != 0) {
+			rte_pktmbuf_free(m);
+			break;
+		}
+		f->bytes += n;
+	}
+	if (f->bytes >= f->target && !f->fin_sent) {
+		f->fin_sent = true;
+		rnic_tcp_close(c);
+	}
+}
+
+static struct app *g_app;
+
+static void on_connected(struct rnic_tcp_conn *c, void *ctx)
+{
+	source_push(c, ctx);
+}
+
+static void on_sent(struct rnic_tcp_conn *c, void *ctx)
+{
+	if (g_app->mode == MODE_SOURCE)
+		source_push(c, ctx);
+}
+
+static void on_recv(struct rnic_tcp_conn *c, void *ctx, struct rte_mbuf *m)
+{
+	struct flow *f = ctx;
+	if (g_app->mode == MODE_ECHO) {
+		uint32_t n = rte_pktmbuf_pkt_len(m);
+		if (rnic_tcp_send(c, m) != 0)
+			rte_pktmbuf_free(m);   /* peer not reading: echo drops */
+		f->bytes += n;
+		return;
+	}
+	for (struct rte_mbuf *s = m; s != NULL; s = s->next) {
+		rnic_sha256_update(&f->sha, rte_pktmbuf_mtod(s, void *), s->data_len);
+		f->bytes += s->data_len;
+	}
+	__atomic_fetch_add(&g_app->total, rte_pktmbuf_pkt_len(m), __ATOMIC_RELAXED);
+	rte_pktmbuf_free(m);
+}
+
+static void on_eof(struct rnic_tcp_conn *c, void *ctx)
+{
+	(void)ctx;
+	rnic_tcp_close(c);   /* the peer is done: so are we */
+}
+
+static void on_closed(struct rnic_tcp_conn *c, void *ctx, int err)
+{
+	struct flow *f = ctx;
+	(void)c;
+	if (err)
+		g_app->last_err = err;
+	bool ok = err == 0 && (g_app->mode != MODE_SINK || f->target == 0 ||
+			       f->bytes >= f->target);
+	if (g_app->mode == MODE_SOURCE)
+		ok = ok && f->bytes >= f->target;
+	finish(g_app, f, ok);
+}
+
+static void *on_accept(struct rnic_tcp_conn *c, void *lctx)
+{
+	struct app *a = lctx;
+	unsigned i = __atomic_fetch_add(&a->accepted, 1, __ATOMIC_RELAXED);
+	if (i >= 64)
+		return NULL;
+	struct flow *f = &a->sink_flows[i];
+	memset(f, 0, sizeof(*f));
+	rnic_sha256_init(&f->sha);
+	f->target = a->bytes;
+	f->c = c;
+	return f;
+}
+
+static const struct rnic_tcp_ops ops = {
+	.accept = on_accept, .connected = on_connected, .recv = on_recv,
+	.sent = on_sent, .eof = on_eof, .closed = on_closed,
+};
+
+struct connect_req {
+	struct app *a;
+	struct flow *f;
+	int rc;
+};
+
+static void do_connect(struct rnic_worker *w, void *arg)
+{
+	struct connect_req *r = arg;
+	r->rc = rnic_tcp_connect(w, r->a->dst_ip, r->a->dst_port, &ops, r->f, &r->f->c);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	rnic_request_stop();
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: rnic-tcp {sink|source|echo} [--listen PORT | --connect ADDR:PORT]\n"
+		   "                [--bytes N] [--conns N] [--cc newreno|cubic] [--json]\n"
+		   "                [--loopback [--drop P --dup P --reorder P --corrupt P --seed S]]\n\n%s",
+		rnic_config_usage());
+}
+
+static uint64_t parse_size(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || v < 0)
+		return UINT64_MAX;
+	switch (*end) {
+	case 'k': case 'K': v *= 1024; end++; break;
+	case 'm': case 'M': v *= 1024 * 1024; end++; break;
+	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
+	}
+	return *end ? UINT64_MAX : (uint64_t)v;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int set_cc(struct rnic_stack *st, enum rnic_tcp_cc cc)
+{
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	p.cc = cc;
+	return rnic_tcp_config(st, &p);
+}
+
+int main(int argc, char **argv)
+{
+	static struct app app;
+	struct app *a = &app;
+	struct rnic_config cfg;
+	char err[RNIC_ERRLEN];
+	bool loopback = false;
+	struct rnic_fault_cfg lf = {0};
+	uint64_t seed = 1;
+
+	g_app = a;
+	a->conns = 1;
+	rnic_config_init(&cfg);
+	if (rnic_config_parse_args(&cfg, &argc, argv, err, sizeof(err)) != 0) {
+		fprintf(stderr, "rnic-tcp: %s\n", err);
+		return 2;
+	}
+	if (argc < 2 || (strcmp(argv[1], "sink") && strcmp(argv[1], "source") &&
+			 strcmp(argv[1], "echo"))) {
+		usage(stderr);
+		return 2;
+	}
+	a->mode = !strcmp(argv[1], "sink") ? MODE_SINK :
+		  !strcmp(argv[1], "source") ? MODE_SOURCE : MODE_ECHO;
+	static const struct option lo[] = {
+		{ "listen", required_argument, 0, 'l' }, { "connect", required_argument, 0, 'c' },
+		{ "bytes", required_argument, 0, 'b' }, { "conns", required_argument, 0, 'n' },
+		{ "cc", required_argument, 0, 'C' }, { "json", no_argument, 0, 'j' },
+		{ "loopback", no_argument, 0, 'L' }, { "drop", required_argument, 0, 'D' },
+		{ "dup", required_argument, 0, 'U' }, { "reorder", required_argument, 0, 'R' },
+		{ "corrupt", required_argument, 0, 'X' }, { "seed", required_argument, 0, 'S' },
+		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	optind = 2;
+	int o;
+	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		char *end;
+		switch (o) {
+		case 'l': a->listen_port = (uint16_t)strtoul(optarg, &end, 10);
+			if (*end || !a->listen_port) goto bad;
+			break;
+		case 'c': {
+			char *colon = strrchr(optarg, ':');
+			uint8_t plen;
+			if (!colon) goto bad;
+			*colon = '\0';
+			if (rnic_parse_cidr(optarg, &a->dst_ip, &plen) || strchr(optarg, '/'))
+				goto bad;
+			a->dst_port = (uint16_t)strtoul(colon + 1, &end, 10);
+			if (*end || !a->dst_port) goto bad;
+			break;
+		}
+		case 'b': a->bytes = parse_size(optarg);
+			if (a->bytes == UINT64_MAX) goto bad;
+			break;
+		case 'n': a->conns = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || a->conns == 0 || a->conns > 64) goto bad;
+			break;
+		case 'C': if (!strcmp(optarg, "newreno")) a->cc = RNIC_TCP_CC_NEWRENO;
+			else if (!strcmp(optarg, "cubic")) a->cc = RNIC_TCP_CC_CUBIC;
+			else goto bad;
+			break;
+		case 'j': a->json = true; break;
+		case 'L': loopback = true; break;
+		case 'D': lf.drop = atof(optarg); break;
+		case 'U': lf.dup = atof(optarg); break;
+		case 'R': lf.reorder = atof(optarg); break;
+		case 'X': lf.corrupt = atof(optarg); break;
+		case 'S': seed = strtoull(optarg, NULL, 0); break;
+		case 'h': usage(stdout); return 0;
+		default: goto bad;
+		}
+	}
+	if (optind < argc)
+		goto bad;
+	if (loopback) {
+		if (a->mode != MODE_SOURCE || a->bytes == 0)
+			goto bad;
+		cfg.n_ports = 0;
+	} else if (cfg.n_ports == 0 ||
+		   (a->mode == MODE_SOURCE && (!a->dst_ip || !a->bytes)) ||
+		   (a->mode != MODE_SOURCE && !a->listen_port)) {
+		goto bad;
+	}
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (rnic_eal_init(argv[0], &cfg, loopback ? 2 : cfg.workers) != 0)
+		return 1;
+
+	struct rnic_stack *src_st = NULL, *sink_st = NULL;
+	if (loopback) {
+		struct rnic_config ca, cb;
+		if (rnic_ring_pair("tcplo", 1) != 0)
+			return 1;
+		for (int i = 0; i < 2; i++) {
+			struct rnic_config *c = i ? &cb : &ca;
+			rnic_config_init(c);
+			c->poll_mode = RNIC_POLL_BUSY;
+			c->n_ports = 1;
+			rnic_port_cfg_init(&c->ports[0]);
+			snprintf(c->ports[0].ring, sizeof(c->ports[0].ring), "tcplo.%c", i ? 'b' : 'a');
+			c->ports[0].ip = 0xc0000201u + (uint32_t)i;
+			c->ports[0].prefix_len = 24;
+			c->ports[0].rx_fault = lf;
+			c->ports[0].fault_seed = seed + (uint64_t)i;
+		}
+		sink_st = rnic_stack_create(&ca);
+		src_st = rnic_stack_create(&cb);
+		a->dst_ip = 0xc0000201u;
+		a->dst_port = 5001;
+		a->listen_port = 5001;
+	} else {
+		struct rnic_stack *st = rnic_stack_create(&cfg);
+		if (a->mode == MODE_SOURCE)
+			src_st = st;
+		else
+			sink_st = st;
+	}
+	if ((loopback || a->mode != MODE_SOURCE) && sink_st == NULL) {
+		fprintf(stderr, "rnic-tcp: stack: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	if ((loopback || a->mode == MODE_SOURCE) && src_st == NULL) {
+		fprintf(stderr, "rnic-tcp: stack: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	if (sink_st) {
+		set_cc(sink_st, a->cc);
+		if (rnic_tcp_listen(sink_st, a->listen_port, &ops, a, 64) != 0) {
+			fprintf(stderr, "rnic-tcp: cannot listen on %u\n", a->listen_port);
+			return 1;
+		}
+		if (rnic_stack_start(sink_st) != 0)
+			return 1;
+	}
+	double t0 = now_s();
+	if (src_st) {
+		set_cc(src_st, a->cc);
+		if (rnic_stack_start(src_st) != 0)
+			return 1;
+		/* let ARP resolve before the first SYN (retried anyway) */
+		for (unsigned i = 0; i < a->conns; i++) {
+			struct flow *f = &a->flows[a->n_flows++];
+			memset(f, 0, sizeof(*f));
+			rnic_sha256_init(&f->sha);
+			f->target = a->bytes;
+			f->rng = 0x9E3779B97F4A7C15ULL * (i + 1);
+			struct connect_req r = { a, f, 0 };
+			rnic_worker_call_sync(src_st->workers[i % src_st->n_workers], do_connect, &r);
+			if (r.rc != 0) {
+				fprintf(stderr, "rnic-tcp: connect: %s\n", strerror(-r.rc));
+				return 1;
+			}
+		}
+		t0 = now_s();
+	}
+	unsigned expect = loopback ? 2 * a->conns : (a->mode == MODE_SOURCE ? a->conns : 1);
+	double last = now_s();
+	while (!rnic_stop_requested() && __atomic_load_n(&a->done, __ATOMIC_ACQUIRE) < expect) {
+		usleep(2000);
+		if (!a->json && now_s() - last >= 1.0 && a->mode != MODE_SOURCE) {
+			last = now_s();
+			fprintf(stderr, "rnic-tcp: %lu bytes\r", (unsigned long)a->total);
+		}
+		if (a->mode == MODE_SINK && a->bytes && a->total >= a->bytes)
+			break;   /* --bytes arrived */
+	}
+	double secs = now_s() - t0;
+	if (src_st)
+		rnic_stack_stop(src_st);
+	if (sink_st)
+		rnic_stack_stop(sink_st);
+
+	uint64_t bytes;
+	const char *digest, *sent = "";
+	struct rnic_tcp_stats ts = {0};
+	rnic_tcp_stats(src_st ? src_st : sink_st, &ts);
+	bool ok = a->failed == 0 && a->done >= expect;
+	if (a->mode == MODE_SOURCE && !loopback) {
+		bytes = 0;
+		for (unsigned i = 0; i < a->n_flows; i++)
+			bytes += a->flows[i].bytes;
+		digest = a->flows[0].hex;
+	} else {
+		bytes = a->total;
+		digest = a->sink_flows[0].hex;
+	}
+	if (loopback) {
+		/* every source stream must have arrived whole at some sink flow */
+		sent = a->flows[0].hex;
+		for (unsigned i = 0; i < a->n_flows; i++) {
+			bool found = false;
+			for (unsigned k = 0; k < a->accepted && k < 64; k++)
+				found |= a->sink_flows[k].finished &&
+					 !strcmp(a->sink_flows[k].hex, a->flows[i].hex);
+			ok = ok && found;
+		}
+		ok = ok && a->total == a->bytes * a->conns;
+	}
+	if (getenv("RNIC_TCP_DEBUG")) {
+		struct rnic_stack *sts[2] = { src_st, sink_st };
+		for (int i = 0; i < 2; i++) {
+			struct rnic_tcp_stats x;
+			if (!sts[i]) continue;
+			rnic_tcp_stats(sts[i], &x);
+			fprintf(stderr, "%s: syns %lu cookies %lu valid %lu invalid %lu est %lu in %lu out %lu csum %lu hdr %lu opts %lu oow %lu paws %lu rst_in %lu rst_out %lu nolisten %lu rtx %lu rto %lu fr %lu\n",
+				i ? "sink" : "src", x.syns, x.cookies_sent, x.cookie_valid, x.cookie_invalid, x.established, x.segs_in, x.segs_out, x.bad_csum, x.bad_hdr, x.bad_opts, x.out_of_window, x.paws_drops, x.resets_in, x.resets_out, x.no_listener, x.retransmits, x.rtos, x.fast_retransmits);
+			struct rnic_stack_stats ss;
+			rnic_stack_stats(sts[i], &ss);
+			fprintf(stderr, "   rx %lu tx %lu drops %lu arp %lu/%lu\n", ss.rx_pkts, ss.tx_pkts, ss.drops, ss.arp_requests, ss.arp_replies);
+		}
+	}
+	double gbps = secs > 0 ? bytes * 8 / secs / 1e9 : 0;
+	if (a->json)
+		printf("{\"mode\": \"%s\", \"bytes\": %lu, \"sha256\": \"%s\", \"gbps\": %.3f, "
+		       "\"retransmits\": %lu, \"seconds\": %.3f, \"ok\": %s%s%s%s}\n",
+		       argv[1], (unsigned long)bytes, digest, gbps,
+		       (unsigned long)ts.retransmits, secs,
+		       ok ? "true" : "false", loopback ? ", \"sha256_sent\": \"" : "",
+		       loopback ? sent : "", loopback ? "\"" : "");
+	else
+		printf("rnic-tcp %s: %lu bytes in %.3f s, %.3f Gbit/s, %lu retransmits, "
+		       "sha256 %s%s\n", argv[1], (unsigned long)bytes, secs, gbps,
+		       (unsigned long)ts.retransmits, digest,
+		       ok ? "" : " (FAILED)");
+	if (src_st)
+		rnic_stack_destroy(src_st);
+	if (sink_st)
+		rnic_stack_destroy(sink_st);
+	return ok ? 0 : 1;
+bad:
+	usage(stderr);
+	return 2;
+}
