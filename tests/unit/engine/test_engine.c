@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Engine: the timer wheel (order, never early, cancel, re-arm from the
- * callback, timers beyond one revolution, 10^5 random timers) and flow
- * steering (agreement with rte_softrss, spread over workers).
+ * callback, cancel from a callback, timers of many revolutions, a long
+ * stall, 10^5 random timers) and flow steering (agreement with
+ * rte_softrss and a published Toeplitz vector, spread over 2 and 4
+ * workers, determinism).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -139,6 +141,119 @@ static void random_timers(void **state)
 		assert_true(fired_at[i] >= due_at[i]);
 }
 
+/* Timers of seconds: dozens of revolutions in their slot, never early. */
+static void long_timers(void **state)
+{
+	struct rnic_timer_wheel tw;
+	static struct rnic_timer t[4];
+	static const uint64_t delay[4] = { 65536, 1500000, 5000000, 4000017 };
+	(void)state;
+	now = 12345 * us_tsc;
+	n_fired = 0;
+	rnic_timer_wheel_init(&tw, now);
+	for (uintptr_t i = 0; i < 4; i++) {
+		rnic_timer_init(&t[i], record, (void *)i);
+		due_at[i] = now + delay[i] * us_tsc;
+		rnic_timer_arm(&tw, &t[i], now, delay[i]);
+	}
+	uint64_t end = now + 5100000 * us_tsc;
+	while (now < end) {
+		now += 997 * us_tsc;             /* ~1 ms steps, off the tick grid */
+		unsigned before = n_fired;
+		rnic_timer_run(&tw, now);
+		for (unsigned i = 0; i < 4 && n_fired != before; i++)
+			if (fired_at[i] == now)
+				assert_true(now >= due_at[i]);
+	}
+	assert_int_equal(n_fired, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_true(fired_at[i] >= due_at[i]);
+		assert_true(fired_at[i] <= due_at[i] + (997 + 3 * RNIC_TIMER_TICK_US) * us_tsc);
+	}
+	assert_int_equal(tw.fired, 4);
+	assert_int_equal(tw.armed, 0);
+}
+
+static struct rnic_timer_wheel *cb_tw;
+static struct rnic_timer *victims[3];
+static unsigned killer_runs;
+
+/* Cancels other timers (same slot and another), itself, and arms one. */
+static void killer(struct rnic_timer *t, void *arg)
+{
+	(void)arg;
+	killer_runs++;
+	rnic_timer_cancel(cb_tw, victims[0]);   /* due in the same slot */
+	rnic_timer_cancel(cb_tw, victims[1]);   /* a later slot */
+	rnic_timer_cancel(cb_tw, t);            /* already idle: no-op */
+	rnic_timer_arm(cb_tw, victims[2], now, 0);
+}
+
+static void cancel_inside_callback(void **state)
+{
+	struct rnic_timer_wheel tw;
+	struct rnic_timer k, v0, v1, v2;
+	(void)state;
+	now = 0;
+	n_fired = 0;
+	killer_runs = 0;
+	cb_tw = &tw;
+	rnic_timer_wheel_init(&tw, now);
+	rnic_timer_init(&k, killer, NULL);
+	rnic_timer_init(&v0, record, (void *)0);
+	rnic_timer_init(&v1, record, (void *)1);
+	rnic_timer_init(&v2, record, (void *)2);
+	victims[0] = &v0;
+	victims[1] = &v1;
+	victims[2] = &v2;
+	/* v0 armed first, k second: k is ahead of v0 in the slot list */
+	rnic_timer_arm(&tw, &v0, now, 100);
+	rnic_timer_arm(&tw, &k, now, 100);
+	rnic_timer_arm(&tw, &v1, now, 300);
+	assert_int_equal(tw.armed, 3);
+	now += 200 * us_tsc;
+	assert_int_equal(rnic_timer_run(&tw, now), 1);  /* k only; v2 not yet */
+	assert_int_equal(killer_runs, 1);
+	assert_false(rnic_timer_pending(&v0));
+	assert_false(rnic_timer_pending(&v1));
+	assert_true(rnic_timer_pending(&v2));
+	assert_int_equal(tw.armed, 1);
+	/* a 0 us timer fires on a later tick, never in the run that armed it */
+	now += RNIC_TIMER_TICK_US * us_tsc;
+	rnic_timer_run(&tw, now);
+	assert_false(rnic_timer_pending(&v2));
+	now += 2 * RNIC_TIMER_TICK_US * us_tsc;
+	rnic_timer_run(&tw, now);
+	assert_int_equal(n_fired, 1);
+	assert_int_equal(tw.armed, 0);
+}
+
+/* A stall of several revolutions fires everything due, exactly once. */
+static void stall(void **state)
+{
+	struct rnic_timer_wheel tw;
+	static struct rnic_timer t[1000];
+	(void)state;
+	now = 0;
+	n_fired = 0;
+	rnic_timer_wheel_init(&tw, now);
+	for (uintptr_t i = 0; i < 1000; i++) {
+		rnic_timer_init(&t[i], record, (void *)i);
+		rnic_timer_arm(&tw, &t[i], now, i * 300);   /* 0 .. ~4.6 revolutions */
+	}
+	now = 150000 * us_tsc;          /* 0..499 due; 500 (150000 us) is not:
+					 * armed at tick 0, it fires after tick 9375 */
+	unsigned n = rnic_timer_run(&tw, now);
+	assert_int_equal(n, 500);
+	assert_int_equal(n_fired, 500);
+	for (unsigned i = 0; i < 1000; i++)
+		assert_int_equal(rnic_timer_pending(&t[i]), i >= 500);
+	now = 10000000 * us_tsc;
+	assert_int_equal(rnic_timer_run(&tw, now), 500);
+	assert_int_equal(rnic_timer_run(&tw, now), 0);
+	assert_int_equal(tw.armed, 0);
+}
+
 static void steering(void **state)
 {
 	struct rnic_stack st;
@@ -165,6 +280,51 @@ static void steering(void **state)
 	}
 	for (int w = 0; w < 4; w++)
 		assert_in_range(count[w], 8000, 12000);
+
+	/* two workers: an even split, and the RSS table rule agrees */
+	st.n_workers = 2;
+	unsigned two[2] = { 0, 0 };
+	for (uint32_t i = 0; i < 20000; i++) {
+		uint32_t src = rte_cpu_to_be_32(0x0a000001 + i * 7919);
+		uint16_t sp = rte_cpu_to_be_16((uint16_t)(1024 + i));
+		unsigned w = rnic_flow_owner(&st, src, rte_cpu_to_be_32(0x0a0000fe),
+					     sp, rte_cpu_to_be_16(4791));
+		assert_true(w < 2);
+		two[w]++;
+	}
+	assert_in_range(two[0], 9000, 11000);
+	for (unsigned e = 0; e < 128; e++)
+		assert_int_equal(rnic_reta_entry_worker(e, 2), e & 1);
+	assert_int_equal(rnic_reta_entry_worker(5, 0), 0);
+	/* deterministic: a fixed tuple always lands on the same worker */
+	st.n_workers = 4;
+	unsigned w0 = rnic_flow_owner(&st, rte_cpu_to_be_32(0xc0000201),
+				      rte_cpu_to_be_32(0xc000020a),
+				      rte_cpu_to_be_16(40000), rte_cpu_to_be_16(5001));
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(w0, rnic_flow_owner(&st, rte_cpu_to_be_32(0xc0000201),
+				 rte_cpu_to_be_32(0xc000020a),
+				 rte_cpu_to_be_16(40000), rte_cpu_to_be_16(5001)));
+	/* the key is the one lib/port programs: 40 bytes, first bytes known */
+	assert_int_equal(sizeof(rnic_rss_key), 40);
+	assert_int_equal(rnic_rss_key[0], 0x6d);
+}
+
+/* rte_softrss with rnic's key on a published Toeplitz vector: the
+ * Microsoft RSS verification suite, IPv4 with ports, 66.9.149.187:2794 ->
+ * 161.142.100.80:1766 hashes to 0x51ccc178. */
+static void toeplitz_vector(void **state)
+{
+	(void)state;
+	uint32_t tuple[3] = { 0x420995bb, 0xa18e6450, (2794u << 16) | 1766u };
+	assert_int_equal(rte_softrss(tuple, 3, rnic_rss_key), 0x51ccc178);
+	struct rnic_stack st;
+	memset(&st, 0, sizeof(st));
+	st.n_workers = 4;
+	assert_int_equal(rnic_flow_owner(&st, rte_cpu_to_be_32(0x420995bb),
+					 rte_cpu_to_be_32(0xa18e6450),
+					 rte_cpu_to_be_16(2794), rte_cpu_to_be_16(1766)),
+			 (0x51ccc178 & 127) % 4);
 }
 
 int main(void)
@@ -179,7 +339,11 @@ int main(void)
 		cmocka_unit_test(cancel_and_rearm),
 		cmocka_unit_test(rearm_from_callback),
 		cmocka_unit_test(random_timers),
+		cmocka_unit_test(long_timers),
+		cmocka_unit_test(cancel_inside_callback),
+		cmocka_unit_test(stall),
 		cmocka_unit_test(steering),
+		cmocka_unit_test(toeplitz_vector),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
