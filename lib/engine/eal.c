@@ -120,7 +120,13 @@ int rnic_eal_build_args(struct rnic_eal_args *a, const char *prog,
 	if (n_workers == 0)
 		n_workers = 1;
 	a->argv[n++] = (char *)(uintptr_t)prog;
-	if (!has_arg(cfg, "--file-prefix") && !has_arg(cfg, "--in-memory")) {
+	bool no_huge = !has_arg(cfg, "--no-huge") && !has_arg(cfg, "-m") &&
+		       !has_arg(cfg, "--socket-mem") && huge_free == 0;
+	/* DPDK 22.11 refuses --in-memory with --no-huge (legacy memory): without
+	 * hugepages, run from a private file prefix instead */
+	a->in_memory_dropped = no_huge && has_arg(cfg, "--in-memory");
+	bool in_memory = has_arg(cfg, "--in-memory") && !a->in_memory_dropped;
+	if (!has_arg(cfg, "--file-prefix") && !in_memory) {
 		snprintf(a->prefix, sizeof(a->prefix), "rnic-%d", (int)getpid());
 		a->argv[n++] = "--file-prefix";
 		a->argv[n++] = a->prefix;
@@ -133,8 +139,7 @@ int rnic_eal_build_args(struct rnic_eal_args *a, const char *prog,
 		pci |= cfg->ports[i].pci[0] != '\0';
 	if (!pci && !has_arg(cfg, "-a") && !has_arg(cfg, "--allow"))
 		a->argv[n++] = "--no-pci";
-	if (!has_arg(cfg, "--no-huge") && !has_arg(cfg, "-m") &&
-	    !has_arg(cfg, "--socket-mem") && huge_free == 0) {
+	if (no_huge) {
 		a->argv[n++] = "--no-huge";
 		a->argv[n++] = "-m";
 		a->argv[n++] = "1024";
@@ -149,7 +154,9 @@ int rnic_eal_build_args(struct rnic_eal_args *a, const char *prog,
 	if (!has_arg(cfg, "--log-level"))
 		a->argv[n++] = "--log-level=*:warning";
 	for (unsigned i = 0; i < cfg->n_eal_args; i++)
-		a->argv[n++] = (char *)(uintptr_t)cfg->eal_args[i];
+		if (!a->in_memory_dropped ||
+		    strcmp(cfg->eal_args[i], "--in-memory") != 0)
+			a->argv[n++] = (char *)(uintptr_t)cfg->eal_args[i];
 	a->argv[n] = NULL;
 	a->argc = (int)n;
 	return 0;
@@ -173,6 +180,9 @@ int rnic_eal_init(const char *prog, const struct rnic_config *cfg,
 		fprintf(stderr, "rnic: EAL arguments: %s\n", strerror(-rc));
 		return rc;
 	}
+	if (a.in_memory_dropped)
+		fprintf(stderr, "rnic: no free hugepages: --in-memory replaced by "
+			"--no-huge and a private file prefix\n");
 	if (rte_eal_init(a.argc, a.argv) < 0) {
 		fprintf(stderr, "rnic: EAL init failed: %s\n", rte_strerror(rte_errno));
 		return -rte_errno;

@@ -33,6 +33,7 @@ struct rnic_eal_args {
 	char *argv[RNIC_MAX_EAL_ARGS + 16];
 	char prefix[64];     /* file prefix in use, "" for --in-memory */
 	char lcores[1024];   /* our --lcores value */
+	bool in_memory_dropped; /* --in-memory given, but no hugepages */
 };
 
 /**

@@ -81,6 +81,11 @@ unsigned rnic_stack_workers(const struct rnic_stack *st)
 	return st->n_workers;
 }
 
+/* Previous sample of each stack's status line, for the rates. */
+static struct {
+	uint64_t tsc, rx, tx;
+} status_prev[RNIC_MAX_STACKS];
+
 /*
  * Undo rnic_stack_create() from whatever point it reached, in reverse:
  * hide the stack from telemetry, protocol hooks (last module first), then
@@ -170,6 +175,7 @@ struct rnic_stack *rnic_stack_create(const struct rnic_config *cfg)
 		rte_errno = ENOSPC;
 		return NULL;
 	}
+	memset(&status_prev[st->id], 0, sizeof(status_prev[st->id]));
 	rc = stack_open_ports(st);
 	for (unsigned i = 0; rc == 0 && i < cfg->workers; i++) {
 		st->workers[i] = rnic_worker_create(st, i);
@@ -285,11 +291,6 @@ void rnic_stack_stats(const struct rnic_stack *st, struct rnic_stack_stats *s)
 	s->arp_replies = as.replies_in + as.replies_out;
 	s->connections = rnic_stack_connections(st);
 }
-
-/* Previous sample of each stack's status line, for the rates. */
-static struct {
-	uint64_t tsc, rx, tx;
-} status_prev[RNIC_MAX_STACKS];
 
 void rnic_stack_status_line(const struct rnic_stack *st, FILE *f)
 {

@@ -114,6 +114,20 @@ static void eal_command_line(void **state)
 	assert_int_equal(argv_find(&a, "--no-huge"), -1);
 	i = argv_find(&a, "--lcores");
 	assert_string_equal(a.argv[i + 1], "0@(0,2-3),1@0,2@2");
+	assert_true(argv_find(&a, "--in-memory") > 0);
+
+	/* --in-memory without hugepages: EAL would refuse it with --no-huge */
+	c = make_cfg(1, 0, RNIC_POLL_BUSY);
+	snprintf(c.eal_args[c.n_eal_args++], 128, "--in-memory");
+	assert_int_equal(rnic_eal_build_args(&a, "prog", &c, 1, 0, &set), 0);
+	assert_true(a.in_memory_dropped);
+	assert_int_equal(argv_find(&a, "--in-memory"), -1);
+	assert_true(argv_find(&a, "--no-huge") > 0);
+	assert_true(argv_find(&a, "--file-prefix") > 0);
+	assert_int_equal(rnic_eal_build_args(&a, "prog", &c, 1, 4, &set), 0);
+	assert_false(a.in_memory_dropped);
+	assert_true(argv_find(&a, "--in-memory") > 0);
+	assert_int_equal(argv_find(&a, "--file-prefix"), -1);
 }
 
 static void eal_once(void **state)
@@ -455,10 +469,23 @@ static void status_line(void **state)
 	FILE *f = open_memstream(&buf, &len);
 	rnic_stack_status_line(st, f);
 	fflush(f);
-	assert_non_null(strstr(buf, "rx 11 "));
+	assert_non_null(strstr(buf, "rx 11 (0/s) "));  /* no rate yet */
 	assert_non_null(strstr(buf, "drops 4 "));
+	assert_non_null(strstr(buf, "arp 2/2 "));
+	assert_non_null(strstr(buf, "conns 5 "));
 	assert_non_null(strstr(buf, "mbufs 14"));
 	assert_null(strchr(buf, '\n'));
+	fclose(f);
+	free(buf);
+	/* the second line has a rate since the first */
+	st->workers[0]->stats.rx_pkts += 100000;
+	sleep_ms(10);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	rnic_stack_status_line(st, f);
+	fflush(f);
+	assert_non_null(strstr(buf, "rx 100011 ("));
+	assert_null(strstr(buf, "rx 100011 (0/s)"));
 	fclose(f);
 	free(buf);
 	rnic_stack_destroy(st);
