@@ -52,6 +52,7 @@ struct app {
 	uint16_t dst_port;
 	enum rnic_tcp_cc cc;
 	bool json;
+	bool no_verify;             /* skip SHA-256 (transport speed only) */
 	/* progress, written by workers */
 	volatile unsigned done, failed, accepted;
 	volatile uint64_t total;
@@ -60,6 +61,8 @@ struct app {
 	struct flow sink_flows[64]; /* passive opens */
 	int last_err;
 };
+
+static struct app *g_app;
 
 /* Deterministic payload: xorshift64 bytes. */
 static void fill(struct flow *f, uint8_t *p, unsigned n)
@@ -98,7 +101,8 @@ static void source_push(struct rnic_tcp_conn *c, void *ctx)
 			break;
 		}
 		fill(f, p, n);
-		rnic_sha256_update(&f->sha, p, n);
+		if (!g_app->no_verify)
+			rnic_sha256_update(&f->sha, p, n);
 		if (rnic_tcp_send(c, m) != 0) {
 			rte_pktmbuf_free(m);
 			break;
@@ -111,7 +115,6 @@ static void source_push(struct rnic_tcp_conn *c, void *ctx)
 	}
 }
 
-static struct app *g_app;
 
 static void on_connected(struct rnic_tcp_conn *c, void *ctx)
 {
@@ -135,7 +138,8 @@ static void on_recv(struct rnic_tcp_conn *c, void *ctx, struct rte_mbuf *m)
 		return;
 	}
 	for (struct rte_mbuf *s = m; s != NULL; s = s->next) {
-		rnic_sha256_update(&f->sha, rte_pktmbuf_mtod(s, void *), s->data_len);
+		if (!g_app->no_verify)
+			rnic_sha256_update(&f->sha, rte_pktmbuf_mtod(s, void *), s->data_len);
 		f->bytes += s->data_len;
 	}
 	__atomic_fetch_add(&g_app->total, rte_pktmbuf_pkt_len(m), __ATOMIC_RELAXED);
@@ -202,7 +206,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: rnic-tcp {sink|source|echo} [--listen PORT | --connect ADDR:PORT]\n"
 		   "                [--bytes N] [--conns N] [--cc newreno|cubic] [--json]\n"
-		   "                [--loopback [--drop P --dup P --reorder P --corrupt P --seed S]]\n\n%s",
+		   "                [--loopback [--drop P --dup P --reorder P --corrupt P --seed S]]\n"
+		   "                [--no-verify]  (no SHA-256: measures the transport alone)\n\n%s",
 		rnic_config_usage());
 }
 
@@ -266,6 +271,7 @@ int main(int argc, char **argv)
 		{ "loopback", no_argument, 0, 'L' }, { "drop", required_argument, 0, 'D' },
 		{ "dup", required_argument, 0, 'U' }, { "reorder", required_argument, 0, 'R' },
 		{ "corrupt", required_argument, 0, 'X' }, { "seed", required_argument, 0, 'S' },
+		{ "no-verify", no_argument, 0, 'V' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	optind = 2;
@@ -304,6 +310,7 @@ int main(int argc, char **argv)
 		case 'R': lf.reorder = atof(optarg); break;
 		case 'X': lf.corrupt = atof(optarg); break;
 		case 'S': seed = strtoull(optarg, NULL, 0); break;
+		case 'V': a->no_verify = true; break;
 		case 'h': usage(stdout); return 0;
 		default: goto bad;
 		}
@@ -341,6 +348,7 @@ int main(int argc, char **argv)
 			c->ports[0].prefix_len = 24;
 			c->ports[0].rx_fault = lf;
 			c->ports[0].fault_seed = seed + (uint64_t)i;
+			c->ports[0].mbufs = 65535;
 		}
 		sink_st = rnic_stack_create(&ca);
 		src_st = rnic_stack_create(&cb);
@@ -445,9 +453,15 @@ int main(int argc, char **argv)
 				i ? "sink" : "src", x.syns, x.cookies_sent, x.cookie_valid, x.cookie_invalid, x.established, x.segs_in, x.segs_out, x.bad_csum, x.bad_hdr, x.bad_opts, x.out_of_window, x.paws_drops, x.resets_in, x.resets_out, x.no_listener, x.retransmits, x.rtos, x.fast_retransmits);
 			struct rnic_stack_stats ss;
 			rnic_stack_stats(sts[i], &ss);
-			fprintf(stderr, "   rx %lu tx %lu drops %lu arp %lu/%lu\n", ss.rx_pkts, ss.tx_pkts, ss.drops, ss.arp_requests, ss.arp_replies);
+			fprintf(stderr, "   rx %lu tx %lu drops %lu arp %lu/%lu mbufs %lu\n", ss.rx_pkts, ss.tx_pkts, ss.drops, ss.arp_requests, ss.arp_replies, ss.mbufs_in_use);
+			for (unsigned w = 0; w < sts[i]->n_workers; w++)
+				for (int c = 0; c < RNIC_DROP_MAX; c++)
+					if (sts[i]->workers[w]->drops[c])
+						fprintf(stderr, "   drop %s %lu\n", rnic_drop_name(c), sts[i]->workers[w]->drops[c]);
 		}
 	}
+	if (a->no_verify)
+		digest = sent = "not computed (--no-verify)";
 	double gbps = secs > 0 ? bytes * 8 / secs / 1e9 : 0;
 	if (a->json)
 		printf("{\"mode\": \"%s\", \"bytes\": %lu, \"sha256\": \"%s\", \"gbps\": %.3f, "

@@ -55,7 +55,7 @@ struct rnic_tcp_ops {
 struct rnic_tcp_params {
 	enum rnic_tcp_cc cc;     /**< default NewReno */
 	uint32_t rcvbuf;         /**< receive window budget, bytes (default 4 MiB) */
-	uint32_t sndbuf;         /**< send queue limit, bytes (default 4 MiB) */
+	uint32_t sndbuf;         /**< send queue limit, bytes (default 2 MiB) */
 	uint32_t rto_min_us;     /**< minimum RTO (default 5 ms) */
 	uint32_t rto_init_us;    /**< initial RTO (default 200 ms) */
 	uint32_t delack_us;      /**< delayed-ACK timeout (default 500 us) */

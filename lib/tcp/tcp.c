@@ -33,7 +33,7 @@ void rnic_tcp_params_default(struct rnic_tcp_params *p)
 	memset(p, 0, sizeof(*p));
 	p->cc = RNIC_TCP_CC_NEWRENO;
 	p->rcvbuf = 4u << 20;
-	p->sndbuf = 4u << 20;
+	p->sndbuf = 2u << 20;
 	p->rto_min_us = 5000;
 	p->rto_init_us = 200000;
 	p->delack_us = 500;
