@@ -67,22 +67,35 @@ static struct arp_entry *arp_find(struct rnic_arp_table *t, uint32_t ip)
 	return NULL;
 }
 
-/* A slot for a new entry: free, else the oldest entry holding no frames.
- * Caller holds the write lock. */
+/*
+ * A slot for a new entry. Free slots first; then the oldest unresolved
+ * entry (its held frames are dropped): a flood of packets from spoofed
+ * on-link sources fills the table with such entries, and must never evict
+ * the resolved neighbours real traffic uses; only then the oldest resolved
+ * one. Caller holds the write lock.
+ */
 static struct arp_entry *arp_slot(struct rnic_arp_table *t, uint32_t ip)
 {
 	unsigned h = arp_hash(ip);
-	struct arp_entry *victim = NULL;
+	struct arp_entry *incomplete = NULL, *reachable = NULL;
 	for (unsigned i = 0; i < RNIC_ARP_ENTRIES; i++) {
 		struct arp_entry *e = &t->e[(h + i) % RNIC_ARP_ENTRIES];
 		if (e->state == ARP_FREE)
 			return e;
-		if (e->n_pending == 0 &&
-		    (victim == NULL || e->expire_tsc < victim->expire_tsc))
-			victim = e;
+		if (e->state == ARP_INCOMPLETE) {
+			if (incomplete == NULL || e->first_tsc < incomplete->first_tsc)
+				incomplete = e;
+		} else if (reachable == NULL || e->expire_tsc < reachable->expire_tsc) {
+			reachable = e;
+		}
 	}
-	if (victim)
+	struct arp_entry *victim = incomplete ? incomplete : reachable;
+	if (victim) {
+		if (victim->n_pending)
+			__atomic_fetch_add(&t->evicted_frames, victim->n_pending,
+					   __ATOMIC_RELAXED);
 		arp_entry_clear(victim);
+	}
 	return victim;
 }
 

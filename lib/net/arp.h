@@ -36,6 +36,7 @@ struct rnic_arp_table {
 	/* relaxed atomics: several workers count */
 	uint64_t requests_in, replies_in, requests_out, replies_out,
 		 gratuitous_out, timeouts;
+	uint64_t evicted_frames;     /* held frames dropped to make room */
 };
 
 /** Handle a received ARP frame (Ethernet header at data start). */

@@ -134,10 +134,15 @@ bool tcp_cookie_check(const struct tcp_cookie_keys *k, const struct tcp_flow4 *f
 
 uint32_t tcp_cookie_ts_encode(uint32_t tsval, bool ws_ok, uint8_t ws, bool sack)
 {
+	const uint32_t mask = (1u << COOKIE_TS_BITS) - 1;
 	uint32_t bits = (ws_ok ? (ws & 0xf) : 0xf) << 1 | (sack ? 1 : 0);
-	/* at most 31 ticks behind the clock, never ahead of it: the segments
-	 * that follow carry larger values, so PAWS never trips on them */
-	return (tsval & ~((1u << COOKIE_TS_BITS) - 1)) | bits;
+	uint32_t v = (tsval & ~mask) | bits;
+	/* never ahead of the clock (at most 63 ticks behind): the segments
+	 * that follow carry the real clock, and a peer's PAWS check would drop
+	 * them if this value were larger */
+	if ((int32_t)(v - tsval) > 0)
+		v -= mask + 1;
+	return v;
 }
 
 void tcp_cookie_ts_decode(uint32_t tsecr, bool *ws_ok, uint8_t *ws, bool *sack)

@@ -572,6 +572,7 @@ static int tcp_stack_init(struct rnic_stack *st)
 	if (ts == NULL)
 		return -ENOMEM;
 	rnic_tcp_params_default(&ts->params);
+	tcp_telemetry_init();
 	tcp_cookie_keys_init(&ts->keys, (uint32_t)(tcp_now_us() / 1000000 / COOKIE_EPOCH_S));
 	st->proto[RNIC_PROTO_TCP] = ts;
 	static const struct rnic_l4_handler h = { .owner = tcp_owner, .input = tcp_input };

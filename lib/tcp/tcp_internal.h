@@ -228,6 +228,7 @@ void tcp_deliver(struct rnic_tcp_conn *c, struct rte_mbuf *m, uint32_t len);
 struct tcp_listener *tcp_find_listener(struct rnic_stack *st, uint16_t port);
 void tcp_established(struct rnic_tcp_conn *c);
 uint64_t tcp_now_us(void);
+void tcp_telemetry_init(void);
 uint32_t tcp_ts_offset(const struct tcp_cookie_keys *k, const struct tcp_key *key);
 
 #endif

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Kernel interop over net_tap: the Linux TCP stack in a network namespace is
+# the peer. A Linux client sends to `rnic-tcp sink`; `rnic-tcp source` sends
+# to a Linux server; each with equal SHA-256, first clean, then with rnic's
+# fault injector dropping 1% in each direction. RNIC_TCP_INTEROP_BYTES sets
+# the size (default 1 GiB). Exit 77 (skipped) without root or /dev/net/tun.
+set -u
+bin=${RNIC_BUILD_DIR:?}/apps/rnic-tcp/rnic-tcp
+bytes=${RNIC_TCP_INTEROP_BYTES:-1073741824}
+ns=rnic-k$$
+tap=rnick$$
+work=$(mktemp -d)
+skip() { echo "SKIP: $*"; rm -rf "$work"; exit 77; }
+cleanup() { ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null; sleep 0.2
+	    ip netns del "$ns" 2>/dev/null; rm -rf "$work"; }
+fail() { echo "FAIL: $*"; for f in "$work"/*.log; do echo "--- $f"; tail -5 "$f"; done; cleanup; exit 1; }
+[ "$(id -u)" = 0 ] || skip "needs root for net_tap and network namespaces"
+[ -c /dev/net/tun ] || skip "/dev/net/tun is missing"
+ip netns add "$ns" 2>/dev/null || skip "cannot create a network namespace"
+ip -n "$ns" link set lo up
+
+wait_tap() {
+	for _ in $(seq 100); do
+		ip -n "$ns" link show "$tap" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	ip -n "$ns" link show "$tap" >/dev/null 2>&1 || fail "tap never appeared"
+	ip -n "$ns" addr add 192.0.2.1/24 dev "$tap" 2>/dev/null
+	ip -n "$ns" link set "$tap" up
+}
+
+# Linux client -> rnic sink
+to_rnic() {  # $1: extra rnic options
+	ip netns exec "$ns" timeout 600 "$bin" sink --listen 5001 --bytes "$bytes" --json \
+		--vdev "net_tap0,iface=$tap" --ip 192.0.2.10/24 $1 >"$work/sink.log" 2>&1 &
+	local pid=$!
+	wait_tap
+	sleep 0.5
+	local sent
+	sent=$(ip netns exec "$ns" timeout 600 python3 - "$bytes" <<'PY'
+import hashlib, random, socket, sys
+n = int(sys.argv[1]); h = hashlib.sha256(); rnd = random.Random(11)
+s = socket.create_connection(("192.0.2.10", 5001), timeout=30)
+left = n
+while left:
+    b = rnd.randbytes(min(left, 1 << 20)); h.update(b); s.sendall(b); left -= len(b)
+s.shutdown(socket.SHUT_WR)
+s.settimeout(30)
+s.recv(1)
+s.close()
+print(h.hexdigest())
+PY
+) || fail "Linux client failed"
+	wait "$pid" || fail "rnic-tcp sink exit $?"
+	local got
+	got=$(tail -1 "$work/sink.log" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["sha256"], r["bytes"], r["gbps"], r["retransmits"])')
+	echo "linux->rnic $1: sent $sent; rnic got $got"
+	[ "${got%% *}" = "$sent" ] || fail "SHA-256 differs (linux->rnic $1)"
+}
+
+# rnic source -> Linux server
+from_rnic() {
+	ip netns exec "$ns" timeout 600 python3 - >"$work/server.log" 2>&1 <<'PY' &
+import hashlib, socket
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("0.0.0.0", 5002)); l.listen(1); l.settimeout(120)
+c, _ = l.accept(); h = hashlib.sha256(); n = 0
+while True:
+    b = c.recv(1 << 20)
+    if not b: break
+    h.update(b); n += len(b)
+c.close(); print(h.hexdigest(), n)
+PY
+	local spid=$!
+	ip netns exec "$ns" timeout 600 "$bin" source --connect 192.0.2.1:5002 --bytes "$bytes" \
+		--json --vdev "net_tap0,iface=$tap" --ip 192.0.2.10/24 $1 >"$work/src.log" 2>&1 &
+	local pid=$!
+	wait_tap
+	wait "$pid" || fail "rnic-tcp source exit $?"
+	wait "$spid" || fail "Linux server failed"
+	local got sent
+	got=$(tail -1 "$work/server.log")
+	sent=$(tail -1 "$work/src.log" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["sha256"], r["bytes"], r["gbps"], r["retransmits"])')
+	echo "rnic->linux $1: rnic sent $sent; linux got $got"
+	[ "${got%% *}" = "${sent%% *}" ] || fail "SHA-256 differs (rnic->linux $1)"
+	[ "${got#* }" = "$bytes" ] || fail "Linux got ${got#* } bytes"
+}
+
+to_rnic ""
+from_rnic ""
+to_rnic "--fault-drop 1 --fault-seed ${RNIC_SEED:-$RANDOM}"
+from_rnic "--fault-drop 1 --fault-seed ${RNIC_SEED:-$RANDOM}"
+cleanup
+echo "1 passed, 0 failed"
