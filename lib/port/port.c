@@ -122,7 +122,9 @@ static void port_conf_rss(struct rnic_port *p, const struct rte_eth_dev_info *di
 		conf->rxmode.mq_mode = RTE_ETH_MQ_RX_NONE;
 }
 
-/* Program the indirection table: entry i -> queue of worker i % nworkers. */
+/* Program the indirection table so that the NIC picks the worker
+ * rnic_flow_owner() computes: entry i -> worker (i mod 128) mod nworkers,
+ * whatever the table size (128, 512, ...). */
 static void port_set_reta(struct rnic_port *p, const struct rte_eth_dev_info *di)
 {
 	uint16_t size = di->reta_size;
@@ -134,7 +136,7 @@ static void port_set_reta(struct rnic_port *p, const struct rte_eth_dev_info *di
 	for (uint16_t i = 0; i < size; i++) {
 		reta[i / RTE_ETH_RETA_GROUP_SIZE].mask |= 1ULL << (i % RTE_ETH_RETA_GROUP_SIZE);
 		reta[i / RTE_ETH_RETA_GROUP_SIZE].reta[i % RTE_ETH_RETA_GROUP_SIZE] =
-			rnic_reta_entry_worker(i, p->nb_rxq);
+			rnic_reta_entry_worker(i & 127, p->nb_rxq);
 	}
 	if (rte_eth_dev_rss_reta_update(p->port_id, reta, size) != 0)
 		p->rss = false; /* software steering still makes it right */
