@@ -58,6 +58,13 @@ static uint32_t epoch_now(void)
 	return (uint32_t)(tcp_now_us() / 1000000 / COOKIE_EPOCH_S);
 }
 
+/* The window of a cookie SYN-ACK (unscaled, RFC 7323): the TCB born from
+ * the final ACK must know it without having seen it. */
+static uint32_t cookie_syn_window(const struct tcp_stack *ts)
+{
+	return ts->params.rcvbuf < 65535 ? ts->params.rcvbuf : 65535;
+}
+
 /* SYN to a listener: answer with a cookie, keep nothing (seed 004). */
 static void syn_stage_syn(struct rnic_worker *w, struct rnic_port *p,
 			  const struct tcp_key *k, const struct tcp_seg *s)
@@ -89,7 +96,7 @@ static void syn_stage_syn(struct rnic_worker *w, struct rnic_port *p,
 	}
 	tw->st.cookies_sent++;
 	tcp_send_ctl(w, p, k, cookie, s->seq + 1, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG,
-		     &o, 65535);
+		     &o, cookie_syn_window(ts));
 }
 
 /* Final ACK with a valid cookie: the TCB is born established. */
@@ -121,7 +128,7 @@ static struct rnic_tcp_conn *syn_stage_ack(struct rnic_worker *w, struct rnic_po
 	c->snd_una = c->snd_nxt = c->snd_max = s->ack;
 	c->irs = s->seq - 1;
 	c->rcv_nxt = s->seq;
-	c->rcv_adv = s->seq + 65535;   /* what the cookie SYN-ACK advertised */
+	c->rcv_adv = s->seq + cookie_syn_window(ts);   /* what the SYN-ACK said */
 	c->ts_ok = s->o.ts_ok && ts->params.timestamps;
 	bool ws_ok = false, sack = false;
 	uint8_t ws = 0;
@@ -614,6 +621,21 @@ static void tcp_segment(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 	c->probes = 0;
 	if (c->state == TCP_SYN_SENT) {
 		syn_sent_input(c, s, m);
+		return;
+	}
+	if (c->state == TCP_SYN_RECEIVED &&
+	    (s->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
+	    (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG) &&
+	    s->seq + 1 == c->rcv_nxt && s->ack == c->snd_max && s->len == 0) {
+		/* simultaneous open (RFC 9293 figure 8, line 6): the peer's
+		 * SYN-ACK repeats its SYN and acknowledges ours. Its SYN is old
+		 * news, so the acceptability test would drop it and leave us in
+		 * SYN_RECEIVED until a retransmission; take it as the ACK. */
+		struct tcp_seg a = *s;
+		a.flags &= (uint8_t)~RTE_TCP_SYN_FLAG;
+		a.seq = c->rcv_nxt;
+		a.wnd = s->wnd >> c->snd_wscale;   /* a SYN's window is unscaled */
+		tcp_segment(c, &a, m);
 		return;
 	}
 	/* PAWS (RFC 7323 5.3) */
