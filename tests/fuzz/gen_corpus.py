@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Write the seed corpora of the fuzz harnesses into corpus/<harness>/.
+
+Each seed starts with the harness's own prefix (mode/option bytes, split
+seed, ...; see the comment at the top of each fuzz_<name>.c) followed by
+valid protocol bytes or a deliberate edge case. Deterministic: running it
+again rewrites the same files. Usage: gen_corpus.py [OUTDIR]
+"""
+import os
+import struct
+import sys
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), 'corpus')
+
+
+def crc32c(data, crc=0):
+    """CRC32c (Castagnoli), reflected, init and final xor all ones."""
+    crc ^= 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xffffffff
+
+
+def write(harness, name, data):
+    d = os.path.join(OUT, harness)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), 'wb') as f:
+        f.write(bytes(data))
+
+
+# ------------------------------------------------------------------ iWARP
+
+def ddp_tagged(op, last=True, stag=0x1234, to=0x1000):
+    return bytes([0x80 | (0x40 if last else 0) | 1, 0x40 | op]) + \
+        struct.pack('>IQ', stag, to)
+
+
+def ddp_untagged(op, qn=0, msn=1, mo=0, inv=0, last=True):
+    return bytes([(0x40 if last else 0) | 1, 0x40 | op]) + \
+        struct.pack('>IIII', inv, qn, msn, mo)
+
+
+def ulpdus():
+    """One valid ULPDU per RDMAP opcode (header + a little payload)."""
+    return {
+        'write': ddp_tagged(0x0) + b'hello tagged',
+        'read_req': ddp_untagged(0x1, qn=1) +
+        struct.pack('>IQIIQ', 0x55, 0x2000, 4096, 0x66, 0x3000),
+        'read_resp': ddp_tagged(0x2, stag=0x55, to=0x2000) + bytes(range(40)),
+        'send': ddp_untagged(0x3) + b'a send message',
+        'send_inv': ddp_untagged(0x4, inv=0x77) + b'x',
+        'send_se': ddp_untagged(0x5, last=False) + bytes(7),
+        'send_se_inv': ddp_untagged(0x6, inv=0x78),
+        'terminate': ddp_untagged(0x7, qn=2) +
+        struct.pack('>I', 0x12020000 | 0xc000) + struct.pack('>H', 30) +
+        ddp_untagged(0x3),
+        'atomic_req': ddp_untagged(0xa, qn=3) +
+        struct.pack('>IIIQQQQQ', 2, 9, 0x99, 0x4000, 5, ~0 & (2**64 - 1),
+                    7, ~0 & (2**64 - 1)),
+        'atomic_resp': ddp_untagged(0xb, qn=1) + struct.pack('>IQ', 9, 42),
+        'imm': ddp_untagged(0xc) + bytes([1, 2, 3, 4, 0, 0, 0, 0]),
+        'imm_se': ddp_untagged(0xd) + bytes(8),
+    }
+
+
+def fpdu(ulpdu, pos, base, crc=True, markers=False):
+    """Frame one ULPDU at stream position pos; return (bytes, next pos)."""
+    logical = struct.pack('>H', len(ulpdu)) + ulpdu + \
+        bytes((4 - (len(ulpdu) + 2) % 4) % 4)
+    out = bytearray()
+    start = pos
+
+    def put(bs):
+        nonlocal pos
+        for b in bs:
+            if markers and (pos - base) % 512 == 0:
+                out.extend(struct.pack('>HH', 0, (pos - start) & 0xffff))
+                pos += 4
+            out.append(b)
+            pos += 1
+
+    put(logical)
+    if markers and (pos - base) % 512 == 0:
+        out.extend(struct.pack('>HH', 0, (pos - start) & 0xffff))
+        pos += 4
+    c = crc32c(out) if crc else 0
+    put(struct.pack('<I', c))
+    return bytes(out), pos
+
+
+def stream(ulps, start, crc=True, markers=False):
+    out, pos = b'', start
+    for u in ulps:
+        f, pos = fpdu(u, pos, start, crc, markers)
+        out += f
+    return out
+
+
+def mpa_frame(key, flags, rev, pdata=b'', v2=None):
+    pd = (v2 or b'') + pdata
+    return key + bytes([flags, rev]) + struct.pack('>H', len(pd)) + pd
+
+
+def v2hdr(ird, ord_, p2p=False, send=False, write=False, read=False):
+    i = ird | (0x8000 if p2p else 0) | (0x4000 if send else 0)
+    o = ord_ | (0x8000 if write else 0) | (0x4000 if read else 0)
+    return struct.pack('>HH', i, o)
+
+
+def gen_iwarp():
+    u = ulpdus()
+    allu = list(u.values())
+    # fuzz_fpdu: mode, start(4), seed(4), body
+    for name, (crc, mk, start) in {
+            'crc': (1, 0, 0), 'nocrc': (0, 0, 0),
+            'markers': (1, 2, 0x1000), 'markers_wrap': (1, 2, 0xfffffe00),
+            'markers_nocrc': (0, 2, 7)}.items():
+        mode = crc | mk
+        body = stream(allu, start, crc == 1, mk != 0)
+        write('fpdu', 'stream_' + name,
+              bytes([mode]) + struct.pack('>II', start, 0x1234567) + body)
+    # one FPDU that crosses several marker intervals
+    big = ddp_untagged(0x3) + bytes(i & 0xff for i in range(1500))
+    write('fpdu', 'stream_markers_long',
+          bytes([3]) + struct.pack('>II', 100, 99) +
+          stream([big, u['write']], 100, True, True))
+    # bad CRC, short ULPDU, bad versions, unknown opcode
+    good = stream([u['send']], 0)
+    bad = bytearray(good)
+    bad[-1] ^= 1
+    write('fpdu', 'bad_crc', bytes([1]) + struct.pack('>II', 0, 5) + bad)
+    write('fpdu', 'ulpdu_len_1', bytes([1]) + struct.pack('>II', 0, 5) +
+          stream([b'\x41'], 0))
+    write('fpdu', 'bad_opcode', bytes([1]) + struct.pack('>II', 0, 5) +
+          stream([bytes([0x41, 0x48]) + bytes(20)], 0))
+    write('fpdu', 'skip_payloads', bytes([9]) + struct.pack('>II', 0, 3) +
+          stream([ddp_untagged(0x3, inv=0x01000000) + b'zz'] * 3, 0))
+    # round-trip mode: (sel, plen16, header bytes, payload) records
+    rt = b''
+    for k in range(12):
+        rt += bytes([k | (0x80 if k % 2 else 0)]) + struct.pack('>H', 3 * k) \
+            + bytes(range(k, k + 70))
+    for mode in (4, 5, 6, 7, 15):
+        write('fpdu', 'roundtrip_%d' % mode,
+              bytes([mode]) + struct.pack('>II', 0x1fe, 0xabcdef) + rt)
+    write('fpdu', 'roundtrip_big', bytes([7]) + struct.pack('>II', 3, 1) +
+          bytes([0x43]) + struct.pack('>H', 0xfff0) + bytes(20))
+
+    # fuzz_mpa: flags, rtr, ird(2), ord(2), seed(4), start(4), stream
+    def mpa(name, flags, frame, tail=b'', start=0):
+        write('mpa', name, bytes([flags, 7]) + struct.pack('>HH', 16, 16) +
+              struct.pack('>II', 0x2468ace, start) + frame + tail)
+    req = b'MPA ID Req Frame'
+    rep = b'MPA ID Rep Frame'
+    fp = stream([u['send'], u['write']], 0)
+    mpa('req_rev1', 0x04 | 0x10, mpa_frame(req, 0x40, 1, b'pd'), fp)
+    mpa('req_rev2_p2p', 0x02 | 0x04 | 0x10 | 0x20,
+        mpa_frame(req, 0x50, 2, b'ulp data', v2hdr(8, 4, True, True, True,
+                                                   True)), fp)
+    mpa('req_rev2_markers', 0x02 | 0x04 | 0x08 | 0x10,
+        mpa_frame(req, 0xd0, 2, b'', v2hdr(1, 1)),
+        stream([u['send']], 0, True, True))
+    mpa('req_rev2_short_v2', 0x02, mpa_frame(req, 0x50, 2, b'', None))
+    mpa('req_pd_max', 0x02 | 0x04, mpa_frame(req, 0x40, 1, bytes(512)), fp)
+    mpa('req_pd_too_long', 0x02, req + bytes([0x40, 1]) +
+        struct.pack('>H', 513))
+    mpa('req_bad_rev', 0x02, req + bytes([0x40, 3, 0, 0]))
+    mpa('req_bad_key', 0x02, b'MPA ID Req Frane' + bytes(4))
+    mpa('req_truncated', 0x02, mpa_frame(req, 0x40, 2, b'abc',
+                                         v2hdr(1, 1))[:22])
+    mpa('rep_rev2', 0x01 | 0x02 | 0x04 | 0x10,
+        mpa_frame(rep, 0x50, 2, b'ok', v2hdr(4, 4)), fp)
+    mpa('rep_rev2_p2p_write', 0x01 | 0x02 | 0x04 | 0x10 | 0x20,
+        mpa_frame(rep, 0x50, 2, b'', v2hdr(4, 4, True, write=True)), fp)
+    mpa('rep_reject', 0x01 | 0x02, mpa_frame(rep, 0x70, 2, b'no',
+                                             v2hdr(0, 0)))
+    mpa('rep_ird_too_big', 0x01 | 0x02 | 0x04,
+        mpa_frame(rep, 0x50, 2, b'', v2hdr(4, 0x3fff)))
+    mpa('rep_rev1', 0x01 | 0x04, mpa_frame(rep, 0x40, 1, b''), fp)
+
+    # fuzz_ddp: cause, msn(4), opt, seg_len(2), cap, ddp hdr(18), rr(28),
+    # then one ULPDU
+    rr = struct.pack('>IQIIQ', 1, 2, 3, 4, 5)
+    for i, (name, ul) in enumerate(u.items()):
+        write('ddp', 'ulpdu_' + name,
+              bytes([i * 3]) + struct.pack('>I', i) + bytes([3 | (8 * (i & 1))]) +
+              struct.pack('>H', len(ul)) + bytes([90]) +
+              ddp_untagged(0x1)[:18] + rr + ul)
+    for name, ul in {'bad_dv': bytes([0x42, 0x43]) + bytes(16),
+                     'bad_rv': bytes([0x41, 0x83]) + bytes(16),
+                     'tagged_send': bytes([0xc1, 0x43]) + bytes(16),
+                     'short_read_req': ddp_untagged(0x1) + bytes(5),
+                     'one_byte': b'\x41', 'empty': b''}.items():
+        write('ddp', 'ulpdu_' + name,
+              bytes([31]) + struct.pack('>I', 77) + bytes([1]) +
+              struct.pack('>H', 20) + bytes([40]) +
+              ddp_tagged(0x0) + bytes(4) + rr + ul)
+
+
+if __name__ == '__main__':
+    gen_iwarp()
