@@ -11,10 +11,26 @@ scripts/build.sh
 rc=0
 meson test -C build --suite unit --suite integration --print-errorlogs \
 	--num-processes 2 || rc=$?
+
+# The same suites under AddressSanitizer + UndefinedBehaviorSanitizer, with
+# LeakSanitizer on (RNIC_NO_SANITIZE=1 skips it; transfers are smaller).
+if [ "${RNIC_NO_SANITIZE:-0}" != 1 ]; then
+	if [ ! -f build-asan/build.ninja ]; then
+		meson setup build-asan --buildtype=debug -Dwerror=true \
+			-Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+	fi
+	ninja -C build-asan >/dev/null
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	RNIC_TCP_BYTES=64M RNIC_TCP_INTEROP_BYTES=67108864 \
+	meson test -C build-asan --suite unit --suite integration --print-errorlogs \
+		--num-processes 2 --logbase asan || rc=$?
+fi
 # one plain summary line from meson's log
-python3 - build/meson-logs/testlog.json <<'PY' || true
-import json, sys
-res = [json.loads(l)["result"] for l in open(sys.argv[1]) if l.strip()]
+python3 - build/meson-logs/testlog.json build-asan/meson-logs/asan.json <<'PY' || true
+import json, os, sys
+res = [json.loads(l)["result"] for f in sys.argv[1:] if os.path.exists(f)
+       for l in open(f) if l.strip()]
 ok = sum(r in ("OK", "EXPECTEDFAIL") for r in res)
 skip = sum(r == "SKIP" for r in res)
 print(f"{ok} passed, {len(res) - ok - skip} failed, {skip} skipped")
