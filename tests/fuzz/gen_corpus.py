@@ -201,5 +201,91 @@ def gen_iwarp():
               ddp_tagged(0x0) + bytes(4) + rr + ul)
 
 
+
+# ------------------------------------------------------------------- RoCE
+
+def ipv4(payload_len, proto=17, tos=0, ttl=64, ihl=5):
+    opts = bytes(4 * (ihl - 5))
+    h = bytearray(struct.pack('>BBHHHBBH4s4s', 0x40 | ihl, tos,
+                              20 + len(opts) + payload_len, 0x1234, 0x4000,
+                              ttl, proto, 0, bytes([192, 0, 2, 1]),
+                              bytes([192, 0, 2, 2]))) + opts
+    s = sum(struct.unpack('>%dH' % (len(h) // 2), h))
+    while s > 0xffff:
+        s = (s & 0xffff) + (s >> 16)
+    h[10:12] = struct.pack('>H', ~s & 0xffff)
+    return bytes(h)
+
+
+def roce_packet(opcode, ext, payload, pad=None, psn=5, dqpn=0x11,
+                tver=0, ihl=5):
+    """IPv4 + UDP(4791) + BTH + ext + payload + pad + ICRC (IBTA A17.3.3:
+    CRC-32 over 8 x 0xff, masked IPv4/UDP/BTH fields, the rest)."""
+    import zlib
+    if pad is None:
+        pad = (4 - len(payload) % 4) % 4
+    bth = struct.pack('>BBHI', opcode, (pad << 4) | tver, 0xffff,
+                      dqpn & 0xffffff) + struct.pack('>I', psn & 0xffffff)
+    body = bth + ext + payload + bytes(pad)
+    udp = struct.pack('>HHHH', 0xc000, 4791, 8 + len(body) + 4, 0)
+    ip = ipv4(len(udp) + len(body) + 4, ihl=ihl)
+    m_ip = bytearray(ip)
+    m_ip[1] = 0xff
+    m_ip[8] = 0xff
+    m_ip[10:12] = b'\xff\xff'
+    m_udp = bytearray(udp)
+    m_udp[6:8] = b'\xff\xff'
+    m_bth = bytearray(body)
+    m_bth[4] = 0xff
+    crc = zlib.crc32(b'\xff' * 8 + bytes(m_ip) + bytes(m_udp) + bytes(m_bth))
+    return ip + udp + body + struct.pack('<I', crc)
+
+
+def gen_roce():
+    reth = struct.pack('>QII', 0x10000, 0x77, 64)
+    aeth = struct.pack('>I', 0x1f000003)
+    atm = struct.pack('>QIQQ', 0x20000, 0x78, 5, 6)
+    imm = struct.pack('>I', 0xdeadbeef)
+    deth = struct.pack('>II', 0x11111111, 1)
+    pkts = {
+        'rc_send_only': (0x04, b'', b'hello'),
+        'rc_send_only_empty': (0x04, b'', b''),
+        'rc_send_first': (0x00, b'', bytes(256)),
+        'rc_send_last_imm': (0x03, imm, b'abc'),
+        'rc_send_only_inv': (0x17, struct.pack('>I', 0x99), b'x' * 9),
+        'rc_write_first': (0x06, reth, bytes(range(64))),
+        'rc_write_only_imm': (0x0b, reth + imm, b'w'),
+        'rc_read_request': (0x0c, reth, b''),
+        'rc_read_resp_only': (0x10, aeth, b'data'),
+        'rc_read_resp_middle': (0x0e, b'', bytes(32)),
+        'rc_ack': (0x11, aeth, b''),
+        'rc_atomic_ack': (0x12, aeth + struct.pack('>Q', 42), b''),
+        'rc_cmp_swap': (0x13, atm, b''),
+        'rc_fetch_add': (0x14, atm, b''),
+        'ud_send_only': (0x64, deth, b'datagram'),
+        'ud_send_only_imm': (0x65, deth + imm, b''),
+        'cnp': (0x81, bytes(16), b''),
+    }
+    for name, (op, ext, pl) in pkts.items():
+        for opt in (0, 3):
+            write('roce', '%s_%d' % (name, opt),
+                  bytes([opt | 0x00]) + struct.pack('>I', 0x5eed + op) +
+                  roce_packet(op, ext, pl))
+    # edge cases, checked with the ICRC skipped
+    write('roce', 'bad_tver', b'\x01' + struct.pack('>I', 1) +
+          roce_packet(0x04, b'', b'', tver=1))
+    write('roce', 'bad_pad', b'\x01' + struct.pack('>I', 2) +
+          roce_packet(0x04, b'', b'abcd', pad=3))
+    write('roce', 'unknown_opcode', b'\x01' + struct.pack('>I', 3) +
+          roce_packet(0x1f, b'', b''))
+    write('roce', 'ack_with_payload', b'\x01' + struct.pack('>I', 4) +
+          roce_packet(0x11, aeth, b'abcd'))
+    write('roce', 'ip_options', b'\x52' + struct.pack('>I', 5) +
+          roce_packet(0x0a, reth, b'opt', ihl=7))
+    write('roce', 'truncated', b'\x01' + struct.pack('>I', 6) +
+          roce_packet(0x06, reth, b'')[:40])
+
+
 if __name__ == '__main__':
     gen_iwarp()
+    gen_roce()
