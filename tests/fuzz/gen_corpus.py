@@ -286,6 +286,68 @@ def gen_roce():
           roce_packet(0x06, reth, b'')[:40])
 
 
+# ----------------------------------------------------------------- config
+
+def gen_config():
+    inis = {
+        'gateway': """[eal]
+args = --log-level=*:error -m 256
+[port.0]
+vdev = net_tap0,iface=rnictap0
+ip = 192.0.2.10/24
+gateway = 192.0.2.1
+mtu = 9000
+mbufs = 8191
+rx_desc = 1024
+tx_desc = 1024
+[workers]
+count = 2
+poll = busy
+[gateway]
+status_ms = 1000
+""",
+        'faults': """[port.1]
+ring = fz.a
+ip = 10.0.0.1/8
+fault_seed = 42
+rx_drop = 2.5
+tx_dup = 1
+rx_reorder = 2
+tx_corrupt = 0.5
+rx_delay = 10
+rx_delay_us = 100
+pcap = /tmp/x.pcapng
+[port.2]
+pci = 0000:01:00.0
+ip = 10.1.0.1
+""",
+        'target': "[target.a]\nhost = 192.0.2.3\n[port.0]\nring = t.b\nip = 1.2.3.4/32\n",
+        'bad_line': "[port.0]\nring = a.a\nthis is not ini\n",
+        'bad_port_num': "[port.99]\nring = a.a\nip = 1.1.1.1\n",
+        'twice': "[port.0]\nring = a.a\nip = 1.1.1.1\n[port.0]\nring = a.b\n",
+        'unknown_key': "[workers]\ncount = 1\nspeed = 9\n",
+        'comments': "; c\n# c\n[gateway]\nstatus_ms=0\n",
+        'empty': "",
+    }
+    for name, text in inis.items():
+        write('config', 'ini_' + name, bytes([2, 255]) + text.encode())
+    write('config', 'ini_tiny_errbuf', bytes([0, 3]) + inis['bad_line'].encode())
+    argvs = {
+        'ring': ['--ring', 'r.a', '--ip', '192.0.2.1/24', '--mtu', '1500',
+                 'rest', '--workers=2'],
+        'vdev_faults': ['--vdev', 'net_null0', '--ip=10.0.0.2',
+                        '--fault-drop', '1', '--pcap', 'x.pcapng',
+                        '--busy-poll', '--unknown', 'left'],
+        'no_port': ['--ip', '1.2.3.4'],
+        'bad_ip': ['--ring', 'a.a', '--ip', '300.1.1.1/40'],
+        'pci': ['--pci', '0000:00:01.0', '--ip', '10.0.0.1/16', '--'],
+    }
+    for name, args in argvs.items():
+        write('config', 'args_' + name,
+              bytes([1, 200]) + b'\0'.join(a.encode() for a in args))
+
+
 if __name__ == '__main__':
     gen_iwarp()
     gen_roce()
+    gen_config()
