@@ -17,7 +17,9 @@
 #define ARP_RETRY_US     1000000u   /* re-ask at most once a second */
 #define ARP_GIVE_UP_US   3000000u   /* pending frames wait at most 3 s */
 
-#define CNT(t, f) __atomic_fetch_add(&(t)->f, 1, __ATOMIC_RELAXED)
+/* counters: several workers add, telemetry reads (relaxed is enough) */
+#define CNT(t, f)  __atomic_fetch_add(&(t)->f, 1, __ATOMIC_RELAXED)
+#define LOAD(t, f) __atomic_load_n(&(t)->f, __ATOMIC_RELAXED)
 
 static inline uint64_t us_to_tsc(uint64_t us)
 {
@@ -50,6 +52,14 @@ void rnic_arp_table_free(struct rnic_port *p)
 	p->arp = NULL;
 }
 
+/* Drop the frames @p e holds (they will never resolve), counted on @p w. */
+static void arp_drop_pending(struct rnic_worker *w, struct arp_entry *e)
+{
+	for (unsigned i = 0; i < e->n_pending; i++)
+		rnic_worker_drop(w, RNIC_DROP_ARP_UNRESOLVED, e->pending[i]);
+	e->n_pending = 0;
+}
+
 static inline unsigned arp_hash(uint32_t ip)
 {
 	return (ip * 2654435761u) >> 24; /* 8 bits: RNIC_ARP_ENTRIES = 256 */
@@ -74,7 +84,8 @@ static struct arp_entry *arp_find(struct rnic_arp_table *t, uint32_t ip)
  * the resolved neighbours real traffic uses; only then the oldest resolved
  * one. Caller holds the write lock.
  */
-static struct arp_entry *arp_slot(struct rnic_arp_table *t, uint32_t ip)
+static struct arp_entry *arp_slot(struct rnic_worker *w,
+				  struct rnic_arp_table *t, uint32_t ip)
 {
 	unsigned h = arp_hash(ip);
 	struct arp_entry *incomplete = NULL, *reachable = NULL;
@@ -94,7 +105,8 @@ static struct arp_entry *arp_slot(struct rnic_arp_table *t, uint32_t ip)
 		if (victim->n_pending)
 			__atomic_fetch_add(&t->evicted_frames, victim->n_pending,
 					   __ATOMIC_RELAXED);
-		arp_entry_clear(victim);
+		arp_drop_pending(w, victim);
+		memset(victim, 0, sizeof(*victim));
 	}
 	return victim;
 }
@@ -164,7 +176,7 @@ static void arp_learn(struct rnic_worker *w, struct rnic_port *p, uint32_t ip,
 
 	rte_rwlock_write_lock(&t->lock);
 	struct arp_entry *e = arp_find(t, ip);
-	if (e == NULL && create && (e = arp_slot(t, ip)) != NULL)
+	if (e == NULL && create && (e = arp_slot(w, t, ip)) != NULL)
 		e->ip = ip;
 	if (e != NULL) {
 		e->mac = *mac;
@@ -268,9 +280,15 @@ void rnic_arp_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
 		rnic_worker_tx(w, p, m);
 		return;
 	}
-	if (e == NULL && (e = arp_slot(t, ip)) != NULL) {
+	if (e == NULL && (e = arp_slot(w, t, ip)) != NULL) {
 		e->ip = ip;
 		e->state = ARP_INCOMPLETE;
+	}
+	/* lazy ageing: frames that waited too long go before a new one joins */
+	if (e != NULL && e->n_pending > 0 &&
+	    now - e->first_tsc >= us_to_tsc(ARP_GIVE_UP_US)) {
+		arp_drop_pending(w, e);
+		__atomic_fetch_add(&t->timeouts, 1, __ATOMIC_RELAXED);
 	}
 	if (e == NULL || e->n_pending == RNIC_ARP_PENDING) {
 		rte_rwlock_write_unlock(&t->lock);
@@ -309,8 +327,8 @@ unsigned rnic_arp_poll(struct rnic_worker *w, struct rnic_port *p)
 			work++;
 		} else if (e->n_pending > 0 &&
 			   now - e->first_tsc >= us_to_tsc(ARP_GIVE_UP_US)) {
-			w->drops[RNIC_DROP_ARP_UNRESOLVED] += e->n_pending;
-			arp_entry_clear(e);
+			arp_drop_pending(w, e);
+			memset(e, 0, sizeof(*e));
 			__atomic_fetch_add(&t->timeouts, 1, __ATOMIC_RELAXED);
 			work++;
 		} else if (e->n_pending > 0 && n_ask < RTE_DIM(ask) &&
@@ -332,12 +350,13 @@ void rnic_arp_stats(const struct rnic_stack *st, struct rnic_arp_stats *s)
 		const struct rnic_arp_table *t = st->ports[i]->arp;
 		if (t == NULL)
 			continue;
-		s->requests_in += t->requests_in;
-		s->replies_in += t->replies_in;
-		s->requests_out += t->requests_out;
-		s->replies_out += t->replies_out;
-		s->gratuitous_out += t->gratuitous_out;
-		s->timeouts += t->timeouts;
+		s->requests_in += LOAD(t, requests_in);
+		s->replies_in += LOAD(t, replies_in);
+		s->requests_out += LOAD(t, requests_out);
+		s->replies_out += LOAD(t, replies_out);
+		s->gratuitous_out += LOAD(t, gratuitous_out);
+		s->timeouts += LOAD(t, timeouts);
+		/* a racy snapshot is fine for a gauge read by telemetry */
 		for (unsigned k = 0; k < RNIC_ARP_ENTRIES; k++)
 			s->entries += t->e[k].state == ARP_REACHABLE;
 	}

@@ -6,13 +6,16 @@
 
 #include <rte_ether.h>
 #include <rte_ip.h>
-#include <rte_udp.h>
 
 #include "engine/stack.h"
 #include "net/arp.h"
 #include "net/net.h"
 #include "port/port.h"
 
+/*
+ * On-link first (ports whose link is up, then any), then the first port
+ * with a default gateway, whose address becomes the next hop.
+ */
 struct rnic_port *rnic_net_route(struct rnic_stack *st, uint32_t dst_ip,
 				 uint32_t *next_hop)
 {
@@ -38,6 +41,12 @@ struct rnic_port *rnic_net_route(struct rnic_stack *st, uint32_t dst_ip,
 	return NULL;
 }
 
+/*
+ * Prepend Ethernet + IPv4 (no options, DF, TTL 64, software checksum: rnic
+ * enables no TX offloads on its ports) and hand the frame to ARP, which
+ * sends it or holds it until the next hop resolves. A given port @p p is
+ * kept when the next hop is reachable through it.
+ */
 int rnic_net_output_ipv4_tos(struct rnic_worker *w, struct rnic_port *p,
 			     struct rte_mbuf *m, uint32_t dst_ip, uint8_t proto,
 			     uint8_t tos)
@@ -84,39 +93,4 @@ int rnic_net_output_ipv4(struct rnic_worker *w, struct rnic_port *p,
 			 struct rte_mbuf *m, uint32_t dst_ip, uint8_t proto)
 {
 	return rnic_net_output_ipv4_tos(w, p, m, dst_ip, proto, 0);
-}
-
-int rnic_net_output_udp(struct rnic_worker *w, struct rnic_port *p,
-			struct rte_mbuf *m, uint32_t dst_ip, uint16_t sport,
-			uint16_t dport, bool csum)
-{
-	uint32_t len = rte_pktmbuf_pkt_len(m);
-	struct rte_udp_hdr *uh = (struct rte_udp_hdr *)rte_pktmbuf_prepend(m,
-								sizeof(*uh));
-	if (uh == NULL) {
-		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
-		return -ENOBUFS;
-	}
-	uh->src_port = rte_cpu_to_be_16(sport);
-	uh->dst_port = rte_cpu_to_be_16(dport);
-	uh->dgram_len = rte_cpu_to_be_16((uint16_t)(len + sizeof(*uh)));
-	uh->dgram_cksum = 0;
-	if (csum) {
-		uint32_t nh;
-		struct rnic_port *rp = p ? p : rnic_net_route(w->st, dst_ip, &nh);
-		if (rp == NULL) {
-			rnic_worker_drop(w, RNIC_DROP_IP_NO_ROUTE, m);
-			return -EHOSTUNREACH;
-		}
-		/* pseudo header sum over the addresses the IP layer will use */
-		struct rte_ipv4_hdr ph = {
-			.src_addr = rte_cpu_to_be_32(rp->ip),
-			.dst_addr = rte_cpu_to_be_32(dst_ip),
-			.next_proto_id = IPPROTO_UDP,
-			.total_length = rte_cpu_to_be_16((uint16_t)(len + sizeof(*uh) + 20)),
-			.version_ihl = RTE_IPV4_VHL_DEF,
-		};
-		uh->dgram_cksum = rte_ipv4_udptcp_cksum(&ph, uh);
-	}
-	return rnic_net_output_ipv4(w, p, m, dst_ip, IPPROTO_UDP);
 }

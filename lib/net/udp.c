@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * UDP (RFC 768): header and checksum checks, the demux by destination port
+ * to handlers bound on the stack (RoCEv2 on 4791), and output. No ICMP
+ * port-unreachable is sent for unbound ports: a silent drop (counted) gives
+ * scanners nothing and costs nothing.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "engine/stack.h"
+#include "net/net.h"
+#include "net/net_internal.h"
+#include "port/port.h"
+
+/* Verify the checksum over exactly @p ulen bytes from @p off: the IPv4
+ * header copy carries the UDP length, as the pseudo header does. */
+static bool udp_cksum_ok(const struct rte_mbuf *m, const struct rte_ipv4_hdr *ip,
+			 uint32_t off, uint16_t ulen)
+{
+	struct rte_ipv4_hdr ph = {
+		.version_ihl = RTE_IPV4_VHL_DEF,
+		.total_length = rte_cpu_to_be_16((uint16_t)(sizeof(ph) + ulen)),
+		.next_proto_id = IPPROTO_UDP,
+		.src_addr = ip->src_addr,
+		.dst_addr = ip->dst_addr,
+	};
+	return rte_ipv4_udptcp_cksum_mbuf_verify(m, &ph, (uint16_t)off) == 0;
+}
+
+int rnic_udp_check(struct rnic_worker *w, struct rte_mbuf *m)
+{
+	uint32_t off = m->l2_len + m->l3_len;
+	uint32_t avail = rte_pktmbuf_pkt_len(m) - off;
+
+	if (avail < sizeof(struct rte_udp_hdr) ||
+	    rte_pktmbuf_data_len(m) < off + sizeof(struct rte_udp_hdr)) {
+		rnic_worker_drop(w, RNIC_DROP_UDP_SHORT, m);
+		return -EINVAL;
+	}
+	const struct rte_ipv4_hdr *ip =
+		rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, m->l2_len);
+	const struct rte_udp_hdr *uh =
+		rte_pktmbuf_mtod_offset(m, const struct rte_udp_hdr *, off);
+	uint16_t ulen = rte_be_to_cpu_16(uh->dgram_len);
+	/* bytes past the UDP length (allowed, RFC 768) are not the datagram's;
+	 * they sit at the tail, so trimming them can only fail on a chain
+	 * whose last segment is shorter than the excess */
+	if (ulen < sizeof(*uh) || ulen > avail ||
+	    (ulen < avail && rte_pktmbuf_trim(m, (uint16_t)(avail - ulen)) != 0)) {
+		rnic_worker_drop(w, RNIC_DROP_UDP_LEN, m);
+		return -EINVAL;
+	}
+	/* checksum 0: the sender computed none (allowed over IPv4) */
+	if (uh->dgram_cksum != 0 &&
+	    (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
+	    !udp_cksum_ok(m, ip, off, ulen)) {
+		rnic_worker_drop(w, RNIC_DROP_UDP_CHECKSUM, m);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+const struct rnic_l4_handler *rnic_udp_lookup(const struct rnic_stack *st,
+					      const struct rte_mbuf *m)
+{
+	const struct rte_udp_hdr *uh = rte_pktmbuf_mtod_offset(m,
+			const struct rte_udp_hdr *, m->l2_len + m->l3_len);
+	uint16_t port = rte_be_to_cpu_16(uh->dst_port);
+
+	if (port == 0)   /* 0 marks a free binding slot */
+		return NULL;
+	for (unsigned i = 0; i < RNIC_MAX_UDP_HANDLERS; i++)
+		if (st->udp[i].port == port && st->udp[i].h.input != NULL)
+			return &st->udp[i].h;
+	return NULL;
+}
+
+/*
+ * Prepend the UDP header and, when asked, the checksum over the pseudo
+ * header with the source address the IPv4 layer will use (the given port's,
+ * or the routed one's). Works on chained mbufs.
+ */
+int rnic_net_output_udp(struct rnic_worker *w, struct rnic_port *p,
+			struct rte_mbuf *m, uint32_t dst_ip, uint16_t sport,
+			uint16_t dport, bool csum)
+{
+	uint32_t len = rte_pktmbuf_pkt_len(m) + sizeof(struct rte_udp_hdr);
+	if (len > UINT16_MAX - sizeof(struct rte_ipv4_hdr)) {
+		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
+		return -ENOBUFS;
+	}
+	struct rte_udp_hdr *uh = (struct rte_udp_hdr *)rte_pktmbuf_prepend(m,
+							sizeof(*uh));
+	if (uh == NULL) {
+		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
+		return -ENOBUFS;
+	}
+	uh->src_port = rte_cpu_to_be_16(sport);
+	uh->dst_port = rte_cpu_to_be_16(dport);
+	uh->dgram_len = rte_cpu_to_be_16((uint16_t)len);
+	uh->dgram_cksum = 0;
+	if (csum) {
+		uint32_t nh;
+		const struct rnic_port *sp = p ? p : rnic_net_route(w->st, dst_ip, &nh);
+		if (sp == NULL) {
+			rnic_worker_drop(w, RNIC_DROP_IP_NO_ROUTE, m);
+			return -EHOSTUNREACH;
+		}
+		struct rte_ipv4_hdr ph = {
+			.version_ihl = RTE_IPV4_VHL_DEF,
+			.total_length = rte_cpu_to_be_16((uint16_t)(sizeof(ph) + len)),
+			.next_proto_id = IPPROTO_UDP,
+			.src_addr = rte_cpu_to_be_32(sp->ip),
+			.dst_addr = rte_cpu_to_be_32(dst_ip),
+		};
+		/* 0 on the wire means "none": the helper sends 0xffff instead */
+		uh->dgram_cksum = rte_ipv4_udptcp_cksum_mbuf(m, &ph, 0);
+	}
+	return rnic_net_output_ipv4(w, p, m, dst_ip, IPPROTO_UDP);
+}
