@@ -347,7 +347,35 @@ ip = 10.1.0.1
               bytes([1, 200]) + b'\0'.join(a.encode() for a in args))
 
 
+# -------------------------------------------------------------------- TCP
+
+def gen_tcp():
+    ts = bytes([1, 1, 8, 10]) + struct.pack('>II', 0x01020304, 0x0a0b0c0d)
+    seeds = {
+        'syn_linux': (1, bytes([2, 4, 0x05, 0xb4, 4, 2]) + ts[2:] +
+                      bytes([1, 3, 3, 7])),
+        'syn_mss_only': (1, bytes([2, 4, 0x23, 0x28])),
+        'ack_ts': (0, ts),
+        'ack_sack3': (0, ts + bytes([1, 1, 5, 26]) +
+                      struct.pack('>6I', 1, 2, 3, 4, 5, 6)),
+        'ack_sack4': (0, bytes([1, 1, 5, 34]) +
+                      struct.pack('>8I', *range(8))),
+        'ws_too_big': (1, bytes([3, 3, 20, 0])),
+        'eol_then_junk': (1, bytes([0, 99, 99])),
+        'unknown_kind': (0, bytes([30, 6, 1, 2, 3, 4])),
+        'len_past_end': (0, bytes([8, 12, 0, 0])),
+        'len_one': (0, bytes([2, 1])),
+        'sack_bad_len': (0, bytes([5, 11]) + bytes(9)),
+        'mss_on_ack': (0, bytes([2, 4, 1, 0])),
+        'long_list': (1, bytes([1]) * 60 + bytes([2, 4, 1, 0])),
+        'build_all': (0xff, bytes(0) + struct.pack('>HBII', 1460, 7, 1, 2)),
+    }
+    for name, (flags, opts) in seeds.items():
+        write('tcp', name, bytes([flags]) + opts)
+
+
 if __name__ == '__main__':
     gen_iwarp()
     gen_roce()
     gen_config()
+    gen_tcp()
