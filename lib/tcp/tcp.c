@@ -241,13 +241,8 @@ static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 		return;
 	}
 	if (c->snd_una == c->snd_max) {
-		if (c->snd_wnd == 0 && c->u_next != c->u_tail) {
-			/* persist: probe the zero window (RFC 9293 3.8.6.1) */
-			tcp_send_ctl(c->w, c->port, &c->key, c->snd_una - 1, c->rcv_nxt,
-				     RTE_TCP_ACK_FLAG, NULL, tcp_rcv_window(c) >> c->rcv_wscale);
-			tcp_rtt_backoff(&c->rtt);
-			tcp_arm_rto(c);
-		}
+		if (c->u_next != c->u_tail)
+			tcp_persist(c);
 		return;
 	}
 	if (++c->rto_retries > RTO_RETRIES) {
@@ -272,7 +267,7 @@ static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 	if (c->u_head == c->u_next && c->fin_sent) {   /* only the FIN is out */
 		tcp_send_ctl(c->w, c->port, &c->key, c->fin_seq, c->rcv_nxt,
 			     RTE_TCP_FIN_FLAG | RTE_TCP_ACK_FLAG, NULL,
-			     tcp_rcv_window(c) >> c->rcv_wscale);
+			     tcp_wnd_field(c));
 	}
 	/* the window of one segment: send the first lost unit now */
 	struct tcp_unit *u = &c->units[c->u_head & (TCP_UNITS - 1)];
@@ -304,7 +299,7 @@ static void misc_timer_cb(struct rnic_timer *t, void *arg)
 			return;
 		}
 		tcp_send_ctl(c->w, c->port, &c->key, c->snd_una - 1, c->rcv_nxt,
-			     RTE_TCP_ACK_FLAG, NULL, tcp_rcv_window(c) >> c->rcv_wscale);
+			     RTE_TCP_ACK_FLAG, NULL, tcp_wnd_field(c));
 		rnic_timer_arm(&c->w->timers, &c->misc_timer, c->w->now_tsc,
 			       KEEPALIVE_INTVL_S * 1000000ull);
 		return;
@@ -425,16 +420,89 @@ uint16_t rnic_tcp_mss(const struct rnic_tcp_conn *c) { return c->mss; }
 struct rte_mempool *rnic_tcp_pool(const struct rnic_tcp_conn *c) { return c->port->pool; }
 struct rnic_worker *rnic_tcp_worker(const struct rnic_tcp_conn *c) { return c->w; }
 
-/* Append one segment of @p m (<= mss bytes) as a unit. */
-static void queue_unit(struct rnic_tcp_conn *c, struct rte_mbuf *seg, uint16_t len)
+#define UNIT_MAX_PIECES 8   /* mbufs per unit: bounds a segment's chain */
+
+/* A unit that takes more bytes: the last queued one while it is unsent and
+ * not full (so segments fill the MSS), else a new one. NULL: ring full. */
+static struct tcp_unit *fill_unit(struct rnic_tcp_conn *c)
 {
+	if (c->u_tail != c->u_next) {
+		struct tcp_unit *u = &c->units[(c->u_tail - 1) & (TCP_UNITS - 1)];
+		if (u->len < c->mss && u->m->nb_segs < UNIT_MAX_PIECES)
+			return u;
+	}
+	if (c->u_tail - c->u_head >= TCP_UNITS)
+		return NULL;
 	struct tcp_unit *u = &c->units[c->u_tail & (TCP_UNITS - 1)];
-	*u = (struct tcp_unit){ .m = seg, .seq = c->write_seq, .len = len };
-	c->write_seq += len;
+	*u = (struct tcp_unit){ .m = NULL, .seq = c->write_seq, .len = 0 };
 	c->u_tail++;
+	return u;
+}
+
+/* Append one single-segment mbuf to unit @p u. */
+static void unit_add(struct rnic_tcp_conn *c, struct tcp_unit *u, struct rte_mbuf *piece)
+{
+	uint16_t len = piece->data_len;
+	if (u->m == NULL) {
+		u->m = piece;
+	} else {
+		struct rte_mbuf *last = rte_pktmbuf_lastseg(u->m);
+		last->next = piece;
+		u->m->nb_segs++;
+		u->m->pkt_len += len;
+	}
+	u->len += len;
+	c->write_seq += len;
 	c->queued_bytes += len;
 }
 
+/* Units @p len bytes in @p nb_segs mbufs may need, at worst. */
+static uint32_t units_needed(const struct rnic_tcp_conn *c, uint32_t len, uint32_t nb_segs)
+{
+	return len / c->mss + nb_segs + 1;
+}
+
+/* How many mbufs of @p m straddle a unit boundary (one clone each): the
+ * same walk as rnic_tcp_send()'s, without changing anything. */
+static unsigned clones_needed(const struct rnic_tcp_conn *c, const struct rte_mbuf *m)
+{
+	uint32_t room = 0, pieces = UNIT_MAX_PIECES;
+	unsigned n = 0;
+
+	if (c->u_tail != c->u_next) {
+		const struct tcp_unit *u = &c->units[(c->u_tail - 1) & (TCP_UNITS - 1)];
+		if (u->len < c->mss && u->m->nb_segs < UNIT_MAX_PIECES) {
+			room = c->mss - u->len;
+			pieces = u->m->nb_segs;
+		}
+	}
+	for (; m != NULL; m = m->next) {
+		uint32_t left = m->data_len;
+		while (left > 0) {
+			if (room == 0 || pieces >= UNIT_MAX_PIECES) {
+				room = c->mss;
+				pieces = 0;
+			}
+			pieces++;
+			if (left <= room) {
+				room -= left;
+				break;
+			}
+			n++;
+			left -= room;
+			room = 0;
+		}
+	}
+	return n;
+}
+
+/*
+ * Queue a chain: its bytes are cut into units of one MSS (filling the last
+ * unsent unit first), each unit a chain of at most UNIT_MAX_PIECES mbufs.
+ * A piece that straddles a unit boundary is shared by reference (an
+ * attached mbuf), never copied. The attached mbufs are allocated before
+ * anything is queued, so a failure leaves the connection as it was.
+ */
 int rnic_tcp_send(struct rnic_tcp_conn *c, struct rte_mbuf *m)
 {
 	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED ||
@@ -447,30 +515,41 @@ int rnic_tcp_send(struct rnic_tcp_conn *c, struct rte_mbuf *m)
 		rte_pktmbuf_free(m);
 		return 0;
 	}
-	if (len > rnic_tcp_send_space(c))
+	if (len > rnic_tcp_send_space(c) ||
+	    units_needed(c, len, m->nb_segs) > TCP_UNITS - (c->u_tail - c->u_head))
 		return -EAGAIN;
-	/* split the chain into units of at most one MSS, by reference */
+	struct rte_mbuf *spare = NULL;
+	for (unsigned n = clones_needed(c, m); n > 0; n--) {
+		struct rte_mbuf *x = rte_pktmbuf_alloc(c->port->pool);
+		if (x == NULL) {
+			rte_pktmbuf_free(spare);
+			c->w->drops[RNIC_DROP_NO_MBUF]++;
+			return -ENOBUFS;
+		}
+		x->next = spare;
+		spare = x;
+	}
 	while (m != NULL) {
 		struct rte_mbuf *next = m->next;
 		m->next = NULL;
 		m->nb_segs = 1;
 		m->pkt_len = m->data_len;
-		uint16_t off = 0, dl = m->data_len;
-		while (dl - off > c->mss) {
-			struct rte_mbuf *piece = rte_pktmbuf_clone(m, c->port->pool);
-			if (piece == NULL)
+		while (m != NULL && m->data_len > 0) {
+			struct tcp_unit *u = fill_unit(c);
+			uint16_t room = (uint16_t)(c->mss - u->len);
+			if (m->data_len <= room) {
+				unit_add(c, u, m);
+				m = NULL;
 				break;
-			rte_pktmbuf_adj(piece, off);
-			rte_pktmbuf_trim(piece, (uint16_t)(dl - off - c->mss));
-			queue_unit(c, piece, c->mss);
-			off += c->mss;
+			}
+			struct rte_mbuf *piece = spare;
+			spare = piece->next;
+			rte_pktmbuf_attach(piece, m);
+			rte_pktmbuf_trim(piece, (uint16_t)(m->data_len - room));
+			unit_add(c, u, piece);
+			rte_pktmbuf_adj(m, room);
 		}
-		if (off)
-			rte_pktmbuf_adj(m, off);
-		if (m->data_len)
-			queue_unit(c, m, m->data_len);
-		else
-			rte_pktmbuf_free(m);
+		rte_pktmbuf_free(m);   /* NULL, or an emptied mbuf */
 		m = next;
 	}
 	tcp_output(c);

@@ -129,6 +129,7 @@ static struct rnic_tcp_conn *syn_stage_ack(struct rnic_worker *w, struct rnic_po
 	c->irs = s->seq - 1;
 	c->rcv_nxt = s->seq;
 	c->rcv_adv = s->seq + cookie_syn_window(ts);   /* what the SYN-ACK said */
+	c->rcv_wedge = c->rcv_adv;
 	c->ts_ok = s->o.ts_ok && ts->params.timestamps;
 	bool ws_ok = false, sack = false;
 	uint8_t ws = 0;
@@ -168,6 +169,7 @@ static void take_syn(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 	c->rcv_nxt = s->seq + 1;
 	/* our SYN advertised an unscaled window of at most 64 KiB */
 	c->rcv_adv = c->rcv_nxt + (tcp_rcv_window(c) > 65535 ? 65535 : tcp_rcv_window(c));
+	c->rcv_wedge = c->rcv_adv;
 	c->ts_ok = s->o.ts_ok && ts->params.timestamps;
 	c->sack_ok = s->o.sack_ok && ts->params.sack;
 	if (s->o.ws_ok) {
@@ -185,44 +187,6 @@ static void take_syn(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 	c->max_snd_wnd = c->snd_wnd;
 	c->snd_wl1 = s->seq;
 	c->cc_ops->init(&c->cc, c->mss);
-}
-
-/* Drop @p n bytes from the front of a payload chain. */
-static struct rte_mbuf *chain_adj(struct rte_mbuf *m, uint32_t n)
-{
-	while (n >= m->data_len && m->next != NULL) {
-		struct rte_mbuf *nx = m->next;
-		n -= m->data_len;
-		nx->nb_segs = (uint16_t)(m->nb_segs - 1);
-		nx->pkt_len = m->pkt_len - m->data_len;
-		m->next = NULL;
-		rte_pktmbuf_free_seg(m);
-		m = nx;
-	}
-	if (n)
-		rte_pktmbuf_adj(m, (uint16_t)n);
-	return m;
-}
-
-/* Keep the first @p keep bytes of a payload chain. */
-static void chain_trim(struct rte_mbuf *m, uint32_t keep)
-{
-	struct rte_mbuf *s = m;
-	uint32_t acc = 0;
-	while (s != NULL && acc + s->data_len < keep) {
-		acc += s->data_len;
-		s = s->next;
-	}
-	if (s == NULL)
-		return;
-	s->data_len = (uint16_t)(keep - acc);
-	rte_pktmbuf_free(s->next);
-	s->next = NULL;
-	m->pkt_len = keep;
-	uint16_t n = 0;
-	for (struct rte_mbuf *x = m; x; x = x->next)
-		n++;
-	m->nb_segs = n;
 }
 
 static void free_unit(struct tcp_unit *u)
@@ -296,6 +260,13 @@ static void enter_recovery(struct rnic_tcp_conn *c)
 		c->lost_bytes += u->len;
 	}
 	mark_lost(c);
+	/* the fast retransmit itself goes now, whatever pipe says (RFC 6675
+	 * step 4.3); further holes follow as cwnd - pipe allows */
+	if (c->u_head != c->u_next && u->lost) {
+		u->lost = false;
+		c->lost_bytes -= u->len;
+		tcp_retransmit_unit(c, u);
+	}
 }
 
 /* Cumulative ACK of new data: free units, RTT, congestion window. */
@@ -327,7 +298,7 @@ static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 		}
 		if (seq_gt(s->ack, u->seq)) {   /* part of a unit */
 			uint32_t cut = s->ack - u->seq;
-			rte_pktmbuf_adj(u->m, (uint16_t)cut);
+			u->m = tcp_chain_adj(u->m, cut);   /* a unit may be a chain */
 			u->seq += cut;
 			u->len -= (uint16_t)cut;
 			c->queued_bytes -= cut;
@@ -461,7 +432,7 @@ static void ooo_pull(struct rnic_tcp_conn *c)
 			continue;
 		}
 		uint32_t skip = c->rcv_nxt - o.seq;
-		o.m = chain_adj(o.m, skip);
+		o.m = tcp_chain_adj(o.m, skip);
 		c->rcv_nxt = end;
 		tcp_deliver(c, o.m, o.len - skip);
 		if (c->state == TCP_CLOSED)
@@ -498,14 +469,15 @@ static void data_and_fin(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 	if (len && can_rx) {
 		if (seq_lt(seq, c->rcv_nxt)) {   /* drop what we already have */
 			uint32_t cut = c->rcv_nxt - seq;
-			m = chain_adj(m, cut);
+			m = tcp_chain_adj(m, cut);
 			seq += cut;
 			len -= cut;
 		}
-		uint32_t wnd_end = c->rcv_nxt + tcp_rcv_window(c);
+		/* the buffer's space, or the edge the peer was told if further */
+		uint32_t wnd_end = seq_max(c->rcv_nxt + tcp_rcv_window(c), c->rcv_wedge);
 		if (seq_gt(seq + len, wnd_end) && seq_lt(seq, wnd_end)) {
 			len = wnd_end - seq;              /* beyond the window */
-			chain_trim(m, len);
+			tcp_chain_trim(m, len);
 		}
 		c->stats.bytes_received += len;
 		if (seq == c->rcv_nxt && seq_lt(seq, wnd_end)) {
@@ -565,8 +537,8 @@ static bool seg_acceptable(const struct rnic_tcp_conn *c, const struct tcp_seg *
 {
 	uint32_t seglen = s->len + ((s->flags & RTE_TCP_SYN_FLAG) ? 1 : 0) +
 			  ((s->flags & RTE_TCP_FIN_FLAG) ? 1 : 0);
-	uint32_t wnd = c->rcv_adv - c->rcv_nxt;
-	if (seq_lt(c->rcv_adv, c->rcv_nxt))
+	uint32_t wnd = c->rcv_wedge - c->rcv_nxt;
+	if (seq_lt(c->rcv_wedge, c->rcv_nxt))
 		wnd = 0;
 	if (seglen == 0)
 		return wnd == 0 ? s->seq == c->rcv_nxt :
@@ -785,6 +757,6 @@ void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 			return;
 		}
 	}
-	m = chain_adj(m, m->l2_len + m->l3_len + hl);
+	m = tcp_chain_adj(m, m->l2_len + m->l3_len + hl);
 	tcp_segment(c, &s, m);
 }

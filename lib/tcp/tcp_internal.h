@@ -118,7 +118,9 @@ struct rnic_tcp_conn {
 	uint32_t fin_seq;
 
 	/* receive sequence space */
-	uint32_t irs, rcv_nxt, rcv_adv; /* rcv_adv: right edge advertised */
+	uint32_t irs, rcv_nxt;
+	uint32_t rcv_adv;            /* right edge promised (exact) */
+	uint32_t rcv_wedge;          /* right edge the peer was told (rounded up) */
 	bool fin_rcvd;               /* a FIN arrived (maybe out of order) */
 	uint32_t fin_rcvd_seq;
 	uint32_t rcvbuf;
@@ -200,6 +202,10 @@ static inline struct tcp_stack *tcp_s(const struct rnic_stack *st)
 }
 
 /* tcp_out.c */
+struct rte_mbuf *tcp_chain_adj(struct rte_mbuf *m, uint32_t n);
+void tcp_chain_trim(struct rte_mbuf *m, uint32_t keep);
+int tcp_split_unit(struct rnic_tcp_conn *c, uint32_t idx, uint16_t first);
+void tcp_persist(struct rnic_tcp_conn *c);
 void tcp_output(struct rnic_tcp_conn *c);
 void tcp_send_ack(struct rnic_tcp_conn *c);
 void tcp_send_syn(struct rnic_tcp_conn *c, bool ack);
@@ -210,6 +216,7 @@ void tcp_send_ctl(struct rnic_worker *w, struct rnic_port *p,
 		  uint8_t flags, const struct tcp_opts *o, uint32_t wnd);
 int tcp_retransmit_unit(struct rnic_tcp_conn *c, struct tcp_unit *u);
 uint32_t tcp_rcv_window(const struct rnic_tcp_conn *c);
+uint16_t tcp_wnd_field(struct rnic_tcp_conn *c);
 uint32_t tcp_ts_now(const struct rnic_tcp_conn *c);
 void tcp_arm_rto(struct rnic_tcp_conn *c);
 

@@ -35,6 +35,44 @@ uint32_t tcp_rcv_window(const struct rnic_tcp_conn *c)
 	return c->rcvbuf > used ? c->rcvbuf - used : 0;
 }
 
+/* Drop @p n bytes from the front of a payload chain. */
+struct rte_mbuf *tcp_chain_adj(struct rte_mbuf *m, uint32_t n)
+{
+	while (n >= m->data_len && m->next != NULL) {
+		struct rte_mbuf *nx = m->next;
+		n -= m->data_len;
+		nx->nb_segs = (uint16_t)(m->nb_segs - 1);
+		nx->pkt_len = m->pkt_len - m->data_len;
+		m->next = NULL;
+		rte_pktmbuf_free_seg(m);
+		m = nx;
+	}
+	if (n)
+		rte_pktmbuf_adj(m, (uint16_t)n);
+	return m;
+}
+
+/* Keep the first @p keep bytes of a payload chain. */
+void tcp_chain_trim(struct rte_mbuf *m, uint32_t keep)
+{
+	struct rte_mbuf *s = m;
+	uint32_t acc = 0;
+	while (s != NULL && acc + s->data_len < keep) {
+		acc += s->data_len;
+		s = s->next;
+	}
+	if (s == NULL)
+		return;
+	s->data_len = (uint16_t)(keep - acc);
+	rte_pktmbuf_free(s->next);
+	s->next = NULL;
+	m->pkt_len = keep;
+	uint16_t n = 0;
+	for (struct rte_mbuf *x = m; x; x = x->next)
+		n++;
+	m->nb_segs = n;
+}
+
 /* TCP checksum over the pseudo header and the whole chain. */
 static uint16_t tcp_cksum(const struct tcp_key *k, struct rte_mbuf *m, uint32_t len)
 {
@@ -121,20 +159,34 @@ static void tcp_data_opts(const struct rnic_tcp_conn *c, struct tcp_opts *o)
 	}
 }
 
-static uint16_t tcp_wnd_field(struct rnic_tcp_conn *c)
+/*
+ * The window field to send, and the right edge it promises (rcv_adv).
+ * The edge never moves left (RFC 9293 3.8.6.2.2) and moves right only by at
+ * least min(rcvbuf / 2, MSS) (receiver SWS avoidance). A standing promise
+ * is advertised rounded up to the scale unit, but rcv_adv keeps the exact
+ * edge: re-rounding it at every ACK would ratchet the window past the
+ * buffer (RFC 7323 appendix F).
+ */
+uint16_t tcp_wnd_field(struct rnic_tcp_conn *c)
 {
+	uint8_t ws = c->rcv_wscale;
 	uint32_t wnd = tcp_rcv_window(c);
-	uint32_t scaled = wnd >> c->rcv_wscale;
-	if (scaled > 65535)
-		scaled = 65535;
-	/* never shrink the right edge already advertised (RFC 9293 3.8.6.2.2) */
-	uint32_t edge = c->rcv_nxt + (scaled << c->rcv_wscale);
-	if (seq_lt(edge, c->rcv_adv)) {
-		scaled = (c->rcv_adv - c->rcv_nxt + (1u << c->rcv_wscale) - 1) >> c->rcv_wscale;
-		edge = c->rcv_nxt + (scaled << c->rcv_wscale);
+	if (wnd > (65535u << ws))
+		wnd = 65535u << ws;
+	wnd = wnd >> ws << ws;
+	uint32_t edge = c->rcv_nxt + wnd;
+	uint32_t step = c->rcvbuf / 2 < c->mss ? c->rcvbuf / 2 : c->mss;
+	if (seq_lt(edge, c->rcv_adv + step)) {
+		uint32_t promised = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+		uint32_t scaled = (promised + (1u << ws) - 1) >> ws;
+		if (scaled > 65535)
+			scaled = 65535;
+		c->rcv_wedge = seq_max(c->rcv_wedge, c->rcv_nxt + (scaled << ws));
+		return (uint16_t)scaled;
 	}
 	c->rcv_adv = edge;
-	return (uint16_t)scaled;
+	c->rcv_wedge = seq_max(c->rcv_wedge, edge);
+	return (uint16_t)(wnd >> ws);
 }
 
 void tcp_send_ack(struct rnic_tcp_conn *c)
@@ -249,6 +301,58 @@ void tcp_arm_rto(struct rnic_tcp_conn *c)
 		       tcp_rtt_rto(&c->rtt, ts->params.rto_min_us));
 }
 
+/*
+ * Split unsent unit @p idx after @p first bytes; both parts stay units (the
+ * later ones move up a slot). Rare: only to use a window smaller than a
+ * unit. @return 0, -ENOSPC (ring full), -ENOBUFS, -EINVAL.
+ */
+int tcp_split_unit(struct rnic_tcp_conn *c, uint32_t idx, uint16_t first)
+{
+	struct tcp_unit *u = &c->units[idx & (TCP_UNITS - 1)];
+	if (first == 0 || first >= u->len)
+		return -EINVAL;
+	if (c->u_tail - c->u_head >= TCP_UNITS)
+		return -ENOSPC;
+	struct rte_mbuf *rest = rte_pktmbuf_clone(u->m, c->port->pool);
+	if (rest == NULL)
+		return -ENOBUFS;
+	rest = tcp_chain_adj(rest, first);
+	tcp_chain_trim(u->m, first);
+	for (uint32_t i = c->u_tail; i != idx + 1; i--)
+		c->units[i & (TCP_UNITS - 1)] = c->units[(i - 1) & (TCP_UNITS - 1)];
+	c->u_tail++;
+	c->units[(idx + 1) & (TCP_UNITS - 1)] = (struct tcp_unit){
+		.m = rest, .seq = u->seq + first, .len = (uint16_t)(u->len - first),
+	};
+	u->len = first;
+	return 0;
+}
+
+/*
+ * The persist timer fired: data waits and nothing is in flight. A closed
+ * window gets a probe (RFC 9293 3.8.6.1); an open one too small for the
+ * next unit is used anyway (the override of sender SWS avoidance,
+ * 3.8.6.2.1), so a peer with a window below one MSS never stalls us.
+ */
+void tcp_persist(struct rnic_tcp_conn *c)
+{
+	struct tcp_unit *u = &c->units[c->u_next & (TCP_UNITS - 1)];
+	uint32_t usable = c->snd_una + c->snd_wnd - u->seq;
+
+	if (c->snd_wnd > 0 && seq_gt(c->snd_una + c->snd_wnd, u->seq)) {
+		if (usable < u->len && tcp_split_unit(c, c->u_next, (uint16_t)usable) != 0) {
+			tcp_arm_rto(c);
+			return;
+		}
+		tcp_output(c);
+		return;
+	}
+	tcp_send_ctl(c->w, c->port, &c->key, c->snd_una - 1, c->rcv_nxt,
+		     RTE_TCP_ACK_FLAG, NULL, tcp_wnd_field(c));
+	tcp_rtt_backoff(&c->rtt);
+	tcp_arm_rto(c);
+}
+
 /* Bytes in flight as RFC 6675 "pipe" estimates them. */
 static uint32_t tcp_pipe(const struct rnic_tcp_conn *c)
 {
@@ -287,8 +391,19 @@ void tcp_output(struct rnic_tcp_conn *c)
 	while (c->u_next != c->u_tail) {
 		struct tcp_unit *u = &c->units[c->u_next & (TCP_UNITS - 1)];
 		uint32_t end = u->seq + u->len;
-		if (seq_gt(end, c->snd_una + c->snd_wnd))
-			break;
+		if (seq_gt(end, c->snd_una + c->snd_wnd)) {
+			/* sender SWS avoidance (RFC 9293 3.8.6.2.1): a part of
+			 * the unit goes only when nothing is in flight and the
+			 * window is at least half the largest offered; else the
+			 * persist timer decides */
+			uint32_t usable = seq_gt(c->snd_una + c->snd_wnd, u->seq) ?
+					  c->snd_una + c->snd_wnd - u->seq : 0;
+			if (usable == 0 || c->snd_una != c->snd_max ||
+			    usable < c->max_snd_wnd / 2 ||
+			    tcp_split_unit(c, c->u_next, (uint16_t)usable) != 0)
+				break;
+			continue;
+		}
 		if (tcp_pipe(c) + u->len > cwnd && tcp_pipe(c) > 0)
 			break;
 		if (tcp_send_unit(c, u, false, c->u_next + 1 == c->u_tail) != 0)
@@ -309,8 +424,9 @@ void tcp_output(struct rnic_tcp_conn *c)
 	}
 	if (sent_any && !rnic_timer_pending(&c->rtx_timer))
 		tcp_arm_rto(c);
-	/* zero window with data waiting: the persist timer probes */
-	if (c->snd_wnd == 0 && c->u_next != c->u_tail &&
+	/* data waits for a window that is closed or too small, nothing is in
+	 * flight to bring an update: the persist timer (tcp_persist) */
+	if (c->u_next != c->u_tail && c->snd_una == c->snd_max &&
 	    !rnic_timer_pending(&c->rtx_timer))
 		tcp_arm_rto(c);
 }

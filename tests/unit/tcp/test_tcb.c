@@ -1,0 +1,787 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * TCB behaviour without a network (harness.h): two rnic TCP instances
+ * exchange captured segments; the tests drop, inspect and inject segments
+ * and drive the clock. Covers the SYN stage (cookies, no state per SYN,
+ * backlog), both handshake roles, simultaneous open and close, data with
+ * delayed ACKs, out-of-order data and SACK, fast retransmit, RTO, zero-window
+ * probes, FIN to TIME_WAIT, RFC 5961 RST/SYN checks, PAWS, malformed input
+ * and the stream hand-off. Every test ends with no mbuf left in use.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <rte_eal.h>
+#include <rte_tcp.h>
+
+#include "harness.h"
+
+#define SYN RTE_TCP_SYN_FLAG
+#define ACK RTE_TCP_ACK_FLAG
+#define RST RTE_TCP_RST_FLAG
+#define FIN RTE_TCP_FIN_FLAG
+#define PSH RTE_TCP_PSH_FLAG
+
+/* Take the oldest captured segment of @p n, parse it and keep the mbuf. */
+static struct rte_mbuf *next_seg(struct h_node *n, struct h_seg *s)
+{
+	struct rte_mbuf *m = h_take(n);
+	assert_non_null(m);
+	h_parse(m, s);
+	assert_int_equal(s->opts_rc, 0);
+	return m;
+}
+
+static struct rnic_tcp_conn *only_conn(struct h_node *n)
+{
+	const void *key;
+	void *data;
+	uint32_t it = 0;
+	if (rte_hash_iterate(tcp_w(&n->w)->tcbs, &key, &data, &it) < 0)
+		return NULL;
+	return data;
+}
+
+/* --- SYN stage and handshakes --------------------------------------------- */
+
+static void handshake_passive_cookie(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct h_seg s;
+	struct rnic_tcp_conn *c;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	assert_int_equal(rnic_tcp_listen(&h_b.st, 5001, &h_app_ops, &sb, 8), 0);
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 5001, &h_app_ops, &ca, &c), 0);
+	assert_int_equal(c->state, TCP_SYN_SENT);
+
+	/* SYN: MSS from the port MTU, WS, SACK-permitted, timestamps */
+	struct rte_mbuf *m = next_seg(&h_a, &s);
+	assert_int_equal(s.flags, SYN);
+	assert_int_equal(s.seq, c->iss);
+	assert_true(s.o.mss_ok && s.o.mss == 1460);
+	assert_true(s.o.ws_ok && s.o.ws == 7 && s.o.sack_ok && s.o.ts_ok);
+	h_input(&h_b, m);
+
+	/* SYN-ACK from the cookie stage: nothing allocated */
+	struct rnic_tcp_stats st = h_stats(&h_b);
+	assert_int_equal(st.syns, 1);
+	assert_int_equal(st.cookies_sent, 1);
+	assert_int_equal(st.tcbs, 0);
+	assert_null(only_conn(&h_b));
+	m = next_seg(&h_b, &s);
+	assert_int_equal(s.flags, SYN | ACK);
+	assert_int_equal(s.ack, c->iss + 1);
+	assert_true(s.o.mss_ok && s.o.ws_ok && s.o.sack_ok && s.o.ts_ok);
+	uint32_t cookie = s.seq;
+	h_input(&h_a, m);
+	assert_int_equal(c->state, TCP_ESTABLISHED);
+	assert_int_equal(ca.connects, 1);
+
+	/* final ACK: the TCB is born established on B */
+	m = next_seg(&h_a, &s);
+	assert_int_equal(s.flags, ACK);
+	assert_int_equal(s.ack, cookie + 1);
+	h_input(&h_b, m);
+	st = h_stats(&h_b);
+	assert_int_equal(st.cookie_valid, 1);
+	assert_int_equal(st.cookie_invalid, 0);
+	assert_int_equal(st.tcbs, 1);
+	assert_int_equal(st.passive_opens, 1);
+	assert_int_equal(sb.accepts, 1);
+	struct rnic_tcp_conn *cb = only_conn(&h_b);
+	assert_ptr_equal(cb, sb.c);
+	assert_int_equal(cb->state, TCP_ESTABLISHED);
+	/* what the cookie and the timestamp carried */
+	assert_true(cb->sack_ok && cb->ts_ok);
+	assert_int_equal(cb->snd_wscale, 7);
+	assert_int_equal(cb->rcv_wscale, 7);
+	assert_int_equal(cb->mss, 1460 - 12);
+	assert_int_equal(c->mss, 1460 - 12);
+	assert_int_equal(cb->irs, c->iss);
+	assert_int_equal(c->irs, cb->iss);
+	assert_int_equal(h_a.n_out + h_b.n_out, 0);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+static void handshake_refused(void **state)
+{
+	(void)state;
+	struct h_app ca;
+	struct h_seg s;
+	struct rnic_tcp_conn *c;
+	h_app_init(&ca, 0);
+	/* nobody listens on B:7: RST+ACK, the active side sees -ECONNREFUSED */
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 7, &h_app_ops, &ca, &c), 0);
+	h_input(&h_b, h_take(&h_a));
+	struct rte_mbuf *m = next_seg(&h_b, &s);
+	assert_int_equal(s.flags, RST | ACK);
+	assert_int_equal(h_stats(&h_b).no_listener, 1);
+	h_input(&h_a, m);
+	assert_int_equal(ca.closes, 1);
+	assert_int_equal(ca.closed_err, -ECONNREFUSED);
+	assert_int_equal(h_stats(&h_a).tcbs, 0);
+	h_app_fini(&ca);
+}
+
+static void syn_retry_and_timeout(void **state)
+{
+	(void)state;
+	struct h_app ca;
+	struct h_seg s;
+	struct rnic_tcp_conn *c;
+	h_app_init(&ca, 0);
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 5001, &h_app_ops, &ca, &c), 0);
+	uint32_t iss = c->iss;
+	rte_pktmbuf_free(next_seg(&h_a, &s));
+	/* the SYN is retransmitted with backoff (200, 400, 800 ms ...) */
+	h_advance(150 * 1000);
+	assert_int_equal(h_a.n_out, 0);
+	h_advance(100 * 1000);
+	rte_pktmbuf_free(next_seg(&h_a, &s));
+	assert_int_equal(s.flags, SYN);
+	assert_int_equal(s.seq, iss);
+	h_advance(300 * 1000);
+	assert_int_equal(h_a.n_out, 0);
+	h_advance(150 * 1000);
+	assert_int_equal(h_a.n_out, 1);
+	h_flush(&h_a);
+	for (int i = 0; i < 12 && ca.closes == 0; i++) {
+		h_advance(60u * 1000 * 1000);
+		h_flush(&h_a);
+	}
+	assert_int_equal(ca.closes, 1);
+	assert_int_equal(ca.closed_err, -ETIMEDOUT);
+	assert_int_equal(h_stats(&h_a).tcbs, 0);
+	h_app_fini(&ca);
+}
+
+static void simultaneous_open(void **state)
+{
+	(void)state;
+	struct h_app ca;
+	struct h_seg s;
+	struct rnic_tcp_conn *c;
+	const uint32_t peer_isn = 0xfffffff0;   /* wraps during the test */
+	h_app_init(&ca, 1024);
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 6000, &h_app_ops, &ca, &c), 0);
+	rte_pktmbuf_free(next_seg(&h_a, &s));
+
+	/* the peer's own SYN crosses ours */
+	struct tcp_opts o = { .mss_ok = true, .mss = 1460, .ws_ok = true, .ws = 2,
+			      .sack_ok = true, .ts_ok = true, .tsval = 1000 };
+	h_input(&h_a, h_craft_to(c, peer_isn, 0, SYN, &o, NULL, 0));
+	assert_int_equal(c->state, TCP_SYN_RECEIVED);
+	rte_pktmbuf_free(next_seg(&h_a, &s));
+	assert_int_equal(s.flags, SYN | ACK);
+	assert_int_equal(s.seq, c->iss);
+	assert_int_equal(s.ack, peer_isn + 1);
+	assert_true(s.o.ws_ok && s.o.sack_ok && s.o.ts_ok);
+
+	/* the peer's SYN-ACK (RFC 9293 figure 8, line 6) completes the open */
+	o.tsval = 1001;
+	o.tsecr = s.o.tsval;
+	h_input(&h_a, h_craft_to(c, peer_isn, c->iss + 1, SYN | ACK, &o, NULL, 0));
+	assert_int_equal(c->state, TCP_ESTABLISHED);
+	assert_int_equal(ca.connects, 1);
+	assert_int_equal(c->snd_wscale, 2);
+	h_flush(&h_a);
+
+	/* data from the peer across the sequence wrap is delivered */
+	struct tcp_opts d = { .ts_ok = true, .tsval = 1002, .tsecr = s.o.tsval };
+	uint8_t buf[100];
+	h_pattern(buf, 0, sizeof(buf));
+	h_input(&h_a, h_craft_to(c, peer_isn + 1, c->iss + 1, ACK | PSH, &d, buf, 100));
+	assert_int_equal(ca.got, 100);
+	assert_true(h_pattern_ok(ca.buf, 0, 100));
+	assert_int_equal(c->rcv_nxt, peer_isn + 101);
+	rnic_tcp_abort(c);
+	h_app_fini(&ca);
+}
+
+static void syn_flood_keeps_no_state(void **state)
+{
+	(void)state;
+	struct h_app sb;
+	h_app_init(&sb, 0);
+	assert_int_equal(rnic_tcp_listen(&h_b.st, 80, &h_app_ops, &sb, 4), 0);
+	unsigned before = rte_mempool_in_use_count(h_pool);
+	struct tcp_opts o = { .mss_ok = true, .mss = 1460, .ws_ok = true, .ws = 7,
+			      .sack_ok = true, .ts_ok = true, .tsval = 5 };
+	uint8_t ob[40];
+	size_t olen = tcp_opts_build(ob, &o, true);
+	for (unsigned i = 0; i < 2000; i++) {
+		h_input(&h_b, h_craft(0xc6120000u + i, H_IP_B, (uint16_t)(1024 + i), 80,
+				      i * 7919u, 0, SYN, 65535, ob, olen, NULL, 0));
+		assert_int_equal(h_b.n_out, 1);
+		h_flush(&h_b);
+	}
+	struct rnic_tcp_stats st = h_stats(&h_b);
+	assert_int_equal(st.syns, 2000);
+	assert_int_equal(st.cookies_sent, 2000);
+	assert_int_equal(st.tcbs, 0);
+	assert_int_equal(rte_mempool_in_use_count(h_pool), before);
+
+	/* an ACK with a forged cookie: reset, counted, no state */
+	h_input(&h_b, h_craft(0xc6120001u, H_IP_B, 1025, 80, 7919u + 1, 0x12345678,
+			      ACK, 65535, NULL, 0, NULL, 0));
+	struct h_seg s;
+	rte_pktmbuf_free(next_seg(&h_b, &s));
+	assert_int_equal(s.flags, RST);
+	assert_int_equal(s.seq, 0x12345678);
+	assert_int_equal(h_stats(&h_b).cookie_invalid, 1);
+	assert_int_equal(h_stats(&h_b).tcbs, 0);
+	h_app_fini(&sb);
+}
+
+/* A valid cookie with the backlog full creates nothing; a later ACK does. */
+static void backlog_full_no_state(void **state)
+{
+	(void)state;
+	struct h_app ca1, ca2, sb;
+	struct rnic_tcp_conn *c1, *c2;
+	struct h_seg s;
+	h_app_init(&ca1, 0);
+	h_app_init(&ca2, 0);
+	h_app_init(&sb, 0);
+	assert_int_equal(rnic_tcp_listen(&h_b.st, 81, &h_app_ops, &sb, 1), 0);
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 81, &h_app_ops, &ca1, &c1), 0);
+	h_pump(NULL, NULL, NULL, 50);
+	assert_int_equal(sb.accepts, 1);
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 81, &h_app_ops, &ca2, &c2), 0);
+	h_input(&h_b, h_take(&h_a));              /* SYN */
+	h_input(&h_a, h_take(&h_b));              /* SYN-ACK */
+	assert_int_equal(c2->state, TCP_ESTABLISHED);
+	h_input(&h_b, next_seg(&h_a, &s));        /* final ACK */
+	struct rnic_tcp_stats st = h_stats(&h_b);
+	assert_int_equal(st.backlog_full, 1);
+	assert_int_equal(st.tcbs, 1);
+	assert_int_equal(h_b.n_out, 0);           /* silence, the client retries */
+	/* the first connection goes; the client's data then creates the TCB */
+	rnic_tcp_abort(sb.c);
+	h_flush(&h_b);
+	h_pump(NULL, NULL, NULL, 20);
+	assert_int_equal(h_send(c2, 0, 10), 0);
+	h_pump(NULL, NULL, NULL, 50);
+	assert_int_equal(sb.accepts, 2);
+	assert_int_equal(h_stats(&h_b).tcbs, 1);
+	h_app_fini(&ca1);
+	h_app_fini(&ca2);
+	h_app_fini(&sb);
+}
+
+/* --- data ------------------------------------------------------------------ */
+
+struct count_arg {
+	unsigned data_a2b, acks_b2a, drop_idx, dropped;
+	uint32_t drop_seq;      /* drop the first data segment with this seq */
+	bool drop_all_data;
+};
+
+static bool count_a2b(const struct h_seg *s, unsigned idx, void *arg)
+{
+	(void)idx;
+	struct count_arg *a = arg;
+	if (s->len == 0)
+		return false;
+	a->data_a2b++;
+	if (a->drop_all_data || (a->drop_seq && s->seq == a->drop_seq && !a->dropped)) {
+		a->dropped++;
+		return true;
+	}
+	return false;
+}
+
+static bool count_b2a(const struct h_seg *s, unsigned idx, void *arg)
+{
+	(void)idx;
+	struct count_arg *a = arg;
+	if (s->len == 0 && s->flags == ACK)
+		a->acks_b2a++;
+	return false;
+}
+
+static void data_and_delayed_ack(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	const size_t n = 1 << 20;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, n);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct count_arg arg = { 0 };
+	for (size_t off = 0; off < n; off += 64 * 1024) {
+		assert_int_equal(h_send(c, off, 64 * 1024), 0);
+		h_pump(count_a2b, count_b2a, &arg, 10000);
+	}
+	assert_int_equal(sb.got, n);
+	assert_true(h_pattern_ok(sb.buf, 0, n));
+	assert_int_equal(c->snd_una, c->snd_max);
+	assert_int_equal(c->queued_bytes, 0);
+	assert_int_equal(c->u_head, c->u_tail);
+	/* full-sized segments but the last of each send; about one ACK per two
+	 * after the quick-acks */
+	assert_int_equal(arg.data_a2b, (n / (64 * 1024)) * ((64 * 1024 + c->mss - 1) / c->mss));
+	assert_true(arg.acks_b2a < arg.data_a2b * 2 / 3);
+	assert_true(arg.acks_b2a >= arg.data_a2b / 2);
+	assert_true(ca.sent_calls > 0);
+	assert_int_equal(h_stats(&h_a).retransmits, 0);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+static void ooo_sack_fast_retransmit(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	const size_t n = 200 * 1024;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, n);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_conn *cb = sb.c;
+	uint32_t hole = c->snd_nxt + 3 * c->mss;
+	assert_int_equal(h_send(c, 0, n), 0);
+
+	/* move the first window by hand: drop the 4th segment */
+	struct rte_mbuf *m;
+	struct h_seg s;
+	unsigned k = h_a.n_out;
+	assert_true(k >= 10);
+	for (unsigned i = 0; i < k; i++) {
+		m = h_take(&h_a);
+		h_parse(m, &s);
+		if (s.seq == hole)
+			rte_pktmbuf_free(m);
+		else
+			h_input(&h_b, m);
+	}
+	assert_int_equal(cb->n_ooo, k - 4);
+	/* every segment after the hole is ACKed at once with a SACK block
+	 * (the first ACK of the hole's sequence number is the in-order one) */
+	unsigned dups = 0, acks = 0;
+	while ((m = h_take(&h_b)) != NULL) {
+		h_parse(m, &s);
+		acks++;
+		if (s.ack == hole && s.o.n_sack > 0) {
+			dups++;
+			if (s.o.sack[0].start != hole + c->mss) {
+				rte_pktmbuf_free(m);
+				fail_msg("SACK block starts at %u", s.o.sack[0].start - c->iss);
+			}
+		}
+		h_input(&h_a, m);
+	}
+	assert_int_equal(dups, k - 4);
+	assert_int_equal(acks, k - 1);
+	/* A retransmitted the hole on the dup ACKs, not on a timeout */
+	assert_int_equal(h_stats(&h_a).fast_retransmits, 1);
+	bool retx = false;
+	for (unsigned i = 0; i < h_a.n_out; i++) {
+		h_parse(h_a.out[i], &s);
+		retx |= s.seq == hole && s.len > 0;
+	}
+	assert_true(retx);
+	h_pump(NULL, NULL, NULL, 10000);
+	assert_int_equal(sb.got, n);
+	assert_true(h_pattern_ok(sb.buf, 0, n));
+	assert_int_equal(h_stats(&h_a).rtos, 0);
+	assert_int_equal(c->lost_bytes, 0);
+	assert_int_equal(c->sacked_bytes, 0);
+	assert_int_equal(cb->n_ooo, 0);
+	assert_false(c->in_recovery);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+static void rto_retransmit(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 4096);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	uint32_t cwnd0 = c->cc.cwnd;
+	assert_int_equal(h_send(c, 0, 1000), 0);
+	struct h_seg s;
+	rte_pktmbuf_free(next_seg(&h_a, &s));     /* lost */
+	assert_int_equal(s.len, 1000);
+	uint32_t rto = tcp_rtt_rto(&c->rtt, 5000);
+	h_advance(rto / 2);
+	assert_int_equal(h_a.n_out, 0);
+	h_advance(rto / 2 + 100);
+	rte_pktmbuf_free(next_seg(&h_a, &s));     /* lost again */
+	assert_int_equal(s.seq, c->snd_una);
+	assert_int_equal(s.len, 1000);
+	assert_int_equal(h_stats(&h_a).rtos, 1);
+	assert_int_equal(c->cc.cwnd, c->mss);
+	assert_true(c->cc.cwnd < cwnd0);
+	/* backoff: the next one comes after twice the RTO */
+	h_advance(rto + 100);
+	assert_int_equal(h_a.n_out, 0);
+	h_advance(rto + 100);
+	assert_int_equal(h_a.n_out, 1);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(sb.got, 1000);
+	assert_true(h_pattern_ok(sb.buf, 0, 1000));
+	assert_int_equal(h_stats(&h_a).rtos, 2);
+	assert_int_equal(c->rtt.backoff, 0);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+static void zero_window_probe(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	const size_t n = 64 * 1024;
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	p.rcvbuf = 16384;
+	assert_int_equal(rnic_tcp_config(&h_b.st, &p), 0);
+	h_app_init(&ca, 0);
+	h_app_init(&sb, n);
+	sb.hold_on_accept = true;   /* the application reads nothing yet */
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_conn *cb = sb.c;
+	assert_int_equal(h_send(c, 0, n), 0);
+	h_pump(NULL, NULL, NULL, 1000);
+	/* full segments while they fit; the rest of the window is below one
+	 * MSS and under half the largest window: sender SWS avoidance waits */
+	uint32_t full = 16384 / c->mss * c->mss;
+	assert_int_equal(cb->held_bytes, full);
+	assert_int_equal(c->snd_una, c->snd_max);
+	uint32_t small = c->snd_wnd;
+	/* the promise, rounded up to the scale unit (2^7) */
+	assert_int_equal(small, (16384 - full + 127) & ~127u);
+	assert_true(rnic_timer_pending(&c->rtx_timer));   /* persist */
+
+	/* the persist timer overrides: the small window is used */
+	uint32_t rto = tcp_rtt_rto(&c->rtt, 5000);
+	h_advance(rto + 100);
+	struct h_seg s;
+	struct rte_mbuf *m = next_seg(&h_a, &s);
+	assert_int_equal(s.len, small);
+	assert_true(h_a.n_out == 0);
+	h_input(&h_b, m);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(cb->held_bytes, full + small);
+	assert_int_equal(c->snd_wnd, 0);
+	assert_int_equal(c->snd_una, c->snd_max);
+
+	/* zero window: an ACK-only probe below snd_una draws B's ACK */
+	h_advance(tcp_rtt_rto(&c->rtt, 5000) + 100);
+	m = next_seg(&h_a, &s);
+	assert_int_equal(s.len, 0);
+	assert_int_equal(s.seq, c->snd_una - 1);
+	h_input(&h_b, m);
+	m = next_seg(&h_b, &s);
+	assert_int_equal(s.wnd, 0);
+	assert_int_equal(s.ack, c->snd_una);
+	h_input(&h_a, m);
+	assert_true(rnic_timer_pending(&c->rtx_timer));
+	assert_int_equal(c->rtt.backoff, 1);
+	assert_int_equal(h_stats(&h_b).paws_drops, 0);
+	/* probes back off */
+	h_advance(tcp_rtt_rto(&c->rtt, 5000) - 200);
+	assert_int_equal(h_a.n_out, 0);
+	h_advance(300);
+	assert_int_equal(h_a.n_out, 1);
+	h_flush(&h_a);
+
+	/* the application drains: held bytes first, then the rest */
+	rnic_tcp_hold(cb, false);
+	assert_int_equal(sb.got, full + small);
+	h_pump(NULL, NULL, NULL, 10000);
+	assert_int_equal(sb.got, n);
+	assert_true(h_pattern_ok(sb.buf, 0, n));
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+/* --- close ----------------------------------------------------------------- */
+
+static void fin_to_time_wait(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 100);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_conn *cb = sb.c;
+	assert_int_equal(h_send(c, 0, 100), 0);
+	assert_int_equal(rnic_tcp_close(c), 0);
+	assert_int_equal(c->state, TCP_FIN_WAIT_1);
+	assert_int_equal(rnic_tcp_send(c, NULL), -EPIPE);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(sb.got, 100);
+	assert_int_equal(sb.eofs, 1);
+	assert_int_equal(cb->state, TCP_CLOSE_WAIT);
+	assert_int_equal(c->state, TCP_FIN_WAIT_2);
+	assert_int_equal(rnic_tcp_close(cb), 0);
+	assert_int_equal(cb->state, TCP_LAST_ACK);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(sb.closes, 1);
+	assert_int_equal(sb.closed_err, 0);
+	assert_int_equal(h_stats(&h_b).tcbs, 0);
+	assert_int_equal(ca.eofs, 1);
+	assert_int_equal(ca.closes, 1);
+	assert_int_equal(ca.closed_err, 0);
+	/* A holds the TCB in TIME_WAIT and answers a retransmitted FIN */
+	assert_int_equal(h_stats(&h_a).tcbs, 1);
+	c = only_conn(&h_a);
+	assert_int_equal(c->state, TCP_TIME_WAIT);
+	struct tcp_opts o = { .ts_ok = true, .tsval = c->ts_recent + 1, .tsecr = 0 };
+	h_input(&h_a, h_craft_to(c, c->rcv_nxt - 1, c->snd_nxt, FIN | ACK, &o, NULL, 0));
+	struct h_seg s;
+	rte_pktmbuf_free(next_seg(&h_a, &s));
+	assert_int_equal(s.flags, ACK);
+	assert_int_equal(s.ack, c->rcv_nxt);
+	/* 2 MSL later it is gone */
+	h_advance(2100 * 1000);
+	assert_int_equal(h_stats(&h_a).tcbs, 0);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+static void simultaneous_close(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_conn *cb = sb.c;
+	assert_int_equal(rnic_tcp_close(c), 0);
+	assert_int_equal(rnic_tcp_close(cb), 0);
+	/* the FINs cross: both go FIN_WAIT_1 -> CLOSING -> TIME_WAIT */
+	struct rte_mbuf *fa = h_take(&h_a), *fb = h_take(&h_b);
+	assert_non_null(fa);
+	assert_non_null(fb);
+	h_input(&h_b, fa);
+	h_input(&h_a, fb);
+	assert_int_equal(c->state, TCP_CLOSING);
+	assert_int_equal(cb->state, TCP_CLOSING);
+	h_pump(NULL, NULL, NULL, 50);
+	assert_int_equal(c->state, TCP_TIME_WAIT);
+	assert_int_equal(cb->state, TCP_TIME_WAIT);
+	assert_int_equal(ca.closes + sb.closes, 2);
+	assert_int_equal(ca.eofs + sb.eofs, 2);
+	h_advance(2100 * 1000);
+	assert_int_equal(h_stats(&h_a).tcbs + h_stats(&h_b).tcbs, 0);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+/* --- RFC 5961 and PAWS ------------------------------------------------------ */
+
+static void rst_validation(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct h_seg s;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_conn *cb = sb.c;
+
+	/* in the window but not exact: challenge ACK, connection stays */
+	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt + 1000, 0, RST, NULL, NULL, 0));
+	rte_pktmbuf_free(next_seg(&h_b, &s));
+	assert_int_equal(s.flags, ACK);
+	assert_int_equal(s.ack, cb->rcv_nxt);
+	assert_int_equal(cb->state, TCP_ESTABLISHED);
+	assert_int_equal(h_stats(&h_b).challenge_acks, 1);
+
+	/* outside the window: dropped silently */
+	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt + (64u << 20), 0, RST, NULL, NULL, 0));
+	assert_int_equal(h_b.n_out, 0);
+	assert_int_equal(h_stats(&h_b).out_of_window, 1);
+
+	/* a SYN on an established connection: challenge ACK (RFC 5961 4) */
+	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt + 5, 0, SYN, NULL, NULL, 0));
+	rte_pktmbuf_free(next_seg(&h_b, &s));
+	assert_int_equal(s.flags, ACK);
+	assert_int_equal(cb->state, TCP_ESTABLISHED);
+	assert_int_equal(h_stats(&h_b).challenge_acks, 2);
+
+	/* an ACK for data never sent is answered and dropped */
+	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt, cb->snd_max + 100000, ACK, NULL, NULL, 0));
+	rte_pktmbuf_free(next_seg(&h_b, &s));
+	assert_int_equal(s.flags, ACK);
+	assert_int_equal(cb->snd_una, cb->snd_max);
+
+	/* the exact sequence number resets */
+	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt, 0, RST, NULL, NULL, 0));
+	assert_int_equal(sb.closes, 1);
+	assert_int_equal(sb.closed_err, -ECONNRESET);
+	assert_int_equal(h_stats(&h_b).resets_in, 1);
+	assert_int_equal(h_stats(&h_b).tcbs, 0);
+	h_flush(&h_b);
+	rnic_tcp_abort(c);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+static void paws_drop(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct h_seg s;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 100);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_conn *cb = sb.c;
+	assert_true(cb->ts_ok);
+	uint8_t data[10] = { 0 };
+	struct tcp_opts o = { .ts_ok = true, .tsval = cb->ts_recent - 1000,
+			      .tsecr = tcp_ts_now(cb) };
+	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt, cb->snd_nxt, ACK, &o, data, 10));
+	assert_int_equal(h_stats(&h_b).paws_drops, 1);
+	assert_int_equal(sb.got, 0);
+	rte_pktmbuf_free(next_seg(&h_b, &s));    /* the ACK PAWS requires */
+	assert_int_equal(s.flags, ACK);
+	assert_int_equal(s.ack, cb->rcv_nxt);
+	/* a fresh timestamp is accepted */
+	o.tsval = cb->ts_recent + 1;
+	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt, cb->snd_nxt, ACK, &o, data, 10));
+	assert_int_equal(sb.got, 10);
+	assert_int_equal(cb->ts_recent, o.tsval);
+	h_flush(&h_b);
+	rnic_tcp_abort(c);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+static void malformed_dropped_and_counted(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 100);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_conn *cb = sb.c;
+	uint32_t raddr = rte_be_to_cpu_32(cb->key.raddr), laddr = H_IP_B;
+	uint16_t rp = rte_be_to_cpu_16(cb->key.rport), lp = 5001;
+	uint8_t data[10] = { 1 };
+	static const struct { uint8_t o[8]; size_t len; } bad[] = {
+		{ { 2, 0 }, 2 },                      /* length 0 */
+		{ { 2, 1 }, 2 },                      /* length 1 */
+		{ { 1, 1, 8, 12, 0, 0 }, 6 },         /* timestamp past the header */
+		{ { 1, 1, 1, 8 }, 4 },                /* kind without its length */
+		{ { 5, 7, 0, 0, 0, 0, 0, 0 }, 8 },    /* SACK, not 2 + 8n */
+		{ { 8, 6, 0, 0, 0, 0, 1, 1 }, 8 },    /* timestamp of the wrong size */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		h_input(&h_b, h_craft(raddr, laddr, rp, lp, cb->rcv_nxt, cb->snd_nxt, ACK,
+				      65535, bad[i].o, bad[i].len, data, 10));
+	assert_int_equal(h_stats(&h_b).bad_opts, sizeof(bad) / sizeof(bad[0]));
+
+	/* a bad checksum */
+	struct rte_mbuf *m = h_craft(raddr, laddr, rp, lp, cb->rcv_nxt, cb->snd_nxt, ACK,
+				     65535, NULL, 0, data, 10);
+	rte_pktmbuf_mtod_offset(m, uint8_t *, 45)[0] ^= 0x40;
+	h_input(&h_b, m);
+	assert_int_equal(h_stats(&h_b).bad_csum, 1);
+
+	/* data offset beyond the segment, and below 5 words */
+	for (int off = 0; off < 2; off++) {
+		m = h_craft(raddr, laddr, rp, lp, cb->rcv_nxt, cb->snd_nxt, ACK, 65535,
+			    NULL, 0, data, 4);
+		struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, 20);
+		th->data_off = off ? 0x40 : 0xf0;
+		h_input(&h_b, m);
+	}
+	/* truncated: the IP length says less than a TCP header */
+	m = h_craft(raddr, laddr, rp, lp, cb->rcv_nxt, cb->snd_nxt, ACK, 65535,
+		    NULL, 0, NULL, 0);
+	rte_pktmbuf_mtod(m, struct rte_ipv4_hdr *)->total_length = rte_cpu_to_be_16(30);
+	h_input(&h_b, m);
+	assert_int_equal(h_stats(&h_b).bad_hdr, 3);
+	/* none of it reached the application or drew an answer */
+	assert_int_equal(sb.got, 0);
+	assert_int_equal(h_b.n_out, 0);
+	assert_int_equal(cb->state, TCP_ESTABLISHED);
+	rnic_tcp_abort(c);
+	h_flush(&h_a);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+/* --- hand-off --------------------------------------------------------------- */
+
+static void handoff_in_order(void **state)
+{
+	(void)state;
+	struct h_app ca, sb, mpa;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 4096);
+	h_app_init(&mpa, 8192);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_conn *cb = sb.c;
+	assert_int_equal(h_send(c, 0, 1000), 0);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(sb.got, 1000);
+	/* switch: hold, more bytes arrive, then the new consumer takes over */
+	rnic_tcp_hold(cb, true);
+	assert_int_equal(h_send(c, 1000, 3000), 0);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(sb.got, 1000);
+	assert_int_equal(cb->held_bytes, 3000);
+	rnic_tcp_set_ops(cb, &h_app_ops, &mpa);
+	rnic_tcp_hold(cb, false);
+	assert_int_equal(mpa.got, 3000);
+	assert_int_equal(mpa.recv_calls, 1);
+	assert_int_equal(h_send(c, 4000, 4000), 0);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(mpa.got, 7000);
+	assert_true(h_pattern_ok(mpa.buf, 1000, 7000));
+	assert_int_equal(sb.got, 1000);
+	rnic_tcp_abort(c);
+	h_pump(NULL, NULL, NULL, 10);
+	assert_int_equal(mpa.closes, 1);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+	h_app_fini(&mpa);
+}
+
+int main(void)
+{
+	char *argv[] = { "test_tcb", "--no-huge", "-m", "256", "--no-pci",
+			 "--file-prefix", "rnic-test-tcb", "--log-level=*:error", NULL };
+	if (rte_eal_init(8, argv) < 0 || h_global_init() != 0)
+		return 1;
+#define T(f) cmocka_unit_test_setup_teardown(f, h_setup, h_teardown)
+	const struct CMUnitTest tests[] = {
+		T(handshake_passive_cookie), T(handshake_refused),
+		T(syn_retry_and_timeout), T(simultaneous_open),
+		T(syn_flood_keeps_no_state), T(backlog_full_no_state),
+		T(data_and_delayed_ack), T(ooo_sack_fast_retransmit),
+		T(rto_retransmit), T(zero_window_probe),
+		T(fin_to_time_wait), T(simultaneous_close),
+		T(rst_validation), T(paws_drop),
+		T(malformed_dropped_and_counted), T(handoff_in_order),
+	};
+#undef T
+	if (getenv("TCB_FILTER"))   /* run one test: TCB_FILTER=name */
+		cmocka_set_test_filter(getenv("TCB_FILTER"));
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rte_eal_cleanup();
+	return rc;
+}
