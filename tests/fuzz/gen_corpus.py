@@ -374,8 +374,69 @@ def gen_tcp():
         write('tcp', name, bytes([flags]) + opts)
 
 
+# -------------------------------------------------------------------- net
+
+def gen_net():
+    us = bytes([192, 0, 2, 1])
+    peer = bytes([192, 0, 2, 2])
+    pmac = bytes([2, 0, 0, 0, 0, 0x22])
+    bcast = b'\xff' * 6
+
+    def eth(dst, typ, body):
+        return dst + pmac + struct.pack('>H', typ) + body
+
+    def frames(*fs):
+        return b''.join(struct.pack('>H', len(f)) + f for f in fs)
+
+    def ip(proto, l4):
+        h = bytearray(ipv4(len(l4), proto=proto))
+        h[12:16] = peer
+        h[16:20] = us
+        h[10:12] = b'\0\0'
+        s = sum(struct.unpack('>10H', h))
+        while s > 0xffff:
+            s = (s & 0xffff) + (s >> 16)
+        h[10:12] = struct.pack('>H', ~s & 0xffff)
+        return bytes(h) + l4
+
+    arp_req = eth(bcast, 0x0806, struct.pack('>HHBBH', 1, 0x0800, 6, 4, 1) +
+                  pmac + peer + bytes(6) + us)
+    arp_rep = eth(bcast, 0x0806, struct.pack('>HHBBH', 1, 0x0800, 6, 4, 2) +
+                  pmac + peer + bytes(6) + us)
+    ucast = bytes(6)  # fixed up with flag bit 1
+    echo = eth(ucast, 0x0800, ip(1, struct.pack('>BBHHH', 8, 0, 0, 1, 1) +
+                                 b'ping'))
+    udp = eth(ucast, 0x0800, ip(17, struct.pack('>HHHH', 1234, 9999, 12, 0) +
+                                b'data'))
+    roce = eth(ucast, 0x0800, ip(17, struct.pack('>HHHH', 1234, 4791, 20, 0)
+                                 + bytes([4, 0, 0xff, 0xff, 0, 0, 0, 1,
+                                          0, 0, 0, 1])))
+    syn_opts = bytes([2, 4, 5, 0xb4, 4, 2, 8, 10]) + bytes(8) + \
+        bytes([1, 3, 3, 7])
+    syn = eth(ucast, 0x0800, ip(6, struct.pack('>HHIIBBHHH', 40000, 80, 1000,
+                                               0, (5 + 5) << 4, 0x02, 65535,
+                                               0, 0) + syn_opts))
+    ack = eth(ucast, 0x0800, ip(6, struct.pack('>HHIIBBHHH', 40000, 80, 1001,
+                                               1, 5 << 4, 0x10, 65535, 0, 0)))
+    rst = eth(ucast, 0x0800, ip(6, struct.pack('>HHIIBBHHH', 40000, 80, 1001,
+                                               1, 5 << 4, 0x04, 0, 0, 0)))
+    frag = bytearray(udp)
+    frag[14 + 6] = 0x20
+    seeds = {
+        'arp': frames(arp_req, arp_rep),
+        'icmp_echo': frames(arp_rep, echo),
+        'udp': frames(arp_rep, udp, roce),
+        'tcp_syn_ack_data': frames(arp_rep, syn, ack, rst),
+        'fragment': frames(bytes(frag)),
+        'runt': frames(b'\x01\x02', bytes(14)),
+    }
+    for name, body in seeds.items():
+        write('net', name, bytes([3]) + body)
+
+
 if __name__ == '__main__':
     gen_iwarp()
     gen_roce()
     gen_config()
     gen_tcp()
+    gen_net()
