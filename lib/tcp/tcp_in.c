@@ -321,11 +321,18 @@ static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 			c->in_recovery = false;      /* full ACK */
 			c->cc.cwnd = c->cc.ssthresh;
 		} else {
-			/* partial ACK (RFC 6582): the next hole is lost too */
+			/* partial ACK (RFC 6582 step 3): the next hole is lost
+			 * too and goes now; a segment left the network, so
+			 * this keeps the packet balance whatever pipe says
+			 * (without SACK, pipe still counts everything above) */
 			struct tcp_unit *u = &c->units[c->u_head & (TCP_UNITS - 1)];
-			if (c->u_head != c->u_next && !u->sacked && !u->lost) {
-				u->lost = true;
-				c->lost_bytes += u->len;
+			if (c->u_head != c->u_next && !u->sacked &&
+			    (!c->sack_ok || !u->retx)) {   /* SACK may have sent it */
+				if (u->lost) {
+					u->lost = false;
+					c->lost_bytes -= u->len;
+				}
+				tcp_retransmit_unit(c, u);
 			}
 		}
 	} else {
@@ -523,8 +530,11 @@ static void data_and_fin(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 static void enter_time_wait(struct rnic_tcp_conn *c)
 {
 	struct tcp_stack *ts = tcp_s(c->w->st);
-	if (c->state == TCP_TIME_WAIT && !rnic_timer_pending(&c->misc_timer)) {
+	/* once: the misc timer may be running as the keepalive timer */
+	if (c->state == TCP_TIME_WAIT && !c->tw_armed) {
+		c->tw_armed = true;
 		rnic_timer_cancel(&c->w->timers, &c->rtx_timer);
+		rnic_timer_cancel(&c->w->timers, &c->dack_timer);
 		rnic_timer_arm(&c->w->timers, &c->misc_timer, c->w->now_tsc,
 			       (uint64_t)ts->params.time_wait_ms * 1000);
 		if (!c->notified_closed)

@@ -164,6 +164,7 @@ struct rnic_tcp_conn {
 	uint64_t last_rx_tsc;
 
 	bool in_table, app_closed, notified_closed, eof_sent;
+	bool tw_armed;               /* misc_timer now counts TIME_WAIT */
 	struct rnic_tcp_info stats;
 };
 

@@ -761,6 +761,254 @@ static void handoff_in_order(void **state)
 	h_app_fini(&mpa);
 }
 
+/* --- more recovery, keepalive, hand-off with FIN, faults --------------------- */
+
+struct drop_set {
+	uint32_t seq[4];
+	unsigned n;
+	bool done[4];
+};
+
+/* Drop the first transmission of each listed sequence number. */
+static bool drop_listed(const struct h_seg *s, unsigned idx, void *arg)
+{
+	(void)idx;
+	struct drop_set *d = arg;
+	for (unsigned i = 0; i < d->n; i++) {
+		if (s->len && s->seq == d->seq[i] && !d->done[i]) {
+			d->done[i] = true;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Without SACK: two holes in one window, NewReno partial ACKs (RFC 6582)
+ * repair both in one recovery, without a timeout. */
+static void newreno_partial_ack(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	const size_t n = 256 * 1024;
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	p.sack = false;
+	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
+	assert_int_equal(rnic_tcp_config(&h_b.st, &p), 0);
+	h_app_init(&ca, 0);
+	h_app_init(&sb, n);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	assert_false(c->sack_ok);
+	assert_false(sb.c->sack_ok);
+	struct drop_set d = { .seq = { c->snd_nxt + 20 * c->mss, c->snd_nxt + 24 * c->mss },
+			      .n = 2 };
+	assert_int_equal(h_send(c, 0, n), 0);
+	h_pump(drop_listed, NULL, &d, 100000);
+	assert_true(d.done[0] && d.done[1]);
+	assert_int_equal(sb.got, n);
+	assert_true(h_pattern_ok(sb.buf, 0, n));
+	struct rnic_tcp_stats st = h_stats(&h_a);
+	assert_int_equal(st.fast_retransmits, 1);
+	assert_int_equal(st.rtos, 0);
+	assert_int_equal(st.retransmits, 2);
+	assert_false(c->in_recovery);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+static bool drop_all(const struct h_seg *s, unsigned idx, void *arg)
+{
+	(void)s; (void)idx; (void)arg;
+	return true;
+}
+
+static void keepalive_probes_then_timeout(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	p.keepalive_s = 2;
+	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	/* idle for the keepalive time: a probe below snd_una, B answers */
+	h_advance(1900 * 1000);
+	assert_int_equal(h_a.n_out, 0);
+	h_advance(200 * 1000);
+	struct h_seg s;
+	struct rte_mbuf *m = next_seg(&h_a, &s);
+	assert_int_equal(s.flags, ACK);
+	assert_int_equal(s.len, 0);
+	assert_int_equal(s.seq, c->snd_una - 1);
+	h_input(&h_b, m);
+	assert_int_equal(h_b.n_out, 1);
+	h_input(&h_a, h_take(&h_b));
+	assert_int_equal(c->probes, 0);
+	/* now the peer is gone: probes every 10 s, then the connection dies */
+	for (int i = 0; i < 15 && ca.closes == 0; i++) {
+		h_advance(10u * 1000 * 1000);
+		h_pump(drop_all, drop_all, NULL, 10);
+	}
+	assert_int_equal(ca.closes, 1);
+	assert_int_equal(ca.closed_err, -ETIMEDOUT);
+	assert_int_equal(h_stats(&h_a).tcbs, 0);
+	rnic_tcp_abort(sb.c);
+	h_flush(&h_b);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+/* The FIN arrives while the stream is held: the new consumer gets the
+ * bytes, then the end of stream, in that order. */
+static void handoff_with_fin(void **state)
+{
+	(void)state;
+	struct h_app ca, sb, mpa;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	h_app_init(&mpa, 4096);
+	sb.hold_on_accept = true;
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_conn *cb = sb.c;
+	assert_int_equal(h_send(c, 0, 3000), 0);
+	assert_int_equal(rnic_tcp_close(c), 0);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(cb->state, TCP_CLOSE_WAIT);
+	assert_int_equal(sb.eofs, 0);
+	assert_int_equal(sb.recv_calls, 0);
+	rnic_tcp_set_ops(cb, &h_app_ops, &mpa);
+	rnic_tcp_hold(cb, false);
+	assert_int_equal(mpa.got, 3000);
+	assert_true(h_pattern_ok(mpa.buf, 0, 3000));
+	assert_int_equal(mpa.eofs, 1);
+	assert_int_equal(sb.eofs, 0);
+	assert_int_equal(rnic_tcp_close(cb), 0);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(mpa.closes, 1);
+	assert_int_equal(mpa.closed_err, 0);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+	h_app_fini(&mpa);
+}
+
+/* A lossy, duplicating, reordering link both ways (xorshift, seeded). */
+struct lossy {
+	uint64_t x;
+	unsigned drop, dup, reorder;    /* per mille */
+	struct rte_mbuf *held[2];       /* one delayed segment per direction */
+	unsigned dropped, duped, reordered;
+};
+
+static unsigned lossy_rand(struct lossy *l)
+{
+	l->x ^= l->x << 13;
+	l->x ^= l->x >> 7;
+	l->x ^= l->x << 17;
+	return (unsigned)(l->x % 1000);
+}
+
+static void lossy_move(struct lossy *l, struct h_node *from, struct h_node *to, int dir)
+{
+	unsigned k = from->n_out;
+	struct rte_mbuf *batch[H_OUT_MAX];
+	memcpy(batch, from->out, k * sizeof(batch[0]));
+	from->n_out = 0;
+	for (unsigned i = 0; i < k; i++) {
+		struct rte_mbuf *m = batch[i];
+		if (lossy_rand(l) < l->drop) {
+			l->dropped++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (lossy_rand(l) < l->dup) {
+			struct rte_mbuf *d = rte_pktmbuf_copy(m, h_pool, 0, UINT32_MAX);
+			if (d != NULL) {
+				d->l2_len = 0;
+				d->l3_len = 20;
+				l->duped++;
+				h_input(to, d);
+			}
+		}
+		if (l->held[dir] == NULL && lossy_rand(l) < l->reorder) {
+			l->held[dir] = m;   /* overtaken by the next one */
+			l->reordered++;
+			continue;
+		}
+		h_input(to, m);
+		if (l->held[dir] != NULL) {
+			struct rte_mbuf *o = l->held[dir];
+			l->held[dir] = NULL;
+			h_input(to, o);
+		}
+	}
+}
+
+static void lossy_run(enum rnic_tcp_cc cc, uint64_t seed)
+{
+	struct h_app ca, sb;
+	const size_t n = 4 << 20;
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	p.cc = cc;
+	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
+	h_app_init(&ca, 0);
+	h_app_init(&sb, n);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	assert_ptr_equal(c->cc_ops, cc == RNIC_TCP_CC_CUBIC ? &tcp_cc_cubic : &tcp_cc_newreno);
+	struct lossy l = { .x = seed, .drop = 20, .dup = 10, .reorder = 20 };
+	size_t queued = 0;
+	bool closed = false;
+	for (unsigned r = 0; r < 2000000 && !(closed && ca.closes && sb.closes); r++) {
+		while (queued < n && rnic_tcp_send_space(c) >= 16384) {
+			assert_int_equal(h_send(c, queued, 16384), 0);
+			queued += 16384;
+		}
+		if (queued == n && !closed && sb.got == n) {
+			assert_int_equal(rnic_tcp_close(c), 0);
+			assert_int_equal(rnic_tcp_close(sb.c), 0);
+			closed = true;
+		}
+		lossy_move(&l, &h_a, &h_b, 0);
+		lossy_move(&l, &h_b, &h_a, 1);
+		/* a link of about 100 us: the delayed-ACK and RTO timers run */
+		h_advance(h_a.n_out || h_b.n_out ? 20 : 200);
+	}
+	for (int d = 0; d < 2; d++)
+		rte_pktmbuf_free(l.held[d]);
+	assert_int_equal(sb.got, n);
+	assert_true(h_pattern_ok(sb.buf, 0, n));
+	assert_true(closed);
+	assert_int_equal(ca.closes, 1);
+	assert_int_equal(sb.closes, 1);
+	assert_int_equal(sb.closed_err, 0);
+	assert_true(l.dropped > 0 && l.duped > 0 && l.reordered > 0);
+	assert_true(h_stats(&h_a).retransmits > 0);
+	h_advance(3u * 1000 * 1000);   /* TIME_WAIT ends */
+	h_flush(&h_a);
+	h_flush(&h_b);
+	assert_int_equal(h_stats(&h_a).tcbs + h_stats(&h_b).tcbs, 0);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+static void lossy_link_newreno(void **state)
+{
+	(void)state;
+	lossy_run(RNIC_TCP_CC_NEWRENO, 0x9e3779b97f4a7c15ull);
+}
+
+static void lossy_link_cubic(void **state)
+{
+	(void)state;
+	lossy_run(RNIC_TCP_CC_CUBIC, 0x2545f4914f6cdd1dull);
+}
+
 int main(void)
 {
 	char *argv[] = { "test_tcb", "--no-huge", "-m", "256", "--no-pci",
@@ -777,6 +1025,8 @@ int main(void)
 		T(fin_to_time_wait), T(simultaneous_close),
 		T(rst_validation), T(paws_drop),
 		T(malformed_dropped_and_counted), T(handoff_in_order),
+		T(newreno_partial_ack), T(keepalive_probes_then_timeout),
+		T(handoff_with_fin), T(lossy_link_newreno), T(lossy_link_cubic),
 	};
 #undef T
 	if (getenv("TCB_FILTER"))   /* run one test: TCB_FILTER=name */
