@@ -3,12 +3,13 @@
  * rdma-gateway: the rnic daemon on bound ports.
  *
  *   rdma-gateway --config FILE
- *   rdma-gateway --vdev SPEC --ip CIDR [--vdev SPEC --ip CIDR ...]
+ *   rdma-gateway --vdev SPEC --ip CIDR [--vdev SPEC --ip CIDR ...] [options]
  *
- * Brings up the configured ports and workers, answers ARP and ping, prints
- * a one-line status every status_ms, and exits 0 on SIGINT/SIGTERM after
- * returning every mbuf. Bad CLI or config: one error line, exit status 2.
- * [target.NAME] sections are parsed strictly; serving them is issue 7.
+ * Sequence: parse the command line and the file (any error: one line on
+ * stderr, exit 2); report the [target.NAME] sections, which are checked but
+ * not served yet (issue 7); EAL, stack create, start; a status line every
+ * status_ms until SIGINT/SIGTERM; stop, destroy (every mbuf back), one
+ * summary line, exit 0. Runtime failures (EAL, ports) exit 1.
  */
 #include <errno.h>
 #include <signal.h>
@@ -21,13 +22,12 @@
 #include <rte_errno.h>
 
 #include "rnic/rnic.h"
+#include "target.h"
 
 #define EXIT_USAGE 2
 
-static bool target_section(const char *name)
-{
-	return strncmp(name, "target.", 7) == 0 && name[7] != '\0';
-}
+static struct gw_target targets[GW_MAX_TARGETS];
+static unsigned n_targets;
 
 static void on_signal(int sig)
 {
@@ -37,136 +37,167 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rdma-gateway --config FILE\n"
-		   "       rdma-gateway --vdev SPEC --ip A.B.C.D/LEN [...]\n\n%s",
+	fprintf(f, "usage: rdma-gateway --config FILE [options]\n"
+		   "       rdma-gateway --vdev SPEC --ip A.B.C.D/LEN [--vdev SPEC --ip ...] [options]\n"
+		   "       rdma-gateway --help\n\n"
+		   "Brings up rnic on the configured ports, answers ARP and ping, prints a\n"
+		   "status line every [gateway] status_ms, and exits on SIGINT or SIGTERM.\n"
+		   "The file is loaded before the other options, which add to it.\n\n%s",
 		rnic_config_usage());
 }
 
-/* Target sections: check their keys now so a typo fails at start. */
-static int check_targets(const char *path, char *err, size_t len)
+static int fail(const char *msg)
 {
-	static const char *const keys[] = { "size", "file", "access", "transport",
-					    "listen", "allow" };
-	FILE *f = fopen(path, "r");
-	char line[512], sec[128] = "";
-	int lineno = 0;
+	fprintf(stderr, "rdma-gateway: %s\n", msg);
+	return EXIT_USAGE;
+}
 
-	if (f == NULL)
-		return 0; /* the loader already reported it */
-	while (fgets(line, sizeof(line), f)) {
-		lineno++;
-		char *s = line + strspn(line, " \t");
-		if (*s == '[') {
-			snprintf(sec, sizeof(sec), "%.*s", (int)strcspn(s + 1, "]"), s + 1);
-			if (target_section(sec))
-				printf("target %s: configured, not served yet (issue 7)\n",
-				       sec + 7);
+/*
+ * Take every --config FILE / --config=FILE out of argv and load it, with the
+ * gateway's [target.NAME] sections allowed (rnic_config_parse_args() loads
+ * files without them). @return 0 or -EINVAL with the error in @p err.
+ */
+static int load_config_args(struct rnic_config *cfg, int *argc, char **argv,
+			    char *err, size_t errlen)
+{
+	int out = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		const char *path = NULL;
+		if (!strcmp(argv[i], "--")) {
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (!strncmp(argv[i], "--config=", 9)) {
+			path = argv[i] + 9;
+		} else if (!strcmp(argv[i], "--config")) {
+			if (i + 1 == *argc) {
+				snprintf(err, errlen, "--config: needs a value");
+				return -EINVAL;
+			}
+			path = argv[++i];
+		} else {
+			argv[out++] = argv[i];
 			continue;
 		}
-		if (!target_section(sec) || *s == ';' || *s == '#' || *s == '\n')
-			continue;
-		size_t kl = strcspn(s, " \t=");
-		bool ok = false;
-		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-			ok |= strlen(keys[i]) == kl && !strncmp(s, keys[i], kl);
-		if (!ok) {
-			snprintf(err, len, "%s: [%s] %.*s: unknown key", path, sec,
-				 (int)kl, s);
-			fclose(f);
+		if (rnic_config_load(cfg, path, gw_target_section, err, errlen) != 0)
 			return -EINVAL;
-		}
+		int n = gw_targets_load(path, targets + n_targets, GW_MAX_TARGETS - n_targets,
+					err, errlen);
+		if (n < 0)
+			return -EINVAL;
+		n_targets += (unsigned)n;
 	}
-	fclose(f);
+	*argc = out;
+	argv[out] = NULL;
 	return 0;
+}
+
+static bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The main thread's job while workers run: a status line every interval
+ * (rewritten in place on a terminal, one line each otherwise). */
+static void status_loop(const struct rnic_stack *st, unsigned interval_ms)
+{
+	bool tty = isatty(STDOUT_FILENO);
+	uint64_t next = now_ms() + interval_ms;
+
+	while (!rnic_stop_requested()) {
+		/* short sleeps: a signal also ends nanosleep early */
+		struct timespec nap = { 0, 50 * 1000000L };
+		nanosleep(&nap, NULL);
+		if (interval_ms == 0 || now_ms() < next)
+			continue;
+		next += interval_ms;
+		if (next <= now_ms())
+			next = now_ms() + interval_ms; /* we were stalled: no burst */
+		fputs(tty ? "\r" : "", stdout);
+		rnic_stack_status_line(st, stdout);
+		fputs(tty ? "\033[K" : "\n", stdout);
+		fflush(stdout);
+	}
+	if (tty && interval_ms != 0)
+		fputc('\n', stdout);
 }
 
 int main(int argc, char **argv)
 {
 	struct rnic_config cfg;
 	char err[RNIC_ERRLEN] = "";
-	const char *path = NULL;
 
+	if (wants_help(argc, argv)) {
+		usage(stdout);
+		return 0;
+	}
 	rnic_config_init(&cfg);
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return 0;
-		}
-		if (!strcmp(argv[i], "--config") && i + 1 < argc)
-			path = argv[i + 1];
-	}
-	if (path != NULL) {
-		/* load with the target sections allowed, then the rest of argv */
-		if (rnic_config_load(&cfg, path, target_section, err, sizeof(err)) ||
-		    check_targets(path, err, sizeof(err))) {
-			fprintf(stderr, "rdma-gateway: %s\n", err);
-			return EXIT_USAGE;
-		}
-		for (int i = 1; i + 1 < argc; i++)
-			if (!strcmp(argv[i], "--config")) {
-				memmove(&argv[i], &argv[i + 2], (argc - i - 1) * sizeof(char *));
-				argc -= 2;
-				break;
-			}
-	}
-	if (rnic_config_parse_args(&cfg, &argc, argv, err, sizeof(err)) != 0) {
-		fprintf(stderr, "rdma-gateway: %s\n", err);
-		return EXIT_USAGE;
-	}
+	if (load_config_args(&cfg, &argc, argv, err, sizeof(err)) != 0 ||
+	    rnic_config_parse_args(&cfg, &argc, argv, err, sizeof(err)) != 0)
+		return fail(err);
 	if (argc > 1) {
-		fprintf(stderr, "rdma-gateway: unknown argument '%s' (try --help)\n",
-			argv[1]);
-		return EXIT_USAGE;
+		snprintf(err, sizeof(err), "unknown argument '%s' (try --help)", argv[1]);
+		return fail(err);
 	}
-	if (cfg.n_ports == 0) {
-		fprintf(stderr, "rdma-gateway: no port configured (--config FILE, "
-			"or --vdev SPEC --ip CIDR)\n");
-		return EXIT_USAGE;
-	}
+	if (cfg.n_ports == 0)
+		return fail("no port configured (--config FILE, or --vdev SPEC --ip CIDR)");
+	for (unsigned i = 0; i < n_targets; i++)
+		printf("target %s: configured, not served yet (issue 7)\n", targets[i].name);
+
+	install_signals();
 	if (rnic_eal_init(argv[0], &cfg, cfg.workers) != 0)
 		return 1;
 	struct rnic_stack *st = rnic_stack_create(&cfg);
 	if (st == NULL) {
-		fprintf(stderr, "rdma-gateway: cannot start the stack: %s\n",
+		fprintf(stderr, "rdma-gateway: cannot create the stack: %s\n",
 			rte_strerror(rte_errno));
 		return 1;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	if (rnic_stack_start(st) != 0) {
+	int rc = rnic_stack_start(st);
+	if (rc != 0) {
+		fprintf(stderr, "rdma-gateway: cannot start the workers: %s\n", strerror(-rc));
 		rnic_stack_destroy(st);
 		return 1;
 	}
-	printf("rdma-gateway: %u port(s), %u worker(s) up\n", cfg.n_ports,
-	       cfg.workers);
+	printf("rdma-gateway: %u port(s), %u worker(s) up%s%s\n", cfg.n_ports,
+	       rnic_stack_workers(st), cfg.path[0] ? ", config " : "", cfg.path);
 	fflush(stdout);
 
-	bool tty = isatty(STDOUT_FILENO);
-	unsigned interval = cfg.status_interval_ms;
-	struct timespec tick = { 0, 50 * 1000000L };
-	unsigned waited = 0;
-	while (!rnic_stop_requested()) {
-		nanosleep(&tick, NULL);
-		waited += 50;
-		if (interval && waited >= interval) {
-			waited = 0;
-			if (tty)
-				fputs("\r\033[K", stdout);
-			rnic_stack_status_line(st, stdout);
-			if (!tty)
-				fputc('\n', stdout);
-			fflush(stdout);
-		}
-	}
-	if (tty)
-		fputc('\n', stdout);
+	uint64_t t0 = now_ms();
+	status_loop(st, cfg.status_interval_ms);
 	rnic_stack_stop(st);
 	struct rnic_stack_stats s;
 	rnic_stack_stats(st, &s);
-	printf("rdma-gateway: stopping: rx %lu tx %lu drops %lu, %lu mbufs "
-	       "outstanding before close\n", (unsigned long)s.rx_pkts,
-	       (unsigned long)s.tx_pkts, (unsigned long)s.drops,
-	       (unsigned long)s.mbufs_in_use);
 	rnic_stack_destroy(st);
+	printf("rdma-gateway: stopped after %.1f s: rx %lu tx %lu drops %lu arp %lu/%lu "
+	       "icmp %lu; %lu mbufs were out when the workers stopped\n",
+	       (double)(now_ms() - t0) / 1000, (unsigned long)s.rx_pkts,
+	       (unsigned long)s.tx_pkts, (unsigned long)s.drops,
+	       (unsigned long)s.arp_requests, (unsigned long)s.arp_replies,
+	       (unsigned long)s.icmp_echo, (unsigned long)s.mbufs_in_use);
 	return 0;
 }

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdma-gateway's [target.NAME] sections: named memory regions the gateway
+ * will serve to RDMA clients (issue 7). Today they are parsed and checked
+ * strictly, so a configuration written now keeps working when serving lands.
+ */
+#ifndef GW_TARGET_H
+#define GW_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GW_MAX_TARGETS 32
+#define GW_MAX_ALLOW 16
+#define GW_TARGET_NAME_LEN 33
+#define GW_DEFAULT_LISTEN 4791 /**< listen port when the key is missing */
+
+/** One allow entry: an IPv4 network. */
+struct gw_allow {
+	uint32_t net;     /**< network address, host order */
+	uint8_t len;      /**< prefix length */
+};
+
+/** One [target.NAME] section. */
+struct gw_target {
+	char name[GW_TARGET_NAME_LEN]; /**< NAME of [target.NAME] */
+	uint64_t size;                 /**< bytes, from "64M" etc. */
+	char file[256];                /**< backing file, "" = anonymous memory */
+	bool read_only;                /**< access = ro */
+	bool iwarp, roce;              /**< transports it is offered on */
+	uint16_t listen;               /**< port clients connect to */
+	unsigned n_allow;              /**< 0 = any address */
+	struct gw_allow allow[GW_MAX_ALLOW]; /**< admitted client networks */
+};
+
+/** True for a section name this module parses ("target.NAME"). */
+bool gw_target_section(const char *name);
+
+/**
+ * Read every [target.NAME] section of @p path (already syntax-checked by
+ * rnic_config_load()) into @p t.
+ * @return the number of targets, or -EINVAL with one line in @p err
+ *   ("FILE: [target.x] access: 'rx' is not rw or ro").
+ */
+int gw_targets_load(const char *path, struct gw_target *t, unsigned max,
+		    char *err, size_t errlen);
+
+#endif /* GW_TARGET_H */
