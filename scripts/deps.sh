@@ -1,21 +1,46 @@
 #!/usr/bin/env bash
 # Install rnic's build and test dependencies from Debian 12's packages.
-# Idempotent: does nothing when everything is already installed.
+# Idempotent: when every package is already installed (dpkg-query), apt-get
+# is not run at all. Set RNIC_APT_UPDATED=1 when the package lists are
+# already fresh (.ci/run does) to skip "apt-get update".
 set -eu
-pkgs="libdpdk-dev dpdk dpdk-dev meson ninja-build pkg-config gcc libcmocka-dev
-      libibverbs-dev libisal-dev iproute2 iputils-ping python3 clang
-      libclang-rt-14-dev"
-missing=""
-for p in $pkgs; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
-		missing="$missing $p"
-done
-[ -z "$missing" ] && exit 0
+# build: DPDK 22.11, meson/ninja, a C compiler, cmocka, ibverbs headers, ISA-L
+# tests: iproute2/ping (net_tap in a namespace), python3 (storms, telemetry,
+#        dpdk-telemetry.py from the dpdk package), clang + libclang-rt (fuzz)
+required="libdpdk-dev dpdk dpdk-dev meson ninja-build pkg-config gcc
+	  libcmocka-dev libibverbs-dev libisal-dev iproute2 iputils-ping python3
+	  clang libclang-rt-14-dev"
+# optional: tshark decodes the pcapng captures; nothing fails without it
+optional="tshark"
+
+missing() {
+	local p out=""
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "ok installed" ||
+			out="$out $p"
+	done
+	echo "$out"
+}
+
+need=$(missing $required)
+want=$(missing $optional)
+[ -z "$need$want" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
-	echo "deps.sh: missing:$missing (run as root to install)" >&2
+	[ -z "$need" ] && exit 0
+	echo "deps.sh: missing:$need; run as root (sudo) to install them" >&2
 	exit 1
 fi
-echo "deps.sh: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+if [ "${RNIC_APT_UPDATED:-0}" != 1 ]; then
+	apt-get update -qq
+fi
+if [ -n "$need" ]; then
+	echo "deps.sh: installing:$need"
+	apt-get install -y -qq --no-install-recommends $need >/dev/null
+fi
+if [ -n "$want" ]; then
+	echo "deps.sh: installing (optional):$want"
+	apt-get install -y -qq --no-install-recommends $want >/dev/null ||
+		echo "deps.sh: could not install$want (optional, continuing)"
+fi
+exit 0
