@@ -18,7 +18,7 @@
 static uint16_t icmp_sum(const struct rte_mbuf *m, uint32_t off, uint32_t len)
 {
 	uint16_t sum = 0;
-	if (rte_raw_cksum_mbuf(m, off, len, &sum) != 0)
+	if (rnic_net_cksum_mbuf(m, off, len, &sum) != 0)
 		return 0;  /* cannot happen: off + len <= pkt_len */
 	return sum;
 }

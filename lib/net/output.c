@@ -19,6 +19,12 @@
 struct rnic_port *rnic_net_route(struct rnic_stack *st, uint32_t dst_ip,
 				 uint32_t *next_hop)
 {
+	/* the limited broadcast leaves by the first port (by the given one
+	 * in rnic_net_output_ipv4()) */
+	if (dst_ip == UINT32_MAX && st->n_ports > 0) {
+		*next_hop = dst_ip;
+		return st->ports[0];
+	}
 	for (unsigned i = 0; i < st->n_ports; i++) {
 		struct rnic_port *p = st->ports[i];
 		if (p->link_up && rnic_port_on_link(p, dst_ip)) {
@@ -53,7 +59,7 @@ int rnic_net_output_ipv4_tos(struct rnic_worker *w, struct rnic_port *p,
 {
 	uint32_t nh = dst_ip;
 
-	if (p == NULL || !rnic_port_on_link(p, dst_ip)) {
+	if (p == NULL || (!rnic_port_on_link(p, dst_ip) && dst_ip != UINT32_MAX)) {
 		struct rnic_port *rp = rnic_net_route(w->st, dst_ip, &nh);
 		if (rp == NULL || (p != NULL && rp != p && !rnic_port_on_link(p, nh))) {
 			rnic_worker_drop(w, RNIC_DROP_IP_NO_ROUTE, m);

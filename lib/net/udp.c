@@ -6,8 +6,6 @@
  * scanners nothing and costs nothing.
  */
 #include <errno.h>
-#include <string.h>
-
 #include <rte_ip.h>
 #include <rte_udp.h>
 
@@ -16,19 +14,13 @@
 #include "net/net_internal.h"
 #include "port/port.h"
 
-/* Verify the checksum over exactly @p ulen bytes from @p off: the IPv4
- * header copy carries the UDP length, as the pseudo header does. */
+/* Verify the checksum over exactly @p ulen bytes from @p off, the length
+ * the pseudo header carries. */
 static bool udp_cksum_ok(const struct rte_mbuf *m, const struct rte_ipv4_hdr *ip,
 			 uint32_t off, uint16_t ulen)
 {
-	struct rte_ipv4_hdr ph = {
-		.version_ihl = RTE_IPV4_VHL_DEF,
-		.total_length = rte_cpu_to_be_16((uint16_t)(sizeof(ph) + ulen)),
-		.next_proto_id = IPPROTO_UDP,
-		.src_addr = ip->src_addr,
-		.dst_addr = ip->dst_addr,
-	};
-	return rte_ipv4_udptcp_cksum_mbuf_verify(m, &ph, (uint16_t)off) == 0;
+	return rnic_net_l4_cksum(m, off, ip->src_addr, ip->dst_addr,
+				 IPPROTO_UDP, ulen) == 0xffff;
 }
 
 int rnic_udp_check(struct rnic_worker *w, struct rte_mbuf *m)
@@ -110,15 +102,11 @@ int rnic_net_output_udp(struct rnic_worker *w, struct rnic_port *p,
 			rnic_worker_drop(w, RNIC_DROP_IP_NO_ROUTE, m);
 			return -EHOSTUNREACH;
 		}
-		struct rte_ipv4_hdr ph = {
-			.version_ihl = RTE_IPV4_VHL_DEF,
-			.total_length = rte_cpu_to_be_16((uint16_t)(sizeof(ph) + len)),
-			.next_proto_id = IPPROTO_UDP,
-			.src_addr = rte_cpu_to_be_32(sp->ip),
-			.dst_addr = rte_cpu_to_be_32(dst_ip),
-		};
-		/* 0 on the wire means "none": the helper sends 0xffff instead */
-		uh->dgram_cksum = rte_ipv4_udptcp_cksum_mbuf(m, &ph, 0);
+		uint16_t ck = (uint16_t)~rnic_net_l4_cksum(m, 0,
+				rte_cpu_to_be_32(sp->ip), rte_cpu_to_be_32(dst_ip),
+				IPPROTO_UDP, (uint16_t)len);
+		/* 0 on the wire means "none": a computed 0 is sent as 0xffff */
+		uh->dgram_cksum = ck == 0 ? 0xffff : ck;
 	}
 	return rnic_net_output_ipv4(w, p, m, dst_ip, IPPROTO_UDP);
 }

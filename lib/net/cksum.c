@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Internet checksums (RFC 1071) over mbuf chains.
+ *
+ * DPDK 22.11's rte_raw_cksum_mbuf() (and the UDP/TCP helpers built on it)
+ * truncates a segment's partial sum to 16 bits before byte-swapping the
+ * sum of a segment that starts at an odd offset, losing its carries: a
+ * chain whose first segment has an odd length gets a wrong checksum. These
+ * fold each segment's sum first.
+ */
+#include <errno.h>
+
+#include <rte_byteorder.h>
+#include <rte_ip.h>
+
+#include "net/net_internal.h"
+
+int rnic_net_cksum_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len,
+			uint16_t *sum_out)
+{
+	if ((uint64_t)off + len > rte_pktmbuf_pkt_len(m))
+		return -EINVAL;
+	uint32_t sum = 0, done = 0;
+	const struct rte_mbuf *seg = m;
+	while (len > 0 && off >= rte_pktmbuf_data_len(seg)) {
+		off -= rte_pktmbuf_data_len(seg);
+		seg = seg->next;
+	}
+	while (done < len) {
+		uint32_t n = RTE_MIN(rte_pktmbuf_data_len(seg) - off, len - done);
+		uint16_t part = rte_raw_cksum(rte_pktmbuf_mtod_offset(seg,
+						const void *, off), n);
+		/* a part starting at an odd position has its bytes swapped */
+		sum += (done & 1) ? rte_bswap16(part) : part;
+		done += n;
+		off = 0;
+		seg = seg->next;
+	}
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	*sum_out = (uint16_t)sum;
+	return 0;
+}
+
+uint16_t rnic_net_l4_cksum(const struct rte_mbuf *m, uint32_t off,
+			   uint32_t src_be, uint32_t dst_be, uint8_t proto,
+			   uint16_t l4_len)
+{
+	uint16_t data = 0;
+	if (rnic_net_cksum_mbuf(m, off, l4_len, &data) != 0)
+		return 0;
+	/* pseudo header: addresses, protocol and L4 length (RFC 768) */
+	uint32_t sum = data;
+	sum += (src_be >> 16) + (src_be & 0xffff) + (dst_be >> 16) + (dst_be & 0xffff);
+	sum += rte_cpu_to_be_16(proto) + rte_cpu_to_be_16(l4_len);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
