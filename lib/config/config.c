@@ -441,9 +441,10 @@ static int section_entries(struct rte_cfgfile *cf, int idx, const char *path,
 			continue;
 		for (int j = 0; j < kept; j++)
 			if (!strcmp(e[j].name, e[i].name)) {
-				free(e);
-				return cfg_err(err, errlen, -EINVAL, "%s: [%s] %s: given twice",
-					       path, sec, e[i].name);
+				int rc = cfg_err(err, errlen, -EINVAL, "%s: [%s] %s: given twice",
+						 path, sec, e[i].name);
+				free(e);   /* after the message: it names e[i] */
+				return rc;
 			}
 		e[kept++] = e[i];
 	}
