@@ -13,6 +13,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,18 @@
 #include "target.h"
 
 #define TGT_ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
+
+/* The reason part of an error line; values may be cut to fit the buffer. */
+static int __attribute__((format(printf, 3, 4)))
+why_set(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
 
 bool gw_target_section(const char *name)
 {
@@ -96,25 +109,25 @@ static int parse_allow(const char *s, struct gw_target *t, char *why, size_t wle
 		while (n > 0 && isspace((unsigned char)tok[n - 1]))
 			tok[--n] = '\0';
 		if (rnic_parse_cidr(tok, &ip, &len) != 0) {
-			snprintf(why, wlen, "'%s' is not an IPv4 address/prefix", tok);
+			why_set(why, wlen, "'%s' is not an IPv4 address/prefix", tok);
 			return -EINVAL;
 		}
 		if (strchr(tok, '/') == NULL)
 			len = 32;
 		uint32_t mask = len ? UINT32_C(0xffffffff) << (32 - len) : 0;
 		if (ip & ~mask) {
-			snprintf(why, wlen, "'%s' has host bits set under /%u", tok, len);
+			why_set(why, wlen, "'%s' has host bits set under /%u", tok, len);
 			return -EINVAL;
 		}
 		if (t->n_allow == GW_MAX_ALLOW) {
-			snprintf(why, wlen, "more than %d networks", GW_MAX_ALLOW);
+			why_set(why, wlen, "more than %d networks", GW_MAX_ALLOW);
 			return -EINVAL;
 		}
 		t->allow[t->n_allow].net = ip;
 		t->allow[t->n_allow++].len = len;
 	}
 	if (t->n_allow == 0) {
-		snprintf(why, wlen, "'%s' lists no network", s);
+		why_set(why, wlen, "'%s' lists no network", s);
 		return -EINVAL;
 	}
 	return 0;
@@ -127,7 +140,7 @@ static int target_key(struct gw_target *t, const char *k, const char *v,
 	if (!strcmp(k, "size")) {
 		if (parse_size(v, &t->size) == 0)
 			return 0;
-		snprintf(why, wlen, "'%s' is not a size like 4096, 64K, 64M or 2G", v);
+		why_set(why, wlen, "'%s' is not a size like 4096, 64K, 64M or 2G", v);
 		return -EINVAL;
 	}
 	if (!strcmp(k, "file")) {
@@ -135,7 +148,7 @@ static int target_key(struct gw_target *t, const char *k, const char *v,
 			snprintf(t->file, sizeof(t->file), "%s", v);
 			return 0;
 		}
-		snprintf(why, wlen, "is longer than %zu characters", sizeof(t->file) - 1);
+		why_set(why, wlen, "is longer than %zu characters", sizeof(t->file) - 1);
 		return -EINVAL;
 	}
 	if (!strcmp(k, "access")) {
@@ -143,13 +156,13 @@ static int target_key(struct gw_target *t, const char *k, const char *v,
 			t->read_only = v[1] == 'o';
 			return 0;
 		}
-		snprintf(why, wlen, "'%s' is not rw or ro", v);
+		why_set(why, wlen, "'%s' is not rw or ro", v);
 		return -EINVAL;
 	}
 	if (!strcmp(k, "transport")) {
 		if (parse_transport(v, t) == 0)
 			return 0;
-		snprintf(why, wlen, "'%s' is not a list of iwarp and roce", v);
+		why_set(why, wlen, "'%s' is not a list of iwarp and roce", v);
 		return -EINVAL;
 	}
 	if (!strcmp(k, "listen")) {
@@ -159,7 +172,7 @@ static int target_key(struct gw_target *t, const char *k, const char *v,
 			t->listen = (uint16_t)p;
 			return 0;
 		}
-		snprintf(why, wlen, "'%s' is not a port 1..65535", v);
+		why_set(why, wlen, "'%s' is not a port 1..65535", v);
 		return -EINVAL;
 	}
 	if (!strcmp(k, "allow"))
@@ -186,7 +199,7 @@ static int load_one(struct gw_target *t, const char *path, const char *sec,
 	char why[160];
 
 	memset(t, 0, sizeof(*t));
-	snprintf(t->name, sizeof(t->name), "%s", sec + 7);
+	snprintf(t->name, sizeof(t->name), "%.*s", GW_TARGET_NAME_LEN - 1, sec + 7);
 	t->iwarp = t->roce = true;
 	t->listen = GW_DEFAULT_LISTEN;
 	for (int i = 0; i < n; i++) {

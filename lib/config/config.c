@@ -542,7 +542,7 @@ static int load_sections(struct rnic_config *cfg, struct rte_cfgfile *cf,
 		char sec[CFG_NAME_LEN], other[CFG_NAME_LEN];
 		struct rte_cfgfile_entry *e = NULL;
 		unsigned long num = 0;
-		int n, rc;
+		int n = 0, rc;
 
 		rte_cfgfile_section_num_entries_by_index(cf, sec, s);
 		for (int t = 1; t < s; t++) {
