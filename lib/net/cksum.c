@@ -13,7 +13,7 @@
 #include <rte_byteorder.h>
 #include <rte_ip.h>
 
-#include "net/net_internal.h"
+#include "net/net.h"
 
 int rnic_net_cksum_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len,
 			uint16_t *sum_out)

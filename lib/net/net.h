@@ -79,6 +79,27 @@ int rnic_net_output_udp(struct rnic_worker *w, struct rnic_port *p,
 struct rnic_port *rnic_net_route(struct rnic_stack *st, uint32_t dst_ip,
 				 uint32_t *next_hop);
 
+/**
+ * Checksums over mbuf chains. DPDK 22.11's rte_raw_cksum_mbuf() and the
+ * rte_ipv4_udptcp_cksum_mbuf*() helpers lose carries when a segment starts
+ * at an odd offset; use these instead for chained frames.
+ *
+ * One's-complement sum of @p len bytes from @p off over a chain, folded,
+ * not inverted (0xffff over a message that carries its checksum means
+ * valid). @return 0, or -EINVAL when the range passes the frame's end.
+ */
+int rnic_net_cksum_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len,
+			uint16_t *sum);
+
+/**
+ * Folded, not inverted, sum of a UDP/TCP segment of @p l4_len bytes at
+ * @p off plus its IPv4 pseudo header (addresses in network order, summed
+ * as stored). 0xffff over a segment with its checksum means valid.
+ */
+uint16_t rnic_net_l4_cksum(const struct rte_mbuf *m, uint32_t off,
+			   uint32_t src_be, uint32_t dst_be, uint8_t proto,
+			   uint16_t l4_len);
+
 /** ARP cache counters summed over the stack's ports. */
 struct rnic_arp_stats {
 	uint64_t requests_in, replies_in, requests_out, replies_out,

@@ -35,21 +35,4 @@ int rnic_udp_check(struct rnic_worker *w, struct rte_mbuf *m);
 const struct rnic_l4_handler *rnic_udp_lookup(const struct rnic_stack *st,
 					      const struct rte_mbuf *m);
 
-/**
- * One's-complement sum of @p len bytes from @p off over a chain, folded,
- * not inverted (0xffff over a message that carries its checksum means
- * valid). @return 0, or -EINVAL when the range passes the frame's end.
- */
-int rnic_net_cksum_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len,
-			uint16_t *sum);
-
-/**
- * Folded, not inverted, sum of a UDP/TCP segment of @p l4_len bytes at
- * @p off plus its IPv4 pseudo header (addresses in network order, summed
- * as stored). 0xffff over a segment with its checksum means valid.
- */
-uint16_t rnic_net_l4_cksum(const struct rte_mbuf *m, uint32_t off,
-			   uint32_t src_be, uint32_t dst_be, uint8_t proto,
-			   uint16_t l4_len);
-
 #endif
