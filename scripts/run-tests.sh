@@ -19,7 +19,8 @@ if [ "${RNIC_NO_SANITIZE:-0}" != 1 ]; then
 		meson setup build-asan --buildtype=debug -Dwerror=true \
 			-Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 	fi
-	ninja -C build-asan >/dev/null
+	ninja -C build-asan > build-asan.log 2>&1 ||
+		{ echo "ASan build failed:"; grep -E "error|warning" build-asan.log | head -20; exit 1; }
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	RNIC_TCP_BYTES=64M RNIC_TCP_INTEROP_BYTES=67108864 \

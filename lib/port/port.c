@@ -491,7 +491,8 @@ void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d)
 		if (xs && xn && rte_eth_xstats_get(p->port_id, xs, nx) == nx &&
 		    rte_eth_xstats_get_names(p->port_id, xn, nx) == nx) {
 			for (int i = 0; i < nx; i++) {
-				snprintf(buf, sizeof(buf), "x_%s", xn[i].name);
+				/* telemetry keys are at most 63 characters */
+				snprintf(buf, sizeof(buf), "x_%.61s", xn[i].name);
 				rte_tel_data_add_dict_u64(d, buf, xs[i].value);
 			}
 		}
