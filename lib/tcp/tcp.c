@@ -251,6 +251,12 @@ static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 		return;
 	}
 	tw->st.rtos++;
+	if (c->ts_ok && c->rto_retries == 1) {
+		/* the first ACK will tell whether the original arrived */
+		c->undo_armed = true;
+		c->undo_tsval = tcp_ts_now(c);
+		c->undo_cc = c->cc;
+	}
 	c->cc_ops->on_rto(&c->cc, c->mss, c->snd_max - c->snd_una);
 	c->in_recovery = false;
 	c->recover = c->snd_max;

@@ -217,19 +217,33 @@ static uint32_t sack_update(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 				c->lost_bytes -= u->len;
 			}
 			c->high_sacked = seq_max(c->high_sacked, u->seq + u->len);
+			if (u->sent_tsc > c->rack_tsc)
+				c->rack_tsc = u->sent_tsc;
 		}
 	}
 	return newly;
 }
 
-/* RFC 6675 IsLost(): a unit is lost when DupThresh segments' worth of data
- * above it was SACKed. Marks them; @return units newly marked. */
+/*
+ * Which outstanding units are lost. RFC 6675 IsLost(): DupThresh segments'
+ * worth of data above a unit was SACKed; units below HighRxt were resent in
+ * this recovery already, and marking them again on every later SACK would
+ * resend them over and over (NextSeg rule 1.a). Time order as in RACK
+ * (RFC 8985): a unit sent more than a reordering window before one that was
+ * delivered is lost; this also finds lost retransmissions, which the
+ * sequence rule cannot, without waiting for the RTO. @return units newly
+ * marked.
+ */
 static unsigned mark_lost(struct rnic_tcp_conn *c)
 {
 	uint32_t above = 0;
 	unsigned n = 0;
 	if (c->u_next == c->u_head)
 		return 0;
+	/* reordering window: a quarter of the smoothed RTT, at least 50 us */
+	uint64_t reo_us = c->rtt.srtt_us / 4 > 50 ? c->rtt.srtt_us / 4 : 50;
+	uint64_t reo = reo_us * (rte_get_tsc_hz() / 1000000);
+	uint64_t horizon = c->rack_tsc > reo ? c->rack_tsc - reo : 0;
 	for (uint32_t i = c->u_next; i != c->u_head;) {
 		i--;
 		struct tcp_unit *u = &c->units[i & (TCP_UNITS - 1)];
@@ -237,7 +251,10 @@ static unsigned mark_lost(struct rnic_tcp_conn *c)
 			above += u->len;
 			continue;
 		}
-		if (!u->lost && above >= DUPTHRESH * (uint32_t)c->mss) {
+		if (u->lost)
+			continue;
+		if ((above >= DUPTHRESH * (uint32_t)c->mss && seq_ge(u->seq, c->high_rxt)) ||
+		    u->sent_tsc < horizon) {
 			u->lost = true;
 			c->lost_bytes += u->len;
 			n++;
@@ -251,6 +268,7 @@ static void enter_recovery(struct rnic_tcp_conn *c)
 	uint32_t flight = c->snd_max - c->snd_una;
 	c->in_recovery = true;
 	c->recover = c->snd_max;
+	c->high_rxt = c->snd_una;
 	c->cc_ops->on_loss(&c->cc, c->mss, flight, tcp_now_us());
 	tcp_w(c->w)->st.fast_retransmits++;
 	/* the first unacknowledged unit is lost (RFC 6675 step 4 / RFC 5681) */
@@ -269,6 +287,25 @@ static void enter_recovery(struct rnic_tcp_conn *c)
 	}
 }
 
+/*
+ * Eifel detection (RFC 3522): the first ACK of new data after an RTO echoes
+ * a timestamp older than the retransmission, so the original transmission
+ * arrived and the RTO was spurious (a stalled CPU, a delayed ACK): restore
+ * the congestion state and forget the presumed losses, instead of resending
+ * the whole window.
+ */
+static void eifel_check(struct rnic_tcp_conn *c, const struct tcp_seg *s)
+{
+	c->undo_armed = false;
+	if (!s->o.ts_ok || !seq_lt(s->o.tsecr, c->undo_tsval))
+		return;
+	c->cc = c->undo_cc;
+	for (uint32_t i = c->u_head; i != c->u_next; i++)
+		c->units[i & (TCP_UNITS - 1)].lost = false;
+	c->lost_bytes = 0;
+	tcp_w(c->w)->st.spurious_rtos++;
+}
+
 /* Cumulative ACK of new data: free units, RTT, congestion window. */
 static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 {
@@ -285,8 +322,11 @@ static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 			break;
 		uint32_t end = u->seq + u->len;
 		if (seq_le(end, s->ack)) {
-			if (!u->retx)
+			if (!u->retx) {
 				rtt_tsc = c->w->now_tsc - u->sent_tsc;   /* Karn */
+				if (u->sent_tsc > c->rack_tsc)
+					c->rack_tsc = u->sent_tsc;
+			}
 			if (u->sacked)
 				c->sacked_bytes -= u->len;
 			if (u->lost)
@@ -363,6 +403,8 @@ static bool ack_field(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 	}
 	uint32_t newly = c->sack_ok ? sack_update(c, s) : 0;
 	if (seq_gt(s->ack, c->snd_una)) {
+		if (c->undo_armed)
+			eifel_check(c, s);
 		ack_new_data(c, s);
 		if (c->in_recovery && newly)
 			mark_lost(c);
@@ -720,7 +762,8 @@ void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 		return;
 	}
 	if ((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
-	    rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, m->l2_len + m->l3_len) != 0) {
+	    rnic_net_l4_cksum(m, m->l2_len + m->l3_len, ip->src_addr, ip->dst_addr,
+			      IPPROTO_TCP, (uint16_t)l4len) != 0xffff) {
 		tw->st.bad_csum++;
 		rte_pktmbuf_free(m);
 		return;

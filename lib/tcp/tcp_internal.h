@@ -138,6 +138,8 @@ struct rnic_tcp_conn {
 	uint32_t sacked_bytes, lost_bytes;
 	uint32_t high_sacked;        /* highest SACKed sequence */
 	uint32_t recover;            /* NewReno/RFC 6675 recovery point */
+	uint32_t high_rxt;           /* RFC 6675 HighRxt: end of the highest retransmission */
+	uint64_t rack_tsc;           /* RFC 8985: newest send time of delivered data */
 	bool in_recovery;
 	uint32_t dupacks;
 
@@ -156,6 +158,10 @@ struct rnic_tcp_conn {
 
 	struct tcp_cc_state cc;
 	struct tcp_rtt rtt;
+	/* Eifel (RFC 3522): undo an RTO whose original transmission arrived */
+	bool undo_armed;
+	uint32_t undo_tsval;         /* our timestamp when the RTO fired */
+	struct tcp_cc_state undo_cc; /* congestion state before it */
 	unsigned syn_retries, rto_retries, probes;
 
 	struct rnic_timer rtx_timer; /* RTO, SYN retry, persist */

@@ -76,20 +76,10 @@ void tcp_chain_trim(struct rte_mbuf *m, uint32_t keep)
 /* TCP checksum over the pseudo header and the whole chain. */
 static uint16_t tcp_cksum(const struct tcp_key *k, struct rte_mbuf *m, uint32_t len)
 {
-	struct rte_ipv4_hdr ph = {
-		.src_addr = k->laddr, .dst_addr = k->raddr,
-		.next_proto_id = IPPROTO_TCP,
-		.total_length = rte_cpu_to_be_16((uint16_t)(len + 20)),
-		.version_ihl = RTE_IPV4_VHL_DEF,
-	};
-	uint32_t sum = rte_ipv4_phdr_cksum(&ph, 0);
-	uint16_t raw = 0;
-	rte_raw_cksum_mbuf(m, 0, len, &raw);
-	sum += raw;
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	uint16_t r = (uint16_t)~sum;
-	return r == 0 ? 0xffff : r;
+	/* lib/net's chain-safe sum: payload pieces may have odd lengths,
+	 * which DPDK 22.11's rte_raw_cksum_mbuf() gets wrong */
+	return (uint16_t)~rnic_net_l4_cksum(m, 0, k->laddr, k->raddr, IPPROTO_TCP,
+					    (uint16_t)len);
 }
 
 /* Build and send one segment: header fields from @p c or explicit values. */
@@ -289,6 +279,7 @@ static int tcp_send_unit(struct rnic_tcp_conn *c, struct tcp_unit *u, bool fin,
 int tcp_retransmit_unit(struct rnic_tcp_conn *c, struct tcp_unit *u)
 {
 	u->retx = true;
+	c->high_rxt = seq_max(c->high_rxt, u->seq + u->len);
 	c->stats.retransmits++;
 	tcp_w(c->w)->st.retransmits++;
 	return tcp_send_unit(c, u, false, false);
