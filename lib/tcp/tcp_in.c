@@ -86,7 +86,7 @@ static void syn_stage_syn(struct rnic_worker *w, struct rnic_port *p,
 	};
 	if (o.ts_ok) {
 		/* WS and SACK-permitted come back in the ACK's TSecr */
-		o.tsval = tcp_cookie_ts_encode((uint32_t)(tcp_now_us() / 1000) +
+		o.tsval = tcp_cookie_ts_encode(tcp_ts_clock(w) +
 					       tcp_ts_offset(&ts->keys, k),
 					       s->o.ws_ok, s->o.ws, o.sack_ok);
 		o.tsecr = s->o.tsval;

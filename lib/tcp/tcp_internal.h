@@ -199,6 +199,14 @@ struct tcp_stack {
 	struct rnic_timer rotate_timer;   /* on worker 0 */
 };
 
+/* The timestamp clock (RFC 7323): 1 ms ticks of the worker's loop clock,
+ * the same for the stateless SYN-ACK and the TCB, and cheaper than a TSC
+ * read per segment. */
+static inline uint32_t tcp_ts_clock(const struct rnic_worker *w)
+{
+	return (uint32_t)(w->now_tsc / (rte_get_tsc_hz() / 1000));
+}
+
 static inline struct tcp_worker *tcp_w(struct rnic_worker *w)
 {
 	return w->proto[RNIC_PROTO_TCP];

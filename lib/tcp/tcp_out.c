@@ -26,7 +26,7 @@ uint64_t tcp_now_us(void)
  * 1 s), with a per-connection random offset. */
 uint32_t tcp_ts_now(const struct rnic_tcp_conn *c)
 {
-	return (uint32_t)(tcp_now_us() / 1000) + c->ts_offset;
+	return tcp_ts_clock(c->w) + c->ts_offset;
 }
 
 uint32_t tcp_rcv_window(const struct rnic_tcp_conn *c)

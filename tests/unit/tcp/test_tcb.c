@@ -439,6 +439,46 @@ static void rto_retransmit(void **state)
 	h_app_fini(&sb);
 }
 
+/* An RTO whose original segment did arrive (the ACK was only late): the
+ * first ACK echoes the original's timestamp, and the RTO is undone. */
+static void spurious_rto_undone(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 64 * 1024);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	assert_int_equal(h_send(c, 0, 8 * 1448), 0);
+	/* B gets the data, its ACK waits in the link past the RTO */
+	while (h_a.n_out)
+		h_input(&h_b, h_take(&h_a));
+	assert_int_equal(sb.got, 8 * 1448);
+	struct tcp_cc_state before = c->cc;
+	h_advance(tcp_rtt_rto(&c->rtt, 5000) + 2000);   /* >= 1 ms: a new TSval */
+	assert_int_equal(h_stats(&h_a).rtos, 1);
+	assert_int_equal(c->cc.cwnd, c->mss);
+	assert_int_equal(h_a.n_out, 1);                   /* the first unit again */
+	h_flush(&h_a);
+	/* the late ACKs arrive: spurious, the congestion state comes back */
+	while (h_b.n_out)
+		h_input(&h_a, h_take(&h_b));
+	assert_int_equal(h_stats(&h_a).spurious_rtos, 1);
+	assert_true(c->cc.cwnd >= before.cwnd);
+	assert_int_equal(c->lost_bytes, 0);
+	assert_int_equal(c->snd_una, c->snd_max);
+	/* a real loss is not undone: the ACK echoes the retransmission */
+	assert_int_equal(h_send(c, 0, 1448), 0);
+	h_flush(&h_a);
+	h_advance(tcp_rtt_rto(&c->rtt, 5000) + 2000);
+	assert_int_equal(h_stats(&h_a).rtos, 2);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(h_stats(&h_a).spurious_rtos, 1);
+	assert_int_equal(c->snd_una, c->snd_max);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 static void zero_window_probe(void **state)
 {
 	(void)state;
@@ -1093,7 +1133,7 @@ int main(void)
 		T(syn_retry_and_timeout), T(simultaneous_open),
 		T(syn_flood_keeps_no_state), T(backlog_full_no_state),
 		T(data_and_delayed_ack), T(ooo_sack_fast_retransmit),
-		T(rto_retransmit), T(zero_window_probe),
+		T(rto_retransmit), T(spurious_rto_undone), T(zero_window_probe),
 		T(fin_to_time_wait), T(simultaneous_close),
 		T(rst_validation), T(paws_drop),
 		T(malformed_dropped_and_counted), T(handoff_in_order),
