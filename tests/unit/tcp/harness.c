@@ -61,11 +61,15 @@ struct rnic_port *rnic_net_route(struct rnic_stack *st, uint32_t dst_ip,
 	return st->ports[0];
 }
 
+unsigned h_owner_mod;
+
+/* One worker, or with h_owner_mod set, a steering that depends on the
+ * local port only (enough to check how active opens choose it). */
 unsigned rnic_flow_owner(const struct rnic_stack *st, uint32_t src_ip,
 			 uint32_t dst_ip, uint16_t src_port, uint16_t dst_port)
 {
-	(void)st; (void)src_ip; (void)dst_ip; (void)src_port; (void)dst_port;
-	return 0;
+	(void)st; (void)src_ip; (void)dst_ip; (void)src_port;
+	return h_owner_mod ? rte_be_to_cpu_16(dst_port) % h_owner_mod : 0;
 }
 
 int rnic_stack_register_ip_proto(struct rnic_stack *st, uint8_t proto,
@@ -115,6 +119,7 @@ int h_setup(void **state)
 {
 	(void)state;
 	in_use_before = rte_mempool_in_use_count(h_pool);
+	h_owner_mod = 0;
 	h_now = rte_get_tsc_cycles();
 	if (node_init(&h_a, 100, H_IP_A) != 0 || node_init(&h_b, 101, H_IP_B) != 0)
 		return -1;

@@ -44,6 +44,7 @@ struct h_seg {
 extern struct h_node h_a, h_b;
 extern uint64_t h_now;                 /* TSC of both workers */
 extern struct rte_mempool *h_pool;
+extern unsigned h_owner_mod;           /* see rnic_flow_owner() in harness.c */
 
 #define H_IP_A 0x0a000001u             /* 10.0.0.1, host order */
 #define H_IP_B 0x0a000002u

@@ -163,6 +163,32 @@ static void syn_retry_and_timeout(void **state)
 	h_app_fini(&ca);
 }
 
+/* Active opens choose a source port whose replies steer to the caller. */
+static void active_open_port_steers_home(void **state)
+{
+	(void)state;
+	struct h_app ca[8];
+	struct rnic_tcp_conn *c[8];
+	h_owner_mod = 5;
+	h_a.w.id = 3;
+	for (int i = 0; i < 8; i++) {
+		h_app_init(&ca[i], 0);
+		assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 80, &h_app_ops, &ca[i], &c[i]), 0);
+		uint16_t lport = rte_be_to_cpu_16(c[i]->key.lport);
+		assert_int_equal(lport % 5, 3);
+		assert_true(lport >= 32768 && lport <= 60999);
+		for (int j = 0; j < i; j++)
+			assert_int_not_equal(c[j]->key.lport, c[i]->key.lport);
+	}
+	h_flush(&h_a);
+	for (int i = 0; i < 8; i++) {
+		rnic_tcp_abort(c[i]);
+		h_app_fini(&ca[i]);
+	}
+	h_flush(&h_a);
+	h_a.w.id = 0;
+}
+
 static void simultaneous_open(void **state)
 {
 	(void)state;
@@ -1130,7 +1156,8 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, h_setup, h_teardown)
 	const struct CMUnitTest tests[] = {
 		T(handshake_passive_cookie), T(handshake_refused),
-		T(syn_retry_and_timeout), T(simultaneous_open),
+		T(syn_retry_and_timeout), T(active_open_port_steers_home),
+		T(simultaneous_open),
 		T(syn_flood_keeps_no_state), T(backlog_full_no_state),
 		T(data_and_delayed_ack), T(ooo_sack_fast_retransmit),
 		T(rto_retransmit), T(spurious_rto_undone), T(zero_window_probe),
