@@ -126,6 +126,11 @@ void tcp_set_state(struct rnic_tcp_conn *c, enum tcp_state s)
 	c->stats.state = s;
 }
 
+/*
+ * Free a TCB. While lib/tcp code up the stack still uses it (c->busy: an
+ * application callback closed or aborted the connection), only unhook it
+ * (timers, table) and leave the free to the outermost tcp_conn_put().
+ */
 static void tcp_conn_free(struct rnic_tcp_conn *c)
 {
 	struct rnic_timer_wheel *tw = &c->w->timers;
@@ -134,7 +139,12 @@ static void tcp_conn_free(struct rnic_tcp_conn *c)
 	rnic_timer_cancel(tw, &c->misc_timer);
 	if (c->in_table) {
 		rte_hash_del_key(tcp_w(c->w)->tcbs, &c->key);
+		c->in_table = false;
 		tcp_w(c->w)->st.tcbs--;
+	}
+	if (c->busy) {
+		c->free_pending = true;
+		return;
 	}
 	for (uint32_t i = c->u_head; i != c->u_tail; i++)
 		rte_pktmbuf_free(c->units[i & (TCP_UNITS - 1)].m);
@@ -145,6 +155,13 @@ static void tcp_conn_free(struct rnic_tcp_conn *c)
 		__atomic_fetch_sub(&c->listener->count, 1, __ATOMIC_RELAXED);
 	rte_free(c->units);
 	rte_free(c);
+}
+
+/* End of a stretch of code that may call the application. */
+void tcp_conn_put(struct rnic_tcp_conn *c)
+{
+	if (--c->busy == 0 && c->free_pending)
+		tcp_conn_free(c);
 }
 
 /* The connection is finished for the application; the TCB goes now, or
@@ -593,13 +610,16 @@ void rnic_tcp_abort(struct rnic_tcp_conn *c)
 void rnic_tcp_hold(struct rnic_tcp_conn *c, bool hold)
 {
 	c->hold = hold;
-	if (hold || c->held == NULL)
+	if (hold)
 		return;
+	c->busy++;   /* the new consumer may close or abort from recv() */
 	struct rte_mbuf *m = c->held;
+	bool reopened = m != NULL;
 	c->held = NULL;
 	c->held_bytes = 0;
-	/* held bytes first, in order, to the (new) consumer */
-	if (c->ops && c->ops->recv)
+	/* held bytes first, in order, to the (new) consumer; then a FIN that
+	 * arrived meanwhile */
+	if (m != NULL && c->ops && c->ops->recv)
 		c->ops->recv(c, c->ctx, m);
 	else
 		rte_pktmbuf_free(m);
@@ -610,7 +630,9 @@ void rnic_tcp_hold(struct rnic_tcp_conn *c, bool hold)
 			c->ops->eof(c, c->ctx);
 		}
 	}
-	tcp_send_ack(c);   /* the window reopened */
+	if (reopened && c->state != TCP_CLOSED)
+		tcp_send_ack(c);   /* the window reopened */
+	tcp_conn_put(c);
 }
 
 void rnic_tcp_set_ops(struct rnic_tcp_conn *c, const struct rnic_tcp_ops *ops,

@@ -154,9 +154,12 @@ static struct rnic_tcp_conn *syn_stage_ack(struct rnic_worker *w, struct rnic_po
 	}
 	tw->st.passive_opens++;
 	tcp_set_state(c, TCP_ESTABLISHED);
+	c->busy++;   /* accept() may abort it; the caller puts it */
 	tcp_established(c);
-	if (c->state != TCP_ESTABLISHED)   /* refused by accept() */
+	if (c->state != TCP_ESTABLISHED) {   /* refused by accept() */
+		tcp_conn_put(c);
 		return NULL;
+	}
 	return c;
 }
 
@@ -801,7 +804,12 @@ void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 				rte_pktmbuf_free(m);
 				return;
 			}
-			/* the ACK may carry data: process it as established */
+			/* the ACK may carry data: process it as established
+			 * (syn_stage_ack took the reference put below) */
+			m = tcp_chain_adj(m, m->l2_len + m->l3_len + hl);
+			tcp_segment(c, &s, m);
+			tcp_conn_put(c);
+			return;
 		} else {
 			if (l == NULL)
 				tw->st.no_listener++;
@@ -811,5 +819,7 @@ void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 		}
 	}
 	m = tcp_chain_adj(m, m->l2_len + m->l3_len + hl);
+	c->busy++;   /* callbacks may close or abort it under our feet */
 	tcp_segment(c, &s, m);
+	tcp_conn_put(c);
 }

@@ -171,6 +171,8 @@ struct rnic_tcp_conn {
 
 	bool in_table, app_closed, notified_closed, eof_sent;
 	bool tw_armed;               /* misc_timer now counts TIME_WAIT */
+	unsigned busy;               /* lib/tcp frames using it across callbacks */
+	bool free_pending;           /* closed meanwhile: the last put frees */
 	struct rnic_tcp_info stats;
 };
 
@@ -246,6 +248,7 @@ int tcp_conn_insert(struct rnic_tcp_conn *c);
 struct rnic_tcp_conn *tcp_lookup(struct rnic_worker *w, const struct tcp_key *k);
 void tcp_set_state(struct rnic_tcp_conn *c, enum tcp_state s);
 void tcp_conn_done(struct rnic_tcp_conn *c, int err);
+void tcp_conn_put(struct rnic_tcp_conn *c);
 void tcp_deliver(struct rnic_tcp_conn *c, struct rte_mbuf *m, uint32_t len);
 struct tcp_listener *tcp_find_listener(struct rnic_stack *st, uint16_t port);
 void tcp_established(struct rnic_tcp_conn *c);

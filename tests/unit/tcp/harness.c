@@ -83,6 +83,18 @@ void tcp_telemetry_init(void)
 {
 }
 
+/* lib/tcp's rte_free() goes through here (-Wl,--wrap=rte_free): freed TCBs
+ * are poisoned, so a use after free reads nonsense and fails loudly. */
+void __real_rte_free(void *p);
+void __wrap_rte_free(void *p);
+void __wrap_rte_free(void *p)
+{
+	size_t sz;
+	if (p != NULL && rte_malloc_validate(p, &sz) == 0)
+		memset(p, 0xa5, sz);
+	__real_rte_free(p);
+}
+
 /* --- nodes ---------------------------------------------------------------- */
 
 int h_global_init(void)
@@ -353,6 +365,10 @@ static void *app_accept(struct rnic_tcp_conn *c, void *listen_ctx)
 	a->accepts++;
 	if (a->hold_on_accept)
 		rnic_tcp_hold(c, true);
+	if (a->abort_in_accept) {
+		rnic_tcp_abort(c);
+		a->c = NULL;
+	}
 	return a;
 }
 
@@ -365,7 +381,6 @@ static void app_connected(struct rnic_tcp_conn *c, void *ctx)
 
 static void app_recv(struct rnic_tcp_conn *c, void *ctx, struct rte_mbuf *m)
 {
-	(void)c;
 	struct h_app *a = ctx;
 	a->recv_calls++;
 	for (struct rte_mbuf *s = m; s; s = s->next) {
@@ -375,12 +390,20 @@ static void app_recv(struct rnic_tcp_conn *c, void *ctx, struct rte_mbuf *m)
 		a->got += n;
 	}
 	rte_pktmbuf_free(m);
+	if (a->abort_in_recv)
+		rnic_tcp_abort(c);
+	else if (a->close_in_recv && !a->closed_once) {
+		a->closed_once = true;
+		rnic_tcp_close(c);
+	}
 }
 
 static void app_sent(struct rnic_tcp_conn *c, void *ctx)
 {
-	(void)c;
-	((struct h_app *)ctx)->sent_calls++;
+	struct h_app *a = ctx;
+	a->sent_calls++;
+	if (a->abort_in_sent)
+		rnic_tcp_abort(c);
 }
 
 static void app_eof(struct rnic_tcp_conn *c, void *ctx)

@@ -96,6 +96,8 @@ struct h_app {
 	int closed_err;
 	bool refuse;           /* accept() returns NULL */
 	bool hold_on_accept;   /* rnic_tcp_hold() right away */
+	bool abort_in_recv, close_in_recv, abort_in_sent, abort_in_accept;
+	bool closed_once;
 };
 extern const struct rnic_tcp_ops h_app_ops;
 void h_app_init(struct h_app *a, size_t cap);

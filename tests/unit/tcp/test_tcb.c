@@ -1147,6 +1147,95 @@ static void lossy_link_cubic(void **state)
 	lossy_run(RNIC_TCP_CC_CUBIC, 0x2545f4914f6cdd1dull);
 }
 
+/* Applications close or abort from inside callbacks; lib/tcp keeps using
+ * the TCB up the stack, so it must not be freed under it (freed TCBs are
+ * poisoned by the harness). */
+static void close_and_abort_from_callbacks(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	uint8_t data[100];
+	h_pattern(data, 0, sizeof(data));
+
+	/* abort in recv(), on a segment that also carries the FIN */
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 100);
+	sb.abort_in_recv = true;
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_conn *cb = sb.c;
+	struct tcp_opts o = { .ts_ok = true, .tsval = cb->ts_recent + 1,
+			      .tsecr = tcp_ts_now(cb) };
+	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt, cb->snd_nxt, ACK | FIN | PSH, &o, data, 100));
+	assert_int_equal(sb.got, 100);
+	assert_int_equal(sb.eofs, 0);
+	assert_int_equal(h_stats(&h_b).tcbs, 0);
+	struct h_seg s;
+	rte_pktmbuf_free(next_seg(&h_b, &s));
+	assert_int_equal(s.flags & RST, RST);
+	assert_int_equal(h_b.n_out, 0);
+	rnic_tcp_abort(c);
+	h_flush(&h_a);
+	assert_int_equal(rnic_tcp_unlisten(&h_b.st, 5001), 0);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+
+	/* close in recv(): the FIN follows the ACK, both ends finish */
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 4096);
+	sb.close_in_recv = true;
+	c = h_connect(&ca, &sb, 5002);
+	assert_non_null(c);
+	assert_int_equal(h_send(c, 0, 3000), 0);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(sb.got, 3000);
+	assert_int_equal(ca.eofs, 1);
+	assert_int_equal(rnic_tcp_close(c), 0);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(sb.closes, 1);
+	assert_int_equal(sb.closed_err, 0);
+	assert_int_equal(rnic_tcp_unlisten(&h_b.st, 5002), 0);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+
+	/* abort in sent(), while ACK processing is under way */
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 64 * 1024);
+	ca.abort_in_sent = true;
+	c = h_connect(&ca, &sb, 5003);
+	assert_non_null(c);
+	assert_int_equal(h_send(c, 0, 20000), 0);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(ca.sent_calls, 1);
+	assert_int_equal(h_stats(&h_a).tcbs, 0);
+	assert_int_equal(sb.closes, 1);
+	assert_int_equal(sb.closed_err, -ECONNRESET);
+	assert_int_equal(rnic_tcp_unlisten(&h_b.st, 5003), 0);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+
+	/* abort in accept(), on a final ACK that carries data */
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 100);
+	sb.abort_in_accept = true;
+	uint64_t tcbs0 = h_stats(&h_b).tcbs;   /* B holds a TIME_WAIT from above */
+	assert_int_equal(rnic_tcp_listen(&h_b.st, 5004, &h_app_ops, &sb, 8), 0);
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 5004, &h_app_ops, &ca, &c), 0);
+	h_input(&h_b, h_take(&h_a));
+	h_input(&h_a, h_take(&h_b));
+	h_flush(&h_a);   /* the bare ACK: the data segment completes the handshake */
+	assert_int_equal(h_send(c, 0, 100), 0);
+	h_input(&h_b, h_take(&h_a));
+	assert_int_equal(sb.accepts, 1);
+	assert_int_equal(sb.got, 0);
+	assert_int_equal(h_stats(&h_b).tcbs, tcbs0);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(ca.closes, 1);
+	assert_int_equal(ca.closed_err, -ECONNRESET);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 int main(void)
 {
 	char *argv[] = { "test_tcb", "--no-huge", "-m", "256", "--no-pci",
@@ -1164,7 +1253,7 @@ int main(void)
 		T(fin_to_time_wait), T(simultaneous_close),
 		T(rst_validation), T(paws_drop),
 		T(malformed_dropped_and_counted), T(handoff_in_order),
-		T(odd_sized_writes),
+		T(odd_sized_writes), T(close_and_abort_from_callbacks),
 		T(newreno_partial_ack), T(keepalive_probes_then_timeout),
 		T(handoff_with_fin), T(lossy_link_newreno), T(lossy_link_cubic),
 	};
