@@ -139,6 +139,7 @@ int rnic_eal_init(const char *prog, const struct rnic_config *cfg,
 		  unsigned n_workers);
 
 struct rnic_stack;
+struct rnic_worker;
 
 /**
  * Build a stack from @p cfg: ports configured and started, workers created
@@ -177,6 +178,17 @@ void rnic_stack_status_line(const struct rnic_stack *st, FILE *f);
 
 /** Number of workers in the stack. */
 unsigned rnic_stack_workers(const struct rnic_stack *st);
+
+/** Worker @p idx of the stack, or NULL. */
+struct rnic_worker *rnic_stack_worker(struct rnic_stack *st, unsigned idx);
+
+/**
+ * Run @p fn(w, arg) on worker @p w and wait for it (inline when called on
+ * w's lcore or while the stack is not started). Connection and endpoint
+ * calls are made this way from application threads. @return 0 or -errno.
+ */
+int rnic_worker_call_sync(struct rnic_worker *w,
+			  void (*fn)(struct rnic_worker *, void *), void *arg);
 
 /**
  * Make two in-process ethdevs wired back to back with rte_eth_from_rings():

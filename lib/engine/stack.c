@@ -76,6 +76,11 @@ uint64_t rnic_stack_connections(const struct rnic_stack *st)
 	return n;
 }
 
+struct rnic_worker *rnic_stack_worker(struct rnic_stack *st, unsigned idx)
+{
+	return idx < st->n_workers ? st->workers[idx] : NULL;
+}
+
 unsigned rnic_stack_workers(const struct rnic_stack *st)
 {
 	return st->n_workers;

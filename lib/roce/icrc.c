@@ -155,7 +155,9 @@ icrc_mbuf_headers(const struct rte_mbuf *m, uint32_t ip_off,
 	const uint8_t *p;
 	uint32_t avail;
 
-	if (m == NULL || rte_pktmbuf_pkt_len(m) < ip_off)
+	/* too short for an IPv4 header: never ask rte_pktmbuf_read() for 0
+	 * bytes at the end of a chain (it walks past the last segment) */
+	if (m == NULL || rte_pktmbuf_pkt_len(m) < ip_off + ICRC_IP_MIN)
 		return NULL;
 	avail = rte_pktmbuf_pkt_len(m) - ip_off;
 	p = rte_pktmbuf_read(m, ip_off, RTE_MIN(avail, ICRC_IP_MIN), buf);

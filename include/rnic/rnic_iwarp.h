@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * iWARP endpoints over rnic's TCP: MPA startup (RFC 5044/6581), DDP
+ * placement (RFC 5041) and RDMAP Send, Write, Read and Terminate (RFC 5040),
+ * with RDMA Read served as tagged writes into the requester's sink
+ * (seed 001).
+ *
+ * This is the transport engine that the verbs layer (ibv_* objects) sits
+ * on. Its objects are minimal: memory regions with STags, and endpoints
+ * (connection + queue pair) whose completions arrive as struct ibv_wc
+ * through a callback. Every function runs on the endpoint's worker
+ * (from a callback, or through rnic_worker_call_sync()); callbacks run
+ * there too.
+ */
+#ifndef RNIC_IWARP_H
+#define RNIC_IWARP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "rnic/rnic.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rnic_iw_ep;
+struct rnic_iw_mr;
+
+/**
+ * Register @p len bytes at @p addr with IBV_ACCESS_* rights. The STag is a
+ * 24-bit index and an 8-bit key; tagged offsets (TO) are virtual addresses.
+ * Any thread. @return NULL and errno on failure.
+ */
+struct rnic_iw_mr *rnic_iw_reg_mr(struct rnic_stack *st, void *addr,
+				  size_t len, int access);
+uint32_t rnic_iw_mr_stag(const struct rnic_iw_mr *mr);
+/** Invalidate and free: later tagged access is refused (Terminate). */
+void rnic_iw_dereg_mr(struct rnic_iw_mr *mr);
+
+/** Endpoint callbacks (run on the endpoint's worker). */
+struct rnic_iw_ops {
+	/** Passive side: an MPA request arrived. Return the endpoint's context
+	 *  to accept, NULL to reject. */
+	void *(*request)(struct rnic_iw_ep *ep, void *listen_ctx,
+			 const void *pdata, uint16_t pd_len);
+	/** RDMA mode reached (RTS); post work from here on. */
+	void (*established)(struct rnic_iw_ep *ep, void *ctx);
+	/** One completion. */
+	void (*completion)(struct rnic_iw_ep *ep, void *ctx, const struct ibv_wc *wc);
+	/** The connection is gone (0: graceful; -ECONNRESET; -ECONNREFUSED
+	 *  after an MPA reject; -EPROTO after a Terminate). Outstanding work
+	 *  was completed with IBV_WC_WR_FLUSH_ERR before. Last callback. */
+	void (*disconnected)(struct rnic_iw_ep *ep, void *ctx, int err);
+};
+
+/** Endpoint options. */
+struct rnic_iw_params {
+	bool crc;            /**< ask for CRC32c (default on) */
+	uint16_t ird, ord;   /**< inbound/outbound RDMA Read depth (default 16) */
+	bool p2p;            /**< peer-to-peer mode with an RTR (default off) */
+	uint32_t rts_delay_us; /**< active side: wait after the MPA reply before
+				    the first FPDU (default 50000, siw 6.1) */
+};
+void rnic_iw_params_default(struct rnic_iw_params *p);
+
+/** Listen for MPA requests on TCP @p port. Any thread. */
+int rnic_iw_listen(struct rnic_stack *st, uint16_t port,
+		   const struct rnic_iw_ops *ops, void *ctx,
+		   const struct rnic_iw_params *p);
+
+/** Connect from worker @p w (run on it). @return 0 or -errno. */
+int rnic_iw_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t port,
+		    const struct rnic_iw_ops *ops, void *ctx,
+		    const struct rnic_iw_params *p, const void *pdata,
+		    uint16_t pd_len, struct rnic_iw_ep **out);
+
+/** Post a receive buffer (must lie in a registered MR, or any memory: the
+ *  receive path places by address). @return 0, -ENOMEM (queue full). */
+int rnic_iw_post_recv(struct rnic_iw_ep *ep, uint64_t wr_id, void *buf,
+		      uint32_t len);
+
+/**
+ * Post one work request: IBV_WR_SEND, IBV_WR_RDMA_WRITE or IBV_WR_RDMA_READ
+ * with one SGE (addr, length, lkey = a local STag) and, for RDMA, the remote
+ * address and rkey. @return 0, -EINVAL (bad opcode/SGE), -ENOTCONN, -ENOMEM.
+ */
+int rnic_iw_post_send(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr);
+
+/** Graceful close: flush, then FIN. */
+int rnic_iw_disconnect(struct rnic_iw_ep *ep);
+
+/** The worker that owns @p ep. */
+struct rnic_worker *rnic_iw_worker(const struct rnic_iw_ep *ep);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
