@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <rte_bus_vdev.h>
 #include <rte_cycles.h>
@@ -140,6 +143,34 @@ static void port_set_reta(struct rnic_port *p, const struct rte_eth_dev_info *di
 	}
 	if (rte_eth_dev_rss_reta_update(p->port_id, reta, size) != 0)
 		p->rss = false; /* software steering still makes it right */
+}
+
+/*
+ * net_tap gives the kernel side of the tap the same MAC as the DPDK side.
+ * Enslaved to a Linux bridge, that makes the bridge treat frames for our
+ * MAC as its own (a permanent local entry) and never forward them to the
+ * tap. Give the kernel side a different, locally administered MAC.
+ */
+static void port_tap_kernel_mac(struct rnic_port *p, const char *driver)
+{
+	const char *k = strstr(p->cfg.vdev, "iface=");
+	struct ifreq ifr;
+	if (strcmp(driver, "net_tap") != 0 || k == NULL)
+		return;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%.*s", (int)strcspn(k + 6, ","), k + 6);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return;
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) == 0 &&
+	    memcmp(ifr.ifr_hwaddr.sa_data, p->mac.addr_bytes, RTE_ETHER_ADDR_LEN) == 0) {
+		ifr.ifr_hwaddr.sa_data[0] = (char)((p->mac.addr_bytes[0] | 0x02) & ~0x01);
+		ifr.ifr_hwaddr.sa_data[5] ^= (char)0x5a;
+		if (ioctl(fd, SIOCSIFHWADDR, &ifr) != 0)
+			fprintf(stderr, "rnic: %s: cannot give the kernel side its own MAC: %s "
+				"(bridging this tap will not work)\n", ifr.ifr_name, strerror(errno));
+	}
+	close(fd);
 }
 
 static int port_open_pcap(struct rnic_port *p)
@@ -299,6 +330,7 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 		goto fail;
 	}
 	port_set_reta(p, &di);
+	port_tap_kernel_mac(p, di.driver_name);
 	rte_eth_promiscuous_disable(port_id);
 	rnic_port_poll_link(p);
 	if (cfg->pcap[0] && (rc = port_open_pcap(p)) != 0)
