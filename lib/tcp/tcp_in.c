@@ -549,6 +549,7 @@ static void data_and_fin(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 		} else if (seq_gt(seq, c->rcv_nxt) && seq_lt(seq, wnd_end)) {
 			if (!ooo_insert(c, seq, len, m))
 				tcp_w(c->w)->st.dup_segs++;
+			c->ooo_recent = seq;
 			m = NULL;
 			c->ack_now = true;   /* duplicate ACK carrying SACK */
 		} else {

@@ -147,6 +147,7 @@ struct rnic_tcp_conn {
 	struct tcp_ooo ooo[TCP_OOO_MAX];
 	unsigned n_ooo;
 	uint32_t ooo_bytes;
+	uint32_t ooo_recent;         /* seq of the latest out-of-order arrival */
 	struct rte_mbuf *held;       /* hand-off: in-order bytes kept */
 	uint32_t held_bytes;
 	bool hold;

@@ -132,20 +132,30 @@ static void tcp_data_opts(const struct rnic_tcp_conn *c, struct tcp_opts *o)
 		o->tsecr = c->ts_recent;
 	}
 	if (c->sack_ok && c->n_ooo) {
-		/* RFC 2018: the most recent block first; we report the lowest
-		 * out-of-order ranges, merged */
-		unsigned i = 0;
-		while (i < c->n_ooo && o->n_sack < TCP_MAX_SACK_BLOCKS) {
+		/* RFC 2018 section 4: the block holding the most recently
+		 * received segment first (so a sender learns of every range
+		 * over successive ACKs), then the lowest other ranges; ranges
+		 * are merged out-of-order entries */
+		struct tcp_sack_block rest[TCP_MAX_SACK_BLOCKS];
+		unsigned i = 0, n = 0;
+		bool first = false;
+		while (i < c->n_ooo && !(first && n == TCP_MAX_SACK_BLOCKS - 1)) {
 			uint32_t s = c->ooo[i].seq, e = s + c->ooo[i].len;
 			i++;
 			while (i < c->n_ooo && seq_le(c->ooo[i].seq, e)) {
 				e = seq_max(e, c->ooo[i].seq + c->ooo[i].len);
 				i++;
 			}
-			o->sack[o->n_sack].start = s;
-			o->sack[o->n_sack].end = e;
-			o->n_sack++;
+			if (!first && seq_in(c->ooo_recent, s, e)) {
+				o->sack[0] = (struct tcp_sack_block){ s, e };
+				first = true;
+			} else if (n < TCP_MAX_SACK_BLOCKS - 1) {
+				rest[n++] = (struct tcp_sack_block){ s, e };
+			}
 		}
+		o->n_sack = first ? 1 : 0;
+		for (unsigned k = 0; k < n; k++)
+			o->sack[o->n_sack++] = rest[k];
 	}
 }
 

@@ -428,6 +428,52 @@ static void ooo_sack_fast_retransmit(void **state)
 	h_app_fini(&sb);
 }
 
+/* Three holes: each ACK names the range of the latest arrival first
+ * (RFC 2018 section 4), then the lowest others. */
+static void sack_blocks_most_recent_first(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 64 * 1024);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	uint32_t base = c->snd_nxt, mss = c->mss;
+	assert_int_equal(h_send(c, 0, 10 * mss), 0);
+	assert_int_equal(h_a.n_out, 10);
+	struct h_seg s;
+	struct rte_mbuf *m;
+	for (unsigned i = 0; i < 10; i++) {
+		m = h_take(&h_a);
+		if (i == 1 || i == 4 || i == 7) {   /* holes */
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		h_input(&h_b, m);
+		m = h_take(&h_b);
+		assert_non_null(m);
+		h_parse(m, &s);
+		rte_pktmbuf_free(m);
+		if (i == 0)
+			continue;
+		/* the latest segment's range comes first */
+		uint32_t lo = i < 4 ? 2 : i < 7 ? 5 : 8;
+		assert_true(s.o.n_sack >= 1);
+		assert_int_equal(s.o.sack[0].start, base + lo * mss);
+		assert_int_equal(s.o.sack[0].end, base + (i + 1) * mss);
+	}
+	/* after segment 9: [8,10) first, then [2,4) and [5,7) */
+	assert_int_equal(s.o.n_sack, 3);
+	assert_int_equal(s.o.sack[1].start, base + 2 * mss);
+	assert_int_equal(s.o.sack[1].end, base + 4 * mss);
+	assert_int_equal(s.o.sack[2].start, base + 5 * mss);
+	assert_int_equal(s.o.sack[2].end, base + 7 * mss);
+	rnic_tcp_abort(c);
+	h_flush(&h_a);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 static void rto_retransmit(void **state)
 {
 	(void)state;
@@ -1249,6 +1295,7 @@ int main(void)
 		T(simultaneous_open),
 		T(syn_flood_keeps_no_state), T(backlog_full_no_state),
 		T(data_and_delayed_ack), T(ooo_sack_fast_retransmit),
+		T(sack_blocks_most_recent_first),
 		T(rto_retransmit), T(spurious_rto_undone), T(zero_window_probe),
 		T(fin_to_time_wait), T(simultaneous_close),
 		T(rst_validation), T(paws_drop),
