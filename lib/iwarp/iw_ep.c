@@ -767,6 +767,8 @@ static struct rnic_iw_ep *ep_new(struct rnic_worker *w, const struct rnic_iw_ops
 	ep->mp.ord = ep->p.ord;
 	ep->mp.p2p = ep->p.p2p;
 	rnic_timer_init(&ep->rts_timer, rts_timer_cb, ep);
+	/* RFC 5041 section 5.1: the first message of each queue has MSN 1 */
+	ep->msn[0] = ep->msn[1] = ep->msn[2] = 1;
 	return ep;
 }
 
