@@ -41,6 +41,7 @@ enum ping_state { ST_IDLE, ST_READ_ADV, ST_READ_DONE, ST_WRITE_ADV, ST_WRITE_DON
 
 struct cb {
 	bool server, verbose, validate, persistent;
+	bool crc;                      /* ask for MPA CRC32c (--no-crc: off) */
 	uint32_t dst_ip;
 	uint16_t port;
 	unsigned count;                /* 0 = forever */
@@ -255,6 +256,7 @@ static void do_connect(struct rnic_worker *w, void *arg)
 	struct rnic_iw_ep *ep;
 	rnic_iw_params_default(&p);
 	p.ird = p.ord = 1;
+	p.crc = g.crc;
 	r->rc = rnic_iw_connect(w, g.dst_ip, g.port, &ops, &g, &p, NULL, 0, &ep);
 }
 
@@ -270,7 +272,8 @@ static void usage(FILE *f)
 		   "       rnic-ping -c -a ADDR [-p PORT] [-C N] [-S SIZE] [-v] [-V]\n"
 		   "  -p PORT  TCP port (default 7174, as rping)\n"
 		   "  -C N     pings (default: forever)   -S SIZE  ping size (default 64)\n"
-		   "  -v       print the data   -V  validate it   -P  persistent server\n\n%s",
+		   "  -v       print the data   -V  validate it   -P  persistent server\n"
+		   "  --no-crc do not ask for MPA CRC32c (a peer that asks still gets it)\n\n%s",
 		rnic_config_usage());
 }
 
@@ -283,6 +286,14 @@ int main(int argc, char **argv)
 
 	g.port = 7174;
 	g.size = 64;
+	g.crc = true;
+	for (int i = 1; i < argc; i++)   /* rnic's own flag; not an rping one */
+		if (!strcmp(argv[i], "--no-crc")) {
+			g.crc = false;
+			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(char *));
+			argc--;
+			break;
+		}
 	rnic_config_init(&cfg);
 	if (rnic_config_parse_args(&cfg, &argc, argv, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rnic-ping: %s\n", err);
@@ -350,6 +361,7 @@ int main(int argc, char **argv)
 		struct rnic_iw_params p;
 		rnic_iw_params_default(&p);
 		p.ird = p.ord = 1;
+		p.crc = g.crc;
 		int rc = rnic_iw_listen(g.st, g.port, &ops, &g, &p);
 		if (rc) {
 			fprintf(stderr, "rnic-ping: listen: %s\n", strerror(-rc));
