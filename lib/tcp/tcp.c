@@ -218,13 +218,16 @@ void tcp_deliver(struct rnic_tcp_conn *c, struct rte_mbuf *m, uint32_t len)
 		return;
 	}
 	if (c->hold || c->ops == NULL || c->ops->recv == NULL) {
+		/* the input path checked tcp_can_hold() before taking the
+		 * bytes, so the chain stays bounded */
 		if (c->held == NULL) {
 			c->held = m;
-		} else if (rte_pktmbuf_chain(c->held, m) != 0) {
-			/* too many segments in one chain: keep it bounded */
-			rte_pktmbuf_free(m);
-			return;
+		} else {
+			c->held_tail->next = m;
+			c->held->nb_segs = (uint16_t)(c->held->nb_segs + m->nb_segs);
+			c->held->pkt_len += m->pkt_len;
 		}
+		c->held_tail = rte_pktmbuf_lastseg(m);
 		c->held_bytes += len;
 		return;
 	}
@@ -616,6 +619,7 @@ void rnic_tcp_hold(struct rnic_tcp_conn *c, bool hold)
 	struct rte_mbuf *m = c->held;
 	bool reopened = m != NULL;
 	c->held = NULL;
+	c->held_tail = NULL;
 	c->held_bytes = 0;
 	/* held bytes first, in order, to the (new) consumer; then a FIN that
 	 * arrived meanwhile */
@@ -623,6 +627,8 @@ void rnic_tcp_hold(struct rnic_tcp_conn *c, bool hold)
 		c->ops->recv(c, c->ctx, m);
 	else
 		rte_pktmbuf_free(m);
+	if (c->state != TCP_CLOSED)
+		tcp_ooo_pull(c);   /* what a full hold left waiting */
 	if (c->state == TCP_CLOSE_WAIT || c->state == TCP_LAST_ACK ||
 	    c->state == TCP_CLOSING || c->state == TCP_TIME_WAIT) {
 		if (!c->eof_sent && c->ops && c->ops->eof) {

@@ -450,30 +450,98 @@ static bool ack_field(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 }
 
 /* Insert out-of-order payload; @return false when it was a duplicate. */
+/* Append chain @p m (@p len bytes) to entry @p o when the chain stays
+ * bounded. @return false when it would not. */
+static bool ooo_append(struct tcp_ooo *o, struct rte_mbuf *m, uint32_t len)
+{
+	if (o->m->nb_segs + m->nb_segs > TCP_CHAIN_MAX)
+		return false;
+	o->tail->next = m;
+	o->tail = rte_pktmbuf_lastseg(m);
+	o->m->nb_segs = (uint16_t)(o->m->nb_segs + m->nb_segs);
+	o->m->pkt_len += m->pkt_len;
+	o->len += len;
+	return true;
+}
+
+static void ooo_remove(struct rnic_tcp_conn *c, unsigned i)
+{
+	memmove(&c->ooo[i], &c->ooo[i + 1], (c->n_ooo - i - 1) * sizeof(c->ooo[0]));
+	c->n_ooo--;
+}
+
+/*
+ * Keep out-of-order payload. Entries stay sorted, disjoint and merged: the
+ * new bytes are trimmed against their neighbours (what is already held
+ * wins), entries they cover go, and a range that touches a neighbour is
+ * chained onto it. Arrivals in order behind a hole, the common case, are
+ * an O(1) append to the last entry. @return false when nothing was new.
+ */
 static bool ooo_insert(struct rnic_tcp_conn *c, uint32_t seq, uint32_t len,
 		       struct rte_mbuf *m)
 {
-	unsigned i = 0;
-	while (i < c->n_ooo && seq_lt(c->ooo[i].seq, seq))
-		i++;
-	/* fully covered by a neighbour: duplicate */
-	if ((i > 0 && seq_ge(c->ooo[i - 1].seq + c->ooo[i - 1].len, seq + len)) ||
-	    (i < c->n_ooo && c->ooo[i].seq == seq && c->ooo[i].len >= len) ||
-	    c->n_ooo == TCP_OOO_MAX) {
+	unsigned i = c->n_ooo;
+	/* i: the first entry that starts after seq */
+	if (i > 0 && seq_gt(c->ooo[i - 1].seq, seq)) {
+		unsigned lo = 0, hi = i - 1;
+		while (lo < hi) {
+			unsigned mid = (lo + hi) / 2;
+			if (seq_gt(c->ooo[mid].seq, seq))
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		i = lo;
+	}
+	if (i > 0) {   /* the previous entry already holds the front? */
+		uint32_t pend = c->ooo[i - 1].seq + c->ooo[i - 1].len;
+		if (seq_ge(pend, seq + len)) {
+			rte_pktmbuf_free(m);
+			return false;
+		}
+		if (seq_gt(pend, seq)) {
+			m = tcp_chain_adj(m, pend - seq);
+			len -= pend - seq;
+			seq = pend;
+		}
+	}
+	while (i < c->n_ooo && seq_ge(seq + len, c->ooo[i].seq + c->ooo[i].len)) {
+		c->ooo_bytes -= c->ooo[i].len;   /* covered by the new bytes */
+		rte_pktmbuf_free(c->ooo[i].m);
+		ooo_remove(c, i);
+	}
+	if (i < c->n_ooo && seq_gt(seq + len, c->ooo[i].seq)) {
+		len = c->ooo[i].seq - seq;       /* the next entry keeps its bytes */
+		tcp_chain_trim(m, len);
+	}
+	if (i > 0 && c->ooo[i - 1].seq + c->ooo[i - 1].len == seq &&
+	    ooo_append(&c->ooo[i - 1], m, len)) {
+		c->ooo_bytes += len;
+		/* the new bytes may close the gap to the next entry */
+		if (i < c->n_ooo && seq + len == c->ooo[i].seq &&
+		    ooo_append(&c->ooo[i - 1], c->ooo[i].m, c->ooo[i].len))
+			ooo_remove(c, i);
+		return true;
+	}
+	if (c->n_ooo == TCP_OOO_MAX) {
 		rte_pktmbuf_free(m);
 		return false;
 	}
 	memmove(&c->ooo[i + 1], &c->ooo[i], (c->n_ooo - i) * sizeof(c->ooo[0]));
-	c->ooo[i] = (struct tcp_ooo){ seq, len, m };
+	c->ooo[i] = (struct tcp_ooo){ seq, len, m, rte_pktmbuf_lastseg(m) };
 	c->n_ooo++;
 	c->ooo_bytes += len;
+	if (i + 1 < c->n_ooo && seq + len == c->ooo[i + 1].seq &&
+	    ooo_append(&c->ooo[i], c->ooo[i + 1].m, c->ooo[i + 1].len))
+		ooo_remove(c, i + 1);
 	return true;
 }
 
 /* Deliver queued out-of-order data that rcv_nxt has reached. */
-static void ooo_pull(struct rnic_tcp_conn *c)
+void tcp_ooo_pull(struct rnic_tcp_conn *c)
 {
-	while (c->n_ooo && seq_le(c->ooo[0].seq, c->rcv_nxt)) {
+	while (c->n_ooo && seq_le(c->ooo[0].seq, c->rcv_nxt) &&
+	       !tcp_hold_full(c, c->ooo[0].m->nb_segs)) {
 		struct tcp_ooo o = c->ooo[0];
 		memmove(&c->ooo[0], &c->ooo[1], (c->n_ooo - 1) * sizeof(c->ooo[0]));
 		c->n_ooo--;
@@ -532,13 +600,14 @@ static void data_and_fin(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 			tcp_chain_trim(m, len);
 		}
 		c->stats.bytes_received += len;
-		if (seq == c->rcv_nxt && seq_lt(seq, wnd_end)) {
+		if (seq == c->rcv_nxt && seq_lt(seq, wnd_end) &&
+		    !tcp_hold_full(c, m->nb_segs)) {
 			c->rcv_nxt += len;
 			tcp_deliver(c, m, len);
 			m = NULL;
 			if (c->state == TCP_CLOSED)
 				return;
-			ooo_pull(c);
+			tcp_ooo_pull(c);
 			if (c->state == TCP_CLOSED)
 				return;
 			c->unacked_segs++;

@@ -87,10 +87,15 @@ struct tcp_unit {
 #define TCP_UNITS     8192       /* power of two */
 #define TCP_OOO_MAX   256        /* out-of-order segments held */
 
+/* One out-of-order range: contiguous arrivals are chained into one entry,
+ * so entries count holes, not segments, and never overlap. */
 struct tcp_ooo {
 	uint32_t seq, len;
 	struct rte_mbuf *m;          /* payload only */
+	struct rte_mbuf *tail;       /* last segment of m: O(1) append */
 };
+
+#define TCP_CHAIN_MAX 4096       /* mbufs per receive chain (ooo entry, hold) */
 
 struct tcp_key {
 	uint32_t laddr, raddr;       /* network order */
@@ -149,6 +154,7 @@ struct rnic_tcp_conn {
 	uint32_t ooo_bytes;
 	uint32_t ooo_recent;         /* seq of the latest out-of-order arrival */
 	struct rte_mbuf *held;       /* hand-off: in-order bytes kept */
+	struct rte_mbuf *held_tail;
 	uint32_t held_bytes;
 	bool hold;
 
@@ -250,6 +256,17 @@ struct rnic_tcp_conn *tcp_lookup(struct rnic_worker *w, const struct tcp_key *k)
 void tcp_set_state(struct rnic_tcp_conn *c, enum tcp_state s);
 void tcp_conn_done(struct rnic_tcp_conn *c, int err);
 void tcp_conn_put(struct rnic_tcp_conn *c);
+void tcp_ooo_pull(struct rnic_tcp_conn *c);
+
+#define TCP_HOLD_SEGS_MAX 60000   /* mbufs in the held chain (nb_segs is 16 bits) */
+
+/* Held bytes go into one chain; refuse bytes that would overflow it (the
+ * peer retransmits them once the hold is released). */
+static inline bool tcp_hold_full(const struct rnic_tcp_conn *c, unsigned nsegs)
+{
+	bool holding = c->hold || c->ops == NULL || c->ops->recv == NULL;
+	return holding && c->held != NULL && c->held->nb_segs + nsegs > TCP_HOLD_SEGS_MAX;
+}
 void tcp_deliver(struct rnic_tcp_conn *c, struct rte_mbuf *m, uint32_t len);
 struct tcp_listener *tcp_find_listener(struct rnic_stack *st, uint16_t port);
 void tcp_established(struct rnic_tcp_conn *c);

@@ -390,7 +390,11 @@ static void ooo_sack_fast_retransmit(void **state)
 		else
 			h_input(&h_b, m);
 	}
-	assert_int_equal(cb->n_ooo, k - 4);
+	/* contiguous arrivals behind the hole are one chained range */
+	assert_int_equal(cb->n_ooo, 1);
+	assert_int_equal(cb->ooo_bytes, (k - 4) * c->mss);
+	assert_true(cb->ooo[0].m->nb_segs >= k - 4);
+	assert_int_equal(cb->ooo[0].m->pkt_len, (k - 4) * c->mss);
 	/* every segment after the hole is ACKed at once with a SACK block
 	 * (the first ACK of the hole's sequence number is the in-order one) */
 	unsigned dups = 0, acks = 0;
@@ -468,6 +472,78 @@ static void sack_blocks_most_recent_first(void **state)
 	assert_int_equal(s.o.sack[1].end, base + 4 * mss);
 	assert_int_equal(s.o.sack[2].start, base + 5 * mss);
 	assert_int_equal(s.o.sack[2].end, base + 7 * mss);
+	rnic_tcp_abort(c);
+	h_flush(&h_a);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+/* Inject peer bytes [from, to) of the stream into @p cb. */
+static void inject_range(struct rnic_tcp_conn *cb, uint32_t base, uint32_t from, uint32_t to)
+{
+	uint8_t buf[1024];
+	h_pattern(buf, from, to - from);
+	struct tcp_opts o = { .ts_ok = true, .tsval = cb->ts_recent + 1,
+			      .tsecr = tcp_ts_now(cb) };
+	h_input(&h_b, h_craft_to(cb, base + from, cb->snd_nxt, ACK, &o, buf, to - from));
+	h_flush(&h_b);
+}
+
+static void ooo_check(const struct rnic_tcp_conn *cb, uint32_t base,
+		      const uint32_t (*r)[2], unsigned n)
+{
+	uint32_t bytes = 0;
+	assert_int_equal(cb->n_ooo, n);
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(cb->ooo[i].seq, base + r[i][0]);
+		assert_int_equal(cb->ooo[i].len, r[i][1] - r[i][0]);
+		assert_int_equal(cb->ooo[i].m->pkt_len, r[i][1] - r[i][0]);
+		assert_ptr_equal(cb->ooo[i].tail, rte_pktmbuf_lastseg(cb->ooo[i].m));
+		bytes += cb->ooo[i].len;
+	}
+	assert_int_equal(cb->ooo_bytes, bytes);
+}
+
+/* Out-of-order ranges are trimmed, merged and replaced so that they never
+ * overlap; the stream comes out whole. */
+static void ooo_overlaps_merge(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 1000);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_conn *cb = sb.c;
+	uint32_t base = cb->rcv_nxt;
+
+	inject_range(cb, base, 100, 200);
+	inject_range(cb, base, 300, 400);
+	ooo_check(cb, base, (const uint32_t[][2]){ { 100, 200 }, { 300, 400 } }, 2);
+	inject_range(cb, base, 150, 250);   /* front already held */
+	ooo_check(cb, base, (const uint32_t[][2]){ { 100, 250 }, { 300, 400 } }, 2);
+	inject_range(cb, base, 250, 300);   /* closes the gap */
+	ooo_check(cb, base, (const uint32_t[][2]){ { 100, 400 } }, 1);
+	inject_range(cb, base, 120, 380);   /* nothing new */
+	ooo_check(cb, base, (const uint32_t[][2]){ { 100, 400 } }, 1);
+	inject_range(cb, base, 500, 600);
+	inject_range(cb, base, 700, 800);
+	inject_range(cb, base, 450, 850);   /* covers two entries */
+	ooo_check(cb, base, (const uint32_t[][2]){ { 100, 400 }, { 450, 850 } }, 2);
+	inject_range(cb, base, 420, 460);   /* tail trimmed, joins the next */
+	ooo_check(cb, base, (const uint32_t[][2]){ { 100, 400 }, { 420, 850 } }, 2);
+	inject_range(cb, base, 390, 430);   /* joins both */
+	ooo_check(cb, base, (const uint32_t[][2]){ { 100, 850 } }, 1);
+	inject_range(cb, base, 90, 95);
+	inject_range(cb, base, 95, 100);
+	ooo_check(cb, base, (const uint32_t[][2]){ { 90, 850 } }, 1);
+	assert_int_equal(sb.got, 0);
+	inject_range(cb, base, 0, 90);      /* the hole: all of it in order */
+	assert_int_equal(cb->n_ooo, 0);
+	assert_int_equal(cb->ooo_bytes, 0);
+	assert_int_equal(sb.got, 850);
+	assert_true(h_pattern_ok(sb.buf, 0, 850));
+	assert_int_equal(cb->rcv_nxt, base + 850);
 	rnic_tcp_abort(c);
 	h_flush(&h_a);
 	h_app_fini(&ca);
@@ -1295,7 +1371,7 @@ int main(void)
 		T(simultaneous_open),
 		T(syn_flood_keeps_no_state), T(backlog_full_no_state),
 		T(data_and_delayed_ack), T(ooo_sack_fast_retransmit),
-		T(sack_blocks_most_recent_first),
+		T(sack_blocks_most_recent_first), T(ooo_overlaps_merge),
 		T(rto_retransmit), T(spurious_rto_undone), T(zero_window_probe),
 		T(fin_to_time_wait), T(simultaneous_close),
 		T(rst_validation), T(paws_drop),
