@@ -26,8 +26,7 @@
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 
-#include "common/sha256.h"
-#include "engine/stack.h"
+#include "rnic/rnic_sha256.h"
 #include "rnic/rnic.h"
 #include "rnic/rnic_tcp.h"
 
@@ -396,7 +395,7 @@ int main(int argc, char **argv)
 			f->target = a->bytes;
 			f->rng = 0x9E3779B97F4A7C15ULL * (i + 1);
 			struct connect_req r = { a, f, 0 };
-			rnic_worker_call_sync(src_st->workers[i % src_st->n_workers], do_connect, &r);
+			rnic_worker_call_sync(rnic_stack_worker(src_st, i % rnic_stack_workers(src_st)), do_connect, &r);
 			if (r.rc != 0) {
 				fprintf(stderr, "rnic-tcp: connect: %s\n", strerror(-r.rc));
 				return 1;
@@ -473,10 +472,6 @@ int main(int argc, char **argv)
 			struct rnic_stack_stats ss;
 			rnic_stack_stats(sts[i], &ss);
 			fprintf(stderr, "   rx %lu tx %lu drops %lu arp %lu/%lu mbufs %lu\n", ss.rx_pkts, ss.tx_pkts, ss.drops, ss.arp_requests, ss.arp_replies, ss.mbufs_in_use);
-			for (unsigned w = 0; w < sts[i]->n_workers; w++)
-				for (int c = 0; c < RNIC_DROP_MAX; c++)
-					if (sts[i]->workers[w]->drops[c])
-						fprintf(stderr, "   drop %s %lu\n", rnic_drop_name(c), sts[i]->workers[w]->drops[c]);
 		}
 	}
 	if (a->no_verify)

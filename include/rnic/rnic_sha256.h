@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* SHA-256 (FIPS 180-4), for end-to-end data checks in tools and tests. */
-#ifndef RNIC_COMMON_SHA256_H
-#define RNIC_COMMON_SHA256_H
+/** @file SHA-256 (FIPS 180-4) for end-to-end data checks in rnic tools. */
+#ifndef RNIC_SHA256_H
+#define RNIC_SHA256_H
 
 #include <stddef.h>
 #include <stdint.h>
