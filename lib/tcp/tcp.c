@@ -338,7 +338,7 @@ static void rotate_timer_cb(struct rnic_timer *t, void *arg)
 {
 	struct rnic_worker *w = arg;
 	struct tcp_stack *ts = tcp_s(w->st);
-	tcp_cookie_rotate(&ts->keys, (uint32_t)(tcp_now_us() / 1000000 / COOKIE_EPOCH_S));
+	tcp_cookie_rotate(&ts->keys, tcp_cookie_epoch(w));
 	rnic_timer_arm(&w->timers, t, w->now_tsc, 1000000);
 }
 
@@ -686,7 +686,8 @@ static int tcp_stack_init(struct rnic_stack *st)
 		return -ENOMEM;
 	rnic_tcp_params_default(&ts->params);
 	tcp_telemetry_init();
-	tcp_cookie_keys_init(&ts->keys, (uint32_t)(tcp_now_us() / 1000000 / COOKIE_EPOCH_S));
+	ts->tsc_per_epoch = rte_get_tsc_hz() * COOKIE_EPOCH_S;
+	tcp_cookie_keys_init(&ts->keys, (uint32_t)(rte_get_tsc_cycles() / ts->tsc_per_epoch));
 	st->proto[RNIC_PROTO_TCP] = ts;
 	static const struct rnic_l4_handler h = { .owner = tcp_owner, .input = tcp_input };
 	return rnic_stack_register_ip_proto(st, IPPROTO_TCP, &h);

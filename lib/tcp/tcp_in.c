@@ -53,10 +53,7 @@ static bool challenge_ack_allowed(struct rnic_worker *w)
 	return true;
 }
 
-static uint32_t epoch_now(void)
-{
-	return (uint32_t)(tcp_now_us() / 1000000 / COOKIE_EPOCH_S);
-}
+
 
 /* The window of a cookie SYN-ACK (unscaled, RFC 7323): the TCB born from
  * the final ACK must know it without having seen it. */
@@ -77,7 +74,7 @@ static void syn_stage_syn(struct rnic_worker *w, struct rnic_port *p,
 	uint16_t mss = tcp_cookie_mss_round(peer_mss < our_mss ? peer_mss : our_mss);
 
 	tw->st.syns++;
-	uint32_t cookie = tcp_cookie_make(&ts->keys, &f, s->seq, mss, epoch_now());
+	uint32_t cookie = tcp_cookie_make(&ts->keys, &f, s->seq, mss, tcp_cookie_epoch(w));
 	struct tcp_opts o = {
 		.mss_ok = true, .mss = our_mss,
 		.sack_ok = s->o.sack_ok && ts->params.sack,
@@ -111,7 +108,8 @@ static struct rnic_tcp_conn *syn_stage_ack(struct rnic_worker *w, struct rnic_po
 	struct tcp_flow4 f = { k->laddr, k->raddr, k->lport, k->rport };
 	uint16_t mss;
 
-	if (!tcp_cookie_check(&ts->keys, &f, s->seq - 1, s->ack - 1, epoch_now(), &mss)) {
+	if (!tcp_cookie_check(&ts->keys, &f, s->seq - 1, s->ack - 1, tcp_cookie_epoch(w),
+			      &mss)) {
 		tw->st.cookie_invalid++;
 		*rst = true;
 		return NULL;

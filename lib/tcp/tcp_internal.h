@@ -205,6 +205,7 @@ struct tcp_stack {
 	struct rnic_tcp_params params;
 	struct tcp_listener listeners[TCP_MAX_LISTENERS];
 	struct tcp_cookie_keys keys;
+	uint64_t tsc_per_epoch;           /* cookie epoch length in TSC ticks */
 	struct rnic_timer rotate_timer;   /* on worker 0 */
 };
 
@@ -223,6 +224,12 @@ static inline struct tcp_worker *tcp_w(struct rnic_worker *w)
 static inline struct tcp_stack *tcp_s(const struct rnic_stack *st)
 {
 	return st->proto[RNIC_PROTO_TCP];
+}
+
+/* The cookie epoch on the worker's loop clock (no TSC read per SYN). */
+static inline uint32_t tcp_cookie_epoch(const struct rnic_worker *w)
+{
+	return (uint32_t)(w->now_tsc / tcp_s(w->st)->tsc_per_epoch);
 }
 
 /* tcp_out.c */

@@ -99,7 +99,7 @@ void __wrap_rte_free(void *p)
 
 int h_global_init(void)
 {
-	h_pool = rte_pktmbuf_pool_create("h_pool", 16383, 0, 0,
+	h_pool = rte_pktmbuf_pool_create("h_pool", 16383, 256, 0,
 					 RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	return h_pool ? 0 : -ENOMEM;
 }
