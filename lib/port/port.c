@@ -284,6 +284,20 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 		rc = -rte_errno;
 		goto fail;
 	}
+	/* DPDK 22.11 takes the MTU at configure time (rxmode.mtu); a frame
+	 * larger than one mbuf needs scattered RX where the PMD has it */
+	conf.rxmode.mtu = p->mtu;
+	if (di.max_rx_pktlen && (uint32_t)p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > di.max_rx_pktlen) {
+		fprintf(stderr, "rnic: port %u (%s, %s): MTU %u is more than the PMD "
+			"allows (largest frame %u, so MTU <= %u)\n", idx, p->name,
+			di.driver_name, p->mtu, di.max_rx_pktlen,
+			di.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN);
+		rc = -EINVAL;
+		goto fail;
+	}
+	if (p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > RTE_MBUF_DEFAULT_DATAROOM &&
+	    (di.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
 	rc = rte_eth_dev_configure(port_id, p->nb_rxq, p->nb_txq, &conf);
 	if (rc != 0) {
 		fprintf(stderr, "rnic: port %u (%s): configure: %s\n", idx,
