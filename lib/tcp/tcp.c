@@ -75,7 +75,8 @@ struct rnic_tcp_conn *tcp_conn_new(struct rnic_worker *w, struct rnic_port *p,
 	struct rnic_tcp_conn *c = rte_zmalloc("rnic_tcb", sizeof(*c), RTE_CACHE_LINE_SIZE);
 	if (c == NULL)
 		return NULL;
-	c->units = rte_zmalloc("rnic_tcb_units", TCP_UNITS * sizeof(struct tcp_unit),
+	c->units_cap = TCP_UNITS_MIN;   /* grows with the send queue */
+	c->units = rte_malloc("rnic_tcb_units", TCP_UNITS_MIN * sizeof(struct tcp_unit),
 			       RTE_CACHE_LINE_SIZE);
 	if (c->units == NULL) {
 		rte_free(c);
@@ -147,7 +148,7 @@ static void tcp_conn_free(struct rnic_tcp_conn *c)
 		return;
 	}
 	for (uint32_t i = c->u_head; i != c->u_tail; i++)
-		rte_pktmbuf_free(c->units[i & (TCP_UNITS - 1)].m);
+		rte_pktmbuf_free(c->units[i & (c->units_cap - 1)].m);
 	for (unsigned i = 0; i < c->n_ooo; i++)
 		rte_pktmbuf_free(c->ooo[i].m);
 	rte_pktmbuf_free(c->held);
@@ -283,7 +284,7 @@ static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 	c->dupacks = 0;
 	/* everything outstanding and not SACKed is presumed lost */
 	for (uint32_t i = c->u_head; i != c->u_next; i++) {
-		struct tcp_unit *u = &c->units[i & (TCP_UNITS - 1)];
+		struct tcp_unit *u = &c->units[i & (c->units_cap - 1)];
 		if (!u->sacked && !u->lost) {
 			u->lost = true;
 			c->lost_bytes += u->len;
@@ -296,7 +297,7 @@ static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 			     tcp_wnd_field(c));
 	}
 	/* the window of one segment: send the first lost unit now */
-	struct tcp_unit *u = &c->units[c->u_head & (TCP_UNITS - 1)];
+	struct tcp_unit *u = &c->units[c->u_head & (c->units_cap - 1)];
 	if (c->u_head != c->u_next && u->lost) {
 		u->lost = false;
 		c->lost_bytes -= u->len;
@@ -453,13 +454,13 @@ struct rnic_worker *rnic_tcp_worker(const struct rnic_tcp_conn *c) { return c->w
 static struct tcp_unit *fill_unit(struct rnic_tcp_conn *c)
 {
 	if (c->u_tail != c->u_next) {
-		struct tcp_unit *u = &c->units[(c->u_tail - 1) & (TCP_UNITS - 1)];
+		struct tcp_unit *u = &c->units[(c->u_tail - 1) & (c->units_cap - 1)];
 		if (u->len < c->mss && u->m->nb_segs < UNIT_MAX_PIECES)
 			return u;
 	}
-	if (c->u_tail - c->u_head >= TCP_UNITS)
-		return NULL;
-	struct tcp_unit *u = &c->units[c->u_tail & (TCP_UNITS - 1)];
+	if (c->u_tail - c->u_head >= c->units_cap)
+		return NULL;   /* cannot happen: rnic_tcp_send() reserved room */
+	struct tcp_unit *u = &c->units[c->u_tail & (c->units_cap - 1)];
 	*u = (struct tcp_unit){ .m = NULL, .seq = c->write_seq, .len = 0 };
 	c->u_tail++;
 	return u;
@@ -496,7 +497,7 @@ static unsigned clones_needed(const struct rnic_tcp_conn *c, const struct rte_mb
 	unsigned n = 0;
 
 	if (c->u_tail != c->u_next) {
-		const struct tcp_unit *u = &c->units[(c->u_tail - 1) & (TCP_UNITS - 1)];
+		const struct tcp_unit *u = &c->units[(c->u_tail - 1) & (c->units_cap - 1)];
 		if (u->len < c->mss && u->m->nb_segs < UNIT_MAX_PIECES) {
 			room = c->mss - u->len;
 			pieces = u->m->nb_segs;
@@ -541,9 +542,13 @@ int rnic_tcp_send(struct rnic_tcp_conn *c, struct rte_mbuf *m)
 		rte_pktmbuf_free(m);
 		return 0;
 	}
-	if (len > rnic_tcp_send_space(c) ||
-	    units_needed(c, len, m->nb_segs) > TCP_UNITS - (c->u_tail - c->u_head))
+	uint32_t need = units_needed(c, len, m->nb_segs);
+	if (len > rnic_tcp_send_space(c) || need > TCP_UNITS - (c->u_tail - c->u_head))
 		return -EAGAIN;
+	if (tcp_units_reserve(c, need) != 0) {
+		c->w->drops[RNIC_DROP_NO_MBUF]++;
+		return -ENOBUFS;
+	}
 	struct rte_mbuf *spare = NULL;
 	for (unsigned n = clones_needed(c, m); n > 0; n--) {
 		struct rte_mbuf *x = rte_pktmbuf_alloc(c->port->pool);

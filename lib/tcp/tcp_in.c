@@ -205,7 +205,7 @@ static uint32_t sack_update(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 		if (!seq_lt(bs, be) || seq_le(be, c->snd_una) || seq_gt(be, c->snd_max))
 			continue;  /* invalid or old (D-SACK) block */
 		for (uint32_t i = c->u_head; i != c->u_next; i++) {
-			struct tcp_unit *u = &c->units[i & (TCP_UNITS - 1)];
+			struct tcp_unit *u = &c->units[i & (c->units_cap - 1)];
 			if (seq_ge(u->seq, be))
 				break;
 			if (u->sacked || seq_lt(u->seq, bs) || seq_gt(u->seq + u->len, be))
@@ -247,7 +247,7 @@ static unsigned mark_lost(struct rnic_tcp_conn *c)
 	uint64_t horizon = c->rack_tsc > reo ? c->rack_tsc - reo : 0;
 	for (uint32_t i = c->u_next; i != c->u_head;) {
 		i--;
-		struct tcp_unit *u = &c->units[i & (TCP_UNITS - 1)];
+		struct tcp_unit *u = &c->units[i & (c->units_cap - 1)];
 		if (u->sacked) {
 			above += u->len;
 			continue;
@@ -273,7 +273,7 @@ static void enter_recovery(struct rnic_tcp_conn *c)
 	c->cc_ops->on_loss(&c->cc, c->mss, flight, tcp_now_us());
 	tcp_w(c->w)->st.fast_retransmits++;
 	/* the first unacknowledged unit is lost (RFC 6675 step 4 / RFC 5681) */
-	struct tcp_unit *u = &c->units[c->u_head & (TCP_UNITS - 1)];
+	struct tcp_unit *u = &c->units[c->u_head & (c->units_cap - 1)];
 	if (c->u_head != c->u_next && !u->sacked && !u->lost) {
 		u->lost = true;
 		c->lost_bytes += u->len;
@@ -302,7 +302,7 @@ static void eifel_check(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 		return;
 	c->cc = c->undo_cc;
 	for (uint32_t i = c->u_head; i != c->u_next; i++)
-		c->units[i & (TCP_UNITS - 1)].lost = false;
+		c->units[i & (c->units_cap - 1)].lost = false;
 	c->lost_bytes = 0;
 	tcp_w(c->w)->st.spurious_rtos++;
 }
@@ -318,7 +318,7 @@ static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 		acked--;   /* the FIN takes a sequence number, not a byte */
 	c->stats.bytes_acked += acked;
 	while (c->u_head != c->u_tail) {
-		struct tcp_unit *u = &c->units[c->u_head & (TCP_UNITS - 1)];
+		struct tcp_unit *u = &c->units[c->u_head & (c->units_cap - 1)];
 		if (c->u_head == c->u_next)
 			break;
 		uint32_t end = u->seq + u->len;
@@ -366,7 +366,7 @@ static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 			 * too and goes now; a segment left the network, so
 			 * this keeps the packet balance whatever pipe says
 			 * (without SACK, pipe still counts everything above) */
-			struct tcp_unit *u = &c->units[c->u_head & (TCP_UNITS - 1)];
+			struct tcp_unit *u = &c->units[c->u_head & (c->units_cap - 1)];
 			if (c->u_head != c->u_next && !u->sacked &&
 			    (!c->sack_ok || !u->retx)) {   /* SACK may have sent it */
 				if (u->lost) {

@@ -84,7 +84,8 @@ struct tcp_unit {
 	uint64_t sent_tsc;           /* last transmission */
 };
 
-#define TCP_UNITS     8192       /* power of two */
+#define TCP_UNITS     8192       /* most units queued; power of two */
+#define TCP_UNITS_MIN 64         /* a new TCB's ring; doubles on demand */
 #define TCP_OOO_MAX   256        /* out-of-order segments held */
 
 /* One out-of-order range: contiguous arrivals are chained into one entry,
@@ -135,7 +136,8 @@ struct rnic_tcp_conn {
 	uint32_t ts_recent, ts_recent_age_ms, ts_offset;
 
 	/* send queue: units in [head, tail) of the ring; una..nxt are sent */
-	struct tcp_unit *units;
+	struct tcp_unit *units;      /* ring of units_cap (power of two) */
+	uint32_t units_cap;
 	uint32_t u_head, u_tail, u_next;  /* u_next: first unit not yet sent */
 	uint32_t queued_bytes;
 	uint32_t write_seq;          /* sequence number of the next queued byte */
@@ -233,6 +235,7 @@ static inline uint32_t tcp_cookie_epoch(const struct rnic_worker *w)
 }
 
 /* tcp_out.c */
+int tcp_units_reserve(struct rnic_tcp_conn *c, uint32_t more);
 struct rte_mbuf *tcp_chain_adj(struct rte_mbuf *m, uint32_t n);
 void tcp_chain_trim(struct rte_mbuf *m, uint32_t keep);
 int tcp_split_unit(struct rnic_tcp_conn *c, uint32_t idx, uint16_t first);

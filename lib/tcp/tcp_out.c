@@ -9,6 +9,7 @@
 
 #include <rte_cycles.h>
 #include <rte_ip.h>
+#include <rte_malloc.h>
 #include <rte_tcp.h>
 
 #include "net/net.h"
@@ -303,26 +304,52 @@ void tcp_arm_rto(struct rnic_tcp_conn *c)
 }
 
 /*
+ * Make room in the unit ring for @p more units beyond those queued,
+ * doubling it up to TCP_UNITS: a TCB starts small (most connections never
+ * queue much) and grows with its send queue. Indexes are free-running, so
+ * entries keep their index under the new mask. @return 0 or -ENOMEM.
+ */
+int tcp_units_reserve(struct rnic_tcp_conn *c, uint32_t more)
+{
+	uint32_t used = c->u_tail - c->u_head, cap = c->units_cap;
+	if (used + more <= cap)
+		return 0;
+	while (cap < used + more && cap < TCP_UNITS)
+		cap *= 2;
+	if (used + more > cap)
+		return -ENOMEM;
+	struct tcp_unit *n = rte_malloc("rnic_tcb_units", cap * sizeof(*n), RTE_CACHE_LINE_SIZE);
+	if (n == NULL)
+		return -ENOMEM;
+	for (uint32_t i = c->u_head; i != c->u_tail; i++)
+		n[i & (cap - 1)] = c->units[i & (c->units_cap - 1)];
+	rte_free(c->units);
+	c->units = n;
+	c->units_cap = cap;
+	return 0;
+}
+
+/*
  * Split unsent unit @p idx after @p first bytes; both parts stay units (the
  * later ones move up a slot). Rare: only to use a window smaller than a
  * unit. @return 0, -ENOSPC (ring full), -ENOBUFS, -EINVAL.
  */
 int tcp_split_unit(struct rnic_tcp_conn *c, uint32_t idx, uint16_t first)
 {
-	struct tcp_unit *u = &c->units[idx & (TCP_UNITS - 1)];
-	if (first == 0 || first >= u->len)
+	if (first == 0 || first >= c->units[idx & (c->units_cap - 1)].len)
 		return -EINVAL;
-	if (c->u_tail - c->u_head >= TCP_UNITS)
+	if (tcp_units_reserve(c, 1) != 0)
 		return -ENOSPC;
+	struct tcp_unit *u = &c->units[idx & (c->units_cap - 1)];
 	struct rte_mbuf *rest = rte_pktmbuf_clone(u->m, c->port->pool);
 	if (rest == NULL)
 		return -ENOBUFS;
 	rest = tcp_chain_adj(rest, first);
 	tcp_chain_trim(u->m, first);
 	for (uint32_t i = c->u_tail; i != idx + 1; i--)
-		c->units[i & (TCP_UNITS - 1)] = c->units[(i - 1) & (TCP_UNITS - 1)];
+		c->units[i & (c->units_cap - 1)] = c->units[(i - 1) & (c->units_cap - 1)];
 	c->u_tail++;
-	c->units[(idx + 1) & (TCP_UNITS - 1)] = (struct tcp_unit){
+	c->units[(idx + 1) & (c->units_cap - 1)] = (struct tcp_unit){
 		.m = rest, .seq = u->seq + first, .len = (uint16_t)(u->len - first),
 	};
 	u->len = first;
@@ -337,7 +364,7 @@ int tcp_split_unit(struct rnic_tcp_conn *c, uint32_t idx, uint16_t first)
  */
 void tcp_persist(struct rnic_tcp_conn *c)
 {
-	struct tcp_unit *u = &c->units[c->u_next & (TCP_UNITS - 1)];
+	struct tcp_unit *u = &c->units[c->u_next & (c->units_cap - 1)];
 	uint32_t usable = c->snd_una + c->snd_wnd - u->seq;
 
 	if (c->snd_wnd > 0 && seq_gt(c->snd_una + c->snd_wnd, u->seq)) {
@@ -378,7 +405,7 @@ void tcp_output(struct rnic_tcp_conn *c)
 	/* retransmit lost, un-SACKed units first (RFC 6675 NextSeg rule 1) */
 	if (c->lost_bytes) {
 		for (uint32_t i = c->u_head; i != c->u_next && tcp_pipe(c) < cwnd; i++) {
-			struct tcp_unit *u = &c->units[i & (TCP_UNITS - 1)];
+			struct tcp_unit *u = &c->units[i & (c->units_cap - 1)];
 			if (!u->lost || u->sacked)
 				continue;
 			u->lost = false;
@@ -390,7 +417,7 @@ void tcp_output(struct rnic_tcp_conn *c)
 	}
 	/* new data within cwnd and the peer's window */
 	while (c->u_next != c->u_tail) {
-		struct tcp_unit *u = &c->units[c->u_next & (TCP_UNITS - 1)];
+		struct tcp_unit *u = &c->units[c->u_next & (c->units_cap - 1)];
 		uint32_t end = u->seq + u->len;
 		if (seq_gt(end, c->snd_una + c->snd_wnd)) {
 			/* sender SWS avoidance (RFC 9293 3.8.6.2.1): a part of

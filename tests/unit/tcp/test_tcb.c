@@ -302,6 +302,43 @@ static void syn_stage_bench(void **state)
 	h_app_fini(&sb);
 }
 
+/* Cost of whole handshakes in lib/tcp, both ends (TCB_BENCH=1): connect,
+ * SYN, cookie SYN-ACK, final ACK creating the passive TCB, then both
+ * aborted. Prints per-handshake nanoseconds. */
+static void handshake_bench(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	assert_int_equal(rnic_tcp_listen(&h_b.st, 80, &h_app_ops, &sb, 1u << 20), 0);
+	unsigned n = getenv("TCB_BENCH") ? 100000 : 1000;
+	uint64_t cycles = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct rnic_tcp_conn *c;
+		uint64_t t0 = rte_rdtsc();
+		assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 80, &h_app_ops, &ca, &c), 0);
+		h_input(&h_b, h_take(&h_a));       /* SYN */
+		h_input(&h_a, h_take(&h_b));       /* SYN-ACK */
+		h_input(&h_b, h_take(&h_a));       /* ACK: the TCB is born */
+		cycles += rte_rdtsc() - t0;
+		assert_int_equal(c->state, TCP_ESTABLISHED);
+		assert_non_null(sb.c);
+		rnic_tcp_abort(c);
+		rnic_tcp_abort(sb.c);
+		sb.c = NULL;
+		h_flush(&h_a);
+		h_flush(&h_b);
+	}
+	assert_int_equal(sb.accepts, n);
+	assert_int_equal(h_stats(&h_a).tcbs + h_stats(&h_b).tcbs, 0);
+	if (getenv("TCB_BENCH"))
+		fprintf(stderr, "handshake: %.1f ns per connection, both ends\n",
+			(double)cycles / n * 1e9 / (double)rte_get_tsc_hz());
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 /* A valid cookie with the backlog full creates nothing; a later ACK does. */
 static void backlog_full_no_state(void **state)
 {
@@ -1404,7 +1441,8 @@ int main(void)
 		T(handshake_passive_cookie), T(handshake_refused),
 		T(syn_retry_and_timeout), T(active_open_port_steers_home),
 		T(simultaneous_open),
-		T(syn_flood_keeps_no_state), T(syn_stage_bench), T(backlog_full_no_state),
+		T(syn_flood_keeps_no_state), T(syn_stage_bench), T(handshake_bench),
+		T(backlog_full_no_state),
 		T(data_and_delayed_ack), T(ooo_sack_fast_retransmit),
 		T(sack_blocks_most_recent_first), T(ooo_overlaps_merge),
 		T(rto_retransmit), T(spurious_rto_undone), T(zero_window_probe),
