@@ -27,6 +27,7 @@
 #define KEEPALIVE_PROBES 9
 #define KEEPALIVE_INTVL_S 10
 #define QUICKACKS 16
+#define ORPHAN_FIN_WAIT_2_S 60   /* as Linux's tcp_fin_timeout */
 
 void rnic_tcp_params_default(struct rnic_tcp_params *p)
 {
@@ -218,8 +219,13 @@ void tcp_deliver(struct rnic_tcp_conn *c, struct rte_mbuf *m, uint32_t len)
 		rte_pktmbuf_free(m);
 		return;
 	}
+	if (c->ops == NULL && !c->hold) {
+		/* orphaned (the consumer let go, nobody will read): drop */
+		rte_pktmbuf_free(m);
+		return;
+	}
 	if (c->hold || c->ops == NULL || c->ops->recv == NULL) {
-		/* the input path checked tcp_can_hold() before taking the
+		/* the input path checked tcp_hold_full() before taking the
 		 * bytes, so the chain stays bounded */
 		if (c->held == NULL) {
 			c->held = m;
@@ -306,6 +312,16 @@ static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 	tcp_arm_rto(c);
 }
 
+/* An orphan (no consumer: the application closed and let go) waiting in
+ * FIN_WAIT_2 for a FIN the peer may never send gets a deadline. */
+void tcp_orphan_check(struct rnic_tcp_conn *c)
+{
+	if (c->ops == NULL && !c->hold &&
+	    (c->state == TCP_FIN_WAIT_1 || c->state == TCP_FIN_WAIT_2))
+		rnic_timer_arm(&c->w->timers, &c->misc_timer, c->w->now_tsc,
+			       ORPHAN_FIN_WAIT_2_S * 1000000ull);
+}
+
 static void misc_timer_cb(struct rnic_timer *t, void *arg)
 {
 	(void)t;
@@ -315,6 +331,15 @@ static void misc_timer_cb(struct rnic_timer *t, void *arg)
 	if (c->state == TCP_TIME_WAIT) {
 		tcp_set_state(c, TCP_CLOSED);
 		tcp_conn_free(c);
+		return;
+	}
+	if (c->ops == NULL && !c->hold &&
+	    (c->state == TCP_FIN_WAIT_1 || c->state == TCP_FIN_WAIT_2)) {
+		if (c->state == TCP_FIN_WAIT_2) {
+			tcp_conn_done(c, -ETIMEDOUT);
+			return;
+		}
+		tcp_orphan_check(c);   /* the FIN is still being retransmitted */
 		return;
 	}
 	if (!ts->params.keepalive_s)
@@ -651,6 +676,7 @@ void rnic_tcp_set_ops(struct rnic_tcp_conn *c, const struct rnic_tcp_ops *ops,
 {
 	c->ops = ops;
 	c->ctx = ctx;
+	tcp_orphan_check(c);
 }
 
 void rnic_tcp_info(const struct rnic_tcp_conn *c, struct rnic_tcp_info *i)

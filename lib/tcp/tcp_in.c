@@ -442,6 +442,7 @@ static bool ack_field(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 				enter_time_wait(c);
 				return true;
 			}
+			tcp_orphan_check(c);   /* FIN_WAIT_2 without a consumer */
 		}
 	}
 	return true;

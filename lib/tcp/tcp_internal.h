@@ -266,6 +266,7 @@ struct rnic_tcp_conn *tcp_lookup(struct rnic_worker *w, const struct tcp_key *k)
 void tcp_set_state(struct rnic_tcp_conn *c, enum tcp_state s);
 void tcp_conn_done(struct rnic_tcp_conn *c, int err);
 void tcp_conn_put(struct rnic_tcp_conn *c);
+void tcp_orphan_check(struct rnic_tcp_conn *c);
 void tcp_ooo_pull(struct rnic_tcp_conn *c);
 
 #define TCP_HOLD_SEGS_MAX 60000   /* mbufs in the held chain (nb_segs is 16 bits) */

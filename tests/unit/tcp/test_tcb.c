@@ -845,6 +845,42 @@ static void simultaneous_close(void **state)
 	h_app_fini(&sb);
 }
 
+/* The consumer lets go and closes (as iWARP does on teardown): bytes that
+ * still arrive are dropped, not held, and FIN_WAIT_2 ends after 60 s even
+ * if the peer never closes. */
+static void orphan_close(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_conn *cb = sb.c;
+	rnic_tcp_set_ops(c, NULL, NULL);
+	assert_int_equal(rnic_tcp_close(c), 0);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(c->state, TCP_FIN_WAIT_2);
+	assert_int_equal(cb->state, TCP_CLOSE_WAIT);
+	/* B keeps sending: acknowledged, dropped */
+	assert_int_equal(h_send(cb, 0, 5000), 0);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(c->held_bytes, 0);
+	assert_null(c->held);
+	assert_int_equal(cb->snd_una, cb->snd_max);
+	assert_int_equal(h_stats(&h_a).tcbs, 1);
+	h_advance(59u * 1000 * 1000);
+	assert_int_equal(h_stats(&h_a).tcbs, 1);
+	h_advance(2u * 1000 * 1000);
+	assert_int_equal(h_stats(&h_a).tcbs, 0);
+	assert_int_equal(ca.closes, 0);   /* nobody to tell */
+	rnic_tcp_abort(cb);
+	h_flush(&h_a);
+	h_flush(&h_b);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 /* --- RFC 5961 and PAWS ------------------------------------------------------ */
 
 static void rst_validation(void **state)
@@ -1446,7 +1482,7 @@ int main(void)
 		T(data_and_delayed_ack), T(ooo_sack_fast_retransmit),
 		T(sack_blocks_most_recent_first), T(ooo_overlaps_merge),
 		T(rto_retransmit), T(spurious_rto_undone), T(zero_window_probe),
-		T(fin_to_time_wait), T(simultaneous_close),
+		T(fin_to_time_wait), T(simultaneous_close), T(orphan_close),
 		T(rst_validation), T(paws_drop),
 		T(malformed_dropped_and_counted), T(handoff_in_order),
 		T(odd_sized_writes), T(close_and_abort_from_callbacks),
