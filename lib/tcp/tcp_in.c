@@ -448,7 +448,17 @@ static bool ack_field(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 	return true;
 }
 
-/* Insert out-of-order payload; @return false when it was a duplicate. */
+/* Remember a duplicate range for the next ACK (RFC 2883 D-SACK), so the
+ * sender can tell a needless retransmission and undo its reaction. */
+static void dsack_note(struct rnic_tcp_conn *c, uint32_t start, uint32_t end)
+{
+	if (!c->sack_ok || !seq_lt(start, end))
+		return;
+	c->dsack = true;
+	c->dsack_start = start;
+	c->dsack_end = end;
+}
+
 /* Append chain @p m (@p len bytes) to entry @p o when the chain stays
  * bounded. @return false when it would not. */
 static bool ooo_append(struct tcp_ooo *o, struct rte_mbuf *m, uint32_t len)
@@ -588,6 +598,7 @@ static void data_and_fin(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 	if (len && can_rx) {
 		if (seq_lt(seq, c->rcv_nxt)) {   /* drop what we already have */
 			uint32_t cut = c->rcv_nxt - seq;
+			dsack_note(c, seq, c->rcv_nxt);
 			m = tcp_chain_adj(m, cut);
 			seq += cut;
 			len -= cut;
@@ -615,8 +626,11 @@ static void data_and_fin(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 			if (c->quickacks)
 				c->quickacks--;
 		} else if (seq_gt(seq, c->rcv_nxt) && seq_lt(seq, wnd_end)) {
-			if (!ooo_insert(c, seq, len, m))
+			if (!ooo_insert(c, seq, len, m)) {
 				tcp_w(c->w)->st.dup_segs++;
+				if (c->n_ooo < TCP_OOO_MAX)   /* not a lack of room */
+					dsack_note(c, seq, seq + len);
+			}
 			c->ooo_recent = seq;
 			m = NULL;
 			c->ack_now = true;   /* duplicate ACK carrying SACK */
@@ -744,6 +758,9 @@ static void tcp_segment(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 	}
 	if (!seg_acceptable(c, s)) {
 		tw->st.out_of_window++;
+		if (s->len && seq_le(s->seq + s->len, c->rcv_nxt) &&
+		    !(s->flags & RTE_TCP_RST_FLAG))
+			dsack_note(c, s->seq, s->seq + s->len);   /* all old */
 		rte_pktmbuf_free(m);
 		if (!(s->flags & RTE_TCP_RST_FLAG))
 			tcp_send_ack(c);

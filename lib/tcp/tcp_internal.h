@@ -155,6 +155,8 @@ struct rnic_tcp_conn {
 	unsigned n_ooo;
 	uint32_t ooo_bytes;
 	uint32_t ooo_recent;         /* seq of the latest out-of-order arrival */
+	bool dsack;                  /* report [dsack_start, dsack_end) (RFC 2883) */
+	uint32_t dsack_start, dsack_end;
 	struct rte_mbuf *held;       /* hand-off: in-order bytes kept */
 	struct rte_mbuf *held_tail;
 	uint32_t held_bytes;

@@ -124,7 +124,7 @@ static int tcp_xmit(struct rnic_worker *w, struct rnic_port *p,
 }
 
 /* Options for a non-SYN segment of @p c (timestamps, SACK blocks). */
-static void tcp_data_opts(const struct rnic_tcp_conn *c, struct tcp_opts *o)
+static void tcp_data_opts(struct rnic_tcp_conn *c, struct tcp_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	if (c->ts_ok) {
@@ -132,32 +132,37 @@ static void tcp_data_opts(const struct rnic_tcp_conn *c, struct tcp_opts *o)
 		o->tsval = tcp_ts_now(c);
 		o->tsecr = c->ts_recent;
 	}
-	if (c->sack_ok && c->n_ooo) {
-		/* RFC 2018 section 4: the block holding the most recently
-		 * received segment first (so a sender learns of every range
-		 * over successive ACKs), then the lowest other ranges; ranges
-		 * are merged out-of-order entries */
-		struct tcp_sack_block rest[TCP_MAX_SACK_BLOCKS];
-		unsigned i = 0, n = 0;
-		bool first = false;
-		while (i < c->n_ooo && !(first && n == TCP_MAX_SACK_BLOCKS - 1)) {
-			uint32_t s = c->ooo[i].seq, e = s + c->ooo[i].len;
-			i++;
-			while (i < c->n_ooo && seq_le(c->ooo[i].seq, e)) {
-				e = seq_max(e, c->ooo[i].seq + c->ooo[i].len);
-				i++;
-			}
-			if (!first && seq_in(c->ooo_recent, s, e)) {
-				o->sack[0] = (struct tcp_sack_block){ s, e };
-				first = true;
-			} else if (n < TCP_MAX_SACK_BLOCKS - 1) {
-				rest[n++] = (struct tcp_sack_block){ s, e };
-			}
-		}
-		o->n_sack = first ? 1 : 0;
-		for (unsigned k = 0; k < n; k++)
-			o->sack[o->n_sack++] = rest[k];
+	if (!c->sack_ok)
+		return;
+	if (c->dsack) {
+		/* RFC 2883: a duplicate arrived; its range goes first, once */
+		o->sack[o->n_sack++] = (struct tcp_sack_block){ c->dsack_start, c->dsack_end };
+		c->dsack = false;
 	}
+	/* RFC 2018 section 4: the range holding the most recently received
+	 * segment next (so a sender learns of every range over successive
+	 * ACKs), then the lowest others; ranges are merged entries */
+	struct tcp_sack_block recent = { 0, 0 }, rest[TCP_MAX_SACK_BLOCKS];
+	unsigned i = 0, n = 0;
+	bool have_recent = false;
+	while (i < c->n_ooo && !(have_recent && n == TCP_MAX_SACK_BLOCKS - 1)) {
+		uint32_t s = c->ooo[i].seq, e = s + c->ooo[i].len;
+		i++;
+		while (i < c->n_ooo && seq_le(c->ooo[i].seq, e)) {
+			e = seq_max(e, c->ooo[i].seq + c->ooo[i].len);
+			i++;
+		}
+		if (!have_recent && seq_in(c->ooo_recent, s, e)) {
+			recent = (struct tcp_sack_block){ s, e };
+			have_recent = true;
+		} else if (n < TCP_MAX_SACK_BLOCKS - 1) {
+			rest[n++] = (struct tcp_sack_block){ s, e };
+		}
+	}
+	if (have_recent)
+		o->sack[o->n_sack++] = recent;
+	for (unsigned k = 0; k < n && o->n_sack < TCP_MAX_SACK_BLOCKS; k++)
+		o->sack[o->n_sack++] = rest[k];
 }
 
 /*

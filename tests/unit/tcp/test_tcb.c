@@ -622,6 +622,69 @@ static void ooo_overlaps_merge(void **state)
 	h_app_fini(&sb);
 }
 
+/* Duplicates are reported once, first, as D-SACK blocks (RFC 2883). */
+static void dsack_reports_duplicates(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 1000);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_conn *cb = sb.c;
+	uint32_t base = cb->rcv_nxt;
+	struct h_seg s;
+	struct rte_mbuf *m;
+
+	inject_range(cb, base, 0, 300);
+	/* an old duplicate: not acceptable, answered with its D-SACK */
+	uint8_t buf[300];
+	h_pattern(buf, 0, 300);
+	struct tcp_opts o = { .ts_ok = true, .tsval = cb->ts_recent + 1,
+			      .tsecr = tcp_ts_now(cb) };
+	h_input(&h_b, h_craft_to(cb, base + 100, cb->snd_nxt, ACK, &o, buf + 100, 100));
+	m = next_seg(&h_b, &s);
+	rte_pktmbuf_free(m);
+	assert_int_equal(s.ack, base + 300);
+	assert_int_equal(s.o.n_sack, 1);
+	assert_int_equal(s.o.sack[0].start, base + 100);
+	assert_int_equal(s.o.sack[0].end, base + 200);
+	/* a segment half old, half new: the old half is reported */
+	h_pattern(buf, 250, 100);
+	h_input(&h_b, h_craft_to(cb, base + 250, cb->snd_nxt, ACK, &o, buf, 100));
+	m = next_seg(&h_b, &s);
+	rte_pktmbuf_free(m);
+	assert_int_equal(s.ack, base + 350);
+	assert_int_equal(s.o.n_sack, 1);
+	assert_int_equal(s.o.sack[0].start, base + 250);
+	assert_int_equal(s.o.sack[0].end, base + 300);
+	/* a duplicate of out-of-order data: D-SACK first, then the range */
+	inject_range(cb, base, 500, 600);
+	h_pattern(buf, 500, 100);
+	h_input(&h_b, h_craft_to(cb, base + 500, cb->snd_nxt, ACK, &o, buf, 100));
+	m = next_seg(&h_b, &s);
+	rte_pktmbuf_free(m);
+	assert_int_equal(s.o.n_sack, 2);
+	assert_int_equal(s.o.sack[0].start, base + 500);
+	assert_int_equal(s.o.sack[0].end, base + 600);
+	assert_int_equal(s.o.sack[1].start, base + 500);
+	/* only once */
+	inject_range(cb, base, 700, 800);
+	h_flush(&h_b);
+	tcp_send_ack(cb);
+	m = next_seg(&h_b, &s);
+	rte_pktmbuf_free(m);
+	assert_int_equal(s.o.n_sack, 2);
+	assert_int_equal(s.o.sack[0].start, base + 700);
+	assert_int_equal(s.o.sack[1].start, base + 500);
+	assert_int_equal(sb.got, 350);
+	assert_true(h_pattern_ok(sb.buf, 0, 350));
+	rnic_tcp_abort(c);
+	h_flush(&h_a);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 static void rto_retransmit(void **state)
 {
 	(void)state;
@@ -1481,6 +1544,7 @@ int main(void)
 		T(backlog_full_no_state),
 		T(data_and_delayed_ack), T(ooo_sack_fast_retransmit),
 		T(sack_blocks_most_recent_first), T(ooo_overlaps_merge),
+		T(dsack_reports_duplicates),
 		T(rto_retransmit), T(spurious_rto_undone), T(zero_window_probe),
 		T(fin_to_time_wait), T(simultaneous_close), T(orphan_close),
 		T(rst_validation), T(paws_drop),
