@@ -137,6 +137,9 @@ static struct rnic_tcp_conn *syn_stage_ack(struct rnic_worker *w, struct rnic_po
 	}
 	c->sack_ok = sack;
 	c->snd_wscale = ws_ok ? ws : 0;
+	/* no RTT sample here: the cookie's timestamp sits up to 63 ticks
+	 * below the clock, so its echo says little; the first ACK of data
+	 * gives one */
 	c->rcv_wscale = ws_ok ? ts->params.wscale : 0;
 	c->mss = (uint16_t)(mss - (c->ts_ok ? 12 : 0));
 	c->snd_wnd = s->wnd << c->snd_wscale;
@@ -708,6 +711,11 @@ static void syn_sent_input(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 	if (!(s->flags & RTE_TCP_SYN_FLAG))
 		return;
 	take_syn(c, s);
+	if (ack && c->syn_retries == 0) {   /* Karn: only an unrepeated SYN */
+		struct tcp_stack *ts = tcp_s(c->w->st);
+		tcp_rtt_sample(&c->rtt, (uint32_t)rnic_tsc_to_us(c->w->now_tsc - c->syn_tsc),
+			       ts->params.rto_min_us);
+	}
 	if (ack) {
 		c->snd_una = s->ack;
 		c->snd_wl2 = s->ack;

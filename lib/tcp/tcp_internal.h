@@ -174,6 +174,7 @@ struct rnic_tcp_conn {
 	uint32_t undo_tsval;         /* our timestamp when the RTO fired */
 	struct tcp_cc_state undo_cc; /* congestion state before it */
 	unsigned syn_retries, rto_retries, probes;
+	uint64_t syn_tsc;            /* our first SYN: the handshake RTT sample */
 
 	struct rnic_timer rtx_timer; /* RTO, SYN retry, persist */
 	struct rnic_timer dack_timer;

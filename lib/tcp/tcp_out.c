@@ -221,6 +221,8 @@ void tcp_send_syn(struct rnic_tcp_conn *c, bool ack)
 		o.ws_ok = c->rcv_wscale != 0;
 	}
 	uint32_t wnd = tcp_rcv_window(c);
+	if (c->syn_retries == 0)
+		c->syn_tsc = c->w->now_tsc;
 	tcp_xmit(c->w, c->port, &c->key, c->iss, ack ? c->rcv_nxt : 0,
 		 RTE_TCP_SYN_FLAG | (ack ? RTE_TCP_ACK_FLAG : 0), &o, true,
 		 (uint16_t)(wnd > 65535 ? 65535 : wnd), NULL);

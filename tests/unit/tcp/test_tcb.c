@@ -106,6 +106,9 @@ static void handshake_passive_cookie(void **state)
 	assert_int_equal(c->mss, 1460 - 12);
 	assert_int_equal(cb->irs, c->iss);
 	assert_int_equal(c->irs, cb->iss);
+	/* the active side timed its SYN: RTO near the floor, not 200 ms */
+	assert_true(c->rtt.have_sample);
+	assert_int_equal(tcp_rtt_rto(&c->rtt, 5000), 5000);
 	assert_int_equal(h_a.n_out + h_b.n_out, 0);
 	h_app_fini(&ca);
 	h_app_fini(&sb);
