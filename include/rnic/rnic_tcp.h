@@ -117,7 +117,12 @@ void rnic_tcp_abort(struct rnic_tcp_conn *c);
  * Hand-off (seed 002 streaming-to-RDMA switch): with @p hold true, received
  * bytes stay queued in order instead of going to recv(); rnic_tcp_set_ops()
  * then installs a new consumer, and releasing the hold delivers the queued
- * bytes to it first, in order.
+ * bytes to it first, in order (then eof() if the FIN came meanwhile).
+ * rnic_tcp_set_ops(c, NULL, NULL) without a hold lets the connection go:
+ * bytes that still arrive are dropped, no callback runs any more, and after
+ * rnic_tcp_close() it ends by itself (FIN_WAIT_2 lasts at most 60 s).
+ * Every callback may call rnic_tcp_close() or rnic_tcp_abort() on its own
+ * connection.
  */
 void rnic_tcp_hold(struct rnic_tcp_conn *c, bool hold);
 void rnic_tcp_set_ops(struct rnic_tcp_conn *c, const struct rnic_tcp_ops *ops,
