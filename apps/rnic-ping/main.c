@@ -378,7 +378,15 @@ int main(int argc, char **argv)
 	while (!g.done && !rnic_stop_requested())
 		usleep(1000);
 	rnic_stack_stop(g.st);
+	if (g.server)
+		rnic_iw_unlisten(g.st, g.port);
 	rnic_stack_destroy(g.st);
+	rnic_iw_dereg_mr(g.rdma_mr);
+	rnic_iw_dereg_mr(g.start_mr);
+	rnic_iw_dereg_mr(g.send_mr);
+	rnic_iw_dereg_mr(g.recv_mr);
+	free(g.rdma_buf);
+	free(g.start_buf);
 	if (g.failed || (!g.server && g.err && g.err != -ECONNRESET))
 		return 1;
 	if (!g.server && g.count && g.ping < g.count)

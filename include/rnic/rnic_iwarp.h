@@ -72,6 +72,10 @@ int rnic_iw_listen(struct rnic_stack *st, uint16_t port,
 		   const struct rnic_iw_ops *ops, void *ctx,
 		   const struct rnic_iw_params *p);
 
+/** Stop listening on @p port and free the listener. Call while the stack
+ *  is stopped, or from a worker. @return 0 or -ENOENT. */
+int rnic_iw_unlisten(struct rnic_stack *st, uint16_t port);
+
 /** Connect from worker @p w (run on it). @return 0 or -errno. */
 int rnic_iw_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t port,
 		    const struct rnic_iw_ops *ops, void *ctx,

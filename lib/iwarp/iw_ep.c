@@ -16,6 +16,7 @@
  * Every protection error ends in a Terminate with its layer/type/code.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +76,15 @@ uint32_t rnic_iw_mr_stag(const struct rnic_iw_mr *mr) { return mr->stag; }
 
 void rnic_iw_dereg_mr(struct rnic_iw_mr *mr)
 {
-	mr->valid = false;   /* the table keeps the slot: later use is refused */
+	if (mr == NULL)
+		return;
+	/* the slot stays empty: later use of the STag is refused. A worker
+	 * that looked the MR up a moment ago may still be placing into it:
+	 * callers deregister only after their endpoints are gone (the verbs
+	 * layer will defer the free to a quiescent point) */
+	mr->valid = false;
+	__atomic_store_n(&mr_table[mr->stag >> 8], NULL, __ATOMIC_RELEASE);
+	free(mr);
 }
 
 /* The MR an STag names, checked for key, validity, access and bounds.
@@ -170,7 +179,14 @@ struct iw_listener {
 	const struct rnic_iw_ops *ops;
 	void *ctx;
 	struct rnic_iw_params p;
+	struct rnic_stack *st;
+	uint16_t port;
+	struct iw_listener *next;
 };
+
+/* Listeners by stack and port, so that rnic_iw_unlisten() can free them. */
+static struct iw_listener *listeners;
+static pthread_mutex_t listeners_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void rnic_iw_params_default(struct rnic_iw_params *p)
 {
@@ -320,7 +336,7 @@ static bool job_run(struct rnic_iw_ep *ep, struct job *j)
 				rte_cpu_to_be_32(ep->msn[RNIC_DDP_QN_SEND]),
 				rte_cpu_to_be_32(j->off) };
 		}
-		if (send_fpdu(ep, &h, hl, j->src + j->off, n) != 0)
+		if (send_fpdu(ep, &h, hl, j->src ? j->src + j->off : NULL, n) != 0)
 			return false;
 		j->off += n;
 	} while (j->off < j->len);
@@ -825,9 +841,36 @@ int rnic_iw_listen(struct rnic_stack *st, uint16_t port, const struct rnic_iw_op
 		l->p = *p;
 	else
 		rnic_iw_params_default(&l->p);
+	l->st = st;
+	l->port = port;
 	int rc = rnic_tcp_listen(st, port, &ep_tcp_ops, l, 1024);
-	if (rc != 0)
+	if (rc != 0) {
 		free(l);
+		return rc;
+	}
+	pthread_mutex_lock(&listeners_lock);
+	l->next = listeners;
+	listeners = l;
+	pthread_mutex_unlock(&listeners_lock);
+	return 0;
+}
+
+int rnic_iw_unlisten(struct rnic_stack *st, uint16_t port)
+{
+	struct iw_listener **pp, *l = NULL;
+	pthread_mutex_lock(&listeners_lock);
+	for (pp = &listeners; *pp; pp = &(*pp)->next)
+		if ((*pp)->st == st && (*pp)->port == port) {
+			l = *pp;
+			*pp = l->next;
+			break;
+		}
+	pthread_mutex_unlock(&listeners_lock);
+	if (l == NULL)
+		return -ENOENT;
+	int rc = rnic_tcp_unlisten(st, port);
+	/* endpoints accepted earlier copied what they need from the listener */
+	free(l);
 	return rc;
 }
 
@@ -843,7 +886,8 @@ int rnic_iw_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t port,
 		return -ENOMEM;
 	ep->ctx = ctx;
 	ep->active = true;
-	memcpy(ep->pdata, pdata, pd_len);
+	if (pd_len)   /* memcpy from NULL is undefined even for 0 bytes */
+		memcpy(ep->pdata, pdata, pd_len);
 	ep->pd_len = pd_len;
 	ep->state = EP_CONNECTING;
 	int rc = rnic_tcp_connect(w, dst_ip, port, &ep_tcp_ops, ep, &ep->c);
