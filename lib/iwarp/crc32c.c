@@ -6,6 +6,7 @@
 #include <isa-l/crc.h>
 #include <rte_mbuf.h>
 
+#include "common/mbuf_crc.h"
 #include "iwarp/crc32c.h"
 
 uint32_t
@@ -26,31 +27,20 @@ rnic_crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~c;
 }
 
+static uint32_t
+crc32c_step(uint32_t crc, const uint8_t *p, uint32_t len)
+{
+	return rnic_crc32c(crc, p, len);
+}
+
 int
 rnic_crc32c_mbuf(uint32_t crc, const struct rte_mbuf *m, uint32_t off,
 		 uint32_t len, uint32_t *out)
 {
-	/* Skip whole segments before @off, then feed segment runs. */
-	while (m != NULL && off >= m->data_len) {
-		off -= m->data_len;
-		m = m->next;
-	}
-	while (len > 0) {
-		uint32_t run;
-
-		if (m == NULL)
-			return -EINVAL;
-		run = m->data_len - off;
-		if (run > len)
-			run = len;
-		crc = rnic_crc32c(crc, rte_pktmbuf_mtod_offset(m, const uint8_t *,
-							       off), run);
-		len -= run;
-		off = 0;
-		m = m->next;
-	}
-	*out = crc;
-	return 0;
+	int rc = rnic_mbuf_crc(m, off, len, &crc, crc32c_step);
+	if (rc == 0)
+		*out = crc;
+	return rc;
 }
 
 void

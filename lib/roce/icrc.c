@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include <isa-l/crc.h>
+
+#include "common/mbuf_crc.h"
 #include <rte_mbuf.h>
 
 #include "roce/icrc.h"
@@ -117,31 +119,18 @@ rnic_roce_icrc_verify(const void *ip, uint32_t len)
 	       0 : -EBADMSG;
 }
 
-/*
- * Continue @crc over @len bytes of @m starting @off bytes into the chain.
- * Returns -EINVAL when the chain is shorter than that.
- */
+static uint32_t
+icrc_step(uint32_t crc, const uint8_t *p, uint32_t len)
+{
+	return crc32_gzip_refl(crc, p, len);
+}
+
+/* Continue @crc over @len bytes of @m starting @off bytes into the chain. */
 static int
 icrc_mbuf_run(const struct rte_mbuf *m, uint32_t off, uint32_t len,
 	      uint32_t *crc)
 {
-	while (m != NULL && off >= m->data_len) {
-		off -= m->data_len;
-		m = m->next;
-	}
-	while (len > 0) {
-		uint32_t run;
-
-		if (m == NULL)
-			return -EINVAL;
-		run = RTE_MIN((uint32_t)m->data_len - off, len);
-		*crc = crc32_gzip_refl(*crc, rte_pktmbuf_mtod_offset(m,
-					const uint8_t *, off), run);
-		len -= run;
-		off = 0;
-		m = m->next;
-	}
-	return 0;
+	return rnic_mbuf_crc(m, off, len, crc, icrc_step);
 }
 
 /*
