@@ -859,8 +859,7 @@ void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 		return;
 	}
 	if ((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
-	    rnic_net_l4_cksum(m, m->l2_len + m->l3_len, ip->src_addr, ip->dst_addr,
-			      IPPROTO_TCP, (uint16_t)l4len) != 0xffff) {
+	    tcp_l4_sum(m, m->l2_len + m->l3_len, l4len, ip->src_addr, ip->dst_addr) != 0xffff) {
 		tw->st.bad_csum++;
 		rte_pktmbuf_free(m);
 		return;

@@ -237,6 +237,11 @@ static inline uint32_t tcp_cookie_epoch(const struct rnic_worker *w)
 	return (uint32_t)(w->now_tsc / tcp_s(w->st)->tsc_per_epoch);
 }
 
+/* tcp_csum.c: folded, not inverted, sum of @p len TCP bytes at @p off and
+ * the IPv4 pseudo header (addresses as on the wire); 0xffff = valid. */
+uint16_t tcp_l4_sum(const struct rte_mbuf *m, uint32_t off, uint32_t len,
+		    uint32_t src_be, uint32_t dst_be);
+
 /* tcp_out.c */
 int tcp_units_reserve(struct rnic_tcp_conn *c, uint32_t more);
 struct rte_mbuf *tcp_chain_adj(struct rte_mbuf *m, uint32_t n);

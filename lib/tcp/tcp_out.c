@@ -77,10 +77,9 @@ void tcp_chain_trim(struct rte_mbuf *m, uint32_t keep)
 /* TCP checksum over the pseudo header and the whole chain. */
 static uint16_t tcp_cksum(const struct tcp_key *k, struct rte_mbuf *m, uint32_t len)
 {
-	/* lib/net's chain-safe sum: payload pieces may have odd lengths,
-	 * which DPDK 22.11's rte_raw_cksum_mbuf() gets wrong */
-	return (uint16_t)~rnic_net_l4_cksum(m, 0, k->laddr, k->raddr, IPPROTO_TCP,
-					    (uint16_t)len);
+	/* chain-safe (payload pieces may have odd lengths, which DPDK
+	 * 22.11's rte_raw_cksum_mbuf() gets wrong) and fast (tcp_csum.c) */
+	return (uint16_t)~tcp_l4_sum(m, 0, len, k->laddr, k->raddr);
 }
 
 /* Build and send one segment: header fields from @p c or explicit values. */
