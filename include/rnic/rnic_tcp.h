@@ -147,6 +147,7 @@ struct rnic_tcp_stats {
 	uint64_t bad_csum, bad_hdr, bad_opts, out_of_window, paws_drops,
 		 challenge_acks, no_listener, backlog_full, dup_segs;
 	uint64_t spurious_rtos;  /**< RTOs undone by Eifel detection (RFC 3522) */
+	uint64_t tail_probes;    /**< tail loss probes sent (RFC 8985 section 7) */
 };
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);
 

@@ -272,6 +272,10 @@ static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 			tcp_persist(c);
 		return;
 	}
+	if (c->tlp_armed) {
+		tcp_tail_probe(c);
+		return;
+	}
 	if (++c->rto_retries > RTO_RETRIES) {
 		tcp_send_ctl(c->w, c->port, &c->key, c->snd_nxt, 0, RTE_TCP_RST_FLAG, NULL, 0);
 		tcp_conn_done(c, -ETIMEDOUT);

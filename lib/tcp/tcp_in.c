@@ -352,6 +352,7 @@ static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 		break;
 	}
 	c->snd_una = s->ack;
+	c->tlp_out = false;
 	if (seq_lt(c->snd_nxt, c->snd_una))
 		c->snd_nxt = c->snd_una;
 	if (rtt_tsc)

@@ -147,6 +147,8 @@ struct rnic_tcp_conn {
 	uint32_t recover;            /* NewReno/RFC 6675 recovery point */
 	uint32_t high_rxt;           /* RFC 6675 HighRxt: end of the highest retransmission */
 	uint64_t rack_tsc;           /* RFC 8985: newest send time of delivered data */
+	bool tlp_armed;              /* rtx_timer is the probe timeout */
+	bool tlp_out;                /* a probe is out, no ACK of new data since */
 	bool in_recovery;
 	uint32_t dupacks;
 
@@ -261,6 +263,7 @@ uint32_t tcp_rcv_window(const struct rnic_tcp_conn *c);
 uint16_t tcp_wnd_field(struct rnic_tcp_conn *c);
 uint32_t tcp_ts_now(const struct rnic_tcp_conn *c);
 void tcp_arm_rto(struct rnic_tcp_conn *c);
+void tcp_tail_probe(struct rnic_tcp_conn *c);
 
 /* tcp_in.c */
 void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m);

@@ -302,11 +302,45 @@ int tcp_retransmit_unit(struct rnic_tcp_conn *c, struct tcp_unit *u)
 	return tcp_send_unit(c, u, false, false);
 }
 
+#define TLP_MIN_US 200
+
+/*
+ * RACK-TLP (RFC 8985 section 7): with two or more segments in flight and
+ * nothing known lost, the retransmission timer first runs as a probe
+ * timeout of two RTTs, so a lost tail is found through SACK within a few
+ * RTTs rather than after the RTO. @return the PTO, or 0 for "use the RTO".
+ */
+static uint32_t tlp_timeout(const struct rnic_tcp_conn *c, uint32_t rto)
+{
+	if (!c->sack_ok || !c->rtt.have_sample || c->in_recovery || c->tlp_out ||
+	    c->rto_retries || c->lost_bytes ||
+	    (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT) ||
+	    c->snd_una == c->snd_max || c->u_next - c->u_head < 2)
+		return 0;   /* one segment: the peer may be delaying its ACK */
+	uint32_t pto = 2 * c->rtt.srtt_us;
+	if (pto < TLP_MIN_US)
+		pto = TLP_MIN_US;
+	return pto < rto ? pto : 0;
+}
+
 void tcp_arm_rto(struct rnic_tcp_conn *c)
 {
 	struct tcp_stack *ts = tcp_s(c->w->st);
-	rnic_timer_arm(&c->w->timers, &c->rtx_timer, c->w->now_tsc,
-		       tcp_rtt_rto(&c->rtt, ts->params.rto_min_us));
+	uint32_t rto = tcp_rtt_rto(&c->rtt, ts->params.rto_min_us);
+	uint32_t pto = tlp_timeout(c, rto);
+	c->tlp_armed = pto != 0;
+	rnic_timer_arm(&c->w->timers, &c->rtx_timer, c->w->now_tsc, pto ? pto : rto);
+}
+
+/* The probe timeout fired: resend the last unit sent. Its ACK carries SACK
+ * for it, and the time order (mark_lost) then names what else is missing. */
+void tcp_tail_probe(struct rnic_tcp_conn *c)
+{
+	c->tlp_armed = false;
+	c->tlp_out = true;
+	tcp_w(c->w)->st.tail_probes++;
+	tcp_retransmit_unit(c, &c->units[(c->u_next - 1) & (c->units_cap - 1)]);
+	tcp_arm_rto(c);
 }
 
 /*
