@@ -39,6 +39,8 @@ static bool fault_hit(struct rnic_fault *f, uint32_t threshold)
 	return threshold != 0 && (uint32_t)(fault_rand(f) >> 32) < threshold;
 }
 
+/* Thresholds from percentages; a zero seed picks a fixed one (the state of
+ * xorshift must never be 0). */
 void rnic_fault_init(struct rnic_fault *f, const struct rnic_fault_cfg *cfg,
 		     uint64_t seed)
 {
@@ -78,45 +80,103 @@ static bool fault_hold(struct rnic_fault *f, struct rte_mbuf *m,
 	return true;
 }
 
-/* Flip one random bit of the frame; copy it first if it is shared. */
+/* A segment whose bytes someone else also sees: the mbuf is shared, or its
+ * data is an indirect (cloned) or external buffer, e.g. a TCP segment
+ * still in its retransmission queue or registered memory. */
+static bool fault_seg_shared(const struct rte_mbuf *seg)
+{
+	return rte_mbuf_refcnt_read(seg) > 1 || RTE_MBUF_CLONED(seg) ||
+	       RTE_MBUF_HAS_EXTBUF(seg);
+}
+
+/*
+ * Flip one random bit anywhere in the frame (any segment). When the bytes
+ * are shared, flip it in a private copy instead, so the sender's
+ * retransmission queue or memory region never changes. If no copy can be
+ * made the frame goes through unharmed and is not counted.
+ */
 static struct rte_mbuf *fault_corrupt(struct rnic_fault *f, struct rte_mbuf *m)
 {
-	if (rte_mbuf_refcnt_read(m) > 1 || RTE_MBUF_CLONED(m)) {
+	uint64_t r = fault_rand(f);
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	uint32_t off;
+	struct rte_mbuf *seg;
+
+	if (len == 0)
+		return m;
+	off = (uint32_t)((r >> 3) % len);
+	seg = m;
+	while (seg != NULL && off >= seg->data_len) {
+		off -= seg->data_len;
+		seg = seg->next;
+	}
+	if (seg == NULL)
+		return m; /* chain shorter than pkt_len: leave it alone */
+	if (fault_seg_shared(m) || fault_seg_shared(seg)) {
 		struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
 		if (c == NULL)
 			return m;
 		rte_pktmbuf_free(m);
 		m = c;
+		off = (uint32_t)((r >> 3) % len);
+		seg = m;
+		while (off >= seg->data_len) {
+			off -= seg->data_len;
+			seg = seg->next;
+		}
 	}
-	uint32_t len = rte_pktmbuf_data_len(m);
-	if (len == 0)
-		return m;
-	uint64_t r = fault_rand(f);
-	uint8_t *p = rte_pktmbuf_mtod_offset(m, uint8_t *, (r >> 3) % len);
+	uint8_t *p = rte_pktmbuf_mtod_offset(seg, uint8_t *, off);
 	*p ^= (uint8_t)(1u << (r & 7));
 	f->stats.corrupted++;
 	return m;
 }
 
+/* Move due frames to @p out in release-time order: the reordered frame
+ * (past its 1 ms deadline) takes its place among the delayed ones. */
 unsigned rnic_fault_release(struct rnic_fault *f, struct rte_mbuf **out,
 			    unsigned max_out, uint64_t now_tsc)
 {
 	unsigned n = 0;
 
-	if (f->reorder != NULL && n < max_out &&
-	    f->reorder_deadline <= now_tsc) {
-		out[n++] = f->reorder;
-		f->reorder = NULL;
-	}
-	while (f->count > 0 && n < max_out &&
-	       f->release_tsc[f->head] <= now_tsc) {
-		out[n++] = f->held[f->head];
-		f->head = (f->head + 1) % RNIC_FAULT_HOLD;
-		f->count--;
+	while (n < max_out) {
+		bool held_due = f->count > 0 && f->release_tsc[f->head] <= now_tsc;
+		bool reorder_due = f->reorder != NULL &&
+				   f->reorder_deadline <= now_tsc;
+
+		if (reorder_due && (!held_due ||
+				    f->reorder_deadline <= f->release_tsc[f->head])) {
+			out[n++] = f->reorder;
+			f->reorder = NULL;
+		} else if (held_due) {
+			out[n++] = f->held[f->head];
+			f->head = (f->head + 1) % RNIC_FAULT_HOLD;
+			f->count--;
+		} else {
+			break;
+		}
 	}
 	return n;
 }
 
+/* Put back frames the PMD refused, due at once: they leave first on the
+ * next release. @return frames taken (the rest stay the caller's). */
+unsigned rnic_fault_requeue(struct rnic_fault *f, struct rte_mbuf **m,
+			    unsigned n, uint64_t now_tsc)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (!fault_hold(f, m[i], now_tsc))
+			break;
+	return i;
+}
+
+/*
+ * Decide, frame by frame: drop (freed), corrupt, duplicate (copy emitted
+ * first), delay (held until now + delay_us) or reorder (held until the next
+ * frame passes). Every decision draws from the seeded stream in the same
+ * order, so a seed replays the same faults.
+ */
 unsigned rnic_fault_apply(struct rnic_fault *f, struct rte_mbuf **in,
 			  unsigned n, struct rte_mbuf **out, unsigned max_out,
 			  uint64_t now_tsc)

@@ -55,6 +55,15 @@ unsigned rnic_fault_apply(struct rnic_fault *f, struct rte_mbuf **in,
 unsigned rnic_fault_release(struct rnic_fault *f, struct rte_mbuf **out,
 			    unsigned max_out, uint64_t now_tsc);
 
+/**
+ * Hold again @p n frames that could not be sent (the PMD refused them),
+ * due at @p now_tsc, so the next rnic_fault_release() hands them out again
+ * after frames already due. @return frames taken, in order; the caller
+ * still owns m[ret..n-1] (the hold FIFO was full).
+ */
+unsigned rnic_fault_requeue(struct rnic_fault *f, struct rte_mbuf **m,
+			    unsigned n, uint64_t now_tsc);
+
 /** Free every held frame (port close). */
 void rnic_fault_flush(struct rnic_fault *f);
 

@@ -194,25 +194,41 @@ static int port_open_pcap(struct rnic_port *p)
 	return p->pcap_pool ? 0 : -rte_errno;
 }
 
-static void port_capture(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
-			 uint16_t n, enum rte_pcapng_direction dir)
+/* Copy up to @p n frames for the capture (before the PMD owns them).
+ * @return copies made, in order; frames past a failed copy are skipped. */
+static uint16_t port_capture_copy(struct rnic_port *p, uint16_t q,
+				  struct rte_mbuf **pkts, uint16_t n,
+				  struct rte_mbuf **copies,
+				  enum rte_pcapng_direction dir)
 {
-	struct rte_mbuf *copies[RNIC_BURST * 2];
+	uint64_t now = rte_get_tsc_cycles();
 	uint16_t k = 0;
 
-	for (uint16_t i = 0; i < n && k < RTE_DIM(copies); i++) {
-		struct rte_mbuf *c = rte_pcapng_copy(p->port_id, q, pkts[i],
-						     p->pcap_pool, UINT32_MAX,
-						     rte_get_tsc_cycles(), dir);
-		if (c != NULL)
-			copies[k++] = c;
+	for (uint16_t i = 0; i < n; i++) {
+		copies[k] = rte_pcapng_copy(p->port_id, q, pkts[i], p->pcap_pool,
+					    UINT32_MAX, now, dir);
+		if (copies[k] == NULL)
+			break; /* capture pool empty: the file misses frames */
+		k++;
 	}
-	if (k == 0)
+	return k;
+}
+
+/* Write the first @p write of @p n copies to the file and free them all.
+ * Workers of different queues share the file, hence the lock. */
+static void port_capture_write(struct rnic_port *p, struct rte_mbuf **copies,
+			       uint16_t n, uint16_t write)
+{
+	if (n == 0)
 		return;
-	rte_spinlock_lock(&p->pcap_lock);
-	rte_pcapng_write_packets(p->pcap, copies, k);
-	rte_spinlock_unlock(&p->pcap_lock);
-	rte_pktmbuf_free_bulk(copies, k);
+	if (write > n)
+		write = n;
+	if (write) {
+		rte_spinlock_lock(&p->pcap_lock);
+		rte_pcapng_write_packets(p->pcap, copies, write);
+		rte_spinlock_unlock(&p->pcap_lock);
+	}
+	rte_pktmbuf_free_bulk(copies, n);
 }
 
 struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
@@ -235,6 +251,7 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 		rte_errno = ENOMEM;
 		return NULL;
 	}
+	memset(&conf, 0, sizeof(conf)); /* the failure path reads it */
 	p->st = st;
 	p->idx = idx;
 	p->port_id = port_id;
@@ -255,13 +272,15 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 		rc = -ENOTSUP;
 		goto fail;
 	}
-	memset(&conf, 0, sizeof(conf));
 	port_conf_rss(p, &di, &conf);
 	if (*di.dev_flags & RTE_ETH_DEV_INTR_LSC)
 		conf.intr_conf.lsc = 1;
 
+	uint16_t rxd = cfg->rx_desc ? cfg->rx_desc : 1024;
+	uint16_t txd = cfg->tx_desc ? cfg->tx_desc : 1024;
+	rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &rxd, &txd);
 	/* pool: every descriptor, a burst in flight per worker, and margin */
-	unsigned need = (p->nb_rxq * cfg->rx_desc) + (p->nb_txq * cfg->tx_desc) +
+	unsigned need = (p->nb_rxq * rxd) + (p->nb_txq * txd) +
 			nb_workers * (PORT_POOL_CACHE + 4 * RNIC_BURST) + 1024;
 	unsigned nmbufs = cfg->mbufs ? cfg->mbufs : 8191;
 	if (nmbufs < need) {
@@ -306,6 +325,10 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	}
 	if (p->mtu != 1500 || di.max_mtu >= p->mtu) {
 		rc = rte_eth_dev_set_mtu(port_id, p->mtu);
+		/* no mtu_set op (net_ring, net_null): rxmode.mtu, which
+		 * configure checked against the largest frame, is the MTU */
+		if (rc == -ENOTSUP)
+			rc = 0;
 		if (rc != 0 && p->mtu != 1500) {
 			fprintf(stderr, "rnic: port %u (%s, %s): MTU %u refused "
 				"(max %u): %s\n", idx, p->name, di.driver_name,
@@ -313,9 +336,6 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 			goto fail;
 		}
 	}
-	uint16_t rxd = cfg->rx_desc ? cfg->rx_desc : 1024;
-	uint16_t txd = cfg->tx_desc ? cfg->tx_desc : 1024;
-	rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &rxd, &txd);
 	for (uint16_t q = 0; q < p->nb_rxq; q++) {
 		rc = rte_eth_rx_queue_setup(port_id, q, rxd,
 					    rte_eth_dev_socket_id(port_id), NULL, p->pool);
@@ -345,7 +365,9 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	}
 	port_set_reta(p, &di);
 	port_tap_kernel_mac(p, di.driver_name);
+	/* rnic speaks unicast IPv4 and broadcast ARP only */
 	rte_eth_promiscuous_disable(port_id);
+	rte_eth_allmulticast_disable(port_id);
 	rnic_port_poll_link(p);
 	if (cfg->pcap[0] && (rc = port_open_pcap(p)) != 0)
 		goto fail_started;
@@ -369,6 +391,26 @@ fail:
 	return NULL;
 }
 
+/*
+ * Give the ethdev back. Ring ports stay: their peer may still use the other
+ * end. A vdev is unplugged (its driver closes the ethdev), so a later open
+ * of the same spec probes it afresh instead of finding a half-gone device.
+ */
+static void port_release_dev(struct rnic_port *p)
+{
+	struct rte_eth_dev_info di;
+
+	if (p->cfg.ring[0])
+		return;
+	if (p->cfg.vdev[0] && rte_eth_dev_info_get(p->port_id, &di) == 0 &&
+	    di.device != NULL && rte_dev_remove(di.device) == 0)
+		return;
+	rte_eth_dev_close(p->port_id);
+}
+
+/* Stop, free what the injectors hold, give back the device, then the pool
+ * (kept, with a message, while mbufs are still out: freeing it would let
+ * their owners write into freed memory). */
 void rnic_port_close(struct rnic_port *p)
 {
 	if (p == NULL)
@@ -381,9 +423,7 @@ void rnic_port_close(struct rnic_port *p)
 	rte_eth_dev_callback_unregister(p->port_id, RTE_ETH_EVENT_INTR_LSC,
 					port_lsc_cb, p);
 	rnic_arp_table_free(p);
-	/* ring ports stay: their peer may still use the other end */
-	if (!p->cfg.ring[0])
-		rte_eth_dev_close(p->port_id);
+	port_release_dev(p);
 	if (p->pcap)
 		rte_pcapng_close(p->pcap); /* closes the fd */
 	rte_mempool_free(p->pcap_pool);
@@ -396,75 +436,121 @@ void rnic_port_close(struct rnic_port *p)
 	rte_free(p);
 }
 
+/*
+ * RX: burst from the PMD, capture what came off the wire, then the RX fault
+ * injector. Frames the injector held (delay, reorder) and whose time has
+ * come are returned first.
+ */
 uint16_t rnic_port_rx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 		      uint16_t n)
 {
-	struct rnic_fault *f = &p->rx_fault[q];
-	uint16_t got;
+	struct rte_mbuf *copies[RNIC_BURST];
+	struct rnic_fault *f;
+	uint16_t got, k;
 
-	if (q >= p->nb_rxq)
+	if (q >= p->nb_rxq || n == 0)
 		return 0;
+	f = &p->rx_fault[q];
 	if (!f->enabled) {
-		got = rte_eth_rx_burst(p->port_id, q, pkts, n);
-		if (got && p->pcap)
-			port_capture(p, q, pkts, got, RTE_PCAPNG_DIRECTION_IN);
+		if (p->pcap == NULL)
+			return rte_eth_rx_burst(p->port_id, q, pkts, n);
+		got = rte_eth_rx_burst(p->port_id, q, pkts, RTE_MIN(n, (uint16_t)RNIC_BURST));
+		if (got)
+			port_capture_write(p, copies, port_capture_copy(p, q, pkts, got,
+					   copies, RTE_PCAPNG_DIRECTION_IN), got);
 		return got;
 	}
-	/* leave room for duplicates the injector adds */
 	struct rte_mbuf *raw[RNIC_BURST];
 	uint64_t now = rte_rdtsc();
-	uint16_t k = (uint16_t)rnic_fault_release(f, pkts, n, now);
-	got = rte_eth_rx_burst(p->port_id, q, raw, RTE_MIN((uint16_t)(n - k) / 2,
-					(uint16_t)RNIC_BURST));
-	k += rnic_fault_apply(f, raw, got, pkts + k, n - k, now);
-	if (k && p->pcap)
-		port_capture(p, q, pkts, k, RTE_PCAPNG_DIRECTION_IN);
+	k = (uint16_t)rnic_fault_release(f, pkts, n, now);
+	/* read at most half the room that is left: duplicates need the rest */
+	uint16_t room = (uint16_t)(n - k);
+	uint16_t want = RTE_MIN(room > 1 ? room / 2 : room, (uint16_t)RNIC_BURST);
+	got = want ? rte_eth_rx_burst(p->port_id, q, raw, want) : 0;
+	if (got && p->pcap)
+		port_capture_write(p, copies, port_capture_copy(p, q, raw, got,
+				   copies, RTE_PCAPNG_DIRECTION_IN), got);
+	k += (uint16_t)rnic_fault_apply(f, raw, got, pkts + k, n - k, now);
 	return k;
 }
 
-/* Send frames the injector produced (not the caller's): free what the PMD
- * refuses, so nothing leaks. */
-static void port_tx_all(struct rnic_port *p, uint16_t q, struct rte_mbuf **m,
-			uint16_t n)
+/* Send frames the injector produced or released (not the caller's any
+ * more): capture what the PMD takes, hold the rest again for the next poll;
+ * only when the hold is full are frames freed, counted as dropped. */
+static uint16_t port_tx_all(struct rnic_port *p, uint16_t q, struct rte_mbuf **m,
+			    uint16_t n, uint64_t now)
 {
-	uint16_t sent = rte_eth_tx_burst(p->port_id, q, m, n);
+	struct rte_mbuf *copies[RNIC_TXBUF * 2 + 2];
+	struct rnic_fault *f = &p->tx_fault[q];
+	uint16_t nc = 0, sent;
+
+	if (n == 0)
+		return 0;
+	if (p->pcap)
+		nc = port_capture_copy(p, q, m, RTE_MIN(n, (uint16_t)RTE_DIM(copies)),
+				       copies, RTE_PCAPNG_DIRECTION_OUT);
+	sent = rte_eth_tx_burst(p->port_id, q, m, n);
+	port_capture_write(p, copies, nc, sent);
 	if (sent < n) {
-		p->tx_fault[q].stats.dropped += n - sent;
-		rte_pktmbuf_free_bulk(m + sent, n - sent);
+		unsigned kept = rnic_fault_requeue(f, m + sent, n - sent, now);
+		if (sent + kept < n) {
+			f->stats.dropped += n - sent - kept;
+			rte_pktmbuf_free_bulk(m + sent + kept, n - sent - kept);
+		}
 	}
+	return sent;
 }
 
+/*
+ * TX: the TX fault injector, then the capture of what the PMD accepts, then
+ * the PMD. Without faults, the caller keeps what the PMD refuses. With
+ * faults, every frame handed to the injector is consumed (dropped ones count
+ * as sent); refused output is held and retried by rnic_port_fault_poll().
+ */
 uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 		      uint16_t n)
 {
-	struct rnic_fault *f = &p->tx_fault[q];
+	struct rnic_fault *f;
 
 	if (q >= p->nb_txq || n == 0)
 		return 0;
-	if (p->pcap)
-		port_capture(p, q, pkts, n, RTE_PCAPNG_DIRECTION_OUT);
-	if (!f->enabled)
+	f = &p->tx_fault[q];
+	if (!f->enabled && p->pcap == NULL)
 		return rte_eth_tx_burst(p->port_id, q, pkts, n);
+	if (!f->enabled) {
+		struct rte_mbuf *copies[RNIC_TXBUF];
+		uint16_t take = RTE_MIN(n, (uint16_t)RNIC_TXBUF), nc, sent;
+
+		nc = port_capture_copy(p, q, pkts, take, copies,
+				       RTE_PCAPNG_DIRECTION_OUT);
+		sent = rte_eth_tx_burst(p->port_id, q, pkts, take);
+		port_capture_write(p, copies, nc, sent);
+		return sent;
+	}
+	/* room: what is due from earlier, then each frame, its duplicate and
+	 * one reordered frame released behind it */
 	struct rte_mbuf *out[RNIC_TXBUF * 2 + 2];
+	uint64_t now = rte_rdtsc();
 	uint16_t take = RTE_MIN(n, (uint16_t)RNIC_TXBUF);
-	unsigned k = rnic_fault_apply(f, pkts, take, out, RTE_DIM(out),
-				      rte_rdtsc());
-	port_tx_all(p, q, out, (uint16_t)k);
+	unsigned k = rnic_fault_release(f, out, RTE_DIM(out) - 2u * take - 1u, now);
+	k += rnic_fault_apply(f, pkts, take, out + k, RTE_DIM(out) - k, now);
+	port_tx_all(p, q, out, (uint16_t)k, now);
 	return take;
 }
 
+/* Transmit TX frames the injector held whose time has come. RX holds are
+ * handed out by the next rnic_port_rx() on the queue. @return frames sent. */
 unsigned rnic_port_fault_poll(struct rnic_port *p, uint16_t q)
 {
 	struct rte_mbuf *out[RNIC_BURST];
+	uint64_t now;
 	unsigned n;
 
 	if (q >= p->nb_txq || !p->tx_fault[q].enabled)
 		return 0;
-	n = rnic_fault_release(&p->tx_fault[q], out, RTE_DIM(out), rte_rdtsc());
-	if (n)
-		port_tx_all(p, q, out, (uint16_t)n);
-	/* RX holds are released by the next rnic_port_rx call */
-	return n;
+	now = rte_rdtsc();
+	n = rnic_fault_release(&p->tx_fault[q], out, RTE_DIM(out), now);
+	return port_tx_all(p, q, out, (uint16_t)n, now);
 }
 
 int rnic_port_set_link(struct rnic_port *p, bool up)
@@ -518,6 +604,7 @@ void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "link_up", p->link_up);
 	rte_tel_data_add_dict_u64(d, "link_changes", p->link_changes);
 	rte_tel_data_add_dict_int(d, "rx_queues", p->nb_rxq);
+	rte_tel_data_add_dict_int(d, "tx_queues", p->nb_txq);
 	rte_tel_data_add_dict_int(d, "rss", p->rss);
 	rte_tel_data_add_dict_u64(d, "mbufs_in_use", rnic_port_mbufs_in_use(p));
 	if (rte_eth_stats_get(p->port_id, &es) == 0) {

@@ -170,6 +170,127 @@ static void delay_holds_until_due(void **state)
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
 
+/* Copy a chain's bytes out (up to @p max). */
+static uint32_t flatten(struct rte_mbuf *m, uint8_t *buf, uint32_t max)
+{
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	assert_true(len <= max);
+	const void *p = rte_pktmbuf_read(m, 0, len, buf);
+	assert_non_null(p);
+	if (p != buf)
+		memcpy(buf, p, len); /* contiguous: read points into the mbuf */
+	return len;
+}
+
+/* A TCP-like frame: a private header mbuf chained to a clone of payload
+ * the sender keeps (its retransmission queue). Bits flip anywhere in the
+ * frame, the payload too, but never in the sender's copy. */
+static void corrupt_chain_spares_shared_payload(void **state)
+{
+	struct rnic_fault f;
+	struct rnic_fault_cfg cfg = { .corrupt = 100 };
+	struct rte_mbuf *out[2];
+	uint8_t orig[256], got[256], keep[100];
+	unsigned in_payload = 0;
+	(void)state;
+	rnic_fault_init(&f, &cfg, 11);
+	struct rte_mbuf *src = rte_pktmbuf_alloc(pool);
+	assert_non_null(src);
+	assert_non_null(rte_pktmbuf_append(src, 100));
+	for (int i = 0; i < 100; i++)
+		rte_pktmbuf_mtod(src, uint8_t *)[i] = (uint8_t)(i * 7 + 1);
+	memcpy(keep, rte_pktmbuf_mtod(src, void *), 100);
+	for (int i = 0; i < 200; i++) {
+		struct rte_mbuf *h = frame((uint32_t)i);
+		struct rte_mbuf *c = rte_pktmbuf_clone(src, pool);
+		assert_non_null(c);
+		assert_int_equal(rte_pktmbuf_chain(h, c), 0);
+		uint32_t len = flatten(h, orig, sizeof(orig));
+		assert_int_equal(rnic_fault_apply(&f, &h, 1, out, 2, 0), 1);
+		assert_int_equal(flatten(out[0], got, sizeof(got)), len);
+		unsigned bits = 0, where = 0;
+		for (uint32_t b = 0; b < len; b++) {
+			bits += __builtin_popcount(got[b] ^ orig[b]);
+			if (got[b] != orig[b])
+				where = b;
+		}
+		assert_int_equal(bits, 1);
+		in_payload += where >= 64;
+		assert_memory_equal(rte_pktmbuf_mtod(src, void *), keep, 100);
+		rte_pktmbuf_free(out[0]);
+	}
+	/* 100 of 164 bytes are payload: about 120 of 200 flips land there */
+	assert_in_range(in_payload, 80, 160);
+	assert_int_equal(f.stats.corrupted, 200);
+	rte_pktmbuf_free(src);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+/* The reordered frame's 1 ms deadline takes its place among delayed frames:
+ * everything comes out in release-time order. */
+static void release_in_time_order(void **state)
+{
+	struct rnic_fault f;
+	struct rnic_fault_cfg cfg = { .delay = 100, .delay_us = 500, .reorder = 100 };
+	struct rte_mbuf *out[4], *m;
+	(void)state;
+	rnic_fault_init(&f, &cfg, 5);
+	m = frame(1);                          /* held until 0.5 ms */
+	assert_int_equal(rnic_fault_apply(&f, &m, 1, out, 4, 0), 0);
+	uint32_t p_delay = f.p_delay;
+	f.p_delay = 0;
+	m = frame(2);                          /* reordered: 1 ms deadline */
+	assert_int_equal(rnic_fault_apply(&f, &m, 1, out, 4, 0), 0);
+	f.p_delay = p_delay;
+	f.cfg.delay_us = 2000;
+	m = frame(3);                          /* held until 2 ms */
+	assert_int_equal(rnic_fault_apply(&f, &m, 1, out, 4, 0), 0);
+	assert_int_equal(rnic_fault_release(&f, out, 4, UINT64_MAX), 3);
+	assert_int_equal(seq_of(out[0]), 1);
+	assert_int_equal(seq_of(out[1]), 2);
+	assert_int_equal(seq_of(out[2]), 3);
+	for (int i = 0; i < 3; i++)
+		rte_pktmbuf_free(out[i]);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+/* Frames the PMD refused go back in the hold, due at once, behind frames
+ * already due and ahead of later ones; a full hold gives the rest back. */
+static void requeue_keeps_order(void **state)
+{
+	struct rnic_fault f;
+	struct rnic_fault_cfg cfg = { .delay = 100, .delay_us = 10 };
+	struct rte_mbuf *out[RNIC_FAULT_HOLD + 2], *m[3];
+	uint64_t us = rte_get_tsc_hz() / 1000000;
+	(void)state;
+	rnic_fault_init(&f, &cfg, 9);
+	struct rte_mbuf *d = frame(0);          /* due at 10 us */
+	assert_int_equal(rnic_fault_apply(&f, &d, 1, out, 4, 0), 0);
+	for (uint32_t i = 0; i < 3; i++)
+		m[i] = frame(10 + i);
+	assert_int_equal(rnic_fault_requeue(&f, m, 3, 5 * us), 3);
+	assert_int_equal(rnic_fault_release(&f, out, 8, 6 * us), 3);
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(seq_of(out[i]), 10 + i);
+	assert_int_equal(rnic_fault_release(&f, out, 8, 10 * us), 1);
+	assert_ptr_equal(out[0], d);
+	rte_pktmbuf_free(d);
+	for (uint32_t i = 0; i < 3; i++)
+		rte_pktmbuf_free(m[i]);
+	/* fill the hold: the overflow stays the caller's */
+	unsigned taken = 0;
+	for (unsigned i = 0; i < RNIC_FAULT_HOLD + 2; i++) {
+		struct rte_mbuf *x = frame(i);
+		if (rnic_fault_requeue(&f, &x, 1, 0) == 1)
+			taken++;
+		else
+			rte_pktmbuf_free(x);
+	}
+	assert_int_equal(taken, RNIC_FAULT_HOLD);
+	rnic_fault_flush(&f);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
 int main(void)
 {
 	char *argv[] = { "test_fault", "--no-huge", "-m", "128", "--no-pci",
@@ -185,6 +306,9 @@ int main(void)
 		cmocka_unit_test(rates),
 		cmocka_unit_test(corrupt_flips_one_bit),
 		cmocka_unit_test(delay_holds_until_due),
+		cmocka_unit_test(corrupt_chain_spares_shared_payload),
+		cmocka_unit_test(release_in_time_order),
+		cmocka_unit_test(requeue_keeps_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
