@@ -140,6 +140,7 @@ int rnic_eal_init(const char *prog, const struct rnic_config *cfg,
 
 struct rnic_stack;
 struct rnic_worker;
+struct rte_ring;
 
 /**
  * Build a stack from @p cfg: ports configured and started, workers created
@@ -196,6 +197,13 @@ int rnic_worker_call_sync(struct rnic_worker *w,
  * Call before rnic_stack_create(). @return 0 or -errno.
  */
 int rnic_ring_pair(const char *name, unsigned queues);
+
+/**
+ * The ring that ring-pair end @p end ("NAME.a" or "NAME.b") transmits into on
+ * queue @p q, for tests that pace a sender by the link's fill level.
+ * @return NULL when there is no such pair (or it is one of the 65th and later).
+ */
+struct rte_ring *rnic_ring_pair_tx(const char *end, unsigned q);
 
 /**
  * Run one iteration of worker @p idx's loop from the calling thread

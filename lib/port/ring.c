@@ -26,6 +26,10 @@
  * never be truncated into a clash. */
 static unsigned ring_pair_seq;
 
+/* Names of the pairs made, by sequence number, for rnic_ring_pair_tx(). */
+#define RING_PAIRS_KEPT 64
+static char ring_pair_names[RING_PAIRS_KEPT][RTE_ETH_NAME_MAX_LEN];
+
 static void ring_free_all(struct rte_ring **r, unsigned n)
 {
 	for (unsigned q = 0; q < n; q++)
@@ -87,10 +91,30 @@ int rnic_ring_pair(const char *name, unsigned queues)
 			rte_eth_dev_close(pid);
 		goto fail;
 	}
+	if (seq < RING_PAIRS_KEPT)
+		snprintf(ring_pair_names[seq], sizeof(ring_pair_names[seq]), "%s", name);
 	return 0;
 
 fail:
 	ring_free_all(ab, queues);
 	ring_free_all(ba, queues);
 	return rc ? rc : -EIO;
+}
+
+struct rte_ring *rnic_ring_pair_tx(const char *end, unsigned q)
+{
+	char rname[RTE_RING_NAMESIZE];
+	size_t n = end ? strlen(end) : 0;
+
+	if (n < 3 || end[n - 2] != '.' || (end[n - 1] != 'a' && end[n - 1] != 'b'))
+		return NULL;
+	for (unsigned seq = 0; seq < RING_PAIRS_KEPT; seq++) {
+		if (strlen(ring_pair_names[seq]) != n - 2 ||
+		    strncmp(ring_pair_names[seq], end, n - 2) != 0)
+			continue;
+		/* ".a" transmits into the 'a' rings, ".b" into the 'b' ones */
+		snprintf(rname, sizeof(rname), "rnic_rp%u_%c%u", seq, end[n - 1], q);
+		return rte_ring_lookup(rname);
+	}
+	return NULL;
 }

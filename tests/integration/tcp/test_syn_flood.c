@@ -19,6 +19,7 @@
 #include <rte_tcp.h>
 
 #include "engine/stack.h"
+#include "engine/worker.h"
 #include "port/port.h"
 #include "rnic/rnic.h"
 #include "rnic/rnic_tcp.h"
@@ -90,13 +91,20 @@ static unsigned flood(struct rnic_worker *w, void *arg)
 	struct rte_mbuf *pk[32];
 	unsigned n = 0;
 	static struct rte_ring *link;
+	static bool looked;
 	if (!flooding || no_flood)
 		return 0;
 	/* flood as fast as A drains, but leave half the link to real traffic:
 	 * a link that is always full tests the link, not the SYN stage */
-	if (link == NULL)
-		link = rte_ring_lookup("rp_flood_ba0");
-	if (link != NULL && rte_ring_free_count(link) < 2048)
+	if (!looked) {
+		link = rnic_ring_pair_tx("flood.b", 0);
+		looked = true;
+		if (link == NULL) {
+			fprintf(stderr, "FAIL: no ring behind flood.b\n");
+			exit(1);
+		}
+	}
+	if (rte_ring_free_count(link) < 2048)
 		return 0;
 	for (; n < 32; n++) {
 		struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
@@ -197,6 +205,8 @@ int main(int argc, char **argv)
 	CHECK(rc == 0, "connect: %d", rc);
 	double t0 = now_s();
 	uint64_t max_tcbs = 0, max_mbufs = 0;
+	unsigned tick = 0;
+	bool debug = getenv("FLOOD_DEBUG") != NULL;
 	struct rnic_tcp_stats ts0;
 	rnic_tcp_stats(A, &ts0);
 	while (!(src_done && sink_done) && now_s() - t0 < 120) {
@@ -207,6 +217,28 @@ int main(int argc, char **argv)
 		max_tcbs = ts.tcbs > max_tcbs ? ts.tcbs : max_tcbs;
 		max_mbufs = ss.mbufs_in_use > max_mbufs ? ss.mbufs_in_use : max_mbufs;
 		usleep(5000);
+		if (debug && ++tick % 200 == 0) {
+			struct rnic_tcp_stats tb;
+			struct rnic_stack_stats sb;
+			rnic_tcp_stats(B, &tb);
+			rnic_stack_stats(B, &sb);
+			fprintf(stderr, "t=%.0f rx=%lu A: segs %lu/%lu rtx %lu rto %lu oow %lu dup %lu drops %lu | "
+				"B: segs %lu/%lu rtx %lu rto %lu tlp %lu oow %lu drops %lu arp %lu/%lu\n",
+				now_s() - t0, (unsigned long)received, (unsigned long)ts.segs_in,
+				(unsigned long)ts.segs_out, (unsigned long)ts.retransmits,
+				(unsigned long)ts.rtos, (unsigned long)ts.out_of_window,
+				(unsigned long)ts.dup_segs, (unsigned long)ss.drops,
+				(unsigned long)tb.segs_in, (unsigned long)tb.segs_out,
+				(unsigned long)tb.retransmits, (unsigned long)tb.rtos,
+				(unsigned long)tb.tail_probes, (unsigned long)tb.out_of_window,
+				(unsigned long)sb.drops, (unsigned long)sb.arp_requests,
+				(unsigned long)sb.arp_replies);
+			for (int k = 0; k < RNIC_DROP_MAX; k++)
+				if (A->workers[0]->drops[k] || B->workers[0]->drops[k])
+					fprintf(stderr, "  drop %d A %lu B %lu\n", k,
+						(unsigned long)A->workers[0]->drops[k],
+						(unsigned long)B->workers[0]->drops[k]);
+		}
 	}
 	double secs = now_s() - t0;
 	flooding = false;
