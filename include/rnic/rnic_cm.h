@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * rnic connection manager: an rdma_cm-shaped API for connecting QPs.
+ *
+ * A CM id is one end of a connection, or a listener. Events arrive on a
+ * channel (fd-pollable: rnic_cm_channel_fd() is an eventfd, readable when
+ * an event waits) and are taken with rnic_cm_get_event(), which copies them
+ * out: there is nothing to acknowledge.
+ *
+ *   active:  create_id -> connect(qp) -> ESTABLISHED | REJECTED |
+ *            UNREACHABLE | CONNECT_ERROR
+ *   passive: create_id -> listen -> CONNECT_REQUEST (a new id) ->
+ *            accept(qp) -> ESTABLISHED, or reject()
+ *   both:    disconnect() or the peer's close -> DISCONNECTED
+ *
+ * Close semantics (seed 002, docs/verbs.md):
+ * - graceful: rnic_cm_disconnect() moves the QP to CLOSING (IBV_QPS_SQD is
+ *   not used: ibv state ERR once flushed): work requests not yet
+ *   transmitted and posted receives complete with IBV_WC_WR_FLUSH_ERR, then
+ *   TCP sends its FIN. DISCONNECTED follows on both ends.
+ * - abortive: an RST, a Terminate received or sent, or a fatal error moves
+ *   the QP to IBV_QPS_ERR at once, flushing everything; DISCONNECTED
+ *   carries status -ECONNRESET or -EPROTO.
+ *
+ * All calls may be made from any application thread; none may be made from
+ * a worker's callbacks (they wait for the worker).
+ */
+#ifndef RNIC_CM_H
+#define RNIC_CM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "rnic/rnic_verbs.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RNIC_CM_PDATA_MAX 512   /**< private data bytes (MPA limit) */
+
+enum rnic_cm_event_type {
+	RNIC_CM_EVENT_CONNECT_REQUEST,  /**< on a listener: ev.id is new */
+	RNIC_CM_EVENT_ESTABLISHED,      /**< the QP is in RTS */
+	RNIC_CM_EVENT_REJECTED,         /**< the peer rejected (MPA reject) */
+	RNIC_CM_EVENT_UNREACHABLE,      /**< no TCP connection (RST, timeout) */
+	RNIC_CM_EVENT_CONNECT_ERROR,    /**< MPA negotiation failed or timed out */
+	RNIC_CM_EVENT_DISCONNECTED,     /**< the connection is gone */
+};
+
+/** Name of an event type ("CONNECT_REQUEST", ...). */
+const char *rnic_cm_event_str(enum rnic_cm_event_type t);
+
+struct rnic_cm_channel;
+struct rnic_cm_id;
+
+/** Connection parameters (connect and accept). */
+struct rnic_cm_conn_param {
+	const void *private_data;
+	uint16_t private_data_len;      /**< up to RNIC_CM_PDATA_MAX */
+	uint8_t responder_resources;    /**< IRD: reads we serve at once */
+	uint8_t initiator_depth;        /**< ORD: reads we issue at once */
+	bool no_crc;                    /**< ask for no MPA CRC (default: CRC) */
+	bool p2p;                       /**< MPA v2 peer-to-peer with an RTR */
+};
+
+struct rnic_cm_event {
+	enum rnic_cm_event_type type;
+	struct rnic_cm_id *id;          /**< the id the event is about */
+	struct rnic_cm_id *listen_id;   /**< CONNECT_REQUEST: the listener */
+	int status;                     /**< 0, or -errno for failures */
+	uint32_t peer_ip;               /**< host byte order */
+	uint16_t peer_port;
+	uint8_t ird, ord;               /**< negotiated (ESTABLISHED) or asked */
+	uint16_t private_data_len;
+	uint8_t private_data[RNIC_CM_PDATA_MAX];
+};
+
+struct rnic_cm_channel *rnic_cm_create_channel(struct ibv_context *ctx);
+/** Pending events are dropped. @return 0 or EBUSY while ids use it. */
+int rnic_cm_destroy_channel(struct rnic_cm_channel *ch);
+int rnic_cm_channel_fd(const struct rnic_cm_channel *ch);
+
+/**
+ * Take the next event. @p timeout_ms: 0 polls, -1 waits for ever.
+ * @return 0, EAGAIN (nothing within the timeout).
+ */
+int rnic_cm_get_event(struct rnic_cm_channel *ch, struct rnic_cm_event *ev,
+		      int timeout_ms);
+
+int rnic_cm_create_id(struct rnic_cm_channel *ch, void *context,
+		      struct rnic_cm_id **id);
+/** Disconnect (abortively if connected), detach the QP. @return 0. */
+int rnic_cm_destroy_id(struct rnic_cm_id *id);
+void *rnic_cm_id_context(const struct rnic_cm_id *id);
+void rnic_cm_id_set_context(struct rnic_cm_id *id, void *context);
+/** The QP attached by connect/accept, or NULL. */
+struct ibv_qp *rnic_cm_id_qp(const struct rnic_cm_id *id);
+
+/** Listen on TCP @p port of every address of the stack. */
+int rnic_cm_listen(struct rnic_cm_id *id, uint16_t port, int backlog);
+
+/**
+ * Connect @p qp (RESET or INIT, iWARP transport) to @p ip:@p port (host
+ * byte order). The result arrives as an event. @return 0, EINVAL, EBUSY.
+ */
+int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *qp, uint32_t ip,
+		    uint16_t port, const struct rnic_cm_conn_param *param);
+
+/** Accept a CONNECT_REQUEST id with @p qp: the MPA reply goes out, the QP
+ *  reaches RTS and ESTABLISHED follows. */
+int rnic_cm_accept(struct rnic_cm_id *id, struct ibv_qp *qp,
+		   const struct rnic_cm_conn_param *param);
+
+/** Reject a CONNECT_REQUEST id with an MPA reject carrying @p pdata. */
+int rnic_cm_reject(struct rnic_cm_id *id, const void *pdata, uint16_t len);
+
+/** Graceful close (see above). @return 0 or ENOTCONN. */
+int rnic_cm_disconnect(struct rnic_cm_id *id);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * rnic verbs: libibverbs-shaped objects on an rnic stack.
+ *
+ * Every object embeds its libibverbs struct as its first member and the
+ * context's ops are filled in, so the inline data-path calls of
+ * <infiniband/verbs.h> work on rnic objects unchanged:
+ * ibv_post_send(), ibv_post_recv(), ibv_post_srq_recv(), ibv_poll_cq(),
+ * ibv_req_notify_cq(), ibv_alloc_mw(), ibv_bind_mw() and ibv_dealloc_mw().
+ * The control-path calls (which libibverbs implements out of line, through
+ * the kernel) are the rnic_* functions below; rnic never links libibverbs.
+ *
+ * Threads. Every call here may be made from any application thread, and
+ * the data-path calls also from a worker's callbacks. Posting copies the
+ * work request into the QP's send or receive queue (a lock-free ring per
+ * queue; concurrent posters to one queue serialise on a per-queue spinlock)
+ * and rings a doorbell on the worker that owns the QP; polling takes
+ * completions from the CQ's lock-free ring. A QP, its connection and the
+ * work it generates live on exactly one worker: the one its connection's
+ * flow is steered to (docs/verbs.md).
+ *
+ * Errors. Calls that return int return 0 or a positive errno value (the
+ * libibverbs convention); calls that return a pointer return NULL and set
+ * errno. post_* calls set *bad_wr to the first work request not posted;
+ * a work request that fails validation (opcode, SGE count, lkey, rights,
+ * length, QP state) never reaches the wire.
+ *
+ * STags. An STag (lkey = rkey) is a 24-bit index and an 8-bit key. MRs and
+ * memory windows share one STag space per device. Tagged offsets are the
+ * virtual addresses of the registration.
+ */
+#ifndef RNIC_VERBS_H
+#define RNIC_VERBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "rnic/rnic.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Limits of an rnic device (also reported by rnic_query_device()). */
+#define RNIC_MAX_SGE          8      /**< SGEs per work request */
+#define RNIC_MAX_INLINE       128    /**< bytes of inline data per send WR */
+#define RNIC_MAX_QP_WR        4096   /**< entries per send or receive queue */
+#define RNIC_MAX_CQE          65536  /**< entries per CQ */
+#define RNIC_MAX_QP           4096   /**< QPs per device */
+#define RNIC_MAX_RD_ATOMIC    64     /**< IRD/ORD per QP */
+#define RNIC_MAX_MR_SIZE      (1ull << 40)
+
+/** Transport of a QP. */
+enum rnic_transport {
+	RNIC_TRANSPORT_DEFAULT = 0,  /**< the device's (from the port config) */
+	RNIC_TRANSPORT_IWARP,        /**< MPA/DDP/RDMAP over rnic TCP */
+	RNIC_TRANSPORT_ROCE,         /**< RoCEv2 over UDP 4791 */
+};
+
+/* --- device -------------------------------------------------------------- */
+
+/**
+ * Open the verbs device of a created stack. One device per stack; opening
+ * again returns the same context with its reference count raised.
+ * ctx->num_comp_vectors is the number of completion handlers (one per
+ * worker, seed 003).
+ */
+struct ibv_context *rnic_open_device(struct rnic_stack *st);
+
+/** Drop a reference; the last one frees the device. @return 0 or EBUSY
+ *  (objects still exist). */
+int rnic_close_device(struct ibv_context *ctx);
+
+/** The stack a device runs on. */
+struct rnic_stack *rnic_device_stack(struct ibv_context *ctx);
+
+/** Fill @p attr: limits above, node GUID from the first port's MAC,
+ *  atomic capability IBV_ATOMIC_HCA. */
+int rnic_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr);
+
+/** Port attributes of port @p port_num (1-based): state, MTU, link. */
+int rnic_query_port(struct ibv_context *ctx, uint8_t port_num,
+		    struct ibv_port_attr *attr);
+
+/** GID @p index of a port: index 0 is the port's IPv4 address as an
+ *  IPv4-mapped IPv6 address (::ffff:a.b.c.d), as RoCEv2 uses it. */
+int rnic_query_gid(struct ibv_context *ctx, uint8_t port_num, int index,
+		   union ibv_gid *gid);
+
+/** The device's default transport (RNIC_TRANSPORT_IWARP unless the config
+ *  says roce). */
+enum rnic_transport rnic_device_transport(struct ibv_context *ctx);
+
+/* --- protection domains and memory ------------------------------------- */
+
+struct ibv_pd *rnic_alloc_pd(struct ibv_context *ctx);
+/** @return 0 or EBUSY while MRs, MWs, QPs or SRQs use it. */
+int rnic_dealloc_pd(struct ibv_pd *pd);
+
+/**
+ * Register @p length bytes at @p addr with IBV_ACCESS_* rights. Remote
+ * write or atomic access requires IBV_ACCESS_LOCAL_WRITE (EINVAL
+ * otherwise), as in libibverbs. mr->lkey == mr->rkey is the STag.
+ */
+struct ibv_mr *rnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			   int access);
+
+/**
+ * Invalidate and free. Tagged access that arrives afterwards is refused
+ * with a Terminate (iWARP) or a NAK (RoCE); a placement already under way
+ * on a worker finishes first (the call waits for every worker to pass a
+ * quiescent point). @return 0 or EBUSY while memory windows are bound to it.
+ */
+int rnic_dereg_mr(struct ibv_mr *mr);
+
+/* Memory windows: ibv_alloc_mw(pd, IBV_MW_TYPE_1 or IBV_MW_TYPE_2),
+ * ibv_bind_mw() for type 1, IBV_WR_BIND_MW work requests for type 2,
+ * IBV_WR_LOCAL_INV and remote invalidation (IBV_WR_SEND_WITH_INV) for
+ * both, ibv_dealloc_mw(). */
+
+/* --- completion queues ----------------------------------------------------- */
+
+/** A completion channel: ch->fd is an eventfd, readable (epoll-able) when
+ *  an armed CQ has an event for rnic_get_cq_event(). */
+struct ibv_comp_channel *rnic_create_comp_channel(struct ibv_context *ctx);
+/** @return 0 or EBUSY while CQs use it. */
+int rnic_destroy_comp_channel(struct ibv_comp_channel *ch);
+
+/**
+ * Create a CQ of at least @p cqe entries. @p comp_vector selects the
+ * completion handler (0 .. num_comp_vectors-1) whose worker delivers its
+ * events. ibv_req_notify_cq() arms it for the next completion or the next
+ * solicited one; the event then goes to @p channel.
+ */
+struct ibv_cq *rnic_create_cq(struct ibv_context *ctx, int cqe,
+			      void *cq_context, struct ibv_comp_channel *channel,
+			      int comp_vector);
+
+/** @return 0 or EBUSY while QPs use it. Completions not polled are lost. */
+int rnic_destroy_cq(struct ibv_cq *cq);
+
+/**
+ * Wait for the next CQ event on @p ch (blocks unless ch->fd was made
+ * O_NONBLOCK, then returns EAGAIN). Every event must be acknowledged with
+ * rnic_ack_cq_events() before the CQ is destroyed.
+ */
+int rnic_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
+		      void **cq_context);
+void rnic_ack_cq_events(struct ibv_cq *cq, unsigned int nevents);
+
+/** Counters of a CQ (overruns: completions that found it full; the QP that
+ *  produced one goes to the error state). */
+struct rnic_cq_stats {
+	uint64_t completions, events, overruns;
+};
+void rnic_cq_stats(struct ibv_cq *cq, struct rnic_cq_stats *s);
+
+/* --- shared receive queues ----------------------------------------------- */
+
+struct ibv_srq *rnic_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr);
+/** @return 0 or EBUSY while QPs use it. */
+int rnic_destroy_srq(struct ibv_srq *srq);
+
+/* --- queue pairs ----------------------------------------------------------- */
+
+/**
+ * Create an RC QP on the device's default transport. The QP starts in
+ * IBV_QPS_RESET; for iWARP the connection manager (rnic_cm.h) moves it
+ * through INIT/RTR to RTS when the connection is established; RoCE QPs
+ * may also be driven by rnic_modify_qp() with out-of-band parameters.
+ * Receives may be posted from INIT on and are kept for the connection.
+ * attr->cap is rounded up and written back.
+ */
+struct ibv_qp *rnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+
+/** Same, with the transport chosen explicitly. */
+struct ibv_qp *rnic_create_qp_transport(struct ibv_pd *pd,
+					struct ibv_qp_init_attr *attr,
+					enum rnic_transport transport);
+
+/**
+ * libibverbs state transitions (IBV_QP_STATE with the attributes the IBA
+ * table requires for the transition). Moving a connected QP to ERR flushes
+ * its outstanding work with IBV_WC_WR_FLUSH_ERR and aborts the connection;
+ * to SQD or SQE is not supported (EINVAL).
+ */
+int rnic_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+int rnic_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		  struct ibv_qp_init_attr *init_attr);
+
+/** Abort any connection, flush, free. @return 0 (or EBUSY while a CM id
+ *  still holds it). */
+int rnic_destroy_qp(struct ibv_qp *qp);
+
+/** The transport a QP was created with. */
+enum rnic_transport rnic_qp_transport(struct ibv_qp *qp);
+
+/** Counters of a QP. */
+struct rnic_qp_stats {
+	uint64_t send_wrs, recv_wrs, completions, flushed;
+	uint64_t fpdus_in, fpdus_out, terminates_in, terminates_out;
+	uint64_t bytes_placed;
+};
+void rnic_qp_stats(struct ibv_qp *qp, struct rnic_qp_stats *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
