@@ -380,11 +380,12 @@ int main(int argc, char **argv)
 	rnic_stack_stop(g.st);
 	if (g.server)
 		rnic_iw_unlisten(g.st, g.port);
-	rnic_stack_destroy(g.st);
+	/* MRs live in the stack's STag table: free them before the stack */
 	rnic_iw_dereg_mr(g.rdma_mr);
 	rnic_iw_dereg_mr(g.start_mr);
 	rnic_iw_dereg_mr(g.send_mr);
 	rnic_iw_dereg_mr(g.recv_mr);
+	rnic_stack_destroy(g.st);
 	free(g.rdma_buf);
 	free(g.start_buf);
 	if (g.failed || (!g.server && g.err && g.err != -ECONNRESET))

@@ -38,7 +38,8 @@ struct rnic_iw_mr;
 struct rnic_iw_mr *rnic_iw_reg_mr(struct rnic_stack *st, void *addr,
 				  size_t len, int access);
 uint32_t rnic_iw_mr_stag(const struct rnic_iw_mr *mr);
-/** Invalidate and free: later tagged access is refused (Terminate). */
+/** Invalidate and free: later tagged access is refused (Terminate). Call
+ *  before rnic_stack_destroy(): the STag table is the stack's. */
 void rnic_iw_dereg_mr(struct rnic_iw_mr *mr);
 
 /** Endpoint callbacks (run on the endpoint's worker). */

@@ -34,87 +34,57 @@
 #include "iwarp/terminate.h"
 #include "rnic/rnic_iwarp.h"
 #include "rnic/rnic_tcp.h"
+#include "verbs/stag.h"
+#include "verbs/wq.h"
+#include "iwarp/iw_ep.h"
+#include "tcp/tcp_internal.h"
 
 /* --- memory regions ------------------------------------------------------- */
 
-#define MR_MAX 4096
+/* rnic_iw_reg_mr(): an STag table entry with no PD (verbs MRs have one). */
 struct rnic_iw_mr {
-	uint8_t *addr;
-	uint64_t len;
-	int access;
-	uint32_t stag;
-	volatile bool valid;
+	struct rnic_mem m;
+	struct rnic_stack *st;
 };
-static struct rnic_iw_mr *mr_table[MR_MAX];
-static unsigned mr_next = 1;   /* STag index 0 is never used */
 
 struct rnic_iw_mr *rnic_iw_reg_mr(struct rnic_stack *st, void *addr, size_t len, int access)
 {
-	(void)st;
 	struct rnic_iw_mr *mr = calloc(1, sizeof(*mr));
 	if (mr == NULL || len == 0) {
 		free(mr);
-		errno = ENOMEM;
+		errno = len == 0 ? EINVAL : ENOMEM;
 		return NULL;
 	}
-	unsigned idx = __atomic_fetch_add(&mr_next, 1, __ATOMIC_RELAXED);
-	if (idx >= MR_MAX) {
+	mr->st = st;
+	mr->m.kind = RNIC_MEM_MR;
+	mr->m.addr = addr;
+	mr->m.va = (uint64_t)(uintptr_t)addr;
+	mr->m.len = len;
+	mr->m.access = access;
+	mr->m.owner = mr;
+	if (rnic_stag_insert(st, &mr->m) != 0) {
 		free(mr);
 		errno = ENOSPC;
 		return NULL;
 	}
-	mr->addr = addr;
-	mr->len = len;
-	mr->access = access;
-	mr->stag = idx << 8 | (uint8_t)(rte_rand() | 1);
-	mr->valid = true;
-	__atomic_store_n(&mr_table[idx], mr, __ATOMIC_RELEASE);
+	mr->m.valid = 1;
 	return mr;
 }
 
-uint32_t rnic_iw_mr_stag(const struct rnic_iw_mr *mr) { return mr->stag; }
+uint32_t rnic_iw_mr_stag(const struct rnic_iw_mr *mr) { return mr->m.stag; }
 
 void rnic_iw_dereg_mr(struct rnic_iw_mr *mr)
 {
 	if (mr == NULL)
 		return;
-	/* the slot stays empty: later use of the STag is refused. A worker
-	 * that looked the MR up a moment ago may still be placing into it:
-	 * callers deregister only after their endpoints are gone (the verbs
-	 * layer will defer the free to a quiescent point) */
-	mr->valid = false;
-	__atomic_store_n(&mr_table[mr->stag >> 8], NULL, __ATOMIC_RELEASE);
+	rnic_stag_remove(mr->st, &mr->m);   /* waits out placements under way */
 	free(mr);
-}
-
-/* The MR an STag names, checked for key, validity, access and bounds.
- * @return the address or NULL with *cause set. */
-static uint8_t *mr_check(uint32_t stag, uint64_t to, uint64_t len, int need,
-			 enum rnic_term_cause *cause, bool tagged_ddp)
-{
-	unsigned idx = stag >> 8;
-	struct rnic_iw_mr *mr = idx < MR_MAX ?
-		__atomic_load_n(&mr_table[idx], __ATOMIC_ACQUIRE) : NULL;
-	if (mr == NULL || mr->stag != stag || !mr->valid) {
-		*cause = tagged_ddp ? RNIC_TERM_DDP_T_INVALID_STAG : RNIC_TERM_RDMAP_INVALID_STAG;
-		return NULL;
-	}
-	if ((mr->access & need) != need) {
-		*cause = RNIC_TERM_RDMAP_ACCESS_RIGHTS;
-		return NULL;
-	}
-	uint64_t base = (uint64_t)(uintptr_t)mr->addr;
-	if (to < base || to + len < to || to + len > base + mr->len) {
-		*cause = tagged_ddp ? RNIC_TERM_DDP_T_BASE_BOUNDS : RNIC_TERM_RDMAP_BASE_BOUNDS;
-		return NULL;
-	}
-	return mr->addr + (to - base);
 }
 
 /* --- endpoints ------------------------------------------------------------- */
 
-enum ep_state { EP_CONNECTING, EP_MPA_REQ, EP_MPA_REP, EP_RTS_WAIT, EP_RTS,
-		EP_CLOSING, EP_CLOSED };
+enum ep_state { EP_CONNECTING, EP_MPA_REQ, EP_DECIDING, EP_MPA_REP, EP_RTS_WAIT,
+		EP_RTS, EP_CLOSING, EP_CLOSED };
 
 enum job_kind { JOB_SEND, JOB_WRITE, JOB_READ_REQ, JOB_READ_RESP, JOB_TERM };
 
@@ -122,7 +92,11 @@ struct job {
 	enum job_kind kind;
 	uint64_t wr_id;
 	bool signaled;
-	const uint8_t *src;
+	uint8_t rdmap_op;          /* Send: SEND, SEND_SE, SEND_INV, SEND_SE_INV */
+	uint32_t inv_stag;         /* Send with Invalidate */
+	const struct ibv_sge *sge; /* gather list (host addresses) */
+	uint32_t num_sge;
+	struct ibv_sge one;        /* the list when the poster's is not kept */
 	uint32_t len, off;
 	uint32_t stag;             /* remote STag (write, read resp), sink (read) */
 	uint64_t to;
@@ -133,17 +107,27 @@ struct job {
 
 #define RQ_MAX  256
 #define JOB_MAX 512
-#define ORD_MAX 64
+#define ORD_MAX RNIC_MAX_RD_ATOMIC
 
 struct rnic_iw_ep {
 	struct rnic_tcp_conn *c;
 	struct rnic_worker *w;
+	struct rnic_stack *st;
 	const struct rnic_iw_ops *ops;
 	void *ctx;
 	void *listen_ctx;
 	struct rnic_iw_params p;
 	enum ep_state state;
 	bool active;
+	bool tcp_up;                   /* the TCP connection was established */
+	uint32_t peer_ip;
+	uint16_t peer_port;
+
+	/* verbs binding (NULL/0 for rnic_iw_* users) */
+	const struct rnic_iw_qp_hooks *hooks;
+	void *qp;
+	const void *pd;
+	uint32_t qpn;
 
 	struct rnic_mpa_params mp;
 	struct rnic_mpa_rx mrx;
@@ -156,9 +140,12 @@ struct rnic_iw_ep {
 	uint32_t tx_pos, rx_pos;       /* MPA stream positions (markers) */
 
 	uint32_t msn[3];               /* next MSN to send per queue number */
-	struct { uint64_t wr_id; uint8_t *buf; uint32_t len; } rq[RQ_MAX];
-	unsigned rq_head, rq_tail;
-	bool in_msg;                   /* a Send is being placed into rq_head */
+	uint32_t rx_msn[3];            /* next MSN expected per queue number */
+	struct rnic_rq *rq;            /* receives: the QP's, an SRQ, or own_rq */
+	struct rnic_rq own_rq;
+	struct rnic_rwqe cur;          /* the receive a Send is placed into */
+	bool in_msg;
+	uint32_t inreads;              /* Read Requests being served (IRD) */
 
 	struct job jobs[JOB_MAX];
 	unsigned job_head, job_tail;
@@ -167,11 +154,14 @@ struct rnic_iw_ep {
 	unsigned ord_head, ord_tail;
 
 	/* placement of the FPDU being parsed */
-	uint8_t *place;
+	uint8_t *place;                /* contiguous target, or NULL */
+	bool scatter;                  /* into cur's SGEs at place_mo */
+	uint32_t place_mo;
 	uint8_t rreq[28];
 	uint8_t term_in[64];
 	struct rnic_timer rts_timer;
-	uint64_t stats_fpdus_in, stats_fpdus_out, terms_out;
+	uint64_t stats_fpdus_in, stats_fpdus_out, terms_out, terms_in;
+	int term_err;                  /* we sent a Terminate: close with -EPROTO */
 	unsigned busy;                 /* inside ep_input: free later */
 };
 
@@ -220,21 +210,44 @@ static void iw_debug(const char *fmt, ...)
 static void ep_close(struct rnic_iw_ep *ep, int err);
 static const struct rnic_fpdu_rx_ops frx_ops;
 
+static void complete_wc(struct rnic_iw_ep *ep, const struct ibv_wc *wc, bool solicited)
+{
+	if (ep->hooks != NULL)
+		ep->hooks->completion(ep->qp, wc, solicited);
+	else if (ep->ops && ep->ops->completion)
+		ep->ops->completion(ep, ep->ctx, wc);
+}
+
 static void complete(struct rnic_iw_ep *ep, uint64_t wr_id, enum ibv_wc_opcode op,
 		     enum ibv_wc_status status, uint32_t len)
 {
 	struct ibv_wc wc = { .wr_id = wr_id, .status = status, .opcode = op,
-			     .byte_len = len };
-	if (ep->ops && ep->ops->completion)
-		ep->ops->completion(ep, ep->ctx, &wc);
+			     .byte_len = len, .qp_num = ep->qpn };
+	complete_wc(ep, &wc, false);
+}
+
+/* The MR or window an STag names, checked for this stream's PD/QP, rights
+ * and bounds. @return the host address or NULL with *cause set. */
+static uint8_t *mr_check(const struct rnic_iw_ep *ep, uint32_t stag, uint64_t to,
+			 uint64_t len, int need, enum rnic_term_cause *cause,
+			 bool tagged_ddp)
+{
+	enum rnic_stag_fault e;
+	uint8_t *a = rnic_stag_check(ep->st, stag, ep->pd, ep->qpn, to, len, need, &e);
+	if (a == NULL)
+		*cause = tagged_ddp ? rnic_term_tagged_fault(e) : rnic_term_read_src_fault(e);
+	return a;
 }
 
 /* Queue a Terminate for @p cause and close after it is sent. */
 static void ep_terminate(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
 			 const uint8_t *ddp_hdr, uint16_t seg_len)
 {
-	if (ep->state != EP_RTS || (ep->job_tail - ep->job_head) >= JOB_MAX)
+	if (ep->state != EP_RTS || (ep->job_tail - ep->job_head) >= JOB_MAX) {
+		if (ep->state != EP_CLOSED)
+			ep_close(ep, -EPROTO);
 		return;
+	}
 	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
 	memset(j, 0, sizeof(*j));
 	struct rnic_term_offender off = { .ddp_hdr = ddp_hdr, .ddp_seg_len = seg_len };
@@ -247,6 +260,7 @@ static void ep_terminate(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
 	j->len = (uint32_t)n;
 	ep->job_tail++;
 	ep->terms_out++;
+	ep->term_err = -EPROTO;
 	ep_pump(ep);
 	ep->state = EP_CLOSING;
 	rnic_tcp_close(ep->c);
@@ -254,10 +268,30 @@ static void ep_terminate(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
 
 /* --- transmit --------------------------------------------------------------- */
 
-/* Frame one ULPDU (header + payload) and hand it to TCP. @return 0,
+/* The pieces of [off, off + len) of a gather list. @return iovec count. */
+static unsigned gather(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
+		       uint32_t len, struct iovec *iov)
+{
+	unsigned n = 0;
+	for (uint32_t i = 0; i < nsge && len > 0; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		uint32_t take = sge[i].length - off < len ? sge[i].length - off : len;
+		iov[n].iov_base = (void *)(uintptr_t)(sge[i].addr + off);
+		iov[n].iov_len = take;
+		n++;
+		len -= take;
+		off = 0;
+	}
+	return n;
+}
+
+/* Frame one ULPDU (header + payload pieces) and hand it to TCP. @return 0,
  * -EAGAIN when TCP has no room now. */
 static int send_fpdu(struct rnic_iw_ep *ep, const void *hdr, size_t hdr_len,
-		     const void *payload, uint32_t len)
+		     const struct iovec *iov, unsigned niov, uint32_t len)
 {
 	size_t flen = rnic_fpdu_tx_len(&ep->ftx, (uint32_t)(hdr_len + len));
 	if (rnic_tcp_send_space(ep->c) < flen)
@@ -269,9 +303,8 @@ static int send_fpdu(struct rnic_iw_ep *ep, const void *hdr, size_t hdr_len,
 		rte_pktmbuf_free(m);
 		return -EMSGSIZE;
 	}
-	struct iovec iov = { (void *)(uintptr_t)payload, len };
 	uint8_t *out = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)flen);
-	int n = rnic_fpdu_build(&ep->ftx, hdr, hdr_len, &iov, len ? 1 : 0, out, flen);
+	int n = rnic_fpdu_build(&ep->ftx, hdr, hdr_len, iov, len ? niov : 0, out, flen);
 	if (n < 0) {
 		rte_pktmbuf_free(m);
 		return n;
@@ -295,7 +328,7 @@ static bool job_run(struct rnic_iw_ep *ep, struct job *j)
 {
 	if (j->kind == JOB_TERM) {
 		/* the Terminate ULPDU already holds its DDP header */
-		return send_fpdu(ep, j->term, j->len, NULL, 0) == 0;
+		return send_fpdu(ep, j->term, j->len, NULL, 0, 0) == 0;
 	}
 	if (j->kind == JOB_READ_REQ) {
 		struct {
@@ -309,7 +342,7 @@ static bool job_run(struct rnic_iw_ep *ep, struct job *j)
 			       rte_cpu_to_be_32(j->len), rte_cpu_to_be_32(j->src_stag),
 			       rte_cpu_to_be_64(j->src_to) },
 		};
-		if (send_fpdu(ep, &h, sizeof(h), NULL, 0) != 0)
+		if (send_fpdu(ep, &h, sizeof(h), NULL, 0, 0) != 0)
 			return false;
 		ep->msn[RNIC_DDP_QN_READ_REQ]++;
 		return true;
@@ -331,12 +364,14 @@ static bool job_run(struct rnic_iw_ep *ep, struct job *j)
 				rte_cpu_to_be_64(j->to + j->off) };
 		} else {
 			h.u = (struct rnic_ddp_untagged_hdr){ rnic_ddp_ctrl(false, last),
-				rnic_rdmap_ctrl(RNIC_RDMAP_OP_SEND), 0,
+				rnic_rdmap_ctrl(j->rdmap_op), rte_cpu_to_be_32(j->inv_stag),
 				RTE_BE32(RNIC_DDP_QN_SEND),
 				rte_cpu_to_be_32(ep->msn[RNIC_DDP_QN_SEND]),
 				rte_cpu_to_be_32(j->off) };
 		}
-		if (send_fpdu(ep, &h, hl, j->src ? j->src + j->off : NULL, n) != 0)
+		struct iovec iov[RNIC_MAX_SGE];
+		unsigned niov = gather(j->sge, j->num_sge, j->off, n, iov);
+		if (send_fpdu(ep, &h, hl, iov, niov, n) != 0)
 			return false;
 		j->off += n;
 	} while (j->off < j->len);
@@ -348,18 +383,101 @@ static bool job_run(struct rnic_iw_ep *ep, struct job *j)
 /* Send queued work while TCP has room; complete what went out. */
 static void ep_pump(struct rnic_iw_ep *ep)
 {
+	bool was_full = ep->job_tail - ep->job_head >= JOB_MAX / 2;
 	while (ep->job_head != ep->job_tail) {
 		struct job *j = &ep->jobs[ep->job_head % JOB_MAX];
 		if (!job_run(ep, j))
 			return;   /* resumed from the TCP sent() callback */
 		ep->job_head++;
+		if (j->kind == JOB_READ_RESP) {
+			ep->inreads--;
+			continue;
+		}
 		if (!j->signaled)
 			continue;
 		if (j->kind == JOB_SEND)
 			complete(ep, j->wr_id, IBV_WC_SEND, IBV_WC_SUCCESS, j->len);
 		else if (j->kind == JOB_WRITE)
 			complete(ep, j->wr_id, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, j->len);
+		if (ep->state == EP_CLOSED)
+			return;
 	}
+	if (was_full && ep->hooks != NULL && ep->hooks->tx_room != NULL &&
+	    ep->state == EP_RTS)
+		ep->hooks->tx_room(ep->qp);
+}
+
+bool rnic_iw_has_room(const struct rnic_iw_ep *ep)
+{
+	return ep->job_tail - ep->job_head < JOB_MAX - 1;
+}
+
+/* Queue one work request; the caller validated it. */
+static int queue_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr, bool keep_sge)
+{
+	if (ep->state != EP_RTS)
+		return -ENOTCONN;
+	/* one slot stays free for a Terminate */
+	if (ep->job_tail - ep->job_head >= JOB_MAX - 1)
+		return -ENOMEM;
+	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
+	memset(j, 0, offsetof(struct job, term));
+	j->wr_id = wr->wr_id;
+	j->signaled = wr->send_flags & IBV_SEND_SIGNALED;
+	if (keep_sge) {
+		j->sge = wr->sg_list;
+		j->num_sge = (uint32_t)wr->num_sge;
+	} else if (wr->num_sge == 1) {
+		j->one = wr->sg_list[0];
+		j->sge = &j->one;
+		j->num_sge = 1;
+	}
+	for (uint32_t i = 0; i < j->num_sge; i++)
+		j->len += j->sge[i].length;
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_INV:
+		j->kind = JOB_SEND;
+		if (wr->opcode == IBV_WR_SEND_WITH_INV) {
+			j->inv_stag = wr->invalidate_rkey;
+			j->rdmap_op = (wr->send_flags & IBV_SEND_SOLICITED) ?
+				RNIC_RDMAP_OP_SEND_SE_INV : RNIC_RDMAP_OP_SEND_INV;
+		} else {
+			j->rdmap_op = (wr->send_flags & IBV_SEND_SOLICITED) ?
+				RNIC_RDMAP_OP_SEND_SE : RNIC_RDMAP_OP_SEND;
+		}
+		break;
+	case IBV_WR_RDMA_WRITE:
+		j->kind = JOB_WRITE;
+		j->stag = wr->wr.rdma.rkey;
+		j->to = wr->wr.rdma.remote_addr;
+		break;
+	case IBV_WR_RDMA_READ:
+		if (j->num_sge != 1 || ep->ord_tail - ep->ord_head >= ep->res.ord ||
+		    ep->ord_tail - ep->ord_head >= ORD_MAX)
+			return j->num_sge != 1 ? -EINVAL : -ENOMEM;
+		/* the sink is our own MR: its STag and TO go in the request */
+		j->kind = JOB_READ_REQ;
+		j->stag = j->sge[0].lkey;
+		j->to = j->sge[0].addr;
+		j->src_stag = wr->wr.rdma.rkey;
+		j->src_to = wr->wr.rdma.remote_addr;
+		ep->ord[ep->ord_tail % ORD_MAX].wr_id = wr->wr_id;
+		ep->ord[ep->ord_tail % ORD_MAX].len = j->len;
+		ep->ord[ep->ord_tail % ORD_MAX].signaled = j->signaled;
+		ep->ord_tail++;
+		break;
+	default:
+		return -EINVAL;
+	}
+	ep->job_tail++;
+	ep_pump(ep);
+	return 0;
+}
+
+int rnic_iw_post_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr)
+{
+	return queue_wr(ep, wr, true);
 }
 
 int rnic_iw_post_send(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr)
@@ -368,64 +486,34 @@ int rnic_iw_post_send(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr)
 		return -ENOTCONN;
 	if (wr->num_sge > 1 || (wr->num_sge == 1 && wr->sg_list == NULL))
 		return -EINVAL;
-	if (ep->job_tail - ep->job_head >= JOB_MAX)
-		return -ENOMEM;
 	const struct ibv_sge *sg = wr->num_sge ? wr->sg_list : NULL;
-	struct job j = { .wr_id = wr->wr_id,
-			 .signaled = wr->send_flags & IBV_SEND_SIGNALED,
-			 .src = sg ? (const uint8_t *)(uintptr_t)sg->addr : NULL,
-			 .len = sg ? sg->length : 0 };
 	enum rnic_term_cause cause;
-	switch (wr->opcode) {
-	case IBV_WR_SEND:
-		j.kind = JOB_SEND;
-		break;
-	case IBV_WR_RDMA_WRITE:
-		j.kind = JOB_WRITE;
-		j.stag = wr->wr.rdma.rkey;
-		j.to = wr->wr.rdma.remote_addr;
-		break;
-	case IBV_WR_RDMA_READ:
-		if (sg == NULL || ep->ord_tail - ep->ord_head >= ep->res.ord ||
-		    ep->ord_tail - ep->ord_head >= ORD_MAX)
-			return -ENOMEM;
-		/* the sink is our own MR: its STag goes in the request */
-		if (mr_check(sg->lkey, sg->addr, sg->length, IBV_ACCESS_LOCAL_WRITE,
-			     &cause, false) == NULL)
+	if (wr->opcode == IBV_WR_RDMA_READ) {
+		if (sg == NULL || mr_check(ep, sg->lkey, sg->addr, sg->length,
+					   IBV_ACCESS_LOCAL_WRITE, &cause, false) == NULL)
 			return -EINVAL;
-		j.kind = JOB_READ_REQ;
-		j.stag = sg->lkey;
-		j.to = sg->addr;
-		j.src_stag = wr->wr.rdma.rkey;
-		j.src_to = wr->wr.rdma.remote_addr;
-		ep->ord[ep->ord_tail % ORD_MAX].wr_id = wr->wr_id;
-		ep->ord[ep->ord_tail % ORD_MAX].len = sg->length;
-		ep->ord[ep->ord_tail % ORD_MAX].signaled = j.signaled;
-		ep->ord_tail++;
-		break;
-	default:
+	} else if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_RDMA_WRITE) {
 		return -EINVAL;
-	}
-	if (sg && wr->opcode != IBV_WR_RDMA_READ && sg->length &&
-	    (wr->send_flags & IBV_SEND_INLINE) == 0 &&
-	    mr_check(sg->lkey, sg->addr, sg->length, 0, &cause, false) == NULL)
+	} else if (sg && sg->length && (wr->send_flags & IBV_SEND_INLINE) == 0 &&
+		   mr_check(ep, sg->lkey, sg->addr, sg->length, 0, &cause, false) == NULL) {
 		return -EINVAL;   /* a bad lkey never reaches the wire */
-	ep->jobs[ep->job_tail % JOB_MAX] = j;
-	ep->job_tail++;
-	ep_pump(ep);
-	return 0;
+	}
+	return queue_wr(ep, wr, false);
 }
 
 int rnic_iw_post_recv(struct rnic_iw_ep *ep, uint64_t wr_id, void *buf, uint32_t len)
 {
-	if (ep->rq_tail - ep->rq_head >= RQ_MAX)
-		return -ENOMEM;
+	struct rnic_rq *rq = &ep->own_rq;
 	if (ep->state == EP_CLOSED)
 		return -ENOTCONN;
-	ep->rq[ep->rq_tail % RQ_MAX].wr_id = wr_id;
-	ep->rq[ep->rq_tail % RQ_MAX].buf = buf;
-	ep->rq[ep->rq_tail % RQ_MAX].len = len;
-	ep->rq_tail++;
+	if (ep->rq != rq || rq->prod - rq->cons >= rq->size)
+		return ep->rq != rq ? -EINVAL : -ENOMEM;
+	struct rnic_rwqe *e = &rq->e[rq->prod & rq->mask];
+	e->wr_id = wr_id;
+	e->num_sge = 1;
+	e->total = len;
+	e->sge[0] = (struct ibv_sge){ (uint64_t)(uintptr_t)buf, len, 0 };
+	__atomic_store_n(&rq->prod, rq->prod + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -436,6 +524,7 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 	struct rnic_iw_ep *ep = arg;
 	enum rnic_term_cause cause;
 	ep->place = NULL;
+	ep->scatter = false;
 	if (fi->tagged) {
 		const struct rnic_ddp_tagged_hdr *t = (const void *)fi->hdr;
 		uint32_t stag = rte_be_to_cpu_32(t->stag);
@@ -446,7 +535,12 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 			ep_terminate(ep, RNIC_TERM_RDMAP_OPCODE, fi->hdr, fi->ulpdu_len);
 			return RNIC_FPDU_SKIP;
 		}
-		ep->place = mr_check(stag, to, fi->payload_len, need, &cause, true);
+		if (fi->opcode == RNIC_RDMAP_OP_READ_RESP && ep->ord_head == ep->ord_tail) {
+			/* a response nobody asked for */
+			ep_terminate(ep, RNIC_TERM_RDMAP_OPCODE, fi->hdr, fi->ulpdu_len);
+			return RNIC_FPDU_SKIP;
+		}
+		ep->place = mr_check(ep, stag, to, fi->payload_len, need, &cause, true);
 		if (ep->place == NULL) {   /* never placed: Terminate */
 			ep_terminate(ep, cause, fi->hdr, fi->ulpdu_len);
 			return RNIC_FPDU_SKIP;
@@ -455,17 +549,31 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 	}
 	const struct rnic_ddp_untagged_hdr *u = (const void *)fi->hdr;
 	uint32_t qn = rte_be_to_cpu_32(u->qn), mo = rte_be_to_cpu_32(u->mo);
+	uint32_t msn = rte_be_to_cpu_32(u->msn);
+	if (qn <= RNIC_DDP_QN_TERMINATE && msn != ep->rx_msn[qn]) {
+		/* TCP delivers in order: any other MSN is out of range */
+		ep_terminate(ep, RNIC_TERM_DDP_U_MSN_RANGE, fi->hdr, fi->ulpdu_len);
+		return RNIC_FPDU_SKIP;
+	}
 	switch (qn) {
 	case RNIC_DDP_QN_SEND:
-		if (ep->rq_head == ep->rq_tail) {
-			ep_terminate(ep, RNIC_TERM_DDP_U_NO_BUFFER, fi->hdr, fi->ulpdu_len);
-			return RNIC_FPDU_SKIP;
+		if (!ep->in_msg) {
+			if (mo != 0) {
+				ep_terminate(ep, RNIC_TERM_DDP_U_INVALID_MO, fi->hdr, fi->ulpdu_len);
+				return RNIC_FPDU_SKIP;
+			}
+			if (ep->rq == NULL || !rnic_rq_take(ep->rq, &ep->cur)) {
+				ep_terminate(ep, RNIC_TERM_DDP_U_NO_BUFFER, fi->hdr, fi->ulpdu_len);
+				return RNIC_FPDU_SKIP;
+			}
+			ep->in_msg = true;
 		}
-		if ((uint64_t)mo + fi->payload_len > ep->rq[ep->rq_head % RQ_MAX].len) {
+		if ((uint64_t)mo + fi->payload_len > ep->cur.total) {
 			ep_terminate(ep, RNIC_TERM_DDP_U_TOO_LONG, fi->hdr, fi->ulpdu_len);
 			return RNIC_FPDU_SKIP;
 		}
-		ep->place = ep->rq[ep->rq_head % RQ_MAX].buf + mo;
+		ep->scatter = true;
+		ep->place_mo = mo;
 		return 0;
 	case RNIC_DDP_QN_READ_REQ:
 		/* the parser counts the Read Request header as part of the header */
@@ -491,12 +599,31 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 	}
 }
 
+/* Copy @p len bytes to offset @p off of the receive's scatter list. */
+static void scatter(const struct rnic_rwqe *r, uint32_t off, const uint8_t *data,
+		    uint32_t len)
+{
+	for (uint32_t i = 0; i < r->num_sge && len > 0; i++) {
+		if (off >= r->sge[i].length) {
+			off -= r->sge[i].length;
+			continue;
+		}
+		uint32_t take = r->sge[i].length - off < len ? r->sge[i].length - off : len;
+		memcpy((uint8_t *)(uintptr_t)r->sge[i].addr + off, data, take);
+		data += take;
+		len -= take;
+		off = 0;
+	}
+}
+
 static int frx_payload(void *arg, const struct rnic_fpdu_info *fi, uint32_t off,
 		       const uint8_t *data, uint32_t len)
 {
 	struct rnic_iw_ep *ep = arg;
 	(void)fi;
-	if (ep->place)
+	if (ep->scatter)
+		scatter(&ep->cur, ep->place_mo + off, data, len);
+	else if (ep->place)
 		memcpy(ep->place + off, data, len);
 	return 0;
 }
@@ -508,21 +635,29 @@ static void serve_read(struct rnic_iw_ep *ep, const uint8_t *hdr, uint16_t seg_l
 	enum rnic_term_cause cause;
 	uint32_t len = rte_be_to_cpu_32(r->rdma_rd_sz);
 	uint64_t src_to = rte_be_to_cpu_64(r->src_to);
-	const uint8_t *src = len ? mr_check(rte_be_to_cpu_32(r->src_stag), src_to, len,
-					    IBV_ACCESS_REMOTE_READ, &cause, false) : NULL;
-	if (len && src == NULL) {
+	const uint8_t *src = mr_check(ep, rte_be_to_cpu_32(r->src_stag), src_to, len,
+				      IBV_ACCESS_REMOTE_READ, &cause, false);
+	if (src == NULL) {
 		ep_terminate(ep, cause, hdr, seg_len);
 		return;
 	}
-	if (ep->job_tail - ep->job_head >= JOB_MAX) {
+	/* more reads in service than we advertised (IRD): the peer broke
+	 * the negotiated limit (RFC 5040 section 6.8) */
+	if (ep->inreads >= ep->res.ird || ep->job_tail - ep->job_head >= JOB_MAX - 1) {
 		ep_terminate(ep, RNIC_TERM_RDMAP_CATASTROPHIC_STREAM, hdr, seg_len);
 		return;
 	}
 	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
-	*j = (struct job){ .kind = JOB_READ_RESP, .src = src, .len = len,
-			   .stag = rte_be_to_cpu_32(r->sink_stag),
-			   .to = rte_be_to_cpu_64(r->sink_to) };
+	memset(j, 0, offsetof(struct job, term));
+	j->kind = JOB_READ_RESP;
+	j->one = (struct ibv_sge){ (uint64_t)(uintptr_t)src, len, 0 };
+	j->sge = &j->one;
+	j->num_sge = 1;
+	j->len = len;
+	j->stag = rte_be_to_cpu_32(r->sink_stag);
+	j->to = rte_be_to_cpu_64(r->sink_to);
 	ep->job_tail++;
+	ep->inreads++;
 	ep_pump(ep);
 }
 
@@ -530,7 +665,7 @@ static int frx_done(void *arg, const struct rnic_fpdu_info *fi)
 {
 	struct rnic_iw_ep *ep = arg;
 	ep->stats_fpdus_in++;
-	if (ep->place == NULL && !(fi->opcode == RNIC_RDMAP_OP_TERMINATE))
+	if (ep->place == NULL && !ep->scatter && !(fi->opcode == RNIC_RDMAP_OP_TERMINATE))
 		return 0;   /* skipped: a Terminate is on its way */
 	switch (fi->opcode) {
 	case RNIC_RDMAP_OP_SEND:
@@ -539,10 +674,29 @@ static int frx_done(void *arg, const struct rnic_fpdu_info *fi)
 	case RNIC_RDMAP_OP_SEND_SE_INV:
 		if (fi->last) {
 			const struct rnic_ddp_untagged_hdr *u = (const void *)fi->hdr;
-			uint32_t total = rte_be_to_cpu_32(u->mo) + fi->payload_len;
-			uint64_t id = ep->rq[ep->rq_head % RQ_MAX].wr_id;
-			ep->rq_head++;
-			complete(ep, id, IBV_WC_RECV, IBV_WC_SUCCESS, total);
+			struct ibv_wc wc = { .wr_id = ep->cur.wr_id, .status = IBV_WC_SUCCESS,
+					     .opcode = IBV_WC_RECV, .qp_num = ep->qpn,
+					     .byte_len = rte_be_to_cpu_32(u->mo) + fi->payload_len };
+			bool se = fi->opcode == RNIC_RDMAP_OP_SEND_SE ||
+				  fi->opcode == RNIC_RDMAP_OP_SEND_SE_INV;
+			if (fi->opcode == RNIC_RDMAP_OP_SEND_INV ||
+			    fi->opcode == RNIC_RDMAP_OP_SEND_SE_INV) {
+				uint32_t stag = rte_be_to_cpu_32(u->inv_stag);
+				if (rnic_stag_invalidate(ep->st, stag, ep->pd) != RNIC_STAG_OK) {
+					ep->in_msg = false;
+					ep->rx_msn[RNIC_DDP_QN_SEND]++;
+					wc.status = IBV_WC_REM_INV_REQ_ERR;
+					complete_wc(ep, &wc, se);
+					ep_terminate(ep, RNIC_TERM_RDMAP_CANNOT_INVALIDATE,
+						     fi->hdr, fi->ulpdu_len);
+					return 0;
+				}
+				wc.wc_flags |= IBV_WC_WITH_INV;
+				wc.invalidated_rkey = stag;
+			}
+			ep->in_msg = false;
+			ep->rx_msn[RNIC_DDP_QN_SEND]++;
+			complete_wc(ep, &wc, se);
 		}
 		break;
 	case RNIC_RDMAP_OP_READ_RESP:
@@ -551,12 +705,18 @@ static int frx_done(void *arg, const struct rnic_fpdu_info *fi)
 			if (ep->ord[i].signaled)
 				complete(ep, ep->ord[i].wr_id, IBV_WC_RDMA_READ,
 					 IBV_WC_SUCCESS, ep->ord[i].len);
+			/* an ORD slot is free: reads the QP held back may go */
+			if (ep->hooks && ep->hooks->tx_room && ep->state == EP_RTS)
+				ep->hooks->tx_room(ep->qp);
 		}
 		break;
 	case RNIC_RDMAP_OP_READ_REQ:
+		ep->rx_msn[RNIC_DDP_QN_READ_REQ]++;
 		serve_read(ep, fi->hdr, fi->ulpdu_len);
 		break;
 	case RNIC_RDMAP_OP_TERMINATE:
+		ep->terms_in++;
+		ep->rx_msn[RNIC_DDP_QN_TERMINATE]++;
 		iw_debug("Terminate received: %02x %02x %02x %02x", ep->term_in[0],
 			 ep->term_in[1], ep->term_in[2], ep->term_in[3]);
 		ep_close(ep, -EPROTO);
@@ -578,7 +738,8 @@ static void enter_rts(struct rnic_iw_ep *ep)
 	ep->state = EP_RTS;
 	if (ep->ops && ep->ops->established)
 		ep->ops->established(ep, ep->ctx);
-	ep_pump(ep);
+	if (ep->state == EP_RTS)
+		ep_pump(ep);
 }
 
 static void rts_timer_cb(struct rnic_timer *t, void *arg)
@@ -595,6 +756,26 @@ static void start_fpdus(struct rnic_iw_ep *ep)
 	rnic_fpdu_tx_init(&ep->ftx, ep->res.crc, ep->res.markers_tx, ep->tx_pos);
 	rnic_fpdu_rx_init(&ep->frx, ep->res.crc, ep->res.markers_rx, ep->rx_pos,
 			  &frx_ops, ep);
+}
+
+/* Send the MPA reply (accept or reject) of the passive side. */
+static void send_reply(struct rnic_iw_ep *ep, bool reject, const void *pdata, uint16_t pd_len)
+{
+	uint8_t frame[sizeof(struct rnic_mpa_rr_hdr) + 16 + RNIC_MPA_PD_MAX];
+	int n = rnic_mpa_build_reply(&ep->res, reject, pdata, pd_len, frame, sizeof(frame));
+	if (n <= 0)
+		return;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(rnic_tcp_pool(ep->c));
+	if (m == NULL)
+		return;
+	if ((size_t)n > rte_pktmbuf_tailroom(m)) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	memcpy(rte_pktmbuf_append(m, (uint16_t)n), frame, (size_t)n);
+	if (rnic_tcp_send(ep->c, m) != 0)
+		rte_pktmbuf_free(m);
+	ep->tx_pos += (uint32_t)n;
 }
 
 /* Feed received stream bytes to the MPA or FPDU parser. */
@@ -649,17 +830,16 @@ static void ep_input_run(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
 			void *ctx = NULL;
 			if (arc == 0 && ep->ops && ep->ops->request)
 				ctx = ep->ops->request(ep, ep->listen_ctx, ep->res.pdata, ep->res.pd_len);
-			uint8_t frame[sizeof(struct rnic_mpa_rr_hdr) + 16 + RNIC_MPA_PD_MAX];
-			int n = rnic_mpa_build_reply(&ep->res, ctx == NULL, NULL, 0, frame, sizeof(frame));
-			if (n > 0) {
-				struct rte_mbuf *m = rte_pktmbuf_alloc(rnic_tcp_pool(ep->c));
-				if (m != NULL) {
-					memcpy(rte_pktmbuf_append(m, (uint16_t)n), frame, (size_t)n);
-					if (rnic_tcp_send(ep->c, m) != 0)
-						rte_pktmbuf_free(m);
-					ep->tx_pos += (uint32_t)n;
-				}
+			if (ctx == RNIC_IW_DEFER && arc == 0) {
+				/* the application decides later; FPDUs cannot come
+				 * before our reply, so nothing more should arrive */
+				ep->state = EP_DECIDING;
+				rnic_tcp_hold(ep->c, true);
+				if (len > 0)
+					ep_close(ep, -EPROTO);
+				return;
 			}
+			send_reply(ep, ctx == NULL, NULL, 0);
 			if (ctx == NULL) {
 				ep_close(ep, -ECONNREFUSED);
 				return;
@@ -685,8 +865,41 @@ static void ep_input_run(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
 			}
 			continue;
 		}
+		if (ep->state == EP_DECIDING) {   /* bytes before our reply */
+			ep_close(ep, -EPROTO);
+			return;
+		}
 		return;
 	}
+}
+
+int rnic_iw_accept(struct rnic_iw_ep *ep, void *ctx, const void *pdata,
+		   uint16_t pd_len, uint16_t ird, uint16_t ord)
+{
+	if (ep->state != EP_DECIDING || ctx == NULL || ctx == RNIC_IW_DEFER ||
+	    pd_len > RNIC_MPA_PD_MAX - 8)
+		return -EINVAL;
+	/* negotiate again with the accepting side's IRD/ORD */
+	ep->mp.ird = ird ? ird : ep->mp.ird;
+	ep->mp.ord = ord ? ord : ep->mp.ord;
+	if (rnic_mpa_accept(&ep->mp, &ep->mrx, &ep->res) != 0)
+		return -EPROTO;
+	ep->ctx = ctx;
+	send_reply(ep, false, pdata, pd_len);
+	start_fpdus(ep);
+	enter_rts(ep);
+	if (ep->state != EP_CLOSED)
+		rnic_tcp_hold(ep->c, false);   /* bytes that came meanwhile, in order */
+	return 0;
+}
+
+int rnic_iw_reject(struct rnic_iw_ep *ep, const void *pdata, uint16_t pd_len)
+{
+	if (ep->state != EP_DECIDING || pd_len > RNIC_MPA_PD_MAX - 8)
+		return -EINVAL;
+	send_reply(ep, true, pdata, pd_len);
+	ep_close(ep, -ECONNREFUSED);
+	return 0;
 }
 
 static void tcp_recv(struct rnic_tcp_conn *c, void *ctx, struct rte_mbuf *m)
@@ -727,9 +940,15 @@ static void ep_flush(struct rnic_iw_ep *ep)
 	for (; ep->ord_head != ep->ord_tail; ep->ord_head++)
 		complete(ep, ep->ord[ep->ord_head % ORD_MAX].wr_id, IBV_WC_RDMA_READ,
 			 IBV_WC_WR_FLUSH_ERR, 0);
-	for (; ep->rq_head != ep->rq_tail; ep->rq_head++)
-		complete(ep, ep->rq[ep->rq_head % RQ_MAX].wr_id, IBV_WC_RECV,
-			 IBV_WC_WR_FLUSH_ERR, 0);
+	if (ep->in_msg) {   /* the receive a message was being placed into */
+		ep->in_msg = false;
+		complete(ep, ep->cur.wr_id, IBV_WC_RECV, IBV_WC_WR_FLUSH_ERR, 0);
+	}
+	/* a verbs QP's receive queue outlives the connection: the verbs
+	 * layer flushes it; our own goes here */
+	struct rnic_rwqe r;
+	while (ep->rq == &ep->own_rq && rnic_rq_take(ep->rq, &r))
+		complete(ep, r.wr_id, IBV_WC_RECV, IBV_WC_WR_FLUSH_ERR, 0);
 }
 
 static void tcp_closed(struct rnic_tcp_conn *c, void *ctx, int err)
@@ -740,10 +959,18 @@ static void tcp_closed(struct rnic_tcp_conn *c, void *ctx, int err)
 	ep_close(ep, err);
 }
 
+static void ep_free(struct rnic_iw_ep *ep)
+{
+	rnic_rq_fini(&ep->own_rq);
+	rte_free(ep);
+}
+
 static void ep_close(struct rnic_iw_ep *ep, int err)
 {
 	if (ep->state == EP_CLOSED)
 		return;
+	if (ep->term_err)
+		err = ep->term_err;
 	ep->state = EP_CLOSED;
 	rnic_timer_cancel(&ep->w->timers, &ep->rts_timer);
 	ep_flush(ep);
@@ -751,6 +978,7 @@ static void ep_close(struct rnic_iw_ep *ep, int err)
 		struct rnic_tcp_conn *c = ep->c;
 		ep->c = NULL;
 		rnic_tcp_set_ops(c, NULL, NULL);
+		rnic_tcp_hold(c, false);
 		if (err)
 			rnic_tcp_abort(c);
 		else
@@ -759,8 +987,9 @@ static void ep_close(struct rnic_iw_ep *ep, int err)
 	if (ep->ops && ep->ops->disconnected)
 		ep->ops->disconnected(ep, ep->ctx, err);
 	ep->ops = NULL;
+	ep->hooks = NULL;
 	if (ep->busy == 0)
-		rte_free(ep);   /* else ep_input frees it on the way out */
+		ep_free(ep);   /* else ep_input frees it on the way out */
 }
 
 static const struct rnic_tcp_ops ep_tcp_ops;
@@ -771,12 +1000,22 @@ static struct rnic_iw_ep *ep_new(struct rnic_worker *w, const struct rnic_iw_ops
 	struct rnic_iw_ep *ep = rte_zmalloc("rnic_iw_ep", sizeof(*ep), RTE_CACHE_LINE_SIZE);
 	if (ep == NULL)
 		return NULL;
+	if (rnic_rq_init(&ep->own_rq, RQ_MAX, false) != 0) {
+		rte_free(ep);
+		return NULL;
+	}
+	ep->rq = &ep->own_rq;
 	ep->w = w;
+	ep->st = w->st;
 	ep->ops = ops;
 	if (p)
 		ep->p = *p;
 	else
 		rnic_iw_params_default(&ep->p);
+	if (ep->p.ird > ORD_MAX)
+		ep->p.ird = ORD_MAX;
+	if (ep->p.ord > ORD_MAX)
+		ep->p.ord = ORD_MAX;
 	rnic_mpa_params_default(&ep->mp);
 	ep->mp.crc = ep->p.crc;
 	ep->mp.ird = ep->p.ird;
@@ -784,8 +1023,54 @@ static struct rnic_iw_ep *ep_new(struct rnic_worker *w, const struct rnic_iw_ops
 	ep->mp.p2p = ep->p.p2p;
 	rnic_timer_init(&ep->rts_timer, rts_timer_cb, ep);
 	/* RFC 5041 section 5.1: the first message of each queue has MSN 1 */
-	ep->msn[0] = ep->msn[1] = ep->msn[2] = 1;
+	for (int q = 0; q < 3; q++)
+		ep->msn[q] = ep->rx_msn[q] = 1;
 	return ep;
+}
+
+void rnic_iw_bind_qp(struct rnic_iw_ep *ep, const struct rnic_iw_qp_hooks *h,
+		     void *qp, const void *pd, uint32_t qpn, struct rnic_rq *rq)
+{
+	ep->hooks = h;
+	ep->qp = qp;
+	ep->pd = pd;
+	ep->qpn = qpn;
+	if (rq != NULL)
+		ep->rq = rq;
+}
+
+void rnic_iw_set_ctx(struct rnic_iw_ep *ep, void *ctx)
+{
+	ep->ctx = ctx;
+}
+
+void rnic_iw_abort(struct rnic_iw_ep *ep)
+{
+	if (ep->state != EP_CLOSED)
+		ep_close(ep, -ECONNABORTED);
+}
+
+void rnic_iw_conn_info(const struct rnic_iw_ep *ep, uint16_t *ird, uint16_t *ord,
+		       uint32_t *peer_ip, uint16_t *peer_port)
+{
+	*ird = ep->res.ird;
+	*ord = ep->res.ord;
+	*peer_ip = ep->peer_ip;
+	*peer_port = ep->peer_port;
+}
+
+bool rnic_iw_tcp_up(const struct rnic_iw_ep *ep)
+{
+	return ep->tcp_up;
+}
+
+void rnic_iw_ep_counters(const struct rnic_iw_ep *ep, uint64_t *fpdus_in,
+			 uint64_t *fpdus_out, uint64_t *terms_in, uint64_t *terms_out)
+{
+	*fpdus_in = ep->stats_fpdus_in;
+	*fpdus_out = ep->stats_fpdus_out;
+	*terms_in = ep->terms_in;
+	*terms_out = ep->terms_out;
 }
 
 static void tcp_connected(struct rnic_tcp_conn *c, void *ctx)
@@ -806,6 +1091,7 @@ static void tcp_connected(struct rnic_tcp_conn *c, void *ctx)
 		ep_close(ep, -ENOBUFS);
 		return;
 	}
+	ep->tcp_up = true;
 	ep->tx_pos += (uint32_t)n;
 	rnic_mpa_rx_init(&ep->mrx, true);
 	ep->state = EP_MPA_REP;
@@ -818,7 +1104,10 @@ static void *tcp_accept(struct rnic_tcp_conn *c, void *lctx)
 	if (ep == NULL)
 		return NULL;
 	ep->c = c;
+	ep->tcp_up = true;
 	ep->listen_ctx = l->ctx;
+	ep->peer_ip = rte_be_to_cpu_32(c->key.raddr);
+	ep->peer_port = rte_be_to_cpu_16(c->key.rport);
 	rnic_mpa_rx_init(&ep->mrx, false);
 	ep->state = EP_MPA_REQ;
 	return ep;
@@ -879,20 +1168,22 @@ int rnic_iw_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t port,
 		    const struct rnic_iw_params *p, const void *pdata,
 		    uint16_t pd_len, struct rnic_iw_ep **out)
 {
-	if (pd_len > RNIC_MPA_PD_MAX - 8)
+	if (pd_len > RNIC_MPA_PD_MAX - 8 || (pd_len && pdata == NULL))
 		return -EINVAL;
 	struct rnic_iw_ep *ep = ep_new(w, ops, p);
 	if (ep == NULL)
 		return -ENOMEM;
 	ep->ctx = ctx;
 	ep->active = true;
+	ep->peer_ip = dst_ip;
+	ep->peer_port = port;
 	if (pd_len)   /* memcpy from NULL is undefined even for 0 bytes */
 		memcpy(ep->pdata, pdata, pd_len);
 	ep->pd_len = pd_len;
 	ep->state = EP_CONNECTING;
 	int rc = rnic_tcp_connect(w, dst_ip, port, &ep_tcp_ops, ep, &ep->c);
 	if (rc != 0) {
-		rte_free(ep);
+		ep_free(ep);
 		return rc;
 	}
 	*out = ep;

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "verbs/stag.h"
 
 #define RNIC_TERM_LAYER_RDMAP 0x0
 #define RNIC_TERM_LAYER_DDP   0x1
@@ -122,17 +123,8 @@ const struct rnic_term_info *rnic_term_info(enum rnic_term_cause c);
 /** Telemetry name of a cause ("?" when out of range). */
 const char *rnic_term_name(enum rnic_term_cause c);
 
-/*
- * What an STag lookup found wrong; the verbs layer reports this and the
- * helpers below turn it into the right cause for the layer that checked.
- */
-enum rnic_stag_fault {
-	RNIC_STAG_INVALID,       /* unknown, or an invalidated (invalid-bit) STag */
-	RNIC_STAG_BOUNDS,        /* TO + length outside the region */
-	RNIC_STAG_ACCESS,        /* region lacks the remote access right */
-	RNIC_STAG_PD,            /* PD (or QP for MW type 2) mismatch */
-	RNIC_STAG_TO_WRAP,       /* TO + length wraps 2^64 */
-};
+/* What an STag lookup found wrong: enum rnic_stag_fault (verbs/stag.h); the
+ * helpers below turn it into the right cause for the layer that checked. */
 
 /*
  * Tagged placement (RDMA Write, Read Response) failed: DDP codes, except

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Internal endpoint interface for the verbs layer and the CM: binding an
+ * endpoint to a verbs QP (its PD, QP number, receive queue and completion
+ * hooks), posting work requests whose SGE lists stay valid until they
+ * complete, and deciding on a connection request later than the request()
+ * callback. Every function runs on the endpoint's worker.
+ */
+#ifndef RNIC_IWARP_IW_EP_H
+#define RNIC_IWARP_IW_EP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "rnic/rnic_iwarp.h"
+#include "verbs/wq.h"
+
+/* request() may return this to decide later with rnic_iw_accept/reject. */
+#define RNIC_IW_DEFER ((void *)(uintptr_t)1)
+
+struct rnic_iw_qp_hooks {
+	/* One completion: send-queue work carries the ordinal the verbs
+	 * layer gave as wr_id; receives carry the rwqe's wr_id. @p solicited:
+	 * the message asked for a solicited event (SE). */
+	void (*completion)(void *qp, const struct ibv_wc *wc, bool solicited);
+	/* The endpoint can take more work (its job queue drained). */
+	void (*tx_room)(void *qp);
+};
+
+/* Bind a verbs QP: PD and QP number for STag checks, @p rq for Sends. */
+void rnic_iw_bind_qp(struct rnic_iw_ep *ep, const struct rnic_iw_qp_hooks *h,
+		     void *qp, const void *pd, uint32_t qpn, struct rnic_rq *rq);
+
+/* Post a work request the verbs layer validated; wr->sg_list must stay
+ * valid until the work completes. @return 0, -ENOMEM (full: retry after
+ * tx_room), -ENOTCONN, -EINVAL. */
+int rnic_iw_post_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr);
+
+/* Space for more work requests now. */
+bool rnic_iw_has_room(const struct rnic_iw_ep *ep);
+
+/* Decide on a deferred request: accept with context @p ctx (the reply
+ * carries @p pdata, and the given IRD/ORD), or reject. */
+int rnic_iw_accept(struct rnic_iw_ep *ep, void *ctx, const void *pdata,
+		   uint16_t pd_len, uint16_t ird, uint16_t ord);
+int rnic_iw_reject(struct rnic_iw_ep *ep, const void *pdata, uint16_t pd_len);
+
+/* Replace the endpoint's callback context (e.g. while a request waits). */
+void rnic_iw_set_ctx(struct rnic_iw_ep *ep, void *ctx);
+
+/* Abortive close (RST): outstanding work is flushed. */
+void rnic_iw_abort(struct rnic_iw_ep *ep);
+
+/* Negotiated IRD/ORD, peer address (host order). */
+void rnic_iw_conn_info(const struct rnic_iw_ep *ep, uint16_t *ird, uint16_t *ord,
+		       uint32_t *peer_ip, uint16_t *peer_port);
+
+/* Whether the TCP connection under the endpoint was ever established
+ * (tells a refused or unreachable peer from an MPA reject). */
+bool rnic_iw_tcp_up(const struct rnic_iw_ep *ep);
+
+/* Counters. */
+void rnic_iw_ep_counters(const struct rnic_iw_ep *ep, uint64_t *fpdus_in,
+			 uint64_t *fpdus_out, uint64_t *terms_in, uint64_t *terms_out);
+
+#endif

@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Connection manager (rnic_cm.h) for iWARP QPs, on the endpoint engine.
+ * Ids are touched by application threads only through calls that run on
+ * the endpoint's worker (rnic_worker_call_sync), and by the endpoint's
+ * callbacks there; events cross back through the channel's mutex-guarded
+ * list and its eventfd. Control path only.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "engine/stack.h"
+#include "engine/worker.h"
+#include "iwarp/iw_ep.h"
+#include "rnic/rnic_cm.h"
+#include "verbs/verbs.h"
+
+struct ev_node {
+	struct rnic_cm_event ev;
+	struct ev_node *next;
+};
+
+struct rnic_cm_channel {
+	struct rnic_device *dev;
+	int fd;
+	pthread_mutex_t lock;
+	struct ev_node *head, *tail;
+	unsigned users;
+};
+
+enum id_state { ID_IDLE, ID_LISTEN, ID_REQ, ID_CONNECTING, ID_CONNECTED, ID_CLOSING,
+		ID_CLOSED, ID_REJECTED };
+
+struct rnic_cm_id {
+	struct rnic_cm_channel *ch;
+	void *context;
+	struct rnic_qp *qp;
+	struct rnic_iw_ep *ep;          /* owned by the worker */
+	struct rnic_worker *w;
+	enum id_state state;
+	uint16_t port;
+	struct rnic_cm_id *listen_id;
+	struct rnic_iw_params params;   /* listener: for requests */
+};
+
+static const char *const ev_names[] = {
+	[RNIC_CM_EVENT_CONNECT_REQUEST] = "CONNECT_REQUEST",
+	[RNIC_CM_EVENT_ESTABLISHED] = "ESTABLISHED",
+	[RNIC_CM_EVENT_REJECTED] = "REJECTED",
+	[RNIC_CM_EVENT_UNREACHABLE] = "UNREACHABLE",
+	[RNIC_CM_EVENT_CONNECT_ERROR] = "CONNECT_ERROR",
+	[RNIC_CM_EVENT_DISCONNECTED] = "DISCONNECTED",
+};
+
+const char *rnic_cm_event_str(enum rnic_cm_event_type t)
+{
+	return (unsigned)t < RTE_DIM(ev_names) && ev_names[t] ? ev_names[t] : "UNKNOWN";
+}
+
+static struct rnic_stack *id_stack(const struct rnic_cm_id *id)
+{
+	return id->ch->dev->st;
+}
+
+/* Queue an event (any thread). */
+static void post_event(struct rnic_cm_id *id, enum rnic_cm_event_type t, int status,
+		       const void *pdata, uint16_t pd_len)
+{
+	struct ev_node *n = calloc(1, sizeof(*n));
+	if (n == NULL)
+		return;
+	n->ev.type = t;
+	n->ev.id = id;
+	n->ev.listen_id = id->listen_id;
+	n->ev.status = status;
+	if (id->ep != NULL) {
+		uint16_t ird, ord;
+		rnic_iw_conn_info(id->ep, &ird, &ord, &n->ev.peer_ip, &n->ev.peer_port);
+		n->ev.ird = (uint8_t)ird;
+		n->ev.ord = (uint8_t)ord;
+	}
+	if (pd_len > RNIC_CM_PDATA_MAX)
+		pd_len = RNIC_CM_PDATA_MAX;
+	if (pd_len && pdata)
+		memcpy(n->ev.private_data, pdata, pd_len);
+	n->ev.private_data_len = pdata ? pd_len : 0;
+	struct rnic_cm_channel *ch = id->ch;
+	pthread_mutex_lock(&ch->lock);
+	if (ch->tail)
+		ch->tail->next = n;
+	else
+		ch->head = n;
+	ch->tail = n;
+	pthread_mutex_unlock(&ch->lock);
+	uint64_t one = 1;
+	ssize_t w = write(ch->fd, &one, sizeof(one));
+	(void)w;
+}
+
+/* --- endpoint callbacks (on the worker) --------------------------------------- */
+
+static void *cb_request(struct rnic_iw_ep *ep, void *lctx, const void *pdata, uint16_t len)
+{
+	struct rnic_cm_id *l = lctx;
+	struct rnic_cm_id *id = calloc(1, sizeof(*id));
+	if (id == NULL)
+		return NULL;   /* rejected */
+	id->ch = l->ch;
+	id->ep = ep;
+	id->w = rnic_iw_worker(ep);
+	id->listen_id = l;
+	id->state = ID_REQ;
+	__atomic_fetch_add(&id->ch->users, 1, __ATOMIC_RELAXED);
+	rnic_iw_set_ctx(ep, id);
+	post_event(id, RNIC_CM_EVENT_CONNECT_REQUEST, 0, pdata, len);
+	return RNIC_IW_DEFER;
+}
+
+static void cb_established(struct rnic_iw_ep *ep, void *ctx)
+{
+	(void)ep;
+	struct rnic_cm_id *id = ctx;
+	id->state = ID_CONNECTED;
+	if (id->qp != NULL)
+		rnic_qp_established(id->qp);
+	post_event(id, RNIC_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+}
+
+static void cb_disconnected(struct rnic_iw_ep *ep, void *ctx, int err)
+{
+	struct rnic_cm_id *id = ctx;
+	if (id == NULL)
+		return;
+	enum id_state was = id->state;
+	bool tcp_up = rnic_iw_tcp_up(ep);
+	if (id->qp != NULL)
+		rnic_qp_conn_lost(id->qp);
+	/* conn_info is still readable: the endpoint is freed after we return */
+	if (was == ID_CONNECTING) {
+		enum rnic_cm_event_type t = !tcp_up ? RNIC_CM_EVENT_UNREACHABLE :
+			err == -ECONNREFUSED ? RNIC_CM_EVENT_REJECTED : RNIC_CM_EVENT_CONNECT_ERROR;
+		post_event(id, t, err, NULL, 0);
+	} else if (was == ID_CONNECTED || was == ID_CLOSING || was == ID_REQ) {
+		post_event(id, RNIC_CM_EVENT_DISCONNECTED, err, NULL, 0);
+	}
+	id->ep = NULL;
+	id->state = was == ID_REJECTED ? ID_REJECTED : ID_CLOSED;
+}
+
+static const struct rnic_iw_ops cm_ops = {
+	.request = cb_request,
+	.established = cb_established,
+	.disconnected = cb_disconnected,
+};
+
+/* --- channel ------------------------------------------------------------------ */
+
+struct rnic_cm_channel *rnic_cm_create_channel(struct ibv_context *ctx)
+{
+	struct rnic_cm_channel *ch = calloc(1, sizeof(*ch));
+	if (ch == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ch->dev = dev_of(ctx);
+	ch->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ch->fd < 0) {
+		free(ch);
+		return NULL;
+	}
+	pthread_mutex_init(&ch->lock, NULL);
+	return ch;
+}
+
+int rnic_cm_destroy_channel(struct rnic_cm_channel *ch)
+{
+	if (__atomic_load_n(&ch->users, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+	for (struct ev_node *n = ch->head, *nx; n; n = nx) {
+		nx = n->next;
+		free(n);
+	}
+	close(ch->fd);
+	pthread_mutex_destroy(&ch->lock);
+	free(ch);
+	return 0;
+}
+
+int rnic_cm_channel_fd(const struct rnic_cm_channel *ch)
+{
+	return ch->fd;
+}
+
+int rnic_cm_get_event(struct rnic_cm_channel *ch, struct rnic_cm_event *ev, int timeout_ms)
+{
+	for (;;) {
+		pthread_mutex_lock(&ch->lock);
+		struct ev_node *n = ch->head;
+		if (n != NULL) {
+			ch->head = n->next;
+			if (ch->head == NULL)
+				ch->tail = NULL;
+		}
+		pthread_mutex_unlock(&ch->lock);
+		if (n != NULL) {
+			*ev = n->ev;
+			free(n);
+			return 0;
+		}
+		struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+		int r = poll(&p, 1, timeout_ms);
+		if (r == 0)
+			return EAGAIN;
+		if (r < 0 && errno != EINTR)
+			return errno;
+		uint64_t v;
+		ssize_t k = read(ch->fd, &v, sizeof(v));
+		(void)k;
+		if (timeout_ms == 0) {
+			timeout_ms = -2;   /* one more look, then give up */
+		} else if (timeout_ms == -2) {
+			return EAGAIN;
+		}
+	}
+}
+
+/* --- ids ------------------------------------------------------------------------ */
+
+int rnic_cm_create_id(struct rnic_cm_channel *ch, void *context, struct rnic_cm_id **out)
+{
+	if (ch == NULL || out == NULL)
+		return EINVAL;
+	struct rnic_cm_id *id = calloc(1, sizeof(*id));
+	if (id == NULL)
+		return ENOMEM;
+	id->ch = ch;
+	id->context = context;
+	__atomic_fetch_add(&ch->users, 1, __ATOMIC_RELAXED);
+	*out = id;
+	return 0;
+}
+
+void *rnic_cm_id_context(const struct rnic_cm_id *id) { return id->context; }
+void rnic_cm_id_set_context(struct rnic_cm_id *id, void *context) { id->context = context; }
+struct ibv_qp *rnic_cm_id_qp(const struct rnic_cm_id *id) { return id->qp ? &id->qp->qp : NULL; }
+
+static void params_from(struct rnic_iw_params *p, const struct rnic_cm_conn_param *c)
+{
+	rnic_iw_params_default(p);
+	if (c == NULL)
+		return;
+	if (c->responder_resources)
+		p->ird = c->responder_resources;
+	if (c->initiator_depth)
+		p->ord = c->initiator_depth;
+	p->crc = !c->no_crc;
+	p->p2p = c->p2p;
+}
+
+int rnic_cm_listen(struct rnic_cm_id *id, uint16_t port, int backlog)
+{
+	(void)backlog;   /* the SYN stage has no per-SYN state; accept queue is the TCP's */
+	if (id->state != ID_IDLE || port == 0)
+		return EINVAL;
+	params_from(&id->params, NULL);
+	int rc = rnic_iw_listen(id_stack(id), port, &cm_ops, id, &id->params);
+	if (rc != 0)
+		return -rc;
+	id->port = port;
+	id->state = ID_LISTEN;
+	return 0;
+}
+
+struct connect_args {
+	struct rnic_cm_id *id;
+	uint32_t ip;
+	uint16_t port;
+	struct rnic_iw_params p;
+	const struct rnic_cm_conn_param *param;
+	int rc;
+};
+
+static void do_connect(struct rnic_worker *w, void *arg)
+{
+	struct connect_args *a = arg;
+	struct rnic_iw_ep *ep;
+	const struct rnic_cm_conn_param *c = a->param;
+	a->id->state = ID_CONNECTING;
+	a->id->w = w;
+	a->rc = rnic_iw_connect(w, a->ip, a->port, &cm_ops, a->id, &a->p,
+				c ? c->private_data : NULL, c ? c->private_data_len : 0, &ep);
+	if (a->rc != 0) {
+		a->id->state = ID_IDLE;
+		a->id->w = NULL;
+		return;
+	}
+	a->id->ep = ep;
+	rnic_qp_attach_iw(a->id->qp, ep, w);
+}
+
+static bool qp_free_for_cm(const struct rnic_qp *qp)
+{
+	enum ibv_qp_state s = __atomic_load_n(&qp->qp.state, __ATOMIC_ACQUIRE);
+	return qp->transport == RNIC_TRANSPORT_IWARP && qp->cm_id == NULL && qp->ep == NULL &&
+	       (s == IBV_QPS_RESET || s == IBV_QPS_INIT);
+}
+
+int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *iqp, uint32_t ip, uint16_t port,
+		    const struct rnic_cm_conn_param *param)
+{
+	if (id == NULL || iqp == NULL || id->state != ID_IDLE || port == 0 ||
+	    (param && param->private_data_len > RNIC_CM_PDATA_MAX - 8))
+		return EINVAL;
+	struct rnic_qp *qp = qp_of(iqp);
+	if (!qp_free_for_cm(qp))
+		return EBUSY;
+	struct rnic_stack *st = id_stack(id);
+	/* the QP lives on the worker of its send CQ's completion handler */
+	struct rnic_worker *w = st->workers[cq_of(iqp->send_cq)->handler % st->n_workers];
+	struct connect_args a = { .id = id, .ip = ip, .port = port, .param = param };
+	params_from(&a.p, param);
+	id->qp = qp;
+	qp->cm_id = id;
+	__atomic_store_n(&iqp->state, IBV_QPS_RTR, __ATOMIC_RELEASE);
+	int rc = rnic_worker_call_sync(w, do_connect, &a);
+	if (rc == 0)
+		rc = a.rc;
+	if (rc != 0) {
+		id->qp = NULL;
+		qp->cm_id = NULL;
+		__atomic_store_n(&iqp->state, IBV_QPS_INIT, __ATOMIC_RELEASE);
+		return rc < 0 ? -rc : rc;
+	}
+	return 0;
+}
+
+struct accept_args {
+	struct rnic_cm_id *id;
+	const struct rnic_cm_conn_param *param;
+	bool reject;
+	int rc;
+};
+
+static void do_accept(struct rnic_worker *w, void *arg)
+{
+	struct accept_args *a = arg;
+	struct rnic_cm_id *id = a->id;
+	const struct rnic_cm_conn_param *c = a->param;
+	if (id->ep == NULL || id->state != ID_REQ) {
+		a->rc = -ENOTCONN;
+		return;
+	}
+	if (a->reject) {
+		id->state = ID_REJECTED;
+		a->rc = rnic_iw_reject(id->ep, c ? c->private_data : NULL,
+				       c ? c->private_data_len : 0);
+		return;
+	}
+	rnic_qp_attach_iw(id->qp, id->ep, w);
+	a->rc = rnic_iw_accept(id->ep, id, c ? c->private_data : NULL,
+			       c ? c->private_data_len : 0,
+			       c ? c->responder_resources : 0, c ? c->initiator_depth : 0);
+}
+
+int rnic_cm_accept(struct rnic_cm_id *id, struct ibv_qp *iqp,
+		   const struct rnic_cm_conn_param *param)
+{
+	if (id == NULL || iqp == NULL || id->state != ID_REQ ||
+	    (param && param->private_data_len > RNIC_CM_PDATA_MAX - 8))
+		return EINVAL;
+	struct rnic_qp *qp = qp_of(iqp);
+	if (!qp_free_for_cm(qp))
+		return EBUSY;
+	struct accept_args a = { .id = id, .param = param };
+	id->qp = qp;
+	qp->cm_id = id;
+	__atomic_store_n(&iqp->state, IBV_QPS_RTR, __ATOMIC_RELEASE);
+	int rc = rnic_worker_call_sync(id->w, do_accept, &a);
+	if (rc == 0)
+		rc = a.rc;
+	if (rc != 0) {
+		id->qp = NULL;
+		qp->cm_id = NULL;
+		qp->ep = NULL;
+		qp->w = NULL;
+		__atomic_store_n(&iqp->state, IBV_QPS_INIT, __ATOMIC_RELEASE);
+		return rc < 0 ? -rc : rc;
+	}
+	return 0;
+}
+
+int rnic_cm_reject(struct rnic_cm_id *id, const void *pdata, uint16_t len)
+{
+	if (id == NULL || id->state != ID_REQ || len > RNIC_CM_PDATA_MAX - 8)
+		return EINVAL;
+	struct rnic_cm_conn_param c = { .private_data = pdata, .private_data_len = len };
+	struct accept_args a = { .id = id, .param = &c, .reject = true };
+	int rc = rnic_worker_call_sync(id->w, do_accept, &a);
+	if (rc == 0)
+		rc = a.rc;
+	return rc < 0 ? -rc : rc;
+}
+
+static void do_disconnect(struct rnic_worker *w, void *arg)
+{
+	(void)w;
+	struct accept_args *a = arg;
+	struct rnic_cm_id *id = a->id;
+	if (id->ep == NULL) {
+		a->rc = -ENOTCONN;
+		return;
+	}
+	if (a->reject) {   /* abort */
+		rnic_iw_abort(id->ep);
+		a->rc = 0;
+		return;
+	}
+	id->state = ID_CLOSING;
+	a->rc = rnic_iw_disconnect(id->ep);
+	if (a->rc == -EALREADY)
+		a->rc = 0;
+}
+
+int rnic_cm_disconnect(struct rnic_cm_id *id)
+{
+	if (id == NULL || id->w == NULL)
+		return ENOTCONN;
+	struct accept_args a = { .id = id };
+	int rc = rnic_worker_call_sync(id->w, do_disconnect, &a);
+	if (rc == 0)
+		rc = a.rc;
+	return rc < 0 ? -rc : rc;
+}
+
+static void do_unlisten(struct rnic_worker *w, void *arg)
+{
+	struct rnic_cm_id *id = arg;
+	rnic_iw_unlisten(w->st, id->port);
+}
+
+int rnic_cm_destroy_id(struct rnic_cm_id *id)
+{
+	if (id == NULL)
+		return EINVAL;
+	struct rnic_stack *st = id_stack(id);
+	if (id->state == ID_LISTEN) {
+		rnic_worker_call_sync(st->workers[0], do_unlisten, id);
+	} else if (id->w != NULL) {
+		struct accept_args a = { .id = id, .reject = true };
+		rnic_worker_call_sync(id->w, do_disconnect, &a);
+		/* an aborted request (ID_REQ) or connection ran its
+		 * disconnected callback: id->ep is NULL now */
+	}
+	if (id->qp != NULL) {
+		id->qp->cm_id = NULL;
+		id->qp = NULL;
+	}
+	/* forget its queued events */
+	struct rnic_cm_channel *ch = id->ch;
+	pthread_mutex_lock(&ch->lock);
+	struct ev_node **pp = &ch->head, *last = NULL;
+	while (*pp) {
+		struct ev_node *n = *pp;
+		if (n->ev.id == id) {
+			*pp = n->next;
+			free(n);
+		} else {
+			n->ev.listen_id = n->ev.listen_id == id ? NULL : n->ev.listen_id;
+			last = n;
+			pp = &n->next;
+		}
+	}
+	ch->tail = last;
+	pthread_mutex_unlock(&ch->lock);
+	__atomic_fetch_sub(&ch->users, 1, __ATOMIC_RELAXED);
+	free(id);
+	return 0;
+}

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The verbs device of a stack: context, protection domains, memory
+ * regions, and the verbs protocol module (per-stack STag table, per-worker
+ * doorbell ring and poller).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+
+#include "engine/stack.h"
+#include "engine/worker.h"
+#include "port/port.h"
+#include "verbs/verbs.h"
+
+/* --- protocol module --------------------------------------------------------- */
+
+static int verbs_stack_init(struct rnic_stack *st)
+{
+	struct rnic_verbs_stack *vs = calloc(1, sizeof(*vs));
+	if (vs == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&vs->lock, NULL);
+	st->proto[RNIC_PROTO_VERBS] = vs;
+	int rc = rnic_stag_table_create(st);
+	if (rc != 0) {
+		free(vs);
+		st->proto[RNIC_PROTO_VERBS] = NULL;
+	}
+	return rc;
+}
+
+static void verbs_stack_fini(struct rnic_stack *st)
+{
+	struct rnic_verbs_stack *vs = verbs_st(st);
+	if (vs == NULL)
+		return;
+	rnic_stag_table_free(st);
+	pthread_mutex_destroy(&vs->lock);
+	free(vs);
+	st->proto[RNIC_PROTO_VERBS] = NULL;
+}
+
+static int verbs_worker_init(struct rnic_worker *w)
+{
+	char name[RTE_RING_NAMESIZE];
+	struct rnic_verbs_worker *vw = rte_zmalloc("rnic_verbs_w", sizeof(*vw), 0);
+	if (vw == NULL)
+		return -ENOMEM;
+	snprintf(name, sizeof(name), "rnic_db%u_%u", w->st->id, w->id);
+	/* one entry per QP at most (db_pending): as deep as the QP limit */
+	vw->db = rte_ring_create(name, RNIC_MAX_QP * 2, rte_socket_id(), RING_F_SC_DEQ);
+	if (vw->db == NULL) {
+		rte_free(vw);
+		return -ENOMEM;
+	}
+	w->proto[RNIC_PROTO_VERBS] = vw;
+	return rnic_worker_add_poller(w, "verbs", rnic_verbs_poll, vw);
+}
+
+static void verbs_worker_fini(struct rnic_worker *w)
+{
+	struct rnic_verbs_worker *vw = w->proto[RNIC_PROTO_VERBS];
+	if (vw == NULL)
+		return;
+	rte_ring_free(vw->db);
+	rte_free(vw);
+	w->proto[RNIC_PROTO_VERBS] = NULL;
+}
+
+const struct rnic_proto_ops rnic_verbs_proto = {
+	.name = "verbs",
+	.stack_init = verbs_stack_init,
+	.stack_fini = verbs_stack_fini,
+	.worker_init = verbs_worker_init,
+	.worker_fini = verbs_worker_fini,
+};
+
+/* --- device ------------------------------------------------------------------- */
+
+struct ibv_context *rnic_open_device(struct rnic_stack *st)
+{
+	struct rnic_verbs_stack *vs = st ? verbs_st(st) : NULL;
+	if (vs == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pthread_mutex_lock(&vs->lock);
+	struct rnic_device *d = vs->dev;
+	if (d != NULL) {
+		d->refs++;
+		pthread_mutex_unlock(&vs->lock);
+		return &d->ctx;
+	}
+	d = calloc(1, sizeof(*d));
+	if (d == NULL) {
+		pthread_mutex_unlock(&vs->lock);
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->st = st;
+	d->refs = 1;
+	d->next_qpn = 2;   /* 0 and 1 are the IB special QPs */
+	pthread_mutex_init(&d->lock, NULL);
+	d->transport = RNIC_TRANSPORT_IWARP;   /* RoCE QPs: issue 5 */
+	snprintf(d->dev.name, sizeof(d->dev.name), "rnic%u", st->id);
+	snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "rnic%u", st->id);
+	d->dev.node_type = IBV_NODE_RNIC;
+	d->dev.transport_type = d->transport == RNIC_TRANSPORT_ROCE ? IBV_TRANSPORT_IB
+								    : IBV_TRANSPORT_IWARP;
+	d->ctx.device = &d->dev;
+	d->ctx.cmd_fd = -1;
+	d->ctx.async_fd = -1;
+	d->ctx.num_comp_vectors = (int)st->n_workers;
+	pthread_mutex_init(&d->ctx.mutex, NULL);
+	d->ctx.ops.poll_cq = rnic_cq_poll;
+	d->ctx.ops.req_notify_cq = rnic_cq_req_notify;
+	d->ctx.ops.post_send = rnic_qp_post_send;
+	d->ctx.ops.post_recv = rnic_qp_post_recv;
+	d->ctx.ops.post_srq_recv = rnic_srq_post_recv;
+	d->ctx.ops.alloc_mw = rnic_alloc_mw;
+	d->ctx.ops.dealloc_mw = rnic_dealloc_mw;
+	d->ctx.ops.bind_mw = rnic_bind_mw;
+	vs->dev = d;
+	pthread_mutex_unlock(&vs->lock);
+	return &d->ctx;
+}
+
+int rnic_close_device(struct ibv_context *ctx)
+{
+	struct rnic_device *d = dev_of(ctx);
+	struct rnic_verbs_stack *vs = verbs_st(d->st);
+	pthread_mutex_lock(&vs->lock);
+	if (d->refs > 1) {
+		d->refs--;
+		pthread_mutex_unlock(&vs->lock);
+		return 0;
+	}
+	if (d->n_pd || d->n_cq || d->n_qp || d->n_srq || d->n_chan) {
+		pthread_mutex_unlock(&vs->lock);
+		return EBUSY;
+	}
+	vs->dev = NULL;
+	pthread_mutex_unlock(&vs->lock);
+	pthread_mutex_destroy(&d->ctx.mutex);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+	return 0;
+}
+
+struct rnic_stack *rnic_device_stack(struct ibv_context *ctx)
+{
+	return dev_of(ctx)->st;
+}
+
+enum rnic_transport rnic_device_transport(struct ibv_context *ctx)
+{
+	return dev_of(ctx)->transport;
+}
+
+int rnic_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
+{
+	struct rnic_device *d = dev_of(ctx);
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "rnic-1");
+	if (d->st->n_ports > 0) {
+		const uint8_t *mac = d->st->ports[0]->mac.addr_bytes;
+		/* EUI-64 from the MAC, as NICs derive their GUIDs */
+		uint8_t g[8] = { mac[0] ^ 2, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5] };
+		memcpy(&a->node_guid, g, 8);
+		memcpy(&a->sys_image_guid, g, 8);
+	}
+	a->max_mr_size = RNIC_MAX_MR_SIZE;
+	a->page_size_cap = 4096;
+	a->vendor_id = 0x626d74;   /* the siw/rxe convention: no real OUI */
+	a->max_qp = RNIC_MAX_QP;
+	a->max_qp_wr = RNIC_MAX_QP_WR;
+	a->device_cap_flags = IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
+			      IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_MEM_MGT_EXTENSIONS;
+	a->max_sge = RNIC_MAX_SGE;
+	a->max_sge_rd = 1;
+	a->max_cq = 65536;
+	a->max_cqe = RNIC_MAX_CQE;
+	a->max_mr = 65535;
+	a->max_pd = 65536;
+	a->max_qp_rd_atom = RNIC_MAX_RD_ATOMIC;
+	a->max_qp_init_rd_atom = RNIC_MAX_RD_ATOMIC;
+	a->max_res_rd_atom = RNIC_MAX_RD_ATOMIC * RNIC_MAX_QP;
+	a->atomic_cap = IBV_ATOMIC_NONE;   /* RFC 7306 atomics: not yet */
+	a->max_mw = 65535;
+	a->max_srq = 4096;
+	a->max_srq_wr = RNIC_MAX_QP_WR;
+	a->max_srq_sge = RNIC_MAX_SGE;
+	a->phys_port_cnt = (uint8_t)d->st->n_ports;
+	return 0;
+}
+
+static enum ibv_mtu mtu_enum(unsigned mtu)
+{
+	if (mtu >= 4096)
+		return IBV_MTU_4096;
+	if (mtu >= 2048)
+		return IBV_MTU_2048;
+	if (mtu >= 1024)
+		return IBV_MTU_1024;
+	if (mtu >= 512)
+		return IBV_MTU_512;
+	return IBV_MTU_256;
+}
+
+int rnic_query_port(struct ibv_context *ctx, uint8_t port_num, struct ibv_port_attr *a)
+{
+	struct rnic_device *d = dev_of(ctx);
+	if (port_num < 1 || port_num > d->st->n_ports)
+		return EINVAL;
+	struct rnic_port *p = d->st->ports[port_num - 1];
+	memset(a, 0, sizeof(*a));
+	a->state = p->link_up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	a->phys_state = p->link_up ? 5 : 3;   /* LinkUp, Disabled */
+	a->max_mtu = IBV_MTU_4096;
+	/* the IBA MTU that fits in an Ethernet MTU with the RoCEv2 headers */
+	a->active_mtu = mtu_enum(p->mtu > 58 ? p->mtu - 58 : 256);
+	a->gid_tbl_len = 1;
+	a->max_msg_sz = 1u << 31;
+	a->pkey_tbl_len = 1;
+	a->link_layer = IBV_LINK_LAYER_ETHERNET;
+	a->active_width = 1;
+	a->active_speed = 1;
+	return 0;
+}
+
+int rnic_query_gid(struct ibv_context *ctx, uint8_t port_num, int index, union ibv_gid *gid)
+{
+	struct rnic_device *d = dev_of(ctx);
+	if (port_num < 1 || port_num > d->st->n_ports || index != 0)
+		return EINVAL;
+	uint32_t ip = d->st->ports[port_num - 1]->ip;
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[10] = gid->raw[11] = 0xff;
+	gid->raw[12] = (uint8_t)(ip >> 24);
+	gid->raw[13] = (uint8_t)(ip >> 16);
+	gid->raw[14] = (uint8_t)(ip >> 8);
+	gid->raw[15] = (uint8_t)ip;
+	return 0;
+}
+
+/* --- protection domains -------------------------------------------------------- */
+
+struct ibv_pd *rnic_alloc_pd(struct ibv_context *ctx)
+{
+	struct rnic_device *d = dev_of(ctx);
+	struct rnic_pd *pd = calloc(1, sizeof(*pd));
+	if (pd == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->pd.context = ctx;
+	pthread_mutex_lock(&d->lock);
+	pd->pd.handle = ++d->n_pd;
+	pthread_mutex_unlock(&d->lock);
+	return &pd->pd;
+}
+
+int rnic_dealloc_pd(struct ibv_pd *ipd)
+{
+	struct rnic_pd *pd = pd_of(ipd);
+	struct rnic_device *d = dev_of(ipd->context);
+	if (__atomic_load_n(&pd->users, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+	pthread_mutex_lock(&d->lock);
+	d->n_pd--;
+	pthread_mutex_unlock(&d->lock);
+	free(pd);
+	return 0;
+}
+
+/* --- memory regions ------------------------------------------------------------ */
+
+#define ACCESS_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
+		    IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED)
+
+struct ibv_mr *rnic_reg_mr(struct ibv_pd *ipd, void *addr, size_t length, int access)
+{
+	if (ipd == NULL || (addr == NULL && length) || length > RNIC_MAX_MR_SIZE ||
+	    (access & ~ACCESS_ALL) || (access & IBV_ACCESS_ZERO_BASED) ||
+	    /* IBA 10.6.3.1: remote write/atomic need local write */
+	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & IBV_ACCESS_LOCAL_WRITE))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct rnic_device *d = dev_of(ipd->context);
+	struct rnic_mr *mr = calloc(1, sizeof(*mr));
+	if (mr == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr->m.kind = RNIC_MEM_MR;
+	mr->m.pd = ipd;
+	mr->m.access = access;
+	mr->m.va = (uint64_t)(uintptr_t)addr;
+	mr->m.len = length;
+	mr->m.addr = addr;
+	mr->m.owner = mr;
+	if (rnic_stag_insert(d->st, &mr->m) != 0) {
+		free(mr);
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr->mr.context = ipd->context;
+	mr->mr.pd = ipd;
+	mr->mr.addr = addr;
+	mr->mr.length = length;
+	mr->mr.handle = mr->m.stag;
+	mr->mr.lkey = mr->mr.rkey = mr->m.stag;
+	__atomic_fetch_add(&pd_of(ipd)->users, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&mr->m.valid, 1, __ATOMIC_RELEASE);
+	return &mr->mr;
+}
+
+int rnic_dereg_mr(struct ibv_mr *imr)
+{
+	struct rnic_mr *mr = (struct rnic_mr *)imr;
+	if (__atomic_load_n(&mr->m.binds, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+	rnic_stag_remove(dev_of(imr->context)->st, &mr->m);
+	__atomic_fetch_sub(&pd_of(imr->pd)->users, 1, __ATOMIC_RELAXED);
+	free(mr);
+	return 0;
+}
+
+int rnic_sge_check(struct rnic_device *d, struct ibv_pd *pd, const struct ibv_sge *sge,
+		   int n, int access, uint32_t *total)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < n; i++) {
+		enum rnic_stag_fault e;
+		sum += sge[i].length;
+		if (sge[i].length == 0)
+			continue;
+		if (rnic_stag_check(d->st, sge[i].lkey, pd, 0, sge[i].addr, sge[i].length,
+				    access, &e) == NULL)
+			return e == RNIC_STAG_ACCESS ? EACCES : EINVAL;
+	}
+	if (sum > (1ull << 31))
+		return EINVAL;
+	*total = (uint32_t)sum;
+	return 0;
+}

@@ -1,0 +1,721 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Queue pairs and shared receive queues: creation, state, posting from
+ * any thread, and the worker side (doorbells, hand-off to the transport,
+ * in-order retirement into the CQs, flushing).
+ *
+ * Send queue indices (free-running): retired <= cons <= prod.
+ *   [retired, cons)  handed to the transport (or executed locally), may be
+ *                    done out of order (a Send completes before an earlier
+ *                    Read); completions leave in posting order
+ *   [cons, prod)     posted, not yet handed over
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_malloc.h>
+
+#include "engine/stack.h"
+#include "engine/worker.h"
+#include "iwarp/iw_ep.h"
+#include "verbs/verbs.h"
+
+/* --- worker side ----------------------------------------------------------- */
+
+static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+static void qp_error_state(struct rnic_qp *qp)
+{
+	qp->in_error = true;
+	__atomic_store_n(&qp->qp.state, IBV_QPS_ERR, __ATOMIC_RELEASE);
+}
+
+/* Push completions of finished entries at the head, in posting order. */
+static void sq_retire(struct rnic_qp *qp)
+{
+	struct rnic_cq *cq = cq_of(qp->qp.send_cq);
+	uint32_t r = qp->sq_retired;
+	while (r != qp->sq_cons) {
+		struct rnic_swqe *e = &qp->sq[r & qp->sq_mask];
+		if (!e->done)
+			break;
+		if ((e->wr.send_flags & IBV_SEND_SIGNALED) || e->status != IBV_WC_SUCCESS) {
+			struct ibv_wc wc = { .wr_id = e->wr_id, .status = e->status,
+					     .opcode = e->opcode, .byte_len = e->byte_len,
+					     .qp_num = qp->qp.qp_num };
+			if (rnic_cq_push(cq, &wc, false) != 0)
+				qp_error_state(qp);
+			qp->completions++;
+			if (e->status == IBV_WC_WR_FLUSH_ERR)
+				qp->flushed++;
+		}
+		if (e->status != IBV_WC_SUCCESS && e->status != IBV_WC_WR_FLUSH_ERR)
+			qp->in_error = true;
+		e->done = 0;
+		r++;
+	}
+	__atomic_store_n(&qp->sq_retired, r, __ATOMIC_RELEASE);
+}
+
+static void sq_mark(struct rnic_qp *qp, uint32_t idx, enum ibv_wc_status st, uint32_t len)
+{
+	struct rnic_swqe *e = &qp->sq[idx & qp->sq_mask];
+	e->status = (uint8_t)st;
+	e->byte_len = len;
+	e->done = 1;
+}
+
+/* Flush everything posted and not handed over, and the receive queue. */
+static void qp_flush(struct rnic_qp *qp)
+{
+	uint32_t prod = __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE);
+	for (; qp->sq_cons != prod; qp->sq_cons++)
+		sq_mark(qp, qp->sq_cons, IBV_WC_WR_FLUSH_ERR, 0);
+	sq_retire(qp);
+	if (qp->rqp == &qp->rq) {
+		struct rnic_rwqe r;
+		struct rnic_cq *cq = cq_of(qp->qp.recv_cq);
+		while (rnic_rq_take(&qp->rq, &r)) {
+			struct ibv_wc wc = { .wr_id = r.wr_id, .status = IBV_WC_WR_FLUSH_ERR,
+					     .opcode = IBV_WC_RECV, .qp_num = qp->qp.qp_num };
+			rnic_cq_push(cq, &wc, false);
+			qp->completions++;
+			qp->flushed++;
+		}
+	}
+}
+
+/* Hand posted work to the transport while it takes it. */
+static void sq_drain(struct rnic_qp *qp)
+{
+	if (qp->draining)
+		return;
+	qp->draining = true;
+	uint32_t prod = __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE);
+	while (qp->sq_cons != prod) {
+		if (qp->ep == NULL || qp->in_error) {
+			if (qp->conn == QP_CLOSED || qp->in_error)
+				qp_flush(qp);
+			break;   /* not connected yet: wait */
+		}
+		struct rnic_swqe *e = &qp->sq[qp->sq_cons & qp->sq_mask];
+		uint32_t idx = qp->sq_cons;
+		e->opcode = (uint8_t)wc_opcode(e->wr.opcode);
+		if (e->wr.opcode == IBV_WR_LOCAL_INV) {
+			enum rnic_stag_fault se = rnic_stag_invalidate(qp->dev->st,
+						e->wr.invalidate_rkey, qp->qp.pd);
+			qp->sq_cons++;
+			sq_mark(qp, idx, se == RNIC_STAG_OK ? IBV_WC_SUCCESS : IBV_WC_MW_BIND_ERR, 0);
+			continue;
+		}
+		if (e->wr.opcode == IBV_WR_BIND_MW) {
+			int st = rnic_mw_bind_exec(qp, e->mw, e->mw_rkey, &e->bind);
+			qp->sq_cons++;
+			sq_mark(qp, idx, (enum ibv_wc_status)st, 0);
+			continue;
+		}
+		if (!rnic_iw_has_room(qp->ep))
+			break;   /* tx_room() calls again */
+		struct ibv_send_wr wr = e->wr;
+		wr.wr_id = idx;
+		wr.next = NULL;
+		wr.sg_list = e->sge;
+		wr.send_flags |= IBV_SEND_SIGNALED;
+		qp->sq_cons++;
+		int rc = rnic_iw_post_wr(qp->ep, &wr);
+		if (rc == -ENOMEM) {   /* ORD full: a read completes first */
+			qp->sq_cons--;
+			break;
+		}
+		if (rc != 0)
+			sq_mark(qp, idx, IBV_WC_GENERAL_ERR, 0);
+		if (qp->ep == NULL)
+			break;
+	}
+	sq_retire(qp);
+	qp->draining = false;
+}
+
+static void hook_completion(void *arg, const struct ibv_wc *wc, bool solicited)
+{
+	struct rnic_qp *qp = arg;
+	if (wc->opcode & IBV_WC_RECV) {
+		struct ibv_wc w = *wc;
+		w.qp_num = qp->qp.qp_num;
+		if (rnic_cq_push(cq_of(qp->qp.recv_cq), &w, solicited) != 0)
+			qp_error_state(qp);
+		qp->completions++;
+		if (wc->status == IBV_WC_WR_FLUSH_ERR)
+			qp->flushed++;
+		return;
+	}
+	uint32_t idx = (uint32_t)wc->wr_id;
+	struct rnic_swqe *e = &qp->sq[idx & qp->sq_mask];
+	e->byte_len = wc->status == IBV_WC_SUCCESS ? wc->byte_len : 0;
+	e->status = (uint8_t)wc->status;
+	e->done = 1;
+	sq_retire(qp);
+}
+
+static void hook_tx_room(void *arg)
+{
+	sq_drain(arg);
+}
+
+static const struct rnic_iw_qp_hooks qp_hooks = {
+	.completion = hook_completion,
+	.tx_room = hook_tx_room,
+};
+
+void rnic_qp_attach_iw(struct rnic_qp *qp, struct rnic_iw_ep *ep, struct rnic_worker *w)
+{
+	qp->ep = ep;
+	qp->w = w;
+	qp->conn = QP_CONNECTING;
+	rnic_iw_bind_qp(ep, &qp_hooks, qp, qp->qp.pd, qp->qp.qp_num, qp->rqp);
+}
+
+/* On the worker: the connection reached RDMA mode. */
+void rnic_qp_established(struct rnic_qp *qp)
+{
+	qp->conn = QP_CONNECTED;
+	__atomic_store_n(&qp->qp.state, IBV_QPS_RTS, __ATOMIC_RELEASE);
+	sq_drain(qp);
+}
+
+void rnic_qp_conn_lost(struct rnic_qp *qp)
+{
+	if (qp->ep != NULL) {
+		uint64_t a, b, c, d;
+		rnic_iw_ep_counters(qp->ep, &a, &b, &c, &d);
+		qp->fpdus_in += a;
+		qp->fpdus_out += b;
+		qp->terms_in += c;
+		qp->terms_out += d;
+	}
+	qp->ep = NULL;
+	qp->conn = QP_CLOSED;
+	qp->in_error = true;
+	qp_flush(qp);
+	__atomic_store_n(&qp->qp.state, IBV_QPS_ERR, __ATOMIC_RELEASE);
+}
+
+unsigned rnic_verbs_poll(struct rnic_worker *w, void *arg)
+{
+	struct rnic_verbs_worker *vw = arg;
+	struct rnic_device *d = verbs_st(w->st)->dev;
+	void *q[32];
+	unsigned n = rte_ring_sc_dequeue_burst(vw->db, q, RTE_DIM(q), NULL);
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t qpn = (uint32_t)(uintptr_t)q[i];
+		struct rnic_qp *qp = d && qpn < RNIC_MAX_QP ?
+			__atomic_load_n(&d->qps[qpn], __ATOMIC_ACQUIRE) : NULL;
+		if (qp == NULL || qp->w != w)
+			continue;   /* destroyed, or moved */
+		__atomic_store_n(&qp->db_pending, 0, __ATOMIC_RELEASE);
+		sq_drain(qp);
+	}
+	vw->doorbells += n;
+	return n;
+}
+
+static void ring_doorbell(struct rnic_qp *qp)
+{
+	struct rnic_worker *w = __atomic_load_n(&qp->w, __ATOMIC_ACQUIRE);
+	if (w == NULL)
+		return;   /* not connected: the work waits in the queue */
+	if (__atomic_exchange_n(&qp->db_pending, 1, __ATOMIC_ACQ_REL))
+		return;   /* already rung */
+	struct rnic_verbs_worker *vw = w->proto[RNIC_PROTO_VERBS];
+	if (rte_ring_mp_enqueue(vw->db, (void *)(uintptr_t)qp->qp.qp_num) != 0)
+		__atomic_store_n(&qp->db_pending, 0, __ATOMIC_RELEASE);
+}
+
+/* --- posting ----------------------------------------------------------------- */
+
+static int check_send_wr(struct rnic_qp *qp, const struct ibv_send_wr *wr, uint32_t *total)
+{
+	struct rnic_device *d = qp->dev;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
+	    (wr->num_sge > 0 && wr->sg_list == NULL))
+		return EINVAL;
+	*total = 0;
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_RDMA_WRITE:
+		break;
+	case IBV_WR_RDMA_READ:
+		if (wr->num_sge != 1 || (wr->send_flags & IBV_SEND_INLINE))
+			return EINVAL;
+		return rnic_sge_check(d, qp->qp.pd, wr->sg_list, 1, IBV_ACCESS_LOCAL_WRITE, total);
+	case IBV_WR_LOCAL_INV:
+		return wr->num_sge == 0 ? 0 : EINVAL;
+	case IBV_WR_BIND_MW:
+		return 0;   /* checked by the caller */
+	default:
+		return EOPNOTSUPP;   /* immediate data and atomics: RFC 7306, not yet */
+	}
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		uint64_t sum = 0;
+		for (int i = 0; i < wr->num_sge; i++)
+			sum += wr->sg_list[i].length;
+		if (sum > qp->cap.max_inline_data)
+			return EINVAL;
+		*total = (uint32_t)sum;
+		return 0;
+	}
+	return rnic_sge_check(d, qp->qp.pd, wr->sg_list, wr->num_sge, 0, total);
+}
+
+int rnic_qp_post_send(struct ibv_qp *iqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct rnic_qp *qp = qp_of(iqp);
+	int rc = 0;
+	bool posted = false;
+	enum ibv_qp_state state = __atomic_load_n(&iqp->state, __ATOMIC_ACQUIRE);
+
+	if (state != IBV_QPS_RTS && state != IBV_QPS_ERR) {
+		*bad = wr;
+		return EINVAL;
+	}
+	rte_spinlock_lock(&qp->sq_lock);
+	for (; wr != NULL; wr = wr->next) {
+		uint32_t total;
+		rc = check_send_wr(qp, wr, &total);
+		if (rc == 0 && wr->opcode == IBV_WR_BIND_MW) {
+			const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+			if (wr->bind_mw.mw == NULL ||
+			    (wr->bind_mw.rkey >> 8) != (wr->bind_mw.mw->rkey >> 8) ||
+			    wr->bind_mw.mw->pd != iqp->pd ||
+			    (bi->mr != NULL && bi->mr->pd != iqp->pd))
+				rc = EINVAL;
+		}
+		if (rc != 0)
+			break;
+		uint32_t p = qp->sq_prod;
+		if (p - __atomic_load_n(&qp->sq_retired, __ATOMIC_ACQUIRE) >= qp->cap.max_send_wr) {
+			rc = ENOMEM;
+			break;
+		}
+		struct rnic_swqe *e = &qp->sq[p & qp->sq_mask];
+		e->wr_id = wr->wr_id;
+		e->wr = *wr;
+		if (qp->sq_sig_all)
+			e->wr.send_flags |= IBV_SEND_SIGNALED;
+		e->done = 0;
+		e->status = IBV_WC_SUCCESS;
+		e->byte_len = total;
+		if (wr->opcode == IBV_WR_BIND_MW) {
+			e->mw = (struct rnic_mw *)wr->bind_mw.mw;
+			e->mw_rkey = wr->bind_mw.rkey;
+			e->bind = wr->bind_mw.bind_info;
+			e->wr.num_sge = 0;
+		} else if ((wr->send_flags & IBV_SEND_INLINE) && total > 0) {
+			uint32_t off = 0;
+			for (int i = 0; i < wr->num_sge; i++) {
+				memcpy(e->inl + off, (const void *)(uintptr_t)wr->sg_list[i].addr,
+				       wr->sg_list[i].length);
+				off += wr->sg_list[i].length;
+			}
+			e->sge[0] = (struct ibv_sge){ (uint64_t)(uintptr_t)e->inl, total, 0 };
+			e->wr.num_sge = 1;
+		} else if (wr->num_sge > 0) {
+			memcpy(e->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(e->sge[0]));
+		}
+		e->wr.sg_list = e->sge;
+		e->wr.next = NULL;
+		__atomic_store_n(&qp->sq_prod, p + 1, __ATOMIC_RELEASE);
+		qp->send_wrs++;
+		posted = true;
+	}
+	rte_spinlock_unlock(&qp->sq_lock);
+	if (posted)
+		ring_doorbell(qp);
+	if (rc != 0)
+		*bad = wr;
+	return rc;
+}
+
+static int post_rq(struct rnic_device *d, struct ibv_pd *pd, struct rnic_rq *rq,
+		   uint32_t max_sge, uint32_t max_wr, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad, uint64_t *count)
+{
+	int rc = 0;
+	rte_spinlock_lock(&rq->plock);
+	for (; wr != NULL; wr = wr->next) {
+		uint32_t total;
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge ||
+		    (wr->num_sge > 0 && wr->sg_list == NULL)) {
+			rc = EINVAL;
+			break;
+		}
+		rc = rnic_sge_check(d, pd, wr->sg_list, wr->num_sge, IBV_ACCESS_LOCAL_WRITE, &total);
+		if (rc != 0)
+			break;
+		uint32_t p = rq->prod;
+		if (p - __atomic_load_n(&rq->cons, __ATOMIC_ACQUIRE) >= max_wr) {
+			rc = ENOMEM;
+			break;
+		}
+		struct rnic_rwqe *e = &rq->e[p & rq->mask];
+		e->wr_id = wr->wr_id;
+		e->num_sge = (uint32_t)wr->num_sge;
+		e->total = total;
+		if (wr->num_sge > 0)
+			memcpy(e->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(e->sge[0]));
+		__atomic_store_n(&rq->prod, p + 1, __ATOMIC_RELEASE);
+		(*count)++;
+	}
+	rte_spinlock_unlock(&rq->plock);
+	if (rc != 0)
+		*bad = wr;
+	return rc;
+}
+
+int rnic_qp_post_recv(struct ibv_qp *iqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct rnic_qp *qp = qp_of(iqp);
+	enum ibv_qp_state state = __atomic_load_n(&iqp->state, __ATOMIC_ACQUIRE);
+	if (state == IBV_QPS_RESET || iqp->srq != NULL) {
+		*bad = wr;
+		return EINVAL;
+	}
+	if (state == IBV_QPS_ERR) {   /* flushed at once (IBA 10.8.3.1) */
+		int rc = post_rq(qp->dev, iqp->pd, &qp->rq, qp->cap.max_recv_sge,
+				 qp->cap.max_recv_wr, wr, bad, &qp->recv_wrs);
+		if (__atomic_load_n(&qp->conn, __ATOMIC_ACQUIRE) == QP_CLOSED &&
+		    qp->w != NULL)
+			ring_doorbell(qp);   /* the worker flushes in order */
+		else if (qp->w == NULL)
+			qp_flush(qp);
+		return rc;
+	}
+	return post_rq(qp->dev, iqp->pd, &qp->rq, qp->cap.max_recv_sge, qp->cap.max_recv_wr,
+		       wr, bad, &qp->recv_wrs);
+}
+
+int rnic_srq_post_recv(struct ibv_srq *isrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct rnic_srq *s = srq_of(isrq);
+	uint64_t n = 0;
+	return post_rq(dev_of(isrq->context), isrq->pd, &s->rq, s->attr.max_sge,
+		       s->attr.max_wr, wr, bad, &n);
+}
+
+/* --- creation and state ---------------------------------------------------------- */
+
+struct ibv_qp *rnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	return rnic_create_qp_transport(pd, attr, RNIC_TRANSPORT_DEFAULT);
+}
+
+struct ibv_qp *rnic_create_qp_transport(struct ibv_pd *pd, struct ibv_qp_init_attr *a,
+					enum rnic_transport t)
+{
+	struct rnic_device *d = pd ? dev_of(pd->context) : NULL;
+	if (d == NULL || a == NULL || a->send_cq == NULL || a->recv_cq == NULL ||
+	    a->qp_type != IBV_QPT_RC || a->cap.max_send_wr > RNIC_MAX_QP_WR ||
+	    a->cap.max_recv_wr > RNIC_MAX_QP_WR || a->cap.max_send_sge > RNIC_MAX_SGE ||
+	    a->cap.max_recv_sge > RNIC_MAX_SGE || a->cap.max_inline_data > RNIC_MAX_INLINE ||
+	    a->send_cq->context != pd->context || a->recv_cq->context != pd->context ||
+	    (a->srq != NULL && a->srq->pd != pd)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (t == RNIC_TRANSPORT_DEFAULT)
+		t = d->transport;
+	if (t != RNIC_TRANSPORT_IWARP) {
+		errno = EOPNOTSUPP;   /* RoCE QPs: issue 5 */
+		return NULL;
+	}
+	struct rnic_qp *qp = rte_zmalloc("rnic_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE);
+	if (qp == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->dev = d;
+	qp->transport = t;
+	qp->cap = a->cap;
+	if (qp->cap.max_send_wr == 0)
+		qp->cap.max_send_wr = 1;
+	if (qp->cap.max_send_sge == 0)
+		qp->cap.max_send_sge = 1;
+	if (qp->cap.max_recv_sge == 0)
+		qp->cap.max_recv_sge = 1;
+	qp->sq_size = rte_align32pow2(qp->cap.max_send_wr);
+	qp->sq_mask = qp->sq_size - 1;
+	qp->cap.max_inline_data = RNIC_MAX_INLINE;
+	qp->sq_sig_all = a->sq_sig_all;
+	qp->sq = rte_zmalloc("rnic_sq", (size_t)qp->sq_size * sizeof(qp->sq[0]),
+			     RTE_CACHE_LINE_SIZE);
+	int rc = qp->sq ? 0 : -ENOMEM;
+	if (rc == 0 && a->srq == NULL)
+		rc = rnic_rq_init(&qp->rq, qp->cap.max_recv_wr ? qp->cap.max_recv_wr : 1, false);
+	if (rc != 0) {
+		rte_free(qp->sq);
+		rte_free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	rte_spinlock_init(&qp->sq_lock);
+	qp->rqp = a->srq ? &srq_of(a->srq)->rq : &qp->rq;
+	if (a->srq != NULL) {
+		qp->cap.max_recv_wr = 0;
+		qp->cap.max_recv_sge = 0;
+	}
+	qp->qp.context = pd->context;
+	qp->qp.qp_context = a->qp_context;
+	qp->qp.pd = pd;
+	qp->qp.send_cq = a->send_cq;
+	qp->qp.recv_cq = a->recv_cq;
+	qp->qp.srq = a->srq;
+	qp->qp.qp_type = IBV_QPT_RC;
+	qp->qp.state = IBV_QPS_RESET;
+	pthread_mutex_init(&qp->qp.mutex, NULL);
+	pthread_cond_init(&qp->qp.cond, NULL);
+
+	pthread_mutex_lock(&d->lock);
+	uint32_t qpn = 0;
+	for (uint32_t i = 0; i < RNIC_MAX_QP - 2; i++) {
+		uint32_t c = 2 + (d->next_qpn - 2 + i) % (RNIC_MAX_QP - 2);
+		if (d->qps[c] == NULL) {
+			qpn = c;
+			break;
+		}
+	}
+	if (qpn == 0) {
+		pthread_mutex_unlock(&d->lock);
+		rnic_rq_fini(&qp->rq);
+		rte_free(qp->sq);
+		rte_free(qp);
+		errno = ENOSPC;
+		return NULL;
+	}
+	d->next_qpn = qpn + 1;
+	qp->qp.qp_num = qpn;
+	qp->qp.handle = qpn;
+	__atomic_store_n(&d->qps[qpn], qp, __ATOMIC_RELEASE);
+	d->n_qp++;
+	pthread_mutex_unlock(&d->lock);
+
+	__atomic_fetch_add(&pd_of(pd)->users, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&cq_of(a->send_cq)->users, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&cq_of(a->recv_cq)->users, 1, __ATOMIC_RELAXED);
+	if (a->srq)
+		__atomic_fetch_add(&srq_of(a->srq)->users, 1, __ATOMIC_RELAXED);
+	a->cap = qp->cap;
+	return &qp->qp;
+}
+
+enum rnic_transport rnic_qp_transport(struct ibv_qp *qp)
+{
+	return qp_of(qp)->transport;
+}
+
+static void abort_on_worker(struct rnic_worker *w, void *arg)
+{
+	(void)w;
+	struct rnic_qp *qp = arg;
+	if (qp->ep != NULL)
+		rnic_iw_abort(qp->ep);   /* conn_lost() runs from the CM */
+	if (qp->ep != NULL)          /* no CM bound it: detach here */
+		rnic_qp_conn_lost(qp);
+	qp_flush(qp);
+}
+
+/* Move a QP to ERR: abort its connection, flush on its worker. */
+static void qp_to_error(struct rnic_qp *qp)
+{
+	struct rnic_worker *w = __atomic_load_n(&qp->w, __ATOMIC_ACQUIRE);
+	if (w != NULL) {
+		rnic_worker_call_sync(w, abort_on_worker, qp);
+	} else {
+		qp->conn = QP_CLOSED;
+		qp->in_error = true;
+		qp_flush(qp);
+	}
+	__atomic_store_n(&qp->qp.state, IBV_QPS_ERR, __ATOMIC_RELEASE);
+}
+
+int rnic_modify_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask)
+{
+	struct rnic_qp *qp = qp_of(iqp);
+	enum ibv_qp_state cur = __atomic_load_n(&iqp->state, __ATOMIC_ACQUIRE);
+	if (attr == NULL)
+		return EINVAL;
+	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		return EINVAL;
+	if (mask & IBV_QP_CAP)
+		return EINVAL;   /* no resizing */
+	if (!(mask & IBV_QP_STATE))
+		return 0;        /* attributes of iWARP QPs come from the CM */
+	enum ibv_qp_state to = attr->qp_state;
+	switch (to) {
+	case IBV_QPS_RESET:
+		if (qp->ep != NULL || (cur != IBV_QPS_ERR && cur != IBV_QPS_INIT &&
+				       cur != IBV_QPS_RESET))
+			return EINVAL;
+		if (cur == IBV_QPS_ERR)
+			qp_flush(qp);
+		qp->sq_cons = qp->sq_retired = qp->sq_prod;
+		qp->in_error = false;
+		qp->conn = QP_IDLE;
+		qp->w = NULL;
+		__atomic_store_n(&iqp->state, IBV_QPS_RESET, __ATOMIC_RELEASE);
+		return 0;
+	case IBV_QPS_INIT:
+		if (cur != IBV_QPS_RESET && cur != IBV_QPS_INIT)
+			return EINVAL;
+		__atomic_store_n(&iqp->state, IBV_QPS_INIT, __ATOMIC_RELEASE);
+		return 0;
+	case IBV_QPS_ERR:
+		qp_to_error(qp);
+		return 0;
+	default:
+		/* RTR and RTS of an iWARP QP come with its connection (rnic_cm) */
+		return cur == to ? 0 : EINVAL;
+	}
+}
+
+int rnic_query_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask,
+		  struct ibv_qp_init_attr *init)
+{
+	struct rnic_qp *qp = qp_of(iqp);
+	(void)mask;
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = attr->cur_qp_state = __atomic_load_n(&iqp->state, __ATOMIC_ACQUIRE);
+	attr->cap = qp->cap;
+	attr->path_mtu = IBV_MTU_1024;
+	if (init != NULL) {
+		memset(init, 0, sizeof(*init));
+		init->qp_context = iqp->qp_context;
+		init->send_cq = iqp->send_cq;
+		init->recv_cq = iqp->recv_cq;
+		init->srq = iqp->srq;
+		init->cap = qp->cap;
+		init->qp_type = iqp->qp_type;
+		init->sq_sig_all = qp->sq_sig_all;
+	}
+	return 0;
+}
+
+static void quiesce(struct rnic_worker *w, void *arg)
+{
+	(void)w;
+	(void)arg;
+}
+
+int rnic_destroy_qp(struct ibv_qp *iqp)
+{
+	struct rnic_qp *qp = qp_of(iqp);
+	struct rnic_device *d = qp->dev;
+	if (qp->cm_id != NULL)
+		return EBUSY;
+	if (qp->w != NULL && qp->ep != NULL)
+		qp_to_error(qp);
+	pthread_mutex_lock(&d->lock);
+	__atomic_store_n(&d->qps[iqp->qp_num], NULL, __ATOMIC_RELEASE);
+	d->n_qp--;
+	pthread_mutex_unlock(&d->lock);
+	/* a doorbell being served may still hold the pointer */
+	if (d->st->running)
+		for (unsigned i = 0; i < d->st->n_workers; i++)
+			rnic_worker_call_sync(d->st->workers[i], quiesce, NULL);
+	__atomic_fetch_sub(&pd_of(iqp->pd)->users, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&cq_of(iqp->send_cq)->users, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&cq_of(iqp->recv_cq)->users, 1, __ATOMIC_RELAXED);
+	if (iqp->srq)
+		__atomic_fetch_sub(&srq_of(iqp->srq)->users, 1, __ATOMIC_RELAXED);
+	if (iqp->srq == NULL)
+		rnic_rq_fini(&qp->rq);
+	pthread_cond_destroy(&iqp->cond);
+	pthread_mutex_destroy(&iqp->mutex);
+	rte_free(qp->sq);
+	rte_free(qp);
+	return 0;
+}
+
+void rnic_qp_stats(struct ibv_qp *iqp, struct rnic_qp_stats *s)
+{
+	struct rnic_qp *qp = qp_of(iqp);
+	memset(s, 0, sizeof(*s));
+	s->send_wrs = qp->send_wrs;
+	s->recv_wrs = qp->recv_wrs;
+	s->completions = qp->completions;
+	s->flushed = qp->flushed;
+	s->fpdus_in = qp->fpdus_in;
+	s->fpdus_out = qp->fpdus_out;
+	s->terminates_in = qp->terms_in;
+	s->terminates_out = qp->terms_out;
+}
+
+/* --- shared receive queues --------------------------------------------------------- */
+
+struct ibv_srq *rnic_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
+{
+	if (pd == NULL || a == NULL || a->attr.max_wr == 0 || a->attr.max_wr > RNIC_MAX_QP_WR ||
+	    a->attr.max_sge > RNIC_MAX_SGE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct rnic_srq *s = calloc(1, sizeof(*s));
+	if (s == NULL || rnic_rq_init(&s->rq, a->attr.max_wr, true) != 0) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->attr = a->attr;
+	if (s->attr.max_sge == 0)
+		s->attr.max_sge = 1;
+	s->srq.context = pd->context;
+	s->srq.srq_context = a->srq_context;
+	s->srq.pd = pd;
+	pthread_mutex_init(&s->srq.mutex, NULL);
+	pthread_cond_init(&s->srq.cond, NULL);
+	struct rnic_device *d = dev_of(pd->context);
+	pthread_mutex_lock(&d->lock);
+	d->n_srq++;
+	pthread_mutex_unlock(&d->lock);
+	__atomic_fetch_add(&pd_of(pd)->users, 1, __ATOMIC_RELAXED);
+	a->attr = s->attr;
+	return &s->srq;
+}
+
+int rnic_destroy_srq(struct ibv_srq *isrq)
+{
+	struct rnic_srq *s = srq_of(isrq);
+	if (__atomic_load_n(&s->users, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+	struct rnic_device *d = dev_of(isrq->context);
+	pthread_mutex_lock(&d->lock);
+	d->n_srq--;
+	pthread_mutex_unlock(&d->lock);
+	__atomic_fetch_sub(&pd_of(isrq->pd)->users, 1, __ATOMIC_RELAXED);
+	rnic_rq_fini(&s->rq);
+	pthread_cond_destroy(&isrq->cond);
+	pthread_mutex_destroy(&isrq->mutex);
+	free(s);
+	return 0;
+}

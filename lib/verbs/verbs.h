@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Verbs objects. Each embeds its libibverbs struct first, so a pointer to
+ * one is a pointer to the other (container_of is a cast).
+ *
+ * Ownership (docs/verbs.md): a QP belongs to the worker its connection is
+ * steered to; it learns that worker when it is connected. Application
+ * threads post into the QP's queues and ring the worker's doorbell (a ring
+ * of QP numbers); the worker hands the work to the transport and, as work
+ * completes in order, pushes ibv_wc entries into the CQs' lock-free rings.
+ */
+#ifndef RNIC_VERBS_VERBS_H
+#define RNIC_VERBS_VERBS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rte_ring.h>
+#include <rte_spinlock.h>
+
+#include "rnic/rnic_verbs.h"
+#include "verbs/stag.h"
+#include "verbs/wq.h"
+
+struct rnic_worker;
+struct rnic_iw_ep;
+
+/* Per-stack verbs state: st->proto[RNIC_PROTO_VERBS]. */
+struct rnic_verbs_stack {
+	struct rnic_stag_table *stags;
+	struct rnic_device *dev;      /* the open device, or NULL */
+	pthread_mutex_t lock;
+};
+
+/* Per-worker verbs state: w->proto[RNIC_PROTO_VERBS]. */
+struct rnic_verbs_worker {
+	struct rte_ring *db;          /* QP numbers with new work (MP/SC) */
+	uint64_t doorbells, wrs;
+};
+
+struct rnic_device {
+	struct ibv_context ctx;       /* first */
+	struct ibv_device dev;
+	struct rnic_stack *st;
+	pthread_mutex_t lock;
+	int refs;
+	unsigned n_pd, n_cq, n_qp, n_srq, n_chan, n_mw, n_mr;
+	enum rnic_transport transport;
+	uint32_t next_qpn;
+	struct rnic_qp *qps[RNIC_MAX_QP];   /* by QP number (0, 1 unused) */
+};
+
+struct rnic_pd {
+	struct ibv_pd pd;
+	unsigned users;               /* atomic: MRs, MWs, QPs, SRQs */
+};
+
+struct rnic_mr {
+	struct ibv_mr mr;
+	struct rnic_mem m;
+};
+
+struct rnic_mw {
+	struct ibv_mw mw;
+	struct rnic_mem m;
+};
+
+struct rnic_comp_channel {
+	struct ibv_comp_channel ch;   /* ch.fd is an eventfd */
+	struct rte_ring *events;      /* struct rnic_cq * (MP/MC) */
+	unsigned users;
+};
+
+struct rnic_cq {
+	struct ibv_cq cq;
+	struct rte_ring *ring;        /* struct ibv_wc (MP/MC) */
+	struct rnic_comp_channel *chan;
+	unsigned handler;             /* completion handler = worker index */
+	volatile int armed;           /* 0, 1 = next, 2 = solicited only */
+	unsigned users;               /* QPs */
+	unsigned events_got, events_acked;
+	uint64_t completions, events, overruns;
+};
+
+/* A send work request as the worker sees it. */
+struct rnic_swqe {
+	uint64_t wr_id;
+	struct ibv_send_wr wr;        /* wr.sg_list -> sge; wr.next unused */
+	struct ibv_sge sge[RNIC_MAX_SGE];
+	uint8_t inl[RNIC_MAX_INLINE];
+	struct rnic_mw *mw;           /* BIND_MW */
+	struct ibv_mw_bind_info bind;
+	uint32_t mw_rkey;
+	uint32_t byte_len;
+	volatile uint8_t done;
+	uint8_t status;               /* enum ibv_wc_status */
+	uint8_t opcode;               /* enum ibv_wc_opcode */
+};
+
+enum rnic_qp_conn { QP_IDLE, QP_CONNECTING, QP_CONNECTED, QP_CLOSED };
+
+struct rnic_qp {
+	struct ibv_qp qp;             /* first */
+	struct rnic_device *dev;
+	enum rnic_transport transport;
+	struct ibv_qp_cap cap;
+	bool sq_sig_all;
+
+	/* send queue: app threads produce under sq_lock; the worker hands
+	 * entries to the transport (sq_cons) and retires them in order */
+	struct rnic_swqe *sq;
+	uint32_t sq_size, sq_mask;
+	volatile uint32_t sq_prod, sq_cons, sq_retired;
+	rte_spinlock_t sq_lock;
+
+	struct rnic_rq rq;            /* unused when an SRQ is attached */
+	struct rnic_rq *rqp;          /* &rq or the SRQ's */
+
+	/* worker side */
+	struct rnic_worker *w;        /* owner once connected */
+	struct rnic_iw_ep *ep;
+	volatile int db_pending;
+	volatile int conn;            /* enum rnic_qp_conn */
+	bool draining;
+	bool in_error;
+	void *cm_id;
+
+	uint64_t send_wrs, recv_wrs, completions, flushed;
+	uint64_t fpdus_in, fpdus_out, terms_in, terms_out;
+};
+
+struct rnic_srq {
+	struct ibv_srq srq;
+	struct rnic_rq rq;
+	struct ibv_srq_attr attr;
+	unsigned users;
+};
+
+static inline struct rnic_device *dev_of(struct ibv_context *c) { return (struct rnic_device *)c; }
+static inline struct rnic_qp *qp_of(struct ibv_qp *q) { return (struct rnic_qp *)q; }
+static inline struct rnic_cq *cq_of(struct ibv_cq *c) { return (struct rnic_cq *)c; }
+static inline struct rnic_pd *pd_of(struct ibv_pd *p) { return (struct rnic_pd *)p; }
+static inline struct rnic_srq *srq_of(struct ibv_srq *s) { return (struct rnic_srq *)s; }
+
+static inline struct rnic_verbs_stack *verbs_st(const struct rnic_stack *st);
+
+/* cq.c: push one completion from a worker (order kept per producer);
+ * @p solicited: the event counts for a solicited-only arm. @return 0 or
+ * -ENOSPC (overrun, counted). */
+int rnic_cq_push(struct rnic_cq *cq, const struct ibv_wc *wc, bool solicited);
+int rnic_cq_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int rnic_cq_req_notify(struct ibv_cq *cq, int solicited_only);
+
+/* qp.c */
+int rnic_qp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int rnic_qp_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int rnic_srq_post_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+/* Attach a connected endpoint to @p qp (on the endpoint's worker): the QP
+ * moves to RTS and its queued work starts. */
+void rnic_qp_attach_iw(struct rnic_qp *qp, struct rnic_iw_ep *ep, struct rnic_worker *w);
+/* The connection reached RDMA mode (on the worker): RTS, queued work starts. */
+void rnic_qp_established(struct rnic_qp *qp);
+/* The connection is gone (on the worker): QP to ERR, everything flushed. */
+void rnic_qp_conn_lost(struct rnic_qp *qp);
+/* Worker poller: doorbells. */
+unsigned rnic_verbs_poll(struct rnic_worker *w, void *arg);
+
+/* mw.c */
+struct ibv_mw *rnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int rnic_dealloc_mw(struct ibv_mw *mw);
+int rnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind);
+/* Execute a bind on the worker: @return an ibv_wc_status. */
+int rnic_mw_bind_exec(struct rnic_qp *qp, struct rnic_mw *mw, uint32_t new_rkey,
+		      const struct ibv_mw_bind_info *bi);
+
+/* Validate a local SGE list. @return 0 or EINVAL/EACCES. */
+int rnic_sge_check(struct rnic_device *dev, struct ibv_pd *pd, const struct ibv_sge *sge,
+		   int n, int access, uint32_t *total);
+
+#include "engine/stack.h"
+static inline struct rnic_verbs_stack *verbs_st(const struct rnic_stack *st)
+{
+	return st->proto[RNIC_PROTO_VERBS];
+}
+
+#endif
