@@ -118,6 +118,24 @@ int rnic_cm_accept(struct rnic_cm_id *id, struct ibv_qp *qp,
 /** Reject a CONNECT_REQUEST id with an MPA reject carrying @p pdata. */
 int rnic_cm_reject(struct rnic_cm_id *id, const void *pdata, uint16_t len);
 
+/**
+ * Seed 002: switch an established rnic TCP connection that the application
+ * used in streaming mode to RDMA mode, with no race. From this call on, the
+ * connection's received bytes are held in order for the MPA parser.
+ * - active: @p qp (RESET/INIT) is connected at once: the MPA request (with
+ *   @p param's private data) goes out; ESTABLISHED or a failure follows.
+ * - passive (@p qp NULL): the peer's MPA request raises CONNECT_REQUEST on
+ *   this same id; answer with rnic_cm_accept() or rnic_cm_reject().
+ *   @p early: bytes the application already read past its last streaming
+ *   message (they start the peer's MPA request).
+ * May be called from the connection's worker (its recv() callback), where
+ * it runs inline. @return 0, EINVAL, EBUSY.
+ */
+struct rnic_tcp_conn;
+int rnic_cm_attach_stream(struct rnic_cm_id *id, struct rnic_tcp_conn *c, bool active,
+			  struct ibv_qp *qp, const struct rnic_cm_conn_param *param,
+			  const void *early, size_t early_len);
+
 /** Graceful close (see above). @return 0 or ENOTCONN. */
 int rnic_cm_disconnect(struct rnic_cm_id *id);
 

@@ -22,6 +22,7 @@
 #include <infiniband/verbs.h>
 
 #include "rnic/rnic.h"
+#include "rnic/rnic_tcp.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -94,6 +95,28 @@ int rnic_iw_post_recv(struct rnic_iw_ep *ep, uint64_t wr_id, void *buf,
  * address and rkey. @return 0, -EINVAL (bad opcode/SGE), -ENOTCONN, -ENOMEM.
  */
 int rnic_iw_post_send(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr);
+
+/**
+ * Seed 002, streaming to RDMA mode: take over an established rnic TCP
+ * connection that an application used as a byte stream. Run on the
+ * connection's worker (typically from its recv() callback, right after
+ * the application's last streaming message). From this call on, received
+ * bytes are held in order and fed to the MPA parser; nothing is lost or
+ * reordered whatever the timing of the peer's MPA frames.
+ *
+ * @p active: this end sends the MPA request (with @p pdata); else it waits
+ * for the peer's, and @p ops->request() decides as for a listener (@p ctx
+ * is then passed to it as the listener context). @p early: stream bytes
+ * the application already received that follow its last message (the
+ * start of the peer's MPA request; passive side only).
+ * @return 0 (callbacks follow as for rnic_iw_connect/rnic_iw_listen) or
+ * -EINVAL.
+ */
+int rnic_iw_attach_stream(struct rnic_tcp_conn *c, bool active,
+			  const struct rnic_iw_ops *ops, void *ctx,
+			  const struct rnic_iw_params *p, const void *pdata,
+			  uint16_t pd_len, const void *early, size_t early_len,
+			  struct rnic_iw_ep **out);
 
 /** Graceful close: flush, then FIN. */
 int rnic_iw_disconnect(struct rnic_iw_ep *ep);

@@ -1190,6 +1190,48 @@ int rnic_iw_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t port,
 	return 0;
 }
 
+int rnic_iw_attach_stream(struct rnic_tcp_conn *c, bool active,
+			  const struct rnic_iw_ops *ops, void *ctx,
+			  const struct rnic_iw_params *p, const void *pdata,
+			  uint16_t pd_len, const void *early, size_t early_len,
+			  struct rnic_iw_ep **out)
+{
+	if (c == NULL || pd_len > RNIC_MPA_PD_MAX - 8 || (pd_len && pdata == NULL) ||
+	    (early_len && early == NULL) || (active && early_len))
+		return -EINVAL;
+	struct rnic_iw_ep *ep = ep_new(rnic_tcp_worker(c), ops, p);
+	if (ep == NULL)
+		return -ENOMEM;
+	/* hold first: whatever arrives from now on queues, in order, for the
+	 * MPA parser; our callbacks replace the streaming application's */
+	rnic_tcp_hold(c, true);
+	rnic_tcp_set_ops(c, &ep_tcp_ops, ep);
+	ep->c = c;
+	ep->tcp_up = true;
+	ep->peer_ip = rte_be_to_cpu_32(c->key.raddr);
+	ep->peer_port = rte_be_to_cpu_16(c->key.rport);
+	*out = ep;
+	if (active) {
+		ep->ctx = ctx;
+		ep->active = true;
+		if (pd_len)
+			memcpy(ep->pdata, pdata, pd_len);
+		ep->pd_len = pd_len;
+		tcp_connected(c, ep);   /* the MPA request goes out */
+	} else {
+		ep->listen_ctx = ctx;
+		rnic_mpa_rx_init(&ep->mrx, false);
+		ep->state = EP_MPA_REQ;
+		/* bytes the application read past its last streaming message */
+		if (early_len)
+			ep_input(ep, early, early_len);
+	}
+	/* the queued bytes now go to the MPA parser, then new ones */
+	if (ep->state != EP_CLOSED && ep->state != EP_DECIDING)
+		rnic_tcp_hold(c, false);
+	return 0;
+}
+
 int rnic_iw_disconnect(struct rnic_iw_ep *ep)
 {
 	if (ep->state == EP_CLOSED || ep->state == EP_CLOSING)

@@ -32,7 +32,7 @@ struct rnic_cm_channel {
 	unsigned users;
 };
 
-enum id_state { ID_IDLE, ID_LISTEN, ID_REQ, ID_CONNECTING, ID_CONNECTED, ID_CLOSING,
+enum id_state { ID_IDLE, ID_LISTEN, ID_STREAM_WAIT, ID_REQ, ID_CONNECTING, ID_CONNECTED, ID_CLOSING,
 		ID_CLOSED, ID_REJECTED };
 
 struct rnic_cm_id {
@@ -106,6 +106,14 @@ static void post_event(struct rnic_cm_id *id, enum rnic_cm_event_type t, int sta
 static void *cb_request(struct rnic_iw_ep *ep, void *lctx, const void *pdata, uint16_t len)
 {
 	struct rnic_cm_id *l = lctx;
+	if (l->state == ID_STREAM_WAIT) {   /* a stream switched to RDMA mode */
+		l->state = ID_REQ;
+		l->ep = ep;
+		l->w = rnic_iw_worker(ep);
+		rnic_iw_set_ctx(ep, l);
+		post_event(l, RNIC_CM_EVENT_CONNECT_REQUEST, 0, pdata, len);
+		return RNIC_IW_DEFER;
+	}
 	struct rnic_cm_id *id = calloc(1, sizeof(*id));
 	if (id == NULL)
 		return NULL;   /* rejected */
@@ -144,7 +152,8 @@ static void cb_disconnected(struct rnic_iw_ep *ep, void *ctx, int err)
 		enum rnic_cm_event_type t = !tcp_up ? RNIC_CM_EVENT_UNREACHABLE :
 			err == -ECONNREFUSED ? RNIC_CM_EVENT_REJECTED : RNIC_CM_EVENT_CONNECT_ERROR;
 		post_event(id, t, err, NULL, 0);
-	} else if (was == ID_CONNECTED || was == ID_CLOSING || was == ID_REQ) {
+	} else if (was == ID_CONNECTED || was == ID_CLOSING || was == ID_REQ ||
+		   was == ID_STREAM_WAIT) {
 		post_event(id, RNIC_CM_EVENT_DISCONNECTED, err, NULL, 0);
 	}
 	id->ep = NULL;
@@ -336,6 +345,76 @@ int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *iqp, uint32_t ip, uint
 		return rc < 0 ? -rc : rc;
 	}
 	return 0;
+}
+
+struct stream_args {
+	struct rnic_cm_id *id;
+	struct rnic_tcp_conn *c;
+	bool active;
+	struct rnic_iw_params p;
+	const struct rnic_cm_conn_param *param;
+	const void *early;
+	size_t early_len;
+	int rc;
+};
+
+static void do_attach_stream(struct rnic_worker *w, void *arg)
+{
+	struct stream_args *a = arg;
+	struct rnic_cm_id *id = a->id;
+	const struct rnic_cm_conn_param *c = a->param;
+	struct rnic_iw_ep *ep;
+	id->w = w;
+	id->state = a->active ? ID_CONNECTING : ID_STREAM_WAIT;
+	if (a->active) {
+		/* the QP is bound before the MPA request can be answered */
+		a->rc = rnic_iw_attach_stream(a->c, true, &cm_ops, id, &a->p,
+					      c ? c->private_data : NULL,
+					      c ? c->private_data_len : 0, NULL, 0, &ep);
+		if (a->rc == 0) {
+			id->ep = ep;
+			rnic_qp_attach_iw(id->qp, ep, w);
+		}
+	} else {
+		a->rc = rnic_iw_attach_stream(a->c, false, &cm_ops, id, &a->p, NULL, 0,
+					      a->early, a->early_len, &ep);
+		if (a->rc == 0 && id->state == ID_STREAM_WAIT)
+			id->ep = ep;   /* the request has not come yet */
+	}
+	if (a->rc != 0) {
+		id->state = ID_IDLE;
+		id->w = NULL;
+	}
+}
+
+int rnic_cm_attach_stream(struct rnic_cm_id *id, struct rnic_tcp_conn *c, bool active,
+			  struct ibv_qp *iqp, const struct rnic_cm_conn_param *param,
+			  const void *early, size_t early_len)
+{
+	if (id == NULL || c == NULL || id->state != ID_IDLE || (active && iqp == NULL) ||
+	    (!active && iqp != NULL) || (active && early_len) ||
+	    (param && param->private_data_len > RNIC_CM_PDATA_MAX - 8))
+		return EINVAL;
+	struct stream_args a = { .id = id, .c = c, .active = active, .param = param,
+				 .early = early, .early_len = early_len };
+	params_from(&a.p, param);
+	if (active) {
+		struct rnic_qp *qp = qp_of(iqp);
+		if (!qp_free_for_cm(qp))
+			return EBUSY;
+		id->qp = qp;
+		qp->cm_id = id;
+		__atomic_store_n(&iqp->state, IBV_QPS_RTR, __ATOMIC_RELEASE);
+	}
+	int rc = rnic_worker_call_sync(rnic_tcp_worker(c), do_attach_stream, &a);
+	if (rc == 0)
+		rc = a.rc;
+	if (rc != 0 && active) {
+		id->qp->cm_id = NULL;
+		__atomic_store_n(&iqp->state, IBV_QPS_INIT, __ATOMIC_RELEASE);
+		id->qp = NULL;
+	}
+	return rc < 0 ? -rc : rc;
 }
 
 struct accept_args {

@@ -21,6 +21,10 @@
 #include "rnic/rnic.h"
 #include "rnic/rnic_cm.h"
 #include "rnic/rnic_verbs.h"
+#include "rnic/rnic_tcp.h"
+
+#include <rte_mbuf.h>
+#include <unistd.h>
 
 #define A_IP 0xc0000201u
 #define B_IP 0xc0000202u
@@ -497,6 +501,138 @@ static void test_channel_and_reject(void **state)
 	teardown_pair();
 }
 
+/* --- seed 002: a byte stream switches to RDMA mode ------------------------------ */
+
+#define STREAM_BYTES 300000
+static const char marker[] = "SWITCH-TO-RDMA\n";
+static struct {
+	uint8_t buf[STREAM_BYTES + 4096];
+	size_t got;
+	int switched, rc;
+	struct rnic_tcp_conn *ac, *bc;
+} sw;
+
+static void *s_accept(struct rnic_tcp_conn *c, void *ctx) { (void)ctx; sw.ac = c; return &sw; }
+static void s_recv(struct rnic_tcp_conn *c, void *ctx, struct rte_mbuf *m)
+{
+	(void)ctx;
+	for (struct rte_mbuf *x = m; x; x = x->next) {
+		size_t n = x->data_len;
+		if (sw.got + n > sizeof(sw.buf))
+			n = sizeof(sw.buf) - sw.got;
+		memcpy(sw.buf + sw.got, rte_pktmbuf_mtod(x, void *), n);
+		sw.got += n;
+	}
+	rte_pktmbuf_free(m);
+	if (sw.switched || sw.got < STREAM_BYTES + sizeof(marker) - 1)
+		return;
+	/* the last streaming message: hand the rest of the stream to MPA */
+	sw.switched = 1;
+	size_t end = STREAM_BYTES + sizeof(marker) - 1;
+	if (memcmp(sw.buf + STREAM_BYTES, marker, sizeof(marker) - 1) != 0) {
+		sw.rc = -EBADMSG;
+		return;
+	}
+	sw.rc = rnic_cm_attach_stream(a.id, c, false, NULL, NULL, sw.buf + end, sw.got - end);
+}
+static void s_noop(struct rnic_tcp_conn *c, void *ctx) { (void)c; (void)ctx; }
+static void s_closed(struct rnic_tcp_conn *c, void *ctx, int e) { (void)c; (void)ctx; (void)e; }
+static const struct rnic_tcp_ops s_ops = { .accept = s_accept, .recv = s_recv, .eof = s_noop,
+					   .closed = s_closed };
+static const struct rnic_tcp_ops c_ops = { .connected = s_noop, .recv = s_recv, .eof = s_noop,
+					   .closed = s_closed };
+static uint16_t s_port;
+
+static void b_connect(struct rnic_worker *w, void *arg)
+{
+	(void)arg;
+	sw.rc = rnic_tcp_connect(w, A_IP, s_port, &c_ops, NULL, &sw.bc);
+}
+
+/* On B's worker: stream the bytes and the marker, then switch at once so
+ * the MPA request follows the marker in the same burst of segments. */
+static void b_stream_and_switch(struct rnic_worker *w, void *arg)
+{
+	(void)w;
+	(void)arg;
+	uint8_t pat[1400];
+	size_t sent = 0;
+	while (sent < STREAM_BYTES + sizeof(marker) - 1) {
+		size_t n = sizeof(pat);
+		if (sent < STREAM_BYTES) {
+			n = STREAM_BYTES - sent < n ? STREAM_BYTES - sent : n;
+			for (size_t i = 0; i < n; i++)
+				pat[i] = (uint8_t)((sent + i) * 13);
+		} else {
+			n = sizeof(marker) - 1;
+			memcpy(pat, marker, n);
+		}
+		if (rnic_tcp_send_space(sw.bc) < n) {
+			sw.rc = -ENOBUFS;   /* the window is large enough here */
+			return;
+		}
+		struct rte_mbuf *m = rte_pktmbuf_alloc(rnic_tcp_pool(sw.bc));
+		memcpy(rte_pktmbuf_append(m, (uint16_t)n), pat, n);
+		if (rnic_tcp_send(sw.bc, m) != 0) {
+			sw.rc = -EIO;
+			return;
+		}
+		sent += n;
+	}
+	const char pd[] = "rdma now";
+	struct rnic_cm_conn_param p = { .private_data = pd, .private_data_len = sizeof(pd) };
+	sw.rc = rnic_cm_attach_stream(b.id, sw.bc, true, b.qp, &p, NULL, 0);
+}
+
+static void test_stream_switch(void **state)
+{
+	(void)state;
+	struct ibv_wc wc[2];
+	struct rnic_cm_event ev;
+	memset(&sw, 0, sizeof(sw));
+	end_init(&a, ca);
+	end_init(&b, cb);
+	s_port = port_seq++;
+	assert_int_equal(rnic_tcp_listen(A, s_port, &s_ops, NULL, 4), 0);
+	assert_int_equal(rnic_cm_create_id(a.cm, NULL, &a.id), 0);
+	assert_int_equal(rnic_cm_create_id(b.cm, NULL, &b.id), 0);
+	assert_int_equal(rnic_worker_call_sync(rnic_stack_worker(B, 0), b_connect, NULL), 0);
+	assert_int_equal(sw.rc, 0);
+	for (int i = 0; i < 5000 && sw.ac == NULL; i++)
+		usleep(1000);
+	assert_non_null(sw.ac);
+	usleep(20000);   /* B's connected() has run */
+	assert_int_equal(rnic_worker_call_sync(rnic_stack_worker(B, 0), b_stream_and_switch, NULL), 0);
+	assert_int_equal(sw.rc, 0);
+	expect_event(a.cm, RNIC_CM_EVENT_CONNECT_REQUEST, &ev);
+	assert_int_equal(sw.rc, 0);
+	assert_ptr_equal(ev.id, a.id);
+	assert_string_equal((char *)ev.private_data, "rdma now");
+	for (size_t i = 0; i < STREAM_BYTES; i++)
+		if (sw.buf[i] != (uint8_t)(i * 13))
+			fail_msg("stream byte %zu wrong", i);
+	assert_int_equal(rnic_cm_accept(a.id, a.qp, NULL), 0);
+	expect_event(a.cm, RNIC_CM_EVENT_ESTABLISHED, NULL);
+	expect_event(b.cm, RNIC_CM_EVENT_ESTABLISHED, NULL);
+	/* RDMA mode: a Send and a Write on the former stream */
+	post_recv(&a, 1, 0, 64);
+	fill(b.buf, 8192, 4);
+	assert_int_equal(post1(&b, IBV_WR_RDMA_WRITE, 1, 0, 8192, (uintptr_t)a.buf + 4096,
+			       a.mr->rkey, 0), 0);
+	assert_int_equal(post1(&b, IBV_WR_SEND, 2, 0, 64, 0, 0, IBV_SEND_SIGNALED), 0);
+	wait_wc(&b, wc, 1);
+	wait_wc(&a, wc, 1);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+	assert_memory_equal(a.buf, b.buf, 64);
+	assert_memory_equal(a.buf + 4096, b.buf, 8192);
+	assert_int_equal(rnic_cm_disconnect(a.id), 0);
+	expect_event(a.cm, RNIC_CM_EVENT_DISCONNECTED, NULL);
+	expect_event(b.cm, RNIC_CM_EVENT_DISCONNECTED, NULL);
+	end_fini(&a);
+	end_fini(&b);
+	assert_int_equal(rnic_tcp_unlisten(A, s_port), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -545,6 +681,7 @@ int main(void)
 		cmocka_unit_test(test_bad_rkey_terminates),
 		cmocka_unit_test(test_mw_and_invalidate),
 		cmocka_unit_test(test_channel_and_reject),
+		cmocka_unit_test(test_stream_switch),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
