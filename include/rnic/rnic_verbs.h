@@ -156,8 +156,47 @@ void rnic_ack_cq_events(struct ibv_cq *cq, unsigned int nevents);
  *  produced one goes to the error state). */
 struct rnic_cq_stats {
 	uint64_t completions, events, overruns;
+	uint64_t rebinds;   /**< rnic_modify_cq_handler() calls */
+	unsigned handler;   /**< the handler it is bound to now */
 };
 void rnic_cq_stats(struct ibv_cq *cq, struct rnic_cq_stats *s);
+
+/* --- completion handlers (seed 003) ----------------------------------------- */
+
+/**
+ * Completion handlers: where a CQ's events are delivered. There is one per
+ * worker by default (ctx->num_comp_vectors, also returned here); handler h
+ * runs on worker h. A CQ is created on a handler (comp_vector) and may be
+ * re-bound while live. Completions themselves go straight from the QP's
+ * worker into the CQ's ring and are polled from any thread, so a re-bind
+ * moves only the delivery of events: no completion can be lost,
+ * duplicated or reordered by it (an event on its way to the old handler
+ * is passed on, once, to the new one). New connections place their QPs on
+ * the worker of their send CQ's handler; a live QP stays on the worker its
+ * TCP flow is steered to (docs/verbs.md).
+ */
+int rnic_query_handlers(struct ibv_context *ctx);
+
+/** Re-bind a live CQ to handler @p handler. @return 0 or EINVAL. */
+int rnic_modify_cq_handler(struct ibv_cq *cq, int handler);
+
+/**
+ * Register @p fn to run on the CQ's handler's worker for each event the
+ * arm (ibv_req_notify_cq) produces, instead of the completion channel.
+ * It must not block; it may poll the CQ and re-arm it. Set it before
+ * arming. @return 0 or EBUSY (armed now).
+ */
+int rnic_set_comp_handler(struct ibv_cq *cq, void (*fn)(struct ibv_cq *cq, void *arg),
+			  void *arg);
+
+/** Add a handler on worker @p worker with priority @p prio (several
+ *  handlers may share a worker; priorities order them there).
+ *  @return the new handler's id, or -EINVAL / -ENOSPC. */
+int rnic_add_handler(struct ibv_context *ctx, unsigned worker, int prio);
+
+/** When several events are due on a worker, those of higher-priority
+ *  handlers are delivered first (default 0 for all). */
+int rnic_set_handler_priority(struct ibv_context *ctx, int handler, int prio);
 
 /* --- shared receive queues ----------------------------------------------- */
 

@@ -329,7 +329,8 @@ int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *iqp, uint32_t ip, uint
 		return EBUSY;
 	struct rnic_stack *st = id_stack(id);
 	/* the QP lives on the worker of its send CQ's completion handler */
-	struct rnic_worker *w = st->workers[cq_of(iqp->send_cq)->handler % st->n_workers];
+	struct rnic_device *d = id->ch->dev;
+	struct rnic_worker *w = st->workers[d->handlers[cq_of(iqp->send_cq)->handler].worker];
 	struct connect_args a = { .id = id, .ip = ip, .port = port, .param = param };
 	params_from(&a.p, param);
 	id->qp = qp;

@@ -22,9 +22,23 @@
 #include <rte_common.h>
 #include <rte_lcore.h>
 
+#include "engine/worker.h"
 #include "verbs/verbs.h"
 
 static unsigned ring_seq;
+
+static void quiesce(struct rnic_worker *w, void *arg)
+{
+	(void)w;
+	(void)arg;
+}
+
+/* The worker queue of the handler a CQ is bound to now. */
+static struct rte_ring *handler_evq(const struct rnic_device *d, unsigned h)
+{
+	struct rnic_worker *w = d->st->workers[d->handlers[h].worker];
+	return ((struct rnic_verbs_worker *)w->proto[RNIC_PROTO_VERBS])->evq;
+}
 
 struct ibv_comp_channel *rnic_create_comp_channel(struct ibv_context *ctx)
 {
@@ -75,7 +89,7 @@ struct ibv_cq *rnic_create_cq(struct ibv_context *ctx, int cqe, void *cq_context
 	struct rnic_device *d = dev_of(ctx);
 	char name[RTE_RING_NAMESIZE];
 	if (cqe < 1 || cqe > RNIC_MAX_CQE || comp_vector < 0 ||
-	    comp_vector >= ctx->num_comp_vectors) {
+	    (unsigned)comp_vector >= d->n_handlers) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -105,8 +119,24 @@ struct ibv_cq *rnic_create_cq(struct ibv_context *ctx, int cqe, void *cq_context
 		__atomic_fetch_add(&cq->chan->users, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_lock(&d->lock);
+	uint32_t h = 0;
+	for (uint32_t i = 1; i < RNIC_MAX_CQ; i++)
+		if (d->cqs[i] == NULL) {
+			h = i;
+			break;
+		}
+	if (h == 0) {
+		pthread_mutex_unlock(&d->lock);
+		if (cq->chan != NULL)
+			__atomic_fetch_sub(&cq->chan->users, 1, __ATOMIC_RELAXED);
+		rte_ring_free(cq->ring);
+		free(cq);
+		errno = ENOSPC;
+		return NULL;
+	}
+	cq->cq.handle = h;
+	__atomic_store_n(&d->cqs[h], cq, __ATOMIC_RELEASE);
 	d->n_cq++;
-	cq->cq.handle = d->n_cq;
 	pthread_mutex_unlock(&d->lock);
 	return &cq->cq;
 }
@@ -118,14 +148,19 @@ int rnic_destroy_cq(struct ibv_cq *icq)
 	if (__atomic_load_n(&cq->users, __ATOMIC_ACQUIRE) != 0 ||
 	    cq->events_acked != cq->events_got)
 		return EBUSY;
+	pthread_mutex_lock(&d->lock);
+	__atomic_store_n(&d->cqs[icq->handle], NULL, __ATOMIC_RELEASE);
+	d->n_cq--;
+	pthread_mutex_unlock(&d->lock);
+	/* an event being delivered may still hold the pointer */
+	if (d->st->running)
+		for (unsigned i = 0; i < d->st->n_workers; i++)
+			rnic_worker_call_sync(d->st->workers[i], quiesce, NULL);
 	if (cq->chan != NULL)
 		__atomic_fetch_sub(&cq->chan->users, 1, __ATOMIC_RELAXED);
 	rte_ring_free(cq->ring);
 	pthread_cond_destroy(&icq->cond);
 	pthread_mutex_destroy(&icq->mutex);
-	pthread_mutex_lock(&d->lock);
-	d->n_cq--;
-	pthread_mutex_unlock(&d->lock);
 	free(cq);
 	return 0;
 }
@@ -144,14 +179,115 @@ int rnic_cq_push(struct rnic_cq *cq, const struct ibv_wc *wc, bool solicited)
 		return 0;
 	if (__atomic_exchange_n(&cq->armed, 0, __ATOMIC_ACQ_REL) == 0)
 		return 0;   /* another producer took the event */
-	if (cq->chan != NULL) {
-		__atomic_fetch_add(&cq->events, 1, __ATOMIC_RELAXED);
-		if (rte_ring_mp_enqueue(cq->chan->events, cq) == 0) {
-			uint64_t one = 1;
-			ssize_t n = write(cq->chan->ch.fd, &one, sizeof(one));
-			(void)n;
-		}
+	/* the event belongs to the CQ's completion handler (seed 003): its
+	 * worker delivers it, in handler priority order */
+	const struct rnic_device *d = dev_of(cq->cq.context);
+	unsigned h = __atomic_load_n(&cq->handler, __ATOMIC_ACQUIRE);
+	if (rte_ring_mp_enqueue(handler_evq(d, h), (void *)(uintptr_t)cq->cq.handle) != 0)
+		__atomic_store_n(&cq->armed, 1, __ATOMIC_RELEASE);   /* cannot happen: sized */
+	return 0;
+}
+
+/* Deliver one CQ event: the callback, else the channel. */
+static void deliver(struct rnic_cq *cq)
+{
+	__atomic_fetch_add(&cq->events, 1, __ATOMIC_RELAXED);
+	if (cq->cb != NULL) {
+		cq->cb(&cq->cq, cq->cb_arg);
+	} else if (cq->chan != NULL && rte_ring_mp_enqueue(cq->chan->events, cq) == 0) {
+		uint64_t one = 1;
+		ssize_t n = write(cq->chan->ch.fd, &one, sizeof(one));
+		(void)n;
 	}
+}
+
+unsigned rnic_cq_events_poll(struct rnic_worker *w, void *arg)
+{
+	struct rnic_verbs_worker *vw = arg;
+	const struct rnic_device *d = verbs_st(w->st)->dev;
+	void *q[32];
+	struct rnic_cq *due[32];
+	unsigned n = rte_ring_sc_dequeue_burst(vw->evq, q, RTE_DIM(q), NULL), k = 0;
+	if (n == 0 || d == NULL)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t hd = (uint32_t)(uintptr_t)q[i];
+		struct rnic_cq *cq = hd < RNIC_MAX_CQ ?
+			__atomic_load_n(&d->cqs[hd], __ATOMIC_ACQUIRE) : NULL;
+		if (cq == NULL)
+			continue;   /* destroyed meanwhile */
+		unsigned h = __atomic_load_n(&cq->handler, __ATOMIC_ACQUIRE);
+		if (d->handlers[h].worker != w->id) {
+			/* re-bound while the event was on its way: pass it on,
+			 * exactly once, to the handler it belongs to now */
+			rte_ring_mp_enqueue(handler_evq(d, h), q[i]);
+			vw->forwarded++;
+			continue;
+		}
+		/* insertion by priority, stable: higher first */
+		unsigned j = k++;
+		while (j > 0 && d->handlers[due[j - 1]->handler].prio < d->handlers[h].prio) {
+			due[j] = due[j - 1];
+			j--;
+		}
+		due[j] = cq;
+	}
+	for (unsigned i = 0; i < k; i++)
+		deliver(due[i]);
+	vw->events += k;
+	return n;
+}
+
+int rnic_modify_cq_handler(struct ibv_cq *icq, int handler)
+{
+	struct rnic_cq *cq = cq_of(icq);
+	struct rnic_device *d = dev_of(icq->context);
+	if (handler < 0 || (unsigned)handler >= d->n_handlers)
+		return EINVAL;
+	__atomic_store_n(&cq->handler, (unsigned)handler, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&cq->rebinds, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int rnic_set_comp_handler(struct ibv_cq *icq, void (*fn)(struct ibv_cq *, void *), void *arg)
+{
+	struct rnic_cq *cq = cq_of(icq);
+	if (__atomic_load_n(&cq->armed, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;   /* set it before arming */
+	cq->cb_arg = arg;
+	__atomic_store_n(&cq->cb, fn, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int rnic_query_handlers(struct ibv_context *ctx)
+{
+	return (int)dev_of(ctx)->n_handlers;
+}
+
+int rnic_add_handler(struct ibv_context *ctx, unsigned worker, int prio)
+{
+	struct rnic_device *d = dev_of(ctx);
+	if (worker >= d->st->n_workers)
+		return -EINVAL;
+	pthread_mutex_lock(&d->lock);
+	if (d->n_handlers >= RNIC_MAX_HANDLERS) {
+		pthread_mutex_unlock(&d->lock);
+		return -ENOSPC;
+	}
+	unsigned h = d->n_handlers;
+	d->handlers[h] = (struct rnic_handler){ .worker = worker, .prio = prio };
+	__atomic_store_n(&d->n_handlers, h + 1, __ATOMIC_RELEASE);
+	ctx->num_comp_vectors = (int)(h + 1);
+	pthread_mutex_unlock(&d->lock);
+	return (int)h;
+}
+
+int rnic_set_handler_priority(struct ibv_context *ctx, int handler, int prio)
+{
+	struct rnic_device *d = dev_of(ctx);
+	if (handler < 0 || (unsigned)handler >= d->n_handlers)
+		return EINVAL;
+	__atomic_store_n(&d->handlers[handler].prio, prio, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -166,7 +302,7 @@ int rnic_cq_poll(struct ibv_cq *icq, int n, struct ibv_wc *wc)
 int rnic_cq_req_notify(struct ibv_cq *icq, int solicited_only)
 {
 	struct rnic_cq *cq = cq_of(icq);
-	if (cq->chan == NULL)
+	if (cq->chan == NULL && cq->cb == NULL)
 		return EINVAL;
 	int want = solicited_only ? 2 : 1;
 	/* a next-completion arm is not weakened by a later solicited one */
@@ -208,4 +344,6 @@ void rnic_cq_stats(struct ibv_cq *icq, struct rnic_cq_stats *s)
 	s->completions = __atomic_load_n(&cq->completions, __ATOMIC_RELAXED);
 	s->events = __atomic_load_n(&cq->events, __ATOMIC_RELAXED);
 	s->overruns = __atomic_load_n(&cq->overruns, __ATOMIC_RELAXED);
+	s->rebinds = __atomic_load_n(&cq->rebinds, __ATOMIC_RELAXED);
+	s->handler = __atomic_load_n(&cq->handler, __ATOMIC_RELAXED);
 }

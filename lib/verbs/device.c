@@ -54,12 +54,18 @@ static int verbs_worker_init(struct rnic_worker *w)
 	snprintf(name, sizeof(name), "rnic_db%u_%u", w->st->id, w->id);
 	/* one entry per QP at most (db_pending): as deep as the QP limit */
 	vw->db = rte_ring_create(name, RNIC_MAX_QP * 2, rte_socket_id(), RING_F_SC_DEQ);
-	if (vw->db == NULL) {
+	snprintf(name, sizeof(name), "rnic_ev%u_%u", w->st->id, w->id);
+	/* one entry per armed CQ at most (the arm is taken once) */
+	vw->evq = rte_ring_create(name, RNIC_MAX_CQ * 2, rte_socket_id(), RING_F_SC_DEQ);
+	if (vw->db == NULL || vw->evq == NULL) {
+		rte_ring_free(vw->db);
+		rte_ring_free(vw->evq);
 		rte_free(vw);
 		return -ENOMEM;
 	}
 	w->proto[RNIC_PROTO_VERBS] = vw;
-	return rnic_worker_add_poller(w, "verbs", rnic_verbs_poll, vw);
+	int rc = rnic_worker_add_poller(w, "verbs", rnic_verbs_poll, vw);
+	return rc ? rc : rnic_worker_add_poller(w, "cq_events", rnic_cq_events_poll, vw);
 }
 
 static void verbs_worker_fini(struct rnic_worker *w)
@@ -68,6 +74,7 @@ static void verbs_worker_fini(struct rnic_worker *w)
 	if (vw == NULL)
 		return;
 	rte_ring_free(vw->db);
+	rte_ring_free(vw->evq);
 	rte_free(vw);
 	w->proto[RNIC_PROTO_VERBS] = NULL;
 }
@@ -115,7 +122,11 @@ struct ibv_context *rnic_open_device(struct rnic_stack *st)
 	d->ctx.device = &d->dev;
 	d->ctx.cmd_fd = -1;
 	d->ctx.async_fd = -1;
-	d->ctx.num_comp_vectors = (int)st->n_workers;
+	/* one completion handler per worker (seed 003), equal priorities */
+	d->n_handlers = st->n_workers;
+	for (unsigned h = 0; h < d->n_handlers; h++)
+		d->handlers[h] = (struct rnic_handler){ .worker = h, .prio = 0 };
+	d->ctx.num_comp_vectors = (int)d->n_handlers;
 	pthread_mutex_init(&d->ctx.mutex, NULL);
 	d->ctx.ops.poll_cq = rnic_cq_poll;
 	d->ctx.ops.req_notify_cq = rnic_cq_req_notify;

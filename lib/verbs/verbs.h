@@ -37,7 +37,17 @@ struct rnic_verbs_stack {
 /* Per-worker verbs state: w->proto[RNIC_PROTO_VERBS]. */
 struct rnic_verbs_worker {
 	struct rte_ring *db;          /* QP numbers with new work (MP/SC) */
-	uint64_t doorbells, wrs;
+	struct rte_ring *evq;         /* CQ handles with an event due (MP/SC) */
+	uint64_t doorbells, wrs, events, forwarded;
+};
+
+#define RNIC_MAX_CQ 4096
+#define RNIC_MAX_HANDLERS 64
+
+/* A completion handler (seed 003): runs on one worker, has a priority. */
+struct rnic_handler {
+	unsigned worker;
+	int prio;
 };
 
 struct rnic_device {
@@ -50,6 +60,9 @@ struct rnic_device {
 	enum rnic_transport transport;
 	uint32_t next_qpn;
 	struct rnic_qp *qps[RNIC_MAX_QP];   /* by QP number (0, 1 unused) */
+	struct rnic_cq *cqs[RNIC_MAX_CQ];   /* by handle (0 unused) */
+	unsigned n_handlers;
+	struct rnic_handler handlers[RNIC_MAX_HANDLERS];
 };
 
 struct rnic_pd {
@@ -77,8 +90,11 @@ struct rnic_cq {
 	struct ibv_cq cq;
 	struct rte_ring *ring;        /* struct ibv_wc (MP/MC) */
 	struct rnic_comp_channel *chan;
-	unsigned handler;             /* completion handler = worker index */
+	volatile unsigned handler;    /* completion handler (comp_vector) */
 	volatile int armed;           /* 0, 1 = next, 2 = solicited only */
+	void (*cb)(struct ibv_cq *, void *);   /* handler callback, or NULL */
+	void *cb_arg;
+	uint64_t rebinds;
 	unsigned users;               /* QPs */
 	unsigned events_got, events_acked;
 	uint64_t completions, events, overruns;
@@ -166,6 +182,8 @@ void rnic_qp_established(struct rnic_qp *qp);
 void rnic_qp_conn_lost(struct rnic_qp *qp);
 /* Worker poller: doorbells. */
 unsigned rnic_verbs_poll(struct rnic_worker *w, void *arg);
+/* Worker poller: due CQ events of the handlers on this worker. */
+unsigned rnic_cq_events_poll(struct rnic_worker *w, void *arg);
 
 /* mw.c */
 struct ibv_mw *rnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
