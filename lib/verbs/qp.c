@@ -114,7 +114,8 @@ static void sq_drain(struct rnic_qp *qp)
 	qp->draining = true;
 	uint32_t prod = __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE);
 	while (qp->sq_cons != prod) {
-		if (qp->ep == NULL || qp->in_error) {
+		bool attached = qp->tops ? qp->conn == QP_CONNECTED : qp->ep != NULL;
+		if (!attached || qp->in_error) {
 			if (qp->conn == QP_CLOSED || qp->in_error)
 				qp_flush(qp);
 			break;   /* not connected yet: wait */
@@ -135,7 +136,7 @@ static void sq_drain(struct rnic_qp *qp)
 			sq_mark(qp, idx, (enum ibv_wc_status)st, 0);
 			continue;
 		}
-		if (!rnic_iw_has_room(qp->ep))
+		if (qp->tops ? !qp->tops->has_room(qp) : !rnic_iw_has_room(qp->ep))
 			break;   /* tx_room() calls again */
 		struct ibv_send_wr wr = e->wr;
 		wr.wr_id = idx;
@@ -143,23 +144,22 @@ static void sq_drain(struct rnic_qp *qp)
 		wr.sg_list = e->sge;
 		wr.send_flags |= IBV_SEND_SIGNALED;
 		qp->sq_cons++;
-		int rc = rnic_iw_post_wr(qp->ep, &wr);
+		int rc = qp->tops ? qp->tops->post(qp, &wr) : rnic_iw_post_wr(qp->ep, &wr);
 		if (rc == -ENOMEM) {   /* ORD full: a read completes first */
 			qp->sq_cons--;
 			break;
 		}
 		if (rc != 0)
 			sq_mark(qp, idx, IBV_WC_GENERAL_ERR, 0);
-		if (qp->ep == NULL)
+		if (qp->tops ? qp->conn != QP_CONNECTED : qp->ep == NULL)
 			break;
 	}
 	sq_retire(qp);
 	qp->draining = false;
 }
 
-static void hook_completion(void *arg, const struct ibv_wc *wc, bool solicited)
+void rnic_qp_complete(struct rnic_qp *qp, const struct ibv_wc *wc, bool solicited)
 {
-	struct rnic_qp *qp = arg;
 	if (wc->opcode & IBV_WC_RECV) {
 		struct ibv_wc w = *wc;
 		w.qp_num = qp->qp.qp_num;
@@ -178,9 +178,24 @@ static void hook_completion(void *arg, const struct ibv_wc *wc, bool solicited)
 	sq_retire(qp);
 }
 
+static void hook_completion(void *arg, const struct ibv_wc *wc, bool solicited)
+{
+	rnic_qp_complete(arg, wc, solicited);
+}
+
+void rnic_qp_tx_room(struct rnic_qp *qp)
+{
+	sq_drain(qp);
+}
+
 static void hook_tx_room(void *arg)
 {
 	sq_drain(arg);
+}
+
+void rnic_qp_set_worker(struct rnic_qp *qp, struct rnic_worker *w)
+{
+	__atomic_store_n(&qp->w, w, __ATOMIC_RELEASE);
 }
 
 static const struct rnic_iw_qp_hooks qp_hooks = {
@@ -446,8 +461,8 @@ struct ibv_qp *rnic_create_qp_transport(struct ibv_pd *pd, struct ibv_qp_init_at
 	}
 	if (t == RNIC_TRANSPORT_DEFAULT)
 		t = d->transport;
-	if (t != RNIC_TRANSPORT_IWARP) {
-		errno = EOPNOTSUPP;   /* RoCE QPs: issue 5 */
+	if (t != RNIC_TRANSPORT_IWARP && t != RNIC_TRANSPORT_ROCE) {
+		errno = EINVAL;
 		return NULL;
 	}
 	struct rnic_qp *qp = rte_zmalloc("rnic_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE);
@@ -516,6 +531,19 @@ struct ibv_qp *rnic_create_qp_transport(struct ibv_pd *pd, struct ibv_qp_init_at
 	d->next_qpn = qpn + 1;
 	qp->qp.qp_num = qpn;
 	qp->qp.handle = qpn;
+	if (t == RNIC_TRANSPORT_ROCE) {
+		qp->tops = &rnic_roce_tops;
+		int trc = qp->tops->create(qp);
+		if (trc != 0) {
+			pthread_mutex_unlock(&d->lock);
+			if (a->srq == NULL)
+				rnic_rq_fini(&qp->rq);
+			rte_free(qp->sq);
+			rte_free(qp);
+			errno = -trc;
+			return NULL;
+		}
+	}
 	__atomic_store_n(&d->qps[qpn], qp, __ATOMIC_RELEASE);
 	d->n_qp++;
 	pthread_mutex_unlock(&d->lock);
@@ -538,6 +566,11 @@ static void abort_on_worker(struct rnic_worker *w, void *arg)
 {
 	(void)w;
 	struct rnic_qp *qp = arg;
+	if (qp->tops != NULL) {
+		qp->tops->abort(qp);
+		rnic_qp_conn_lost(qp);
+		return;
+	}
 	if (qp->ep != NULL)
 		rnic_iw_abort(qp->ep);   /* conn_lost() runs from the CM */
 	if (qp->ep != NULL)          /* no CM bound it: detach here */
@@ -569,6 +602,11 @@ int rnic_modify_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask)
 		return EINVAL;
 	if (mask & IBV_QP_CAP)
 		return EINVAL;   /* no resizing */
+	if (qp->tops != NULL && qp->tops->modify != NULL) {
+		int trc = qp->tops->modify(qp, attr, mask);
+		if (trc >= 0)
+			return trc;
+	}
 	if (!(mask & IBV_QP_STATE))
 		return 0;        /* attributes of iWARP QPs come from the CM */
 	enum ibv_qp_state to = attr->qp_state;
@@ -633,7 +671,7 @@ int rnic_destroy_qp(struct ibv_qp *iqp)
 	struct rnic_device *d = qp->dev;
 	if (qp->cm_id != NULL)
 		return EBUSY;
-	if (qp->w != NULL && qp->ep != NULL)
+	if (qp->w != NULL && (qp->ep != NULL || (qp->tops && qp->conn == QP_CONNECTED)))
 		qp_to_error(qp);
 	pthread_mutex_lock(&d->lock);
 	__atomic_store_n(&d->qps[iqp->qp_num], NULL, __ATOMIC_RELEASE);
@@ -648,6 +686,8 @@ int rnic_destroy_qp(struct ibv_qp *iqp)
 	__atomic_fetch_sub(&cq_of(iqp->recv_cq)->users, 1, __ATOMIC_RELAXED);
 	if (iqp->srq)
 		__atomic_fetch_sub(&srq_of(iqp->srq)->users, 1, __ATOMIC_RELAXED);
+	if (qp->tops != NULL)
+		qp->tops->destroy(qp);
 	if (iqp->srq == NULL)
 		rnic_rq_fini(&qp->rq);
 	pthread_cond_destroy(&iqp->cond);

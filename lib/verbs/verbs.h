@@ -117,6 +117,36 @@ struct rnic_swqe {
 
 enum rnic_qp_conn { QP_IDLE, QP_CONNECTING, QP_CONNECTED, QP_CLOSED };
 
+struct rnic_qp;
+
+/*
+ * A transport behind verbs QPs other than the built-in iWARP endpoint
+ * (RoCE: lib/roce/roce_qp.c). The verbs layer owns the queues, the
+ * validation, the doorbells and in-order retirement; the transport moves
+ * work and reports completions with rnic_qp_complete().
+ */
+struct rnic_qp_tops {
+	/* any thread, from create_qp: set up qp->tp. @return 0 or -errno. */
+	int (*create)(struct rnic_qp *qp);
+	/* any thread: free qp->tp (the QP is out of the device table, flushed). */
+	void (*destroy)(struct rnic_qp *qp);
+	/* any thread: a modify_qp the transport handles (RTR/RTS and their
+	 * attributes). @return 0 or a positive errno; -1: not the
+	 * transport's, the generic path handles it (INIT, ERR, RESET). */
+	int (*modify)(struct rnic_qp *qp, struct ibv_qp_attr *attr, int mask);
+	/* on the QP's worker: room for one more work request now */
+	bool (*has_room)(struct rnic_qp *qp);
+	/* on the QP's worker: take one validated work request; wr->wr_id is
+	 * the SQ ordinal to complete with, wr->sg_list stays valid until then.
+	 * @return 0, -ENOMEM (full: call rnic_qp_tx_room() later), -errno */
+	int (*post)(struct rnic_qp *qp, const struct ibv_send_wr *wr);
+	/* on the QP's worker: stop, complete what the transport holds with
+	 * IBV_WC_WR_FLUSH_ERR through rnic_qp_complete() */
+	void (*abort)(struct rnic_qp *qp);
+};
+
+extern const struct rnic_qp_tops rnic_roce_tops;
+
 struct rnic_qp {
 	struct ibv_qp qp;             /* first */
 	struct rnic_device *dev;
@@ -136,7 +166,9 @@ struct rnic_qp {
 
 	/* worker side */
 	struct rnic_worker *w;        /* owner once connected */
-	struct rnic_iw_ep *ep;
+	struct rnic_iw_ep *ep;        /* iWARP */
+	const struct rnic_qp_tops *tops;   /* other transports */
+	void *tp;                     /* their per-QP state */
 	volatile int db_pending;
 	volatile int conn;            /* enum rnic_qp_conn */
 	bool draining;
@@ -180,6 +212,12 @@ void rnic_qp_attach_iw(struct rnic_qp *qp, struct rnic_iw_ep *ep, struct rnic_wo
 void rnic_qp_established(struct rnic_qp *qp);
 /* The connection is gone (on the worker): QP to ERR, everything flushed. */
 void rnic_qp_conn_lost(struct rnic_qp *qp);
+/* For transports (on the QP's worker): one completion (send-queue work
+ * carries its SQ ordinal in wr_id); more room; the QP's worker. */
+void rnic_qp_complete(struct rnic_qp *qp, const struct ibv_wc *wc, bool solicited);
+void rnic_qp_tx_room(struct rnic_qp *qp);
+/* Any thread: the worker that owns @p qp from now on (doorbells go there). */
+void rnic_qp_set_worker(struct rnic_qp *qp, struct rnic_worker *w);
 /* Worker poller: doorbells. */
 unsigned rnic_verbs_poll(struct rnic_worker *w, void *arg);
 /* Worker poller: due CQ events of the handlers on this worker. */
