@@ -6,10 +6,11 @@
  *   rdma-gateway --vdev SPEC --ip CIDR [--vdev SPEC --ip CIDR ...] [options]
  *
  * Sequence: parse the command line and the file (any error: one line on
- * stderr, exit 2); report the [target.NAME] sections, which are checked but
- * not served yet (issue 7); EAL, stack create, start; a status line every
- * status_ms until SIGINT/SIGTERM; stop, destroy (every mbuf back), one
- * summary line, exit 0. Runtime failures (EAL, ports) exit 1.
+ * stderr, exit 2); EAL, stack create, start; serve the [target.NAME]
+ * sections (serve.c); connection events and a status line every status_ms
+ * until SIGINT/SIGTERM; stop accepting, disconnect clients gracefully,
+ * msync file targets; stop, destroy (every mbuf back), one summary line,
+ * exit 0. Runtime failures (EAL, ports, targets) exit 1.
  */
 #include <errno.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <rte_errno.h>
 
 #include "rnic/rnic.h"
+#include "serve.h"
 #include "target.h"
 
 #define EXIT_USAGE 2
@@ -40,8 +42,9 @@ static void usage(FILE *f)
 	fprintf(f, "usage: rdma-gateway --config FILE [options]\n"
 		   "       rdma-gateway --vdev SPEC --ip A.B.C.D/LEN [--vdev SPEC --ip ...] [options]\n"
 		   "       rdma-gateway --help\n\n"
-		   "Brings up rnic on the configured ports, answers ARP and ping, prints a\n"
-		   "status line every [gateway] status_ms, and exits on SIGINT or SIGTERM.\n"
+		   "Brings up rnic on the configured ports, answers ARP and ping, serves the\n"
+		   "[target.NAME] memory regions to RDMA clients (rnic-cp), prints a status\n"
+		   "line every [gateway] status_ms, and exits on SIGINT or SIGTERM.\n"
 		   "The file is loaded before the other options, which add to it.\n\n%s",
 		rnic_config_usage());
 }
@@ -129,9 +132,8 @@ static void status_loop(const struct rnic_stack *st, unsigned interval_ms)
 	uint64_t next = now_ms() + interval_ms;
 
 	while (!rnic_stop_requested()) {
-		/* short sleeps: a signal also ends nanosleep early */
-		struct timespec nap = { 0, 50 * 1000000L };
-		nanosleep(&nap, NULL);
+		/* short waits: connection events, and a signal ends them early */
+		gw_serve_poll(50);
 		if (interval_ms == 0 || now_ms() < next)
 			continue;
 		next += interval_ms;
@@ -139,6 +141,7 @@ static void status_loop(const struct rnic_stack *st, unsigned interval_ms)
 			next = now_ms() + interval_ms; /* we were stalled: no burst */
 		fputs(tty ? "\r" : "", stdout);
 		rnic_stack_status_line(st, stdout);
+		gw_serve_status(stdout);
 		fputs(tty ? "\033[K" : "\n", stdout);
 		fflush(stdout);
 	}
@@ -165,9 +168,6 @@ int main(int argc, char **argv)
 	}
 	if (cfg.n_ports == 0)
 		return fail("no port configured (--config FILE, or --vdev SPEC --ip CIDR)");
-	for (unsigned i = 0; i < n_targets; i++)
-		printf("target %s: configured, not served yet (issue 7)\n", targets[i].name);
-
 	install_signals();
 	if (rnic_eal_init(argv[0], &cfg, cfg.workers) != 0)
 		return 1;
@@ -187,8 +187,18 @@ int main(int argc, char **argv)
 	       rnic_stack_workers(st), cfg.path[0] ? ", config " : "", cfg.path);
 	fflush(stdout);
 
+	if (gw_serve_start(st, targets, n_targets, err, sizeof(err)) != 0) {
+		fprintf(stderr, "rdma-gateway: %s\n", err);
+		gw_serve_stop();
+		rnic_stack_stop(st);
+		rnic_stack_destroy(st);
+		return 1;
+	}
+	fflush(stdout);
 	uint64_t t0 = now_ms();
 	status_loop(st, cfg.status_interval_ms);
+	/* stop accepting, let clients go gracefully, sync file targets */
+	int serve_rc = gw_serve_stop();
 	rnic_stack_stop(st);
 	struct rnic_stack_stats s;
 	rnic_stack_stats(st, &s);
@@ -199,5 +209,5 @@ int main(int argc, char **argv)
 	       (unsigned long)s.tx_pkts, (unsigned long)s.drops,
 	       (unsigned long)s.arp_requests, (unsigned long)s.arp_replies,
 	       (unsigned long)s.icmp_echo, (unsigned long)s.mbufs_in_use);
-	return 0;
+	return serve_rc == 0 ? 0 : 1;
 }

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdma-gateway's [target.NAME] sections: named memory regions the gateway
- * will serve to RDMA clients (issue 7). Today they are parsed and checked
- * strictly, so a configuration written now keeps working when serving lands.
+ * serves to RDMA clients (serve.c), parsed and checked strictly.
  */
 #ifndef GW_TARGET_H
 #define GW_TARGET_H
@@ -11,10 +10,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rnic/rnic_gw.h"
+
 #define GW_MAX_TARGETS 32
 #define GW_MAX_ALLOW 16
 #define GW_TARGET_NAME_LEN 33
-#define GW_DEFAULT_LISTEN 4791 /**< listen port when the key is missing */
+#define GW_DEFAULT_LISTEN RNIC_GW_DEFAULT_PORT /**< listen port when the key is missing */
 
 /** One allow entry: an IPv4 network. */
 struct gw_allow {

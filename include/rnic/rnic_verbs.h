@@ -239,11 +239,14 @@ int rnic_destroy_qp(struct ibv_qp *qp);
 /** The transport a QP was created with. */
 enum rnic_transport rnic_qp_transport(struct ibv_qp *qp);
 
-/** Counters of a QP. */
+/** Counters of a QP (live; any thread). */
 struct rnic_qp_stats {
 	uint64_t send_wrs, recv_wrs, completions, flushed;
 	uint64_t fpdus_in, fpdus_out, terminates_in, terminates_out;
-	uint64_t bytes_placed;
+	uint64_t bytes_in;    /**< payload placed into this side's memory */
+	uint64_t bytes_out;   /**< payload sent (Sends, Writes, Read Responses) */
+	uint64_t ops_in;      /**< Sends and Writes received, Read Requests served */
+	uint64_t ops_out;     /**< messages sent */
 };
 void rnic_qp_stats(struct ibv_qp *qp, struct rnic_qp_stats *s);
 

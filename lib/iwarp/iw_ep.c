@@ -161,6 +161,8 @@ struct rnic_iw_ep {
 	uint8_t term_in[64];
 	struct rnic_timer rts_timer;
 	uint64_t stats_fpdus_in, stats_fpdus_out, terms_out, terms_in;
+	struct rnic_qp_xfer own_xfer;
+	struct rnic_qp_xfer *xfer;     /* the bound QP's, or own_xfer */
 	int term_err;                  /* we sent a Terminate: close with -EPROTO */
 	unsigned busy;                 /* inside ep_input: free later */
 };
@@ -314,6 +316,7 @@ static int send_fpdu(struct rnic_iw_ep *ep, const void *hdr, size_t hdr_len,
 		return -EAGAIN;
 	}
 	ep->stats_fpdus_out++;
+	__atomic_store_n(&ep->xfer->bytes_out, ep->xfer->bytes_out + len, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -389,6 +392,8 @@ static void ep_pump(struct rnic_iw_ep *ep)
 		if (!job_run(ep, j))
 			return;   /* resumed from the TCP sent() callback */
 		ep->job_head++;
+		if (j->kind != JOB_TERM)
+			__atomic_store_n(&ep->xfer->ops_out, ep->xfer->ops_out + 1, __ATOMIC_RELAXED);
 		if (j->kind == JOB_READ_RESP) {
 			ep->inreads--;
 			continue;
@@ -621,6 +626,8 @@ static int frx_payload(void *arg, const struct rnic_fpdu_info *fi, uint32_t off,
 {
 	struct rnic_iw_ep *ep = arg;
 	(void)fi;
+	if (ep->scatter || ep->place)
+		__atomic_store_n(&ep->xfer->bytes_in, ep->xfer->bytes_in + len, __ATOMIC_RELAXED);
 	if (ep->scatter)
 		scatter(&ep->cur, ep->place_mo + off, data, len);
 	else if (ep->place)
@@ -665,6 +672,10 @@ static int frx_done(void *arg, const struct rnic_fpdu_info *fi)
 {
 	struct rnic_iw_ep *ep = arg;
 	ep->stats_fpdus_in++;
+	if (fi->last && (ep->place || ep->scatter) && (fi->opcode == RNIC_RDMAP_OP_WRITE || fi->opcode == RNIC_RDMAP_OP_SEND ||
+			 fi->opcode == RNIC_RDMAP_OP_SEND_SE || fi->opcode == RNIC_RDMAP_OP_SEND_INV ||
+			 fi->opcode == RNIC_RDMAP_OP_SEND_SE_INV || fi->opcode == RNIC_RDMAP_OP_READ_REQ))
+		__atomic_store_n(&ep->xfer->ops_in, ep->xfer->ops_in + 1, __ATOMIC_RELAXED);
 	if (ep->place == NULL && !ep->scatter && !(fi->opcode == RNIC_RDMAP_OP_TERMINATE))
 		return 0;   /* skipped: a Terminate is on its way */
 	switch (fi->opcode) {
@@ -1005,6 +1016,7 @@ static struct rnic_iw_ep *ep_new(struct rnic_worker *w, const struct rnic_iw_ops
 		return NULL;
 	}
 	ep->rq = &ep->own_rq;
+	ep->xfer = &ep->own_xfer;
 	ep->w = w;
 	ep->st = w->st;
 	ep->ops = ops;
@@ -1029,8 +1041,11 @@ static struct rnic_iw_ep *ep_new(struct rnic_worker *w, const struct rnic_iw_ops
 }
 
 void rnic_iw_bind_qp(struct rnic_iw_ep *ep, const struct rnic_iw_qp_hooks *h,
-		     void *qp, const void *pd, uint32_t qpn, struct rnic_rq *rq)
+		     void *qp, const void *pd, uint32_t qpn, struct rnic_rq *rq,
+		     struct rnic_qp_xfer *xfer)
 {
+	if (xfer != NULL)
+		ep->xfer = xfer;
 	ep->hooks = h;
 	ep->qp = qp;
 	ep->pd = pd;

@@ -31,7 +31,8 @@ struct rnic_iw_qp_hooks {
 
 /* Bind a verbs QP: PD and QP number for STag checks, @p rq for Sends. */
 void rnic_iw_bind_qp(struct rnic_iw_ep *ep, const struct rnic_iw_qp_hooks *h,
-		     void *qp, const void *pd, uint32_t qpn, struct rnic_rq *rq);
+		     void *qp, const void *pd, uint32_t qpn, struct rnic_rq *rq,
+		     struct rnic_qp_xfer *xfer);
 
 /* Post a work request the verbs layer validated; wr->sg_list must stay
  * valid until the work completes. @return 0, -ENOMEM (full: retry after

@@ -208,7 +208,7 @@ void rnic_qp_attach_iw(struct rnic_qp *qp, struct rnic_iw_ep *ep, struct rnic_wo
 	qp->ep = ep;
 	qp->w = w;
 	qp->conn = QP_CONNECTING;
-	rnic_iw_bind_qp(ep, &qp_hooks, qp, qp->qp.pd, qp->qp.qp_num, qp->rqp);
+	rnic_iw_bind_qp(ep, &qp_hooks, qp, qp->qp.pd, qp->qp.qp_num, qp->rqp, &qp->xfer);
 }
 
 /* On the worker: the connection reached RDMA mode. */
@@ -709,6 +709,10 @@ void rnic_qp_stats(struct ibv_qp *iqp, struct rnic_qp_stats *s)
 	s->fpdus_out = qp->fpdus_out;
 	s->terminates_in = qp->terms_in;
 	s->terminates_out = qp->terms_out;
+	s->bytes_in = __atomic_load_n(&qp->xfer.bytes_in, __ATOMIC_RELAXED);
+	s->bytes_out = __atomic_load_n(&qp->xfer.bytes_out, __ATOMIC_RELAXED);
+	s->ops_in = __atomic_load_n(&qp->xfer.ops_in, __ATOMIC_RELAXED);
+	s->ops_out = __atomic_load_n(&qp->xfer.ops_out, __ATOMIC_RELAXED);
 }
 
 /* --- shared receive queues --------------------------------------------------------- */

@@ -175,6 +175,7 @@ struct rnic_qp {
 	bool in_error;
 	void *cm_id;
 
+	struct rnic_qp_xfer xfer;     /* written by the transport */
 	uint64_t send_wrs, recv_wrs, completions, flushed;
 	uint64_t fpdus_in, fpdus_out, terms_in, terms_out;
 };

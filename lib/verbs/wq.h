@@ -65,6 +65,14 @@ static inline uint32_t rnic_rq_count(const struct rnic_rq *rq)
 	       __atomic_load_n(&rq->cons, __ATOMIC_ACQUIRE);
 }
 
+/* Live transfer counters of a QP: one writer (its worker), read anywhere. */
+struct rnic_qp_xfer {
+	uint64_t bytes_in;    /* payload placed here (Sends, Writes, Read Responses) */
+	uint64_t bytes_out;   /* payload sent (Sends, Writes, Read Responses) */
+	uint64_t ops_in;      /* messages completed here: Sends, Writes, Read Requests served */
+	uint64_t ops_out;     /* messages sent */
+};
+
 int rnic_rq_init(struct rnic_rq *rq, uint32_t entries, bool shared);
 void rnic_rq_fini(struct rnic_rq *rq);
 

@@ -94,7 +94,7 @@ errors() {
 }
 
 run() {
-	ini $'[target.scratch]\nsize = 64M\nfile = /tmp/rnic-scratch\naccess = rw\ntransport = iwarp, roce\nlisten = 4791\nallow = 192.0.2.0/24, 10.1.2.3\n[target.ro_copy]\nsize = 4K\naccess = ro\n[gateway]\nstatus_ms = 200\n' g
+	ini $'[target.scratch]\nsize = 64M\nfile = '"$dir"$'/scratch\naccess = rw\ntransport = iwarp, roce\nlisten = 4791\nallow = 192.0.2.0/24, 10.1.2.3\n[target.ro_copy]\nsize = 4K\naccess = ro\n[gateway]\nstatus_ms = 200\n' g
 	"$gw" --config "$dir/g.ini" >"$dir/out" 2>"$dir/err" &
 	local pid=$!
 	for _ in $(seq 100); do
@@ -106,9 +106,10 @@ run() {
 	wait "$pid"
 	local rc=$?
 	[ "$rc" = 0 ] && pass=$((pass + 1)) || bad "exit status $rc after SIGTERM"
-	[ "$(head -2 "$dir/out")" = "target scratch: configured, not served yet (issue 7)
-target ro_copy: configured, not served yet (issue 7)" ] && pass=$((pass + 1)) ||
-		bad "target lines"
+	grep -q "^target scratch: 67108864 bytes in $dir/scratch, rw, iwarp port 4791, stag 0x" \
+		"$dir/out" && grep -q '^target ro_copy: 4096 bytes of memory, ro, iwarp port 4791' \
+		"$dir/out" && [ "$(stat -c %s "$dir/scratch")" = 67108864 ] &&
+		pass=$((pass + 1)) || bad "target lines"
 	[ "$(grep -c '^rx [0-9]* (' "$dir/out")" -ge 2 ] && pass=$((pass + 1)) ||
 		bad "fewer than 2 status lines"
 	tail -1 "$dir/out" | grep -q '^rdma-gateway: stopped after .* s: rx [0-9]* tx' &&

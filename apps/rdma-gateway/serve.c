@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdma-gateway: serving targets (issue 7). The main thread runs the CM
+ * event loop; the workers do all the data movement (clients RDMA-Read and
+ * -Write the registered target memory, one-sided, the gateway posts
+ * nothing). See include/rnic/rnic_gw.h for the protocol.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rte_byteorder.h>
+#include <rte_telemetry.h>
+
+#include "rnic/rnic_cm.h"
+#include "rnic/rnic_gw.h"
+#include "rnic/rnic_verbs.h"
+#include "serve.h"
+
+#define GW_MAX_CLIENTS 256
+
+struct served {
+	struct gw_target *cfg;
+	uint8_t *mem;
+	int fd;
+	struct ibv_mr *mr;
+	uint64_t accepted, rejected, active;
+	uint64_t bytes_in, bytes_out, ops_in;   /* of clients gone */
+};
+
+struct client {
+	struct rnic_cm_id *id;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct served *t;
+	int established;
+};
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct rnic_cm_channel *ch;
+static struct served tg[GW_MAX_TARGETS];
+static unsigned n_tg;
+static struct rnic_cm_id *listeners[GW_MAX_TARGETS];
+static unsigned n_listeners;
+static struct client clients[GW_MAX_CLIENTS];
+static int stopping;
+
+static struct client *client_of(struct rnic_cm_id *id)
+{
+	for (unsigned i = 0; i < GW_MAX_CLIENTS; i++)
+		if (clients[i].id == id)
+			return &clients[i];
+	return NULL;
+}
+
+static void client_free(struct client *c)
+{
+	if (c->qp) {
+		struct rnic_qp_stats s;
+		rnic_qp_stats(c->qp, &s);
+		c->t->bytes_in += s.bytes_in;
+		c->t->bytes_out += s.bytes_out;
+		c->t->ops_in += s.ops_in;
+	}
+	if (c->id)
+		rnic_cm_destroy_id(c->id);
+	if (c->qp)
+		rnic_destroy_qp(c->qp);
+	if (c->cq)
+		rnic_destroy_cq(c->cq);
+	if (c->established && c->t->active)
+		c->t->active--;
+	memset(c, 0, sizeof(*c));
+}
+
+static void reject(struct rnic_cm_id *id, struct served *t, enum rnic_gw_status st,
+		   const char *reason)
+{
+	struct rnic_gw_rep rep = { .version = RNIC_GW_VERSION, .status = rte_cpu_to_be_16(st) };
+	memcpy(rep.magic, RNIC_GW_MAGIC, 4);
+	snprintf(rep.reason, sizeof(rep.reason), "%s", reason);
+	rnic_cm_reject(id, &rep, sizeof(rep));
+	rnic_cm_destroy_id(id);
+	if (t)
+		t->rejected++;
+}
+
+static bool allowed(const struct gw_target *t, uint32_t ip)
+{
+	if (t->n_allow == 0)
+		return true;
+	for (unsigned i = 0; i < t->n_allow; i++) {
+		uint32_t mask = t->allow[i].len ? ~0u << (32 - t->allow[i].len) : 0;
+		if ((ip & mask) == (t->allow[i].net & mask))
+			return true;
+	}
+	return false;
+}
+
+static void on_request(const struct rnic_cm_event *ev)
+{
+	uint16_t port = (uint16_t)(uintptr_t)rnic_cm_id_context(ev->listen_id);
+	const struct rnic_gw_req *r = (const void *)ev->private_data;
+	if (stopping) {
+		reject(ev->id, NULL, RNIC_GW_STOPPING, "the gateway is stopping");
+		return;
+	}
+	if (ev->private_data_len < sizeof(*r) || memcmp(r->magic, RNIC_GW_MAGIC, 4) != 0 ||
+	    r->version != RNIC_GW_VERSION || memchr(r->target, 0, RNIC_GW_NAME_LEN) == NULL) {
+		reject(ev->id, NULL, RNIC_GW_BAD_REQUEST, "not an rnic-gateway request (v1)");
+		return;
+	}
+	struct served *t = NULL;
+	for (unsigned i = 0; i < n_tg; i++)
+		if (tg[i].cfg->listen == port && !strcmp(tg[i].cfg->name, r->target))
+			t = &tg[i];
+	char why[64];
+	if (t == NULL) {
+		snprintf(why, sizeof(why), "no target '%.32s' on port %u", r->target, port);
+		reject(ev->id, NULL, RNIC_GW_NO_TARGET, why);
+		return;
+	}
+	if (!allowed(t->cfg, ev->peer_ip)) {
+		snprintf(why, sizeof(why), "%u.%u.%u.%u is not allowed", ev->peer_ip >> 24,
+			 (ev->peer_ip >> 16) & 255, (ev->peer_ip >> 8) & 255, ev->peer_ip & 255);
+		reject(ev->id, t, RNIC_GW_NOT_ALLOWED, why);
+		return;
+	}
+	if ((r->flags & RNIC_GW_WANT_WRITE) && t->cfg->read_only) {
+		reject(ev->id, t, RNIC_GW_READ_ONLY, "target is read-only");
+		return;
+	}
+	struct client *c = client_of(NULL);
+	if (c == NULL) {
+		reject(ev->id, t, RNIC_GW_BUSY, "too many clients");
+		return;
+	}
+	c->t = t;
+	c->cq = rnic_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_qp_init_attr qa = { .send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 1, .max_recv_wr = 1,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	c->qp = c->cq ? rnic_create_qp(pd, &qa) : NULL;
+	if (c->qp == NULL) {
+		client_free(c);
+		reject(ev->id, t, RNIC_GW_BUSY, "out of QPs");
+		return;
+	}
+	c->id = ev->id;
+	struct rnic_gw_rep rep = { .version = RNIC_GW_VERSION,
+				   .flags = t->cfg->read_only ? 0 : RNIC_GW_WRITABLE,
+				   .stag = rte_cpu_to_be_32(t->mr->rkey),
+				   .addr = rte_cpu_to_be_64((uintptr_t)t->mem),
+				   .length = rte_cpu_to_be_64(t->cfg->size) };
+	memcpy(rep.magic, RNIC_GW_MAGIC, 4);
+	/* reads as deep as the client asks, up to the device limit */
+	struct rnic_cm_conn_param p = { .private_data = &rep,
+					.private_data_len = offsetof(struct rnic_gw_rep, reason),
+					.responder_resources = ev->ord ? ev->ord : 16,
+					.initiator_depth = 1 };
+	if (rnic_cm_accept(ev->id, c->qp, &p) != 0) {
+		client_free(c);
+		t->rejected++;
+		return;
+	}
+	t->accepted++;
+}
+
+void gw_serve_poll(int timeout_ms)
+{
+	struct rnic_cm_event ev;
+	if (ch == NULL) {
+		usleep((useconds_t)timeout_ms * 1000);
+		return;
+	}
+	while (rnic_cm_get_event(ch, &ev, timeout_ms) == 0) {
+		timeout_ms = 0;
+		struct client *c = client_of(ev.id);
+		switch (ev.type) {
+		case RNIC_CM_EVENT_CONNECT_REQUEST:
+			on_request(&ev);
+			break;
+		case RNIC_CM_EVENT_ESTABLISHED:
+			if (c) {
+				c->established = 1;
+				c->t->active++;
+			}
+			break;
+		default:   /* DISCONNECTED and failures: the client is gone */
+			if (c)
+				client_free(c);
+			break;
+		}
+	}
+}
+
+void gw_serve_status(FILE *f)
+{
+	for (unsigned i = 0; i < n_tg; i++) {
+		uint64_t in = tg[i].bytes_in, out = tg[i].bytes_out, ops = tg[i].ops_in;
+		for (unsigned k = 0; k < GW_MAX_CLIENTS; k++)
+			if (clients[k].t == &tg[i] && clients[k].qp) {
+				struct rnic_qp_stats s;
+				rnic_qp_stats(clients[k].qp, &s);
+				in += s.bytes_in;
+				out += s.bytes_out;
+				ops += s.ops_in;
+			}
+		fprintf(f, " | %s: %lu conn, in %lu B, out %lu B, %lu ops, %lu rejected",
+			tg[i].cfg->name, (unsigned long)tg[i].active, (unsigned long)in,
+			(unsigned long)out, (unsigned long)ops, (unsigned long)tg[i].rejected);
+	}
+}
+
+static int tel_targets(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	for (unsigned i = 0; i < n_tg; i++) {
+		struct rte_tel_data *t = rte_tel_data_alloc();
+		if (t == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(t);
+		rte_tel_data_add_dict_u64(t, "size", tg[i].cfg->size);
+		rte_tel_data_add_dict_u64(t, "connections", tg[i].active);
+		rte_tel_data_add_dict_u64(t, "accepted", tg[i].accepted);
+		rte_tel_data_add_dict_u64(t, "rejected", tg[i].rejected);
+		rte_tel_data_add_dict_u64(t, "bytes_in_closed", tg[i].bytes_in);
+		rte_tel_data_add_dict_u64(t, "bytes_out_closed", tg[i].bytes_out);
+		rte_tel_data_add_dict_container(d, tg[i].cfg->name, t, 0);
+	}
+	return 0;
+}
+
+static int map_target(struct served *s, char *err, size_t errlen)
+{
+	const struct gw_target *t = s->cfg;
+	s->fd = -1;
+	if (t->file[0]) {
+		s->fd = open(t->file, (t->read_only ? O_RDONLY : O_RDWR) | O_CREAT, 0644);
+		struct stat sb;
+		if (s->fd < 0 || fstat(s->fd, &sb) != 0) {
+			snprintf(err, errlen, "target %s: %s: %s", t->name, t->file, strerror(errno));
+			return -1;
+		}
+		if ((uint64_t)sb.st_size < t->size && (t->read_only ||
+						      ftruncate(s->fd, (off_t)t->size) != 0)) {
+			snprintf(err, errlen, "target %s: %s is smaller than %lu bytes", t->name,
+				 t->file, (unsigned long)t->size);
+			return -1;
+		}
+		s->mem = mmap(NULL, t->size, PROT_READ | (t->read_only ? 0 : PROT_WRITE),
+			      MAP_SHARED, s->fd, 0);
+	} else {
+		s->mem = mmap(NULL, t->size, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	}
+	if (s->mem == MAP_FAILED) {
+		s->mem = NULL;
+		snprintf(err, errlen, "target %s: cannot map %lu bytes: %s", t->name,
+			 (unsigned long)t->size, strerror(errno));
+		return -1;
+	}
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+		  (t->read_only ? 0 : IBV_ACCESS_REMOTE_WRITE);
+	/* an ro file mapping is not writable: register it without local write */
+	if (t->read_only && t->file[0])
+		acc = IBV_ACCESS_REMOTE_READ;
+	s->mr = rnic_reg_mr(pd, s->mem, t->size, acc);
+	if (s->mr == NULL) {
+		snprintf(err, errlen, "target %s: cannot register: %s", t->name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int gw_serve_start(struct rnic_stack *st, struct gw_target *t, unsigned n, char *err,
+		   size_t errlen)
+{
+	if (n == 0)
+		return 0;
+	ctx = rnic_open_device(st);
+	pd = ctx ? rnic_alloc_pd(ctx) : NULL;
+	ch = pd ? rnic_cm_create_channel(ctx) : NULL;
+	if (ch == NULL) {
+		snprintf(err, errlen, "cannot open the verbs device: %s", strerror(errno));
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (!t[i].iwarp) {
+			printf("target %s: roce only, not served yet (RoCE QPs: issue 5)\n", t[i].name);
+			continue;
+		}
+		tg[n_tg].cfg = &t[i];
+		if (map_target(&tg[n_tg++], err, errlen) != 0)
+			return -1;
+		bool have = false;
+		for (unsigned k = 0; k < n_listeners; k++)
+			have |= (uint16_t)(uintptr_t)rnic_cm_id_context(listeners[k]) == t[i].listen;
+		if (!have) {
+			struct rnic_cm_id *l;
+			int rc = rnic_cm_create_id(ch, (void *)(uintptr_t)t[i].listen, &l);
+			if (rc == 0 && (rc = rnic_cm_listen(l, t[i].listen, 64)) != 0)
+				rnic_cm_destroy_id(l);
+			if (rc != 0) {
+				snprintf(err, errlen, "target %s: cannot listen on port %u: %s",
+					 t[i].name, t[i].listen, strerror(rc));
+				return -1;
+			}
+			listeners[n_listeners++] = l;
+		}
+		printf("target %s: %lu bytes%s%s, %s, iwarp port %u, stag 0x%08x\n", t[i].name,
+		       (unsigned long)t[i].size, t[i].file[0] ? " in " : " of memory",
+		       t[i].file, t[i].read_only ? "ro" : "rw", t[i].listen, tg[n_tg - 1].mr->rkey);
+	}
+	rte_telemetry_register_cmd("/rnic/gateway/targets", tel_targets,
+				   "Per-target counters of rdma-gateway");
+	return 0;
+}
+
+int gw_serve_stop(void)
+{
+	int rc = 0;
+	stopping = 1;
+	for (unsigned k = 0; k < n_listeners; k++)
+		rnic_cm_destroy_id(listeners[k]);
+	n_listeners = 0;
+	/* graceful: work in flight is flushed, then FIN; wait for the ends */
+	unsigned left = 0;
+	for (unsigned i = 0; i < GW_MAX_CLIENTS; i++)
+		if (clients[i].id && rnic_cm_disconnect(clients[i].id) == 0)
+			left++;
+	for (int waited = 0; left > 0 && waited < 20; waited++) {
+		gw_serve_poll(100);
+		left = 0;
+		for (unsigned i = 0; i < GW_MAX_CLIENTS; i++)
+			left += clients[i].id != NULL;
+	}
+	for (unsigned i = 0; i < GW_MAX_CLIENTS; i++)
+		if (clients[i].id)
+			client_free(&clients[i]);
+	for (unsigned i = 0; i < n_tg; i++) {
+		if (tg[i].mr)
+			rnic_dereg_mr(tg[i].mr);
+		if (tg[i].fd >= 0 && tg[i].mem && !tg[i].cfg->read_only &&
+		    msync(tg[i].mem, tg[i].cfg->size, MS_SYNC) != 0) {
+			fprintf(stderr, "rdma-gateway: msync %s: %s\n", tg[i].cfg->file,
+				strerror(errno));
+			rc = -1;
+		}
+		if (tg[i].mem)
+			munmap(tg[i].mem, tg[i].cfg->size);
+		if (tg[i].fd >= 0)
+			close(tg[i].fd);
+	}
+	n_tg = 0;
+	if (ch)
+		rnic_cm_destroy_channel(ch);
+	if (pd)
+		rnic_dealloc_pd(pd);
+	if (ctx)
+		rnic_close_device(ctx);
+	ch = NULL;
+	pd = NULL;
+	ctx = NULL;
+	return rc;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdma-gateway serving its [target.NAME] sections over iWARP: memory or
+ * mmap'd files registered once, one CM listener per listen port, a small
+ * QP per client, the target protocol of include/rnic/rnic_gw.h.
+ */
+#ifndef GW_SERVE_H
+#define GW_SERVE_H
+
+#include <stdio.h>
+
+#include "rnic/rnic.h"
+#include "target.h"
+
+/* Map and register every target, listen on their ports. @return 0 or -1
+ * with one line in @p err. */
+int gw_serve_start(struct rnic_stack *st, struct gw_target *t, unsigned n,
+		   char *err, size_t errlen);
+
+/* Handle connection events for up to @p timeout_ms. */
+void gw_serve_poll(int timeout_ms);
+
+/* Per-target figures for the status line. */
+void gw_serve_status(FILE *f);
+
+/* Stop accepting, disconnect every client gracefully, msync and unmap.
+ * @return 0, or -1 when a file target could not be synced. */
+int gw_serve_stop(void);
+
+#endif
