@@ -75,7 +75,9 @@ struct rnic_cm_event {
 	uint32_t peer_ip;               /**< host byte order */
 	uint16_t peer_port;
 	uint8_t ird, ord;               /**< negotiated (ESTABLISHED) or asked */
-	uint16_t private_data_len;
+	uint16_t private_data_len;      /**< CONNECT_REQUEST: the connect's;
+					     ESTABLISHED (active): the accept's;
+					     REJECTED: the reject's */
 	uint8_t private_data[RNIC_CM_PDATA_MAX];
 };
 

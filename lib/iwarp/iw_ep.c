@@ -1074,6 +1074,12 @@ void rnic_iw_conn_info(const struct rnic_iw_ep *ep, uint16_t *ird, uint16_t *ord
 	*peer_port = ep->peer_port;
 }
 
+void rnic_iw_peer_pdata(const struct rnic_iw_ep *ep, const void **pd, uint16_t *len)
+{
+	*pd = ep->res.pdata;
+	*len = ep->res.pdata ? ep->res.pd_len : 0;
+}
+
 bool rnic_iw_tcp_up(const struct rnic_iw_ep *ep)
 {
 	return ep->tcp_up;

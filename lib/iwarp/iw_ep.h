@@ -62,6 +62,9 @@ void rnic_iw_conn_info(const struct rnic_iw_ep *ep, uint16_t *ird, uint16_t *ord
  * (tells a refused or unreachable peer from an MPA reject). */
 bool rnic_iw_tcp_up(const struct rnic_iw_ep *ep);
 
+/* The private data of the peer's last MPA frame (request or reply). */
+void rnic_iw_peer_pdata(const struct rnic_iw_ep *ep, const void **pd, uint16_t *len);
+
 /* Counters. */
 void rnic_iw_ep_counters(const struct rnic_iw_ep *ep, uint64_t *fpdus_in,
 			 uint64_t *fpdus_out, uint64_t *terms_in, uint64_t *terms_out);

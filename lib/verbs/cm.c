@@ -130,12 +130,17 @@ static void *cb_request(struct rnic_iw_ep *ep, void *lctx, const void *pdata, ui
 
 static void cb_established(struct rnic_iw_ep *ep, void *ctx)
 {
-	(void)ep;
 	struct rnic_cm_id *id = ctx;
+	bool active = id->state == ID_CONNECTING;
 	id->state = ID_CONNECTED;
 	if (id->qp != NULL)
 		rnic_qp_established(id->qp);
-	post_event(id, RNIC_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+	/* the active side learns the accept's private data here */
+	const void *pd = NULL;
+	uint16_t len = 0;
+	if (active)
+		rnic_iw_peer_pdata(ep, &pd, &len);
+	post_event(id, RNIC_CM_EVENT_ESTABLISHED, 0, pd, len);
 }
 
 static void cb_disconnected(struct rnic_iw_ep *ep, void *ctx, int err)
@@ -151,7 +156,11 @@ static void cb_disconnected(struct rnic_iw_ep *ep, void *ctx, int err)
 	if (was == ID_CONNECTING) {
 		enum rnic_cm_event_type t = !tcp_up ? RNIC_CM_EVENT_UNREACHABLE :
 			err == -ECONNREFUSED ? RNIC_CM_EVENT_REJECTED : RNIC_CM_EVENT_CONNECT_ERROR;
-		post_event(id, t, err, NULL, 0);
+		const void *pd = NULL;
+		uint16_t len = 0;
+		if (t == RNIC_CM_EVENT_REJECTED)   /* the reject's private data */
+			rnic_iw_peer_pdata(ep, &pd, &len);
+		post_event(id, t, err, pd, len);
 	} else if (was == ID_CONNECTED || was == ID_CLOSING || was == ID_REQ ||
 		   was == ID_STREAM_WAIT) {
 		post_event(id, RNIC_CM_EVENT_DISCONNECTED, err, NULL, 0);

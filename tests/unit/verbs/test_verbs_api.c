@@ -127,6 +127,8 @@ static void connect_pair(void)
 	assert_int_equal(rnic_cm_accept(a.id, a.qp, &r), 0);
 	expect_event(a.cm, RNIC_CM_EVENT_ESTABLISHED, NULL);
 	expect_event(b.cm, RNIC_CM_EVENT_ESTABLISHED, &ev);
+	assert_int_equal(ev.private_data_len, sizeof(reply));
+	assert_string_equal((char *)ev.private_data, "welcome");
 	assert_int_equal(a.qp->state, IBV_QPS_RTS);
 	assert_int_equal(b.qp->state, IBV_QPS_RTS);
 }
@@ -490,7 +492,9 @@ static void test_channel_and_reject(void **state)
 	expect_event(a.cm, RNIC_CM_EVENT_CONNECT_REQUEST, &ev);
 	assert_int_equal(rnic_cm_reject(ev.id, "no", 3), 0);
 	assert_int_equal(rnic_cm_destroy_id(ev.id), 0);
-	expect_event(b.cm, RNIC_CM_EVENT_REJECTED, NULL);
+	expect_event(b.cm, RNIC_CM_EVENT_REJECTED, &ev);
+	assert_int_equal(ev.private_data_len, 3);
+	assert_string_equal((char *)ev.private_data, "no");
 	assert_int_equal(rnic_cm_destroy_id(b.id), 0);
 	b.id = NULL;
 	struct ibv_qp_attr rs = { .qp_state = IBV_QPS_RESET };

@@ -1,0 +1,155 @@
+#!/bin/bash
+# rdma-gateway and rnic-cp in separate processes, each on its own net_tap
+# port, the taps bridged in a network namespace (issue 7):
+#  - put 32 MiB of random data into a file-backed target, SIGTERM the
+#    gateway (exit 0, file synced), restart it, get it back: identical;
+#  - rejects: an address outside allow, a write to an ro target, an unknown
+#    target, a port nobody listens on, a range past the target's end;
+#  - 16 clients at once;
+#  - a client killed mid-transfer: the gateway keeps serving the others.
+set -uo pipefail
+build=${RNIC_BUILD_DIR:?}
+gw=$build/apps/rdma-gateway/rdma-gateway
+cp=$build/apps/rnic-cp/rnic-cp
+ns=rnic-gwt-$$
+work=$(mktemp -d)
+pass=0 fails=0
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { pass=$((pass + 1)); }
+
+if [ "$(id -u)" != 0 ] || ! ip netns add "$ns" 2>/dev/null; then
+	echo "SKIP: needs root and network namespaces"
+	exit 77
+fi
+cleanup() {
+	[ -n "${gwpid:-}" ] && kill -9 "$gwpid" 2>/dev/null
+	ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	sleep 0.2
+	ip netns del "$ns" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+ip -n "$ns" link set lo up
+ip -n "$ns" link add br0 type bridge
+ip -n "$ns" link set br0 up
+
+# bridge tap $1 once its process has created it
+bridge_tap() {
+	for _ in $(seq 200); do
+		if ip -n "$ns" link show "$1" >/dev/null 2>&1; then
+			ip -n "$ns" link set "$1" master br0 && ip -n "$ns" link set "$1" up
+			return
+		fi
+		sleep 0.05
+	done
+}
+
+cat > "$work/gw.ini" <<INI
+[port.0]
+vdev = net_tap0,iface=gwtap0
+ip = 192.0.2.10/24
+[target.scratch]
+size = 64M
+file = $work/scratch.bin
+access = rw
+[target.ro]
+size = 1M
+access = ro
+[target.only10]
+size = 1M
+allow = 10.0.0.0/8
+[gateway]
+status_ms = 500
+INI
+
+start_gw() {
+	ip netns exec "$ns" "$gw" --config "$work/gw.ini" >"$work/gw.out" 2>&1 &
+	gwpid=$!
+	bridge_tap gwtap0
+	for _ in $(seq 100); do
+		grep -q '^target only10' "$work/gw.out" && return 0
+		sleep 0.1
+	done
+	cat "$work/gw.out"
+	return 1
+}
+stop_gw() {
+	kill -TERM "$gwpid"
+	wait "$gwpid"
+	local rc=$?
+	gwpid=
+	return $rc
+}
+# rnic-cp N ARGS...: client N on clitapN, 192.0.2.(20+N)
+rcp() {
+	local n=$1
+	shift
+	bridge_tap "clitap$n" &
+	local bp=$!
+	ip netns exec "$ns" timeout 120 "$cp" --vdev "net_tap0,iface=clitap$n" \
+		--ip "192.0.2.$((20 + n))/24" "$@"
+	local rc=$?
+	wait "$bp"   # not a bare wait: the gateway is our child too
+	return $rc
+}
+
+head -c 33554432 /dev/urandom > "$work/put.bin"
+start_gw || { bad "gateway did not start"; exit 1; }
+rcp 0 put "$work/put.bin" rdma://192.0.2.10/scratch > "$work/put.out" 2>&1 &&
+	grep -q '^put 33554432 bytes into scratch' "$work/put.out" && ok ||
+	{ cat "$work/put.out"; bad "put 32 MiB"; }
+stop_gw && ok || bad "gateway exit status after SIGTERM"
+cmp -s <(head -c 33554432 "$work/scratch.bin") "$work/put.bin" && ok ||
+	bad "the file target does not hold the data after SIGTERM"
+
+start_gw || { bad "gateway did not restart"; exit 1; }
+rcp 0 get rdma://192.0.2.10/scratch "$work/get.bin" --length 33554432 > "$work/get.out" 2>&1 &&
+	cmp -s "$work/get.bin" "$work/put.bin" && ok ||
+	{ cat "$work/get.out"; bad "get after restart differs"; }
+
+expect_reject() {   # WHAT PATTERN ARGS...
+	local what=$1 pat=$2
+	shift 2
+	rcp 1 "$@" > "$work/rej.out" 2>&1
+	local rc=$?
+	[ "$rc" = 1 ] && grep -q "$pat" "$work/rej.out" && ok ||
+		{ cat "$work/rej.out"; bad "$what (exit $rc)"; }
+}
+expect_reject "allow" "rejected: 192.0.2.21 is not allowed" get rdma://192.0.2.10/only10 "$work/x" --length 16
+expect_reject "ro" "rejected: target is read-only" put "$work/put.bin" rdma://192.0.2.10/ro
+expect_reject "unknown target" "rejected: no target 'nope'" get rdma://192.0.2.10/nope "$work/x" --length 16
+expect_reject "closed port" "unreachable" get rdma://192.0.2.10:5000/scratch "$work/x" --length 16
+expect_reject "too small" "too small" get "rdma://192.0.2.10/scratch?offset=67108860" "$work/x" --length 16
+grep -q 'rejected' "$work/gw.out" || true
+
+# a client that vanishes mid-transfer
+bridge_tap clitap2 &
+bp=$!
+ip netns exec "$ns" "$cp" --vdev net_tap0,iface=clitap2 --ip 192.0.2.22/24 --depth 1 --chunk 64K \
+	put "$work/put.bin" rdma://192.0.2.10/scratch > /dev/null 2>&1 &
+victim=$!
+sleep 3
+kill -9 "$victim" 2>/dev/null
+wait "$victim" "$bp" 2>/dev/null
+
+# 16 clients at once, each reading its own 1 MiB slice
+for n in $(seq 3 18); do
+	rcp "$n" get "rdma://192.0.2.10/scratch?offset=$(( (n - 3) * 1048576 ))" "$work/c$n.bin" \
+		--length 1048576 > "$work/c$n.out" 2>&1 &
+	pids="${pids:-} $!"
+done
+wait $pids
+all=1
+for n in $(seq 3 18); do
+	cmp -s "$work/c$n.bin" <(tail -c +$(( (n - 3) * 1048576 + 1 )) "$work/put.bin" | head -c 1048576) ||
+		{ all=0; cat "$work/c$n.out"; echo "client $n differs"; }
+done
+[ "$all" = 1 ] && ok || bad "16 clients at once"
+# still serving after the vanished client
+rcp 1 get rdma://192.0.2.10/scratch "$work/get2.bin" --length 4096 > "$work/last.out" 2>&1 &&
+	ok || { cat "$work/last.out"; bad "serving after a client vanished"; }
+kill -0 "$gwpid" 2>/dev/null && ok || bad "the gateway died"
+stop_gw && ok || bad "second SIGTERM"
+[ "$fails" = 0 ] || { echo "--- gateway"; tail -5 "$work/gw.out"; }
+echo "$pass passed, $fails failed"
+[ "$fails" = 0 ]
