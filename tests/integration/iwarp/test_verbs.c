@@ -33,6 +33,7 @@
 
 #include "rnic/rnic.h"
 #include "rnic/rnic_cm.h"
+#include "rnic/rnic_tcp.h"
 #include "rnic/rnic_verbs.h"
 
 #define A_IP 0xc0000201u
@@ -1948,6 +1949,172 @@ static void atomic_case(bool cas)
 static void t_atomic_cas(void) { atomic_case(true); }
 static void t_atomic_faa(void) { atomic_case(false); }
 
+/* --- seed 002: a byte stream switches to RDMA mode with data in flight ------------------- */
+
+#define STREAM_LEN (4 * MiB)   /* more than the window: still in flight at the switch */
+static const char stream_marker[] = "--- now RDMA ---";
+#define MARK_LEN (sizeof(stream_marker) - 1)
+
+static struct {
+	struct rnic_tcp_conn *ac, *bc;
+	volatile int accepted, connected, attach_a, attach_b, a_closed;
+	volatile int rc_a, rc_b;
+	uint64_t got, bad, sent;
+	uint8_t mark[MARK_LEN];
+	uint8_t early[4096];
+	size_t early_len;
+} ss;
+static uint16_t stream_port;   /* TCP listener to remove in the cleanup */
+
+static uint8_t stream_byte(uint64_t i) { return (uint8_t)(i * 13 + (i >> 11)); }
+
+static void *ss_accept(struct rnic_tcp_conn *c, void *ctx)
+{
+	(void)ctx;
+	ss.ac = c;
+	__atomic_store_n(&ss.accepted, 1, __ATOMIC_RELEASE);
+	return &ss;
+}
+
+/* A, on its worker: check the stream; at the marker hand the rest to MPA. */
+static void ss_recv(struct rnic_tcp_conn *c, void *ctx, struct rte_mbuf *m)
+{
+	(void)ctx;
+	for (struct rte_mbuf *x = m; x != NULL; x = x->next) {
+		const uint8_t *p = rte_pktmbuf_mtod(x, const uint8_t *);
+		for (uint16_t i = 0; i < x->data_len; i++, ss.got++) {
+			if (ss.got < STREAM_LEN)
+				ss.bad += p[i] != stream_byte(ss.got);
+			else if (ss.got < STREAM_LEN + MARK_LEN)
+				ss.mark[ss.got - STREAM_LEN] = p[i];
+			else if (ss.early_len < sizeof(ss.early))
+				ss.early[ss.early_len++] = p[i];
+		}
+	}
+	rte_pktmbuf_free(m);
+	if (ss.attach_a || ss.got < STREAM_LEN + MARK_LEN)
+		return;
+	ss.attach_a = 1;
+	if (memcmp(ss.mark, stream_marker, MARK_LEN) != 0) {
+		ss.rc_a = -EBADMSG;
+		return;
+	}
+	ss.rc_a = rnic_cm_attach_stream(a.id, c, false, NULL, NULL, ss.early, ss.early_len);
+}
+
+static void ss_connected(struct rnic_tcp_conn *c, void *ctx)
+{
+	(void)c;
+	(void)ctx;
+	__atomic_store_n(&ss.connected, 1, __ATOMIC_RELEASE);
+}
+static void ss_noop(struct rnic_tcp_conn *c, void *ctx) { (void)c; (void)ctx; }
+static void ss_closed(struct rnic_tcp_conn *c, void *ctx, int e)
+{
+	(void)c;
+	(void)ctx;
+	(void)e;
+	if (c == ss.ac)
+		ss.a_closed = 1;
+}
+static const struct rnic_tcp_ops ss_a_ops = { .accept = ss_accept, .recv = ss_recv,
+					      .eof = ss_noop, .closed = ss_closed };
+static const struct rnic_tcp_ops ss_b_ops = { .connected = ss_connected, .sent = ss_noop,
+					      .eof = ss_noop, .closed = ss_closed };
+
+static void ss_connect(struct rnic_worker *w, void *arg)
+{
+	(void)arg;
+	ss.rc_b = rnic_tcp_connect(w, A_IP, stream_port, &ss_b_ops, NULL, &ss.bc);
+}
+
+/* B, on its worker: queue what the send buffer takes; after the marker,
+ * switch in the same step, so the MPA request follows it at once. */
+static void ss_pump(struct rnic_worker *w, void *arg)
+{
+	(void)w;
+	(void)arg;
+	uint64_t total = STREAM_LEN + MARK_LEN;
+	uint16_t mss = rnic_tcp_mss(ss.bc);
+	while (ss.sent < total) {
+		uint32_t n = (uint32_t)(total - ss.sent < mss ? total - ss.sent : mss);
+		if (ss.sent < STREAM_LEN && ss.sent + n > STREAM_LEN)
+			n = (uint32_t)(STREAM_LEN - ss.sent);   /* the marker in its own segment */
+		if (rnic_tcp_send_space(ss.bc) < n)
+			return;
+		struct rte_mbuf *m = rte_pktmbuf_alloc(rnic_tcp_pool(ss.bc));
+		if (m == NULL)
+			return;
+		uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)n);
+		for (uint32_t i = 0; i < n; i++)
+			p[i] = ss.sent + i < STREAM_LEN ? stream_byte(ss.sent + i) :
+			       (uint8_t)stream_marker[ss.sent + i - STREAM_LEN];
+		if (rnic_tcp_send(ss.bc, m) != 0) {
+			rte_pktmbuf_free(m);
+			return;
+		}
+		ss.sent += n;
+	}
+	const char pd[] = "switching";
+	struct rnic_cm_conn_param p = { .private_data = pd, .private_data_len = sizeof(pd),
+					.responder_resources = 16, .initiator_depth = 16 };
+	ss.rc_b = rnic_cm_attach_stream(b.id, ss.bc, true, b.qp, &p, NULL, 0);
+	ss.attach_b = 1;
+}
+
+static void t_stream_switch(void)
+{
+	struct rnic_cm_event ev;
+	memset(&ss, 0, sizeof(ss));
+	end_init(&a, "A", CA, bufA, &DEF);
+	end_init(&b, "B", CB, bufB, &DEF);
+	uint16_t port = next_port++;
+	CHECK_RC(rnic_tcp_listen(SA, port, &ss_a_ops, NULL, 4), 0);
+	stream_port = port;
+	CHECK_RC(rnic_cm_create_id(a.cm, &a, &a.id), 0);
+	CHECK_RC(rnic_cm_create_id(b.cm, &b, &b.id), 0);
+	CHECK_RC(rnic_worker_call_sync(rnic_stack_worker(SB, 0), ss_connect, NULL), 0);
+	CHECK_RC(ss.rc_b, 0);
+	double t0 = now_s();
+	while (!__atomic_load_n(&ss.connected, __ATOMIC_ACQUIRE) ||
+	       !__atomic_load_n(&ss.accepted, __ATOMIC_ACQUIRE)) {
+		CHECK(now_s() - t0 < HANG_S, "TCP connection not up in %d s (hang guard)", HANG_S);
+		usleep(1000);
+	}
+	t0 = now_s();
+	while (!ss.attach_b) {
+		CHECK_RC(rnic_worker_call_sync(rnic_stack_worker(SB, 0), ss_pump, NULL), 0);
+		CHECK(now_s() - t0 < HANG_S, "stream not queued in %d s (hang guard)", HANG_S);
+		if (!ss.attach_b)
+			usleep(200);
+	}
+	CHECK(ss.rc_b == 0, "active rnic_cm_attach_stream = %d", ss.rc_b);
+	expect_event(a.cm, RNIC_CM_EVENT_CONNECT_REQUEST, &ev, "A");
+	CHECK(ss.attach_a && ss.rc_a == 0, "passive attach: done %d rc %d", ss.attach_a, ss.rc_a);
+	printf("    A switched after %llu stream bytes with %zu early bytes\n",
+	       (unsigned long long)ss.got - ss.early_len, ss.early_len);
+	CHECK(ss.got == STREAM_LEN + MARK_LEN + ss.early_len, "A read %llu bytes",
+	      (unsigned long long)ss.got);
+	CHECK(ss.bad == 0, "%llu stream bytes wrong", (unsigned long long)ss.bad);
+	CHECK(ev.id == a.id, "CONNECT_REQUEST on id %p, expected %p", (void *)ev.id, (void *)a.id);
+	CHECK(ev.private_data_len == 10 && strcmp((char *)ev.private_data, "switching") == 0,
+	      "private data '%.*s'", ev.private_data_len, (char *)ev.private_data);
+	struct rnic_cm_conn_param p = { .responder_resources = 16, .initiator_depth = 16 };
+	CHECK_RC(rnic_cm_accept(a.id, a.qp, &p), 0);
+	expect_event(a.cm, RNIC_CM_EVENT_ESTABLISHED, NULL, "A");
+	expect_event(b.cm, RNIC_CM_EVENT_ESTABLISHED, NULL, "B");
+	/* RDMA mode on the former stream, both ways */
+	do_send(&b, &a, MiB, 1, 3, 1);
+	do_send(&a, &b, 4096, 0, 0, 3);
+	do_write(&b, &a, 4 * MiB, 5, 7, 5);
+	do_read(&b, &a, MiB, 2, 0, 7);
+	do_read(&a, &b, 65536, 0, 1, 9);
+	CHECK_RC(rnic_cm_disconnect(a.id), 0);
+	expect_event(a.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "A");
+	expect_event(b.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "B");
+	CHECK(ev.status == 0, "B: DISCONNECTED status %d after a graceful close", ev.status);
+}
+
 /* --- the fault injector did something -------------------------------------------------- */
 
 static void t_faults_seen(void)
@@ -2015,6 +2182,7 @@ static const struct tcase cases[] = {
 	{ "mw_local_inv", t_mw_local_inv },
 	{ "mw_type1_bind", t_mw_type1 },
 	{ "srq", t_srq },
+	{ "stream_switch", t_stream_switch },
 	{ "write_with_imm", t_write_imm },
 	{ "send_with_imm", t_send_imm },
 	{ "atomic_cmp_swap", t_atomic_cas },
@@ -2047,6 +2215,10 @@ static void run_case(const char *name, void (*fn)(void))
 	}
 	if (a.name)
 		ok &= end_fini(&a);
+	if (stream_port) {
+		ok &= rnic_tcp_unlisten(SA, stream_port) == 0;
+		stream_port = 0;
+	}
 	known_bug = NULL;
 	if (r == R_PASS && !ok) {
 		fprintf(stderr, "  FAIL %s: objects could not be freed\n", name);
