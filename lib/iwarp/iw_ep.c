@@ -1080,6 +1080,35 @@ void rnic_iw_peer_pdata(const struct rnic_iw_ep *ep, const void **pd, uint16_t *
 	*len = ep->res.pdata ? ep->res.pd_len : 0;
 }
 
+void rnic_iw_dump(const struct rnic_iw_ep *ep, FILE *f)
+{
+	struct rnic_tcp_info ti = { 0 };
+	if (ep->c)
+		rnic_tcp_info(ep->c, &ti);
+	fprintf(f, "ep state %d jobs %u..%u ord %u..%u inreads %u in_msg %d msn %u/%u/%u rx_msn %u/%u/%u "
+		"fpdus %lu/%lu | tcp state %u cwnd %u snd_wnd %u rcv_wnd %u sent %lu acked %lu "
+		"recv %lu rtx %lu space %u\n", ep->state, ep->job_head, ep->job_tail, ep->ord_head,
+		ep->ord_tail, ep->inreads, ep->in_msg, ep->msn[0], ep->msn[1], ep->msn[2],
+		ep->rx_msn[0], ep->rx_msn[1], ep->rx_msn[2], (unsigned long)ep->stats_fpdus_in,
+		(unsigned long)ep->stats_fpdus_out, ti.state, ti.cwnd, ti.snd_wnd, ti.rcv_wnd,
+		(unsigned long)ti.bytes_sent, (unsigned long)ti.bytes_acked,
+		(unsigned long)ti.bytes_received, (unsigned long)ti.retransmits,
+		ep->c ? rnic_tcp_send_space(ep->c) : 0);
+	if (ep->c) {
+		const struct rnic_tcp_conn *c = ep->c;
+		fprintf(f, "  tcp una %u nxt %u max %u units %u/%u/%u rtx pending %d in %ld ticks tlp %d/%d rto_retries %u lost %u recovery %d rcv_nxt %u\n",
+			c->snd_una, c->snd_nxt, c->snd_max, c->u_head, c->u_next, c->u_tail,
+			rnic_timer_pending(&c->rtx_timer),
+			(long)(c->rtx_timer.expire_tick - ep->w->timers.cur_tick), c->tlp_armed,
+			c->tlp_out, c->rto_retries, c->lost_bytes, c->in_recovery, c->rcv_nxt);
+		for (uint32_t i = c->u_head; i != c->u_next && i - c->u_head < 8; i++) {
+			const struct tcp_unit *u = &c->units[i & (c->units_cap - 1)];
+			fprintf(f, "    unit %u seq %u len %u sacked %d lost %d retx %d\n", i, u->seq,
+				u->len, u->sacked, u->lost, u->retx);
+		}
+	}
+}
+
 bool rnic_iw_tcp_up(const struct rnic_iw_ep *ep)
 {
 	return ep->tcp_up;

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <infiniband/verbs.h>
 
@@ -64,6 +65,9 @@ bool rnic_iw_tcp_up(const struct rnic_iw_ep *ep);
 
 /* The private data of the peer's last MPA frame (request or reply). */
 void rnic_iw_peer_pdata(const struct rnic_iw_ep *ep, const void **pd, uint16_t *len);
+
+/* One line of state for diagnostics (any thread; racy by nature). */
+void rnic_iw_dump(const struct rnic_iw_ep *ep, FILE *f);
 
 /* Counters. */
 void rnic_iw_ep_counters(const struct rnic_iw_ep *ep, uint64_t *fpdus_in,

@@ -283,6 +283,17 @@ static int tcp_send_unit(struct rnic_tcp_conn *c, struct tcp_unit *u, bool fin,
 		u->sent_tsc = c->w->now_tsc;
 	}
 	tcp_data_opts(c, &o);
+	if (u != NULL && o.n_sack > 0) {
+		/* the MSS leaves no room for options beyond timestamps in a full
+		 * segment: SACK blocks that do not fit beside the payload are left
+		 * off (they are advisory; pure ACKs carry them), or the frame
+		 * would exceed the MTU and be dropped */
+		int room = (int)c->mss + (c->ts_ok ? 12 : 0) - (int)u->len -
+			   (o.ts_ok ? 12 : 0) - 4;   /* NOP, NOP, kind, length */
+		unsigned fit = room >= 8 ? (unsigned)room / 8 : 0;
+		if (o.n_sack > fit)
+			o.n_sack = fit;
+	}
 	uint8_t flags = RTE_TCP_ACK_FLAG | (fin ? RTE_TCP_FIN_FLAG : 0);
 	if (push)
 		flags |= RTE_TCP_PSH_FLAG;

@@ -51,7 +51,9 @@ static void qp_error_state(struct rnic_qp *qp)
 	__atomic_store_n(&qp->qp.state, IBV_QPS_ERR, __ATOMIC_RELEASE);
 }
 
-/* Push completions of finished entries at the head, in posting order. */
+/* Push completions of finished entries at the head, in posting order. The
+ * slot is released before its completion is visible: an application that
+ * polled a completion may post again at once (IBA 10.8.3). */
 static void sq_retire(struct rnic_qp *qp)
 {
 	struct rnic_cq *cq = cq_of(qp->qp.send_cq);
@@ -60,22 +62,23 @@ static void sq_retire(struct rnic_qp *qp)
 		struct rnic_swqe *e = &qp->sq[r & qp->sq_mask];
 		if (!e->done)
 			break;
-		if ((e->wr.send_flags & IBV_SEND_SIGNALED) || e->status != IBV_WC_SUCCESS) {
-			struct ibv_wc wc = { .wr_id = e->wr_id, .status = e->status,
-					     .opcode = e->opcode, .byte_len = e->byte_len,
-					     .qp_num = qp->qp.qp_num };
-			if (rnic_cq_push(cq, &wc, false) != 0)
-				qp_error_state(qp);
-			qp->completions++;
-			if (e->status == IBV_WC_WR_FLUSH_ERR)
-				qp->flushed++;
-		}
+		bool report = (e->wr.send_flags & IBV_SEND_SIGNALED) || e->status != IBV_WC_SUCCESS;
+		struct ibv_wc wc = { .wr_id = e->wr_id, .status = e->status,
+				     .opcode = e->opcode, .byte_len = e->byte_len,
+				     .qp_num = qp->qp.qp_num };
 		if (e->status != IBV_WC_SUCCESS && e->status != IBV_WC_WR_FLUSH_ERR)
 			qp->in_error = true;
 		e->done = 0;
 		r++;
+		__atomic_store_n(&qp->sq_retired, r, __ATOMIC_RELEASE);
+		if (report) {
+			if (rnic_cq_push(cq, &wc, false) != 0)
+				qp_error_state(qp);
+			qp->completions++;
+			if (wc.status == IBV_WC_WR_FLUSH_ERR)
+				qp->flushed++;
+		}
 	}
-	__atomic_store_n(&qp->sq_retired, r, __ATOMIC_RELEASE);
 }
 
 static void sq_mark(struct rnic_qp *qp, uint32_t idx, enum ibv_wc_status st, uint32_t len)
