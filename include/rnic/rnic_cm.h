@@ -40,7 +40,9 @@
 extern "C" {
 #endif
 
-#define RNIC_CM_PDATA_MAX 512   /**< private data bytes (MPA limit) */
+/** Private data bytes: MPA's 512 less the 8 of the RFC 6581 header that
+ *  carries IRD/ORD in front of them. */
+#define RNIC_CM_PDATA_MAX 504
 
 enum rnic_cm_event_type {
 	RNIC_CM_EVENT_CONNECT_REQUEST,  /**< on a listener: ev.id is new */
@@ -78,7 +80,7 @@ struct rnic_cm_event {
 	uint16_t private_data_len;      /**< CONNECT_REQUEST: the connect's;
 					     ESTABLISHED (active): the accept's;
 					     REJECTED: the reject's */
-	uint8_t private_data[RNIC_CM_PDATA_MAX];
+	uint8_t private_data[512];
 };
 
 struct rnic_cm_channel *rnic_cm_create_channel(struct ibv_context *ctx);

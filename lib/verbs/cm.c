@@ -83,8 +83,8 @@ static void post_event(struct rnic_cm_id *id, enum rnic_cm_event_type t, int sta
 		n->ev.ird = (uint8_t)ird;
 		n->ev.ord = (uint8_t)ord;
 	}
-	if (pd_len > RNIC_CM_PDATA_MAX)
-		pd_len = RNIC_CM_PDATA_MAX;
+	if (pd_len > sizeof(n->ev.private_data))
+		pd_len = sizeof(n->ev.private_data);
 	if (pd_len && pdata)
 		memcpy(n->ev.private_data, pdata, pd_len);
 	n->ev.private_data_len = pdata ? pd_len : 0;
@@ -331,7 +331,7 @@ int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *iqp, uint32_t ip, uint
 		    const struct rnic_cm_conn_param *param)
 {
 	if (id == NULL || iqp == NULL || id->state != ID_IDLE || port == 0 ||
-	    (param && param->private_data_len > RNIC_CM_PDATA_MAX - 8))
+	    (param && param->private_data_len > RNIC_CM_PDATA_MAX))
 		return EINVAL;
 	struct rnic_qp *qp = qp_of(iqp);
 	if (!qp_free_for_cm(qp))
@@ -403,7 +403,7 @@ int rnic_cm_attach_stream(struct rnic_cm_id *id, struct rnic_tcp_conn *c, bool a
 {
 	if (id == NULL || c == NULL || id->state != ID_IDLE || (active && iqp == NULL) ||
 	    (!active && iqp != NULL) || (active && early_len) ||
-	    (param && param->private_data_len > RNIC_CM_PDATA_MAX - 8))
+	    (param && param->private_data_len > RNIC_CM_PDATA_MAX))
 		return EINVAL;
 	struct stream_args a = { .id = id, .c = c, .active = active, .param = param,
 				 .early = early, .early_len = early_len };
@@ -459,7 +459,7 @@ int rnic_cm_accept(struct rnic_cm_id *id, struct ibv_qp *iqp,
 		   const struct rnic_cm_conn_param *param)
 {
 	if (id == NULL || iqp == NULL || id->state != ID_REQ ||
-	    (param && param->private_data_len > RNIC_CM_PDATA_MAX - 8))
+	    (param && param->private_data_len > RNIC_CM_PDATA_MAX))
 		return EINVAL;
 	struct rnic_qp *qp = qp_of(iqp);
 	if (!qp_free_for_cm(qp))
@@ -484,7 +484,7 @@ int rnic_cm_accept(struct rnic_cm_id *id, struct ibv_qp *iqp,
 
 int rnic_cm_reject(struct rnic_cm_id *id, const void *pdata, uint16_t len)
 {
-	if (id == NULL || id->state != ID_REQ || len > RNIC_CM_PDATA_MAX - 8)
+	if (id == NULL || id->state != ID_REQ || len > RNIC_CM_PDATA_MAX)
 		return EINVAL;
 	struct rnic_cm_conn_param c = { .private_data = pdata, .private_data_len = len };
 	struct accept_args a = { .id = id, .param = &c, .reject = true };

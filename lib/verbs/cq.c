@@ -50,7 +50,9 @@ struct ibv_comp_channel *rnic_create_comp_channel(struct ibv_context *ctx)
 		return NULL;
 	}
 	ch->ch.context = ctx;
-	ch->ch.fd = eventfd(0, EFD_CLOEXEC);
+	/* a semaphore: one count per queued event, so the fd is readable
+	 * exactly while an event waits */
+	ch->ch.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	snprintf(name, sizeof(name), "rnic_ch%u", __atomic_fetch_add(&ring_seq, 1, __ATOMIC_RELAXED));
 	/* a CQ is queued at most once per arm: as many as CQs can exist */
 	ch->events = rte_ring_create(name, 65536, rte_socket_id(), 0);
@@ -315,22 +317,26 @@ int rnic_cq_req_notify(struct ibv_cq *icq, int solicited_only)
 int rnic_get_cq_event(struct ibv_comp_channel *ich, struct ibv_cq **out, void **cq_context)
 {
 	struct rnic_comp_channel *ch = (struct rnic_comp_channel *)ich;
+	uint64_t v;
+	/* take one count (blocks unless the fd is O_NONBLOCK); the event was
+	 * queued before its count was added */
 	for (;;) {
-		void *p;
-		if (rte_ring_mc_dequeue(ch->events, &p) == 0) {
-			struct rnic_cq *cq = p;
-			*out = &cq->cq;
-			*cq_context = cq->cq.cq_context;
-			__atomic_fetch_add(&cq->events_got, 1, __ATOMIC_RELAXED);
-			return 0;
-		}
-		uint64_t v;
 		ssize_t n = read(ich->fd, &v, sizeof(v));
+		if (n == (ssize_t)sizeof(v))
+			break;
 		if (n < 0 && errno == EAGAIN)
 			return EAGAIN;
 		if (n < 0 && errno != EINTR)
 			return errno;
 	}
+	void *p;
+	if (rte_ring_mc_dequeue(ch->events, &p) != 0)
+		return EAGAIN;   /* cannot happen: a count means an event */
+	struct rnic_cq *cq = p;
+	*out = &cq->cq;
+	*cq_context = cq->cq.cq_context;
+	__atomic_fetch_add(&cq->events_got, 1, __ATOMIC_RELAXED);
+	return 0;
 }
 
 void rnic_ack_cq_events(struct ibv_cq *icq, unsigned int nevents)

@@ -115,6 +115,13 @@ static void sq_drain(struct rnic_qp *qp)
 	if (qp->draining)
 		return;
 	qp->draining = true;
+	if (qp->conn == QP_CLOSED) {
+		/* the connection is gone: whatever was posted since (send or
+		 * receive) completes with IBV_WC_WR_FLUSH_ERR, in order */
+		qp_flush(qp);
+		qp->draining = false;
+		return;
+	}
 	uint32_t prod = __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE);
 	while (qp->sq_cons != prod) {
 		bool attached = qp->tops ? qp->conn == QP_CONNECTED : qp->ep != NULL;
@@ -152,8 +159,8 @@ static void sq_drain(struct rnic_qp *qp)
 			qp->sq_cons--;
 			break;
 		}
-		if (rc != 0)
-			sq_mark(qp, idx, IBV_WC_GENERAL_ERR, 0);
+		if (rc != 0)   /* closing under us: flushed, as IBA 10.8.3.1 says */
+			sq_mark(qp, idx, rc == -ENOTCONN ? IBV_WC_WR_FLUSH_ERR : IBV_WC_GENERAL_ERR, 0);
 		if (qp->tops ? qp->conn != QP_CONNECTED : qp->ep == NULL)
 			break;
 	}
