@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Interop with Linux soft-RoCE (rxe) in a qemu guest (shared/interop/): one
+# guest boot, then at each size (64 B, 4 KiB, 64 KiB by default)
+#   1. rnic-pingpong (client) against the guest's `ibv_rc_pingpong -d rxe0 -g 1`;
+#   2. the guest's `ibv_rc_pingpong -d rxe0 -g 1 ADDR` against rnic-pingpong;
+# both sides must exit 0 with every iteration done. Each run is captured on
+# rnic's port; when tshark is installed it must decode the RoCE frames as
+# RRoCE (infiniband) with nothing malformed.
+# Knobs: RXE_PP_SIZES="64 4096 65536", RXE_PP_ITERS=200.
+# Skips (exit 77) with a reason when root, /dev/net/tun or the guest harness
+# is missing, when the guest cannot be built or booted, or while rnic has
+# no RoCE QPs (EOPNOTSUPP).
+set -u
+build=${RNIC_BUILD_DIR:?}
+src=${RNIC_SOURCE_DIR:?}
+interop=$(cd "$src/../shared/interop" 2>/dev/null && pwd)
+pp=$build/apps/rnic-pingpong/rnic-pingpong
+sizes=${RXE_PP_SIZES:-64 4096 65536}
+iters=${RXE_PP_ITERS:-200}
+# addresses of their own, so a siw test on the same bridge does not collide
+guest_ip=192.0.2.4 rnic_ip=192.0.2.14 tap=rnicpp0
+port="--vdev net_tap0,iface=$tap,mac=02:00:c0:00:02:0e --ip $rnic_ip/24"
+work=$(mktemp -d)
+skip() { echo "SKIP: $*"; rm -rf "$work"; exit 77; }
+stop_guest() { [ -f "$work/guest.pid" ] && kill "$(cat "$work/guest.pid")" 2>/dev/null; sleep 1; }
+fail() { echo "FAIL: $*"; for f in "$work"/*.log; do echo "--- $f"; tail -8 "$f"; done
+	 stop_guest; rm -rf "$work"; exit 1; }
+[ "$(id -u)" = 0 ] || skip "needs root (network namespace, tap, qemu)"
+[ -c /dev/net/tun ] || skip "/dev/net/tun is missing"
+[ -n "$interop" ] && [ -x "$interop/boot.sh" ] || skip "shared/interop is not beside the project"
+[ -x "$pp" ] || fail "$pp is not built"
+
+# rnic-pingpong creates its QP before it waits for a client: a server on
+# net_null shows at once whether RoCE QPs exist in this build
+timeout 20 "$pp" -g 1 -p 18599 --vdev net_null0 --ip 10.99.0.1/24 >"$work/probe.log" 2>&1 &
+pid=$!
+for _ in $(seq 200); do
+	grep -q "local address" "$work/probe.log" && break
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.1
+done
+kill $pid 2>/dev/null; wait $pid 2>/dev/null
+grep -q "Operation not supported" "$work/probe.log" &&
+	skip "rnic has no RoCE QPs yet (rnic_create_qp_transport: EOPNOTSUPP)"
+
+# a command in the guest's root shell (TCP 2323)
+gsh() { printf '%s\n' "$1" | ip netns exec rnic-peers timeout 10 nc -N $guest_ip 2323; }
+attach() {  # put rnic's tap on the peers' bridge once DPDK made it
+	for _ in $(seq 100); do
+		ip -n rnic-peers link show $tap >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	ip -n rnic-peers link set $tap master peerbr0 up
+}
+# start the guest's ibv_rc_pingpong in the background, output to /tmp/$1.log
+guest_pp() {
+	gsh "(ibv_rc_pingpong -d rxe0 -g 1 -s $2 -n $iters $3 >/tmp/$1.log 2>&1; echo rc=\$? >>/tmp/$1.log) </dev/null >/dev/null 2>&1 &"
+}
+guest_result() {  # wait for the guest run $1 to end, copy its log to $work
+	for _ in $(seq 60); do
+		gsh "cat /tmp/$1.log" >"$work/guest-$1.log" 2>/dev/null
+		grep -q "^rc=" "$work/guest-$1.log" && break
+		sleep 1
+	done
+	grep -q "^rc=0" "$work/guest-$1.log"
+}
+counters() { gsh 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && grep -H . *' | tr '\n' ' '; }
+usec() { sed -n 's/.* = \([0-9.]*\) usec\/iter/\1/p' "$1"; }
+check_capture() {  # $1: pcapng, $2: what ran
+	command -v tshark >/dev/null || { echo "  tshark not installed: capture not decoded"; return 0; }
+	local roce bad
+	roce=$(tshark -r "$1" -Y infiniband 2>/dev/null | wc -l)
+	bad=$(tshark -r "$1" -Y "_ws.malformed" 2>/dev/null | wc -l)
+	echo "  tshark: $roce RRoCE frames, $bad malformed"
+	[ "$bad" = 0 ] || fail "$2: tshark finds malformed frames"
+	[ "$roce" -ge $((2 * iters)) ] || fail "$2: tshark decoded only $roce RRoCE frames"
+}
+
+"$interop/net.sh" up >/dev/null 2>&1 || skip "cannot create the rnic-peers namespace"
+APPEND="peer.ip=$guest_ip/24 peer.order=rxe,siw peer.end=wait" TAP=peertap4 \
+	MAC=52:54:00:5a:00:04 PIDFILE="$work/guest.pid" TIMEOUT=900 \
+	"$interop/boot.sh" >"$work/guest.log" 2>&1 &
+for _ in $(seq 600); do
+	grep -q "PEER: waiting" "$work/guest.log" && break
+	grep -q "qemu exit" "$work/guest.log" && break
+	sleep 1
+done
+grep -q "PEER: waiting" "$work/guest.log" ||
+	skip "the rxe guest did not come up (see shared/interop/README.md): $(tail -2 "$work/guest.log" | tr '\n' ' ')"
+echo "rxe counters before: $(counters)"
+
+n=0
+for size in $sizes; do
+	# 1. rnic-pingpong connects to the guest's server
+	guest_pp srv$size "$size" ""
+	for _ in $(seq 50); do
+		gsh "netstat -ltn" | grep -q ":18515 " && break
+		sleep 0.2
+	done
+	ip netns exec rnic-peers timeout 120 "$pp" -g 1 -s "$size" -n "$iters" $port \
+		--pcap "$work/cli-$size.pcapng" $guest_ip >"$work/rnic-cli-$size.log" 2>&1 &
+	pid=$!
+	attach
+	wait $pid || fail "rnic-pingpong -> ibv_rc_pingpong -s $size: rnic exit $?"
+	guest_result srv$size || fail "rnic-pingpong -> ibv_rc_pingpong -s $size: guest failed"
+	grep -q "^$iters iters in" "$work/rnic-cli-$size.log" || fail "rnic: no result line"
+	echo "rnic-pingpong -> rxe ibv_rc_pingpong, $size B x $iters: rnic" \
+	     "$(usec "$work/rnic-cli-$size.log") usec/iter, rxe $(usec "$work/guest-srv$size.log") usec/iter"
+	check_capture "$work/cli-$size.pcapng" "client $size"
+
+	# 2. the guest's client connects to rnic-pingpong
+	ip netns exec rnic-peers timeout 120 "$pp" -g 1 -s "$size" -n "$iters" $port \
+		--pcap "$work/srv-$size.pcapng" >"$work/rnic-srv-$size.log" 2>&1 &
+	pid=$!
+	attach
+	for _ in $(seq 100); do
+		grep -q "local address" "$work/rnic-srv-$size.log" && break
+		sleep 0.1
+	done
+	guest_pp cli$size "$size" $rnic_ip
+	wait $pid || fail "rxe ibv_rc_pingpong -> rnic-pingpong -s $size: rnic exit $?"
+	guest_result cli$size || fail "rxe ibv_rc_pingpong -> rnic-pingpong -s $size: guest failed"
+	grep -q "^$iters iters in" "$work/rnic-srv-$size.log" || fail "rnic: no result line"
+	echo "rxe ibv_rc_pingpong -> rnic-pingpong, $size B x $iters: rnic" \
+	     "$(usec "$work/rnic-srv-$size.log") usec/iter, rxe $(usec "$work/guest-cli$size.log") usec/iter"
+	check_capture "$work/srv-$size.pcapng" "server $size"
+	n=$((n + 2))
+done
+echo "rxe counters after: $(counters)"
+stop_guest
+rm -rf "$work"
+echo "$n passed, 0 failed"
