@@ -86,10 +86,23 @@ int rnic_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr);
 int rnic_query_port(struct ibv_context *ctx, uint8_t port_num,
 		    struct ibv_port_attr *attr);
 
-/** GID @p index of a port: index 0 is the port's IPv4 address as an
- *  IPv4-mapped IPv6 address (::ffff:a.b.c.d), as RoCEv2 uses it. */
+/** GID @p index (0 or 1) of a port, numbered as on Linux RoCE devices:
+ *  index 0 is the IPv6 link-local address from the MAC (fe80::EUI-64; no
+ *  RoCEv2 path uses it, IPv6 is not supported), index 1 the port's IPv4
+ *  address as an IPv4-mapped IPv6 address (::ffff:a.b.c.d), the GID RoCEv2
+ *  QPs use (ah_attr.grh.sgid_index = 1). @return 0 or EINVAL. */
 int rnic_query_gid(struct ibv_context *ctx, uint8_t port_num, int index,
 		   union ibv_gid *gid);
+
+/** Bytes a RoCEv2 packet adds to its payload inside the IP MTU: IPv4 20,
+ *  UDP 8, BTH 12, RETH + ImmDt 20, ICRC 4. The path MTU of a RoCE QP must
+ *  fit: path MTU + RNIC_ROCE_OVERHEAD <= port MTU. */
+#define RNIC_ROCE_OVERHEAD 64
+
+/** A RoCE counter of @p st summed over its workers, by its /rnic/roce
+ *  telemetry name (e.g. "retransmits", "rx_bad_icrc"). @return 0 or
+ *  -ENOENT for an unknown name. */
+int rnic_roce_counter(const struct rnic_stack *st, const char *name, uint64_t *value);
 
 /** The device's default transport (RNIC_TRANSPORT_IWARP unless the config
  *  says roce). */

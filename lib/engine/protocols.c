@@ -9,10 +9,12 @@
 #include "engine/stack.h"
 
 extern const struct rnic_proto_ops rnic_tcp_proto;
+extern const struct rnic_proto_ops rnic_roce_proto;
 extern const struct rnic_proto_ops rnic_verbs_proto;
 
 const struct rnic_proto_ops *const rnic_protocols[] = {
 	&rnic_tcp_proto,
+	&rnic_roce_proto,
 	&rnic_verbs_proto,
 	NULL
 };

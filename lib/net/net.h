@@ -66,6 +66,18 @@ int rnic_net_output_ipv4_tos(struct rnic_worker *w, struct rnic_port *p,
 			     struct rte_mbuf *m, uint32_t dst_ip, uint8_t proto,
 			     uint8_t tos);
 
+/*
+ * Called once the IPv4 header of @p m is final (m->l2_len and m->l3_len
+ * set), before the frame is queued or held for ARP: RoCEv2's ICRC covers
+ * the IPv4 header, identification included.
+ */
+typedef void (*rnic_net_fin_fn)(struct rte_mbuf *m);
+
+/** rnic_net_output_ipv4_tos() with a finishing step (NULL: none). */
+int rnic_net_output_ipv4_fin(struct rnic_worker *w, struct rnic_port *p,
+			     struct rte_mbuf *m, uint32_t dst_ip, uint8_t proto,
+			     uint8_t tos, rnic_net_fin_fn fin);
+
 /**
  * Send a UDP datagram: @p m holds the payload from its data start. Prepends
  * the UDP header; @p csum computes the checksum in software (RoCEv2 sends 0).
@@ -74,6 +86,11 @@ int rnic_net_output_ipv4_tos(struct rnic_worker *w, struct rnic_port *p,
 int rnic_net_output_udp(struct rnic_worker *w, struct rnic_port *p,
 			struct rte_mbuf *m, uint32_t dst_ip, uint16_t sport,
 			uint16_t dport, bool csum);
+
+/** rnic_net_output_udp() with a TOS byte and a finishing step (RoCEv2). */
+int rnic_net_output_udp_fin(struct rnic_worker *w, struct rnic_port *p,
+			    struct rte_mbuf *m, uint32_t dst_ip, uint16_t sport,
+			    uint16_t dport, bool csum, uint8_t tos, rnic_net_fin_fn fin);
 
 /** The port that reaches @p dst_ip (host order) and the next hop. */
 struct rnic_port *rnic_net_route(struct rnic_stack *st, uint32_t dst_ip,

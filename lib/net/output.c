@@ -53,9 +53,9 @@ struct rnic_port *rnic_net_route(struct rnic_stack *st, uint32_t dst_ip,
  * sends it or holds it until the next hop resolves. A given port @p p is
  * kept when the next hop is reachable through it.
  */
-int rnic_net_output_ipv4_tos(struct rnic_worker *w, struct rnic_port *p,
+int rnic_net_output_ipv4_fin(struct rnic_worker *w, struct rnic_port *p,
 			     struct rte_mbuf *m, uint32_t dst_ip, uint8_t proto,
-			     uint8_t tos)
+			     uint8_t tos, rnic_net_fin_fn fin)
 {
 	uint32_t nh = dst_ip;
 
@@ -91,8 +91,17 @@ int rnic_net_output_ipv4_tos(struct rnic_worker *w, struct rnic_port *p,
 	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
 	m->l2_len = sizeof(*eh);
 	m->l3_len = sizeof(*ip);
+	if (fin != NULL)
+		fin(m);
 	rnic_arp_resolve_and_send(w, p, m, nh);
 	return 0;
+}
+
+int rnic_net_output_ipv4_tos(struct rnic_worker *w, struct rnic_port *p,
+			     struct rte_mbuf *m, uint32_t dst_ip, uint8_t proto,
+			     uint8_t tos)
+{
+	return rnic_net_output_ipv4_fin(w, p, m, dst_ip, proto, tos, NULL);
 }
 
 int rnic_net_output_ipv4(struct rnic_worker *w, struct rnic_port *p,

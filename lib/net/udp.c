@@ -80,6 +80,13 @@ int rnic_net_output_udp(struct rnic_worker *w, struct rnic_port *p,
 			struct rte_mbuf *m, uint32_t dst_ip, uint16_t sport,
 			uint16_t dport, bool csum)
 {
+	return rnic_net_output_udp_fin(w, p, m, dst_ip, sport, dport, csum, 0, NULL);
+}
+
+int rnic_net_output_udp_fin(struct rnic_worker *w, struct rnic_port *p,
+			    struct rte_mbuf *m, uint32_t dst_ip, uint16_t sport,
+			    uint16_t dport, bool csum, uint8_t tos, rnic_net_fin_fn fin)
+{
 	uint32_t len = rte_pktmbuf_pkt_len(m) + sizeof(struct rte_udp_hdr);
 	if (len > UINT16_MAX - sizeof(struct rte_ipv4_hdr)) {
 		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
@@ -108,5 +115,5 @@ int rnic_net_output_udp(struct rnic_worker *w, struct rnic_port *p,
 		/* 0 on the wire means "none": a computed 0 is sent as 0xffff */
 		uh->dgram_cksum = ck == 0 ? 0xffff : ck;
 	}
-	return rnic_net_output_ipv4(w, p, m, dst_ip, IPPROTO_UDP);
+	return rnic_net_output_ipv4_fin(w, p, m, dst_ip, IPPROTO_UDP, tos, fin);
 }

@@ -1,19 +1,610 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * RoCEv2 RC queue pairs behind the verbs objects (struct rnic_qp_tops).
- * Not implemented yet: creating a RoCE QP fails with EOPNOTSUPP, so no
- * application can believe it has one.
+ * RoCEv2 RC queue pairs behind the verbs objects (struct rnic_qp_tops):
+ * modify_qp (RTR, RTS and their attributes), the UDP 4791 receive handler
+ * (steering by destination QP, ICRC check, dispatch to the responder or
+ * the completer), packet building and transmit, the per-worker poller that
+ * emits owed packets, and the /rnic/roce counters.
+ *
+ * Ownership: a QP is owned by the worker of its send CQ's completion
+ * handler from RTR on (the policy of docs/verbs.md, as for iWARP); the
+ * RoCE handler's owner() steers every packet for the QP there, whatever
+ * queue it arrived on.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "verbs/verbs.h"
+#include <rte_malloc.h>
+#include <rte_telemetry.h>
+#include <rte_udp.h>
+
+#include "engine/engine_internal.h"
+#include "engine/stack.h"
+#include "engine/worker.h"
+#include "net/net.h"
+#include "port/port.h"
+#include "roce/icrc.h"
+#include "roce/psn.h"
+#include "roce/roce.h"
+
+
+/* --- scatter/gather ------------------------------------------------------- */
+
+void roce_sgl_copy_out(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
+		       uint8_t *dst, uint32_t len)
+{
+	for (uint32_t i = 0; i < nsge && len > 0; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		uint32_t take = RTE_MIN(sge[i].length - off, len);
+		memcpy(dst, (const uint8_t *)(uintptr_t)sge[i].addr + off, take);
+		dst += take;
+		len -= take;
+		off = 0;
+	}
+}
+
+void roce_mbuf_copy(const struct rte_mbuf *m, uint32_t moff, uint8_t *dst, uint32_t len)
+{
+	const void *p = rte_pktmbuf_read(m, moff, len, dst);
+	if (p != NULL && p != dst)
+		memcpy(dst, p, len);
+}
+
+void roce_sgl_copy_in(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
+		      const struct rte_mbuf *m, uint32_t moff, uint32_t len)
+{
+	for (uint32_t i = 0; i < nsge && len > 0; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		uint32_t take = RTE_MIN(sge[i].length - off, len);
+		roce_mbuf_copy(m, moff, (uint8_t *)(uintptr_t)sge[i].addr + off, take);
+		moff += take;
+		len -= take;
+		off = 0;
+	}
+}
+
+/* --- packets ---------------------------------------------------------------- */
+
+struct rte_mbuf *roce_pkt_new(struct roce_qp *rq, uint8_t opcode, uint32_t psn,
+			      bool ackreq, bool se, uint32_t paylen, uint8_t **hdr,
+			      uint8_t **pay)
+{
+	const struct rnic_roce_opinfo *op = rnic_roce_op(opcode);
+	uint32_t pad = (4 - (paylen & 3)) & 3;
+	uint32_t len = op->length + paylen + pad + RNIC_ROCE_ICRC_LEN;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(rq->port->pool);
+	if (m == NULL || len > rte_pktmbuf_tailroom(m) || len > UINT16_MAX) {
+		rte_pktmbuf_free(m);
+		rq->rw->c.no_mbuf++;
+		return NULL;
+	}
+	uint8_t *b = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
+	memset(b, 0, op->length);
+	struct rnic_roce_bth *bth = (struct rnic_roce_bth *)b;
+	rnic_roce_bth_set_opcode(bth, opcode);
+	rnic_roce_bth_set_se(bth, se);
+	rnic_roce_bth_set_pad(bth, pad);
+	rnic_roce_bth_set_tver(bth, RNIC_ROCE_TVER);
+	rnic_roce_bth_set_pkey(bth, RNIC_ROCE_PKEY_DEFAULT);
+	rnic_roce_bth_set_dqpn(bth, rq->dest_qpn);
+	rnic_roce_bth_set_ackreq(bth, ackreq);
+	rnic_roce_bth_set_psn(bth, psn);
+	memset(b + op->length + paylen, 0, pad + RNIC_ROCE_ICRC_LEN);
+	*hdr = b + RNIC_ROCE_BTH_LEN;
+	*pay = b + op->length;
+	return m;
+}
+
+static void icrc_fin(struct rte_mbuf *m)
+{
+	rnic_roce_icrc_generate_mbuf(m, m->l2_len);
+}
+
+void roce_pkt_send(struct roce_qp *rq, struct rte_mbuf *m)
+{
+	rq->rw->c.tx_pkts++;
+	rnic_net_output_udp_fin(rq->w, rq->port, m, rq->dst_ip, rq->sport,
+				RNIC_ROCE_UDP_PORT, false, rq->tos, icrc_fin);
+}
+
+/* --- the worker's poller ------------------------------------------------------- */
+
+void roce_qp_activate(struct roce_qp *rq)
+{
+	if (rq->active || rq->state == ROCE_ERR || rq->state == ROCE_RESET)
+		return;
+	rq->active = true;
+	TAILQ_INSERT_TAIL(&rq->rw->active, rq, link);
+}
+
+static void qp_deactivate(struct roce_qp *rq)
+{
+	if (!rq->active)
+		return;
+	rq->active = false;
+	TAILQ_REMOVE(&rq->rw->active, rq, link);
+}
+
+/* Emit what the active QPs owe: responses first (they acknowledge), then
+ * requests. A QP that used less than its budget has nothing more now. */
+static unsigned roce_poll(struct rnic_worker *w, void *arg)
+{
+	struct roce_worker *rw = arg;
+	struct roce_qp *rq, *tmp;
+	unsigned work = 0;
+	(void)w;
+	for (rq = TAILQ_FIRST(&rw->active); rq != NULL; rq = tmp) {
+		tmp = TAILQ_NEXT(rq, link);
+		unsigned n = roce_resp_pump(rq, ROCE_TX_BUDGET);
+		if (n < ROCE_TX_BUDGET && rq->state == ROCE_RTS)
+			n += roce_req_pump(rq, ROCE_TX_BUDGET - n);
+		work += n;
+		if (n < ROCE_TX_BUDGET)
+			qp_deactivate(rq);
+	}
+	return work;
+}
+
+/* --- errors -------------------------------------------------------------------- */
+
+static void qp_stop(struct roce_qp *rq)
+{
+	qp_deactivate(rq);
+	rnic_timer_cancel(&rq->w->timers, &rq->req.timer);
+	rq->state = ROCE_ERR;
+}
+
+/* RNIC_ROCE_DEBUG=1: one line of requester and responder state when a QP
+ * fails (tests print it next to their failure). */
+static void qp_dump(const struct roce_qp *rq, enum ibv_wc_status status)
+{
+	static int on = -1;
+	if (on < 0)
+		on = getenv("RNIC_ROCE_DEBUG") != NULL;
+	if (!on)
+		return;
+	const struct roce_req *r = &rq->req;
+	const struct roce_counters *c = &rq->rw->c;
+	fprintf(stderr, "roce qp %u: fatal status %d; req psn %#x acked %#x sent_end %#x "
+		"head %u next %u+%u tail %u rd_out %u retry %u rnr %u; resp epsn %#x jobs %u; "
+		"worker:", rq->qp->qp.qp_num, (int)status, r->psn, r->acked, r->sent_end, r->head,
+		r->next, r->next_pkt, r->tail, r->rd_out, r->retry_left, r->rnr_left,
+		rq->resp.epsn, rq->resp.job_tail - rq->resp.job_head);
+#define ROCE_CTR_PRINT(n) if (c->n) fprintf(stderr, " " #n " %" PRIu64, c->n);
+	ROCE_COUNTERS(ROCE_CTR_PRINT)
+#undef ROCE_CTR_PRINT
+	for (unsigned i = 0; i < RNIC_DROP_MAX; i++)
+		if (rq->w->drops[i])
+			fprintf(stderr, " drop%u %" PRIu64, i, rq->w->drops[i]);
+	fprintf(stderr, "\n");
+}
+
+void roce_qp_fatal(struct roce_qp *rq, enum ibv_wc_status status)
+{
+	if (rq->state == ROCE_ERR)
+		return;
+	qp_dump(rq, status);
+	qp_stop(rq);
+	roce_req_flush(rq, status);
+	roce_resp_flush(rq);
+	rnic_qp_conn_lost(rq->qp);
+}
+
+/* --- receive ----------------------------------------------------------------- */
+
+static struct rnic_qp *qp_by_num(const struct rnic_stack *st, uint32_t qpn)
+{
+	const struct rnic_verbs_stack *vs = st->proto[RNIC_PROTO_VERBS];
+	struct rnic_device *d = vs ? vs->dev : NULL;
+	if (d == NULL || qpn >= RNIC_MAX_QP)
+		return NULL;
+	struct rnic_qp *qp = __atomic_load_n(&d->qps[qpn], __ATOMIC_ACQUIRE);
+	return qp != NULL && qp->transport == RNIC_TRANSPORT_ROCE ? qp : NULL;
+}
+
+static unsigned roce_owner(struct rnic_stack *st, struct rnic_port *p, struct rte_mbuf *m)
+{
+	(void)p;
+	uint32_t off = m->l2_len + m->l3_len + sizeof(struct rte_udp_hdr);
+	if (rte_pktmbuf_data_len(m) < off + RNIC_ROCE_BTH_LEN)
+		return UINT32_MAX;
+	const struct rnic_roce_bth *bth = rte_pktmbuf_mtod_offset(m,
+						const struct rnic_roce_bth *, off);
+	struct rnic_qp *qp = qp_by_num(st, rnic_roce_bth_dqpn(bth));
+	struct rnic_worker *w = qp ? __atomic_load_n(&qp->w, __ATOMIC_ACQUIRE) : NULL;
+	return w != NULL ? w->id : UINT32_MAX;
+}
+
+static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
+{
+	struct roce_worker *rw = w->proto[RNIC_PROTO_ROCE];
+	(void)p;
+	rw->c.rx_pkts++;
+	uint32_t ip_off = m->l2_len;
+	uint32_t bth_off = ip_off + m->l3_len + sizeof(struct rte_udp_hdr);
+	uint32_t len = rte_pktmbuf_pkt_len(m) - bth_off;
+	uint32_t first = rte_pktmbuf_data_len(m) > bth_off ? rte_pktmbuf_data_len(m) - bth_off : 0;
+	struct rnic_roce_pkt pkt;
+	uint8_t *bth = rte_pktmbuf_mtod_offset(m, uint8_t *, bth_off);
+	/* the transport headers must sit in the first segment */
+	if (first < RNIC_ROCE_BTH_LEN || first < rnic_roce_op(bth[0])->length ||
+	    rnic_roce_pkt_parse(&pkt, bth, len, NULL) != 0) {
+		rw->c.rx_parse_errors++;
+		goto drop;
+	}
+	if (rnic_roce_icrc_verify_mbuf(m, ip_off) != 0) {
+		rw->c.rx_bad_icrc++;
+		goto drop;
+	}
+	if (pkt.flags & RNIC_ROCE_OPF_CNP) {
+		rw->c.rx_cnp++;   /* DCQCN reaction point: not implemented yet */
+		goto drop;
+	}
+	if (!(pkt.flags & RNIC_ROCE_OPF_RC)) {
+		rw->c.rx_not_rc++;   /* UD QPs: not implemented yet */
+		goto drop;
+	}
+	struct rnic_qp *qp = qp_by_num(w->st, rnic_roce_pkt_dqpn(&pkt));
+	struct roce_qp *rq = qp ? rq_of(qp) : NULL;
+	if (rq == NULL || rq->w != w) {
+		rw->c.rx_unknown_qp++;
+		goto drop;
+	}
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
+					const struct rte_ipv4_hdr *, ip_off);
+	if (rte_be_to_cpu_32(ip->src_addr) != rq->dst_ip) {
+		rw->c.rx_wrong_source++;
+		goto drop;
+	}
+	uint32_t pay_off = bth_off + rnic_roce_op(pkt.opcode)->length;
+	if (pkt.flags & RNIC_ROCE_OPF_REQ) {
+		if (rq->state != ROCE_RTR && rq->state != ROCE_RTS) {
+			rw->c.rx_bad_state++;
+			goto drop;
+		}
+		rw->c.resp_pkts_in++;
+		roce_resp_input(rq, &pkt, m, pay_off);
+	} else {
+		if (rq->state != ROCE_RTS) {
+			rw->c.rx_bad_state++;
+			goto drop;
+		}
+		roce_comp_input(rq, &pkt, m, pay_off);
+	}
+drop:
+	rte_pktmbuf_free(m);
+}
+
+/* --- verbs transport ops ------------------------------------------------------ */
 
 static int roce_create(struct rnic_qp *qp)
 {
-	(void)qp;
-	return -EOPNOTSUPP;
+	struct roce_qp *rq = rte_zmalloc("roce_qp", sizeof(*rq), RTE_CACHE_LINE_SIZE);
+	if (rq == NULL)
+		return -ENOMEM;
+	rq->req.wq = rte_zmalloc("roce_wq", (size_t)qp->sq_size * sizeof(rq->req.wq[0]),
+				 RTE_CACHE_LINE_SIZE);
+	if (rq->req.wq == NULL) {
+		rte_free(rq);
+		return -ENOMEM;
+	}
+	rq->qp = qp;
+	rq->port_num = 1;
+	rq->state = ROCE_RESET;
+	qp->tp = rq;
+	return 0;
+}
+
+static void roce_destroy(struct rnic_qp *qp)
+{
+	struct roce_qp *rq = rq_of(qp);
+	if (rq == NULL)
+		return;
+	rte_free(rq->req.wq);
+	rte_free(rq);
+	qp->tp = NULL;
+}
+
+static bool roce_has_room(struct rnic_qp *qp)
+{
+	return roce_req_has_room(rq_of(qp));
+}
+
+static int roce_post(struct rnic_qp *qp, const struct ibv_send_wr *wr)
+{
+	struct roce_qp *rq = rq_of(qp);
+	if (rq->state != ROCE_RTS)
+		return -ENOTCONN;
+	int rc = roce_req_post(rq, wr);
+	if (rc == 0)
+		roce_qp_activate(rq);
+	return rc;
+}
+
+static void roce_abort(struct rnic_qp *qp)
+{
+	struct roce_qp *rq = rq_of(qp);
+	if (rq->state == ROCE_ERR || rq->w == NULL)
+		return;
+	qp_stop(rq);
+	roce_req_flush(rq, IBV_WC_WR_FLUSH_ERR);
+	roce_resp_flush(rq);
+}
+
+/* Bytes of an enum ibv_mtu, or 0. */
+static uint32_t mtu_bytes(enum ibv_mtu m)
+{
+	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 0;
+}
+
+struct modify_ctx {
+	struct roce_qp *rq;
+	struct ibv_qp_attr *attr;
+	int mask;
+	enum ibv_qp_state to;
+};
+
+/* Timer-free attributes any state may change. */
+static void apply_attrs(struct roce_qp *rq, const struct ibv_qp_attr *a, int mask)
+{
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		rq->access = a->qp_access_flags;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		rq->min_rnr_timer = a->min_rnr_timer & 0x1f;
+	if (mask & IBV_QP_TIMEOUT)
+		rq->timeout = a->timeout & 0x1f;
+	if (mask & IBV_QP_RETRY_CNT)
+		rq->retry_cnt = a->retry_cnt & 7;
+	if (mask & IBV_QP_RNR_RETRY)
+		rq->rnr_retry = a->rnr_retry & 7;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		rq->max_rd_atomic = a->max_rd_atomic ? a->max_rd_atomic : 1;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		rq->max_dest_rd_atomic = a->max_dest_rd_atomic;
+}
+
+/* On the QP's worker: enter RTR or RTS. */
+static void modify_on_worker(struct rnic_worker *w, void *arg)
+{
+	struct modify_ctx *c = arg;
+	struct roce_qp *rq = c->rq;
+	apply_attrs(rq, c->attr, c->mask);
+	if (c->to == IBV_QPS_RTR) {
+		rq->w = w;
+		rq->rw = w->proto[RNIC_PROTO_ROCE];
+		rq->active = false;
+		rnic_timer_init(&rq->req.timer, NULL, NULL);
+		roce_resp_init(rq, c->attr->rq_psn);
+		rq->state = ROCE_RTR;
+		rq->qp->conn = QP_CONNECTED;
+		__atomic_store_n(&rq->qp->qp.state, IBV_QPS_RTR, __ATOMIC_RELEASE);
+	} else if (c->to == IBV_QPS_RTS && rq->state == ROCE_RTR) {
+		roce_req_init(rq, c->attr->sq_psn);
+		rq->state = ROCE_RTS;
+		rnic_qp_established(rq->qp);
+	}
+}
+
+/* Check and take the RTR address vector and path attributes. */
+static int rtr_check(struct rnic_qp *qp, struct roce_qp *rq, const struct ibv_qp_attr *a,
+		     int mask)
+{
+	const int need = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	struct rnic_stack *st = qp->dev->st;
+	if ((mask & need) != need)
+		return EINVAL;
+	const struct ibv_ah_attr *ah = &a->ah_attr;
+	uint8_t port = ah->port_num ? ah->port_num : rq->port_num;
+	rte_be32_t dst;
+	/* GID index 1 is the port's IPv4 address (index 0, the IPv6 link-local
+	 * GID, has no RoCEv2 path here: IPv6 is not supported) */
+	if (!ah->is_global || ah->grh.sgid_index != 1 || port < 1 || port > st->n_ports ||
+	    !rnic_roce_gid_to_ipv4(ah->grh.dgid.raw, &dst) || dst == 0 ||
+	    a->dest_qp_num > RNIC_ROCE_QPN_MASK || a->dest_qp_num < 1 ||
+	    ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > RNIC_MAX_RD_ATOMIC))
+		return EINVAL;
+	struct rnic_port *p = st->ports[port - 1];
+	uint32_t pmtu = mtu_bytes(a->path_mtu);
+	/* the largest packet: IPv4, UDP, BTH, RETH + ImmDt, payload, ICRC */
+	if (pmtu == 0 || pmtu + RNIC_ROCE_OVERHEAD > p->mtu)
+		return EINVAL;
+	rq->port = p;
+	rq->port_num = port;
+	rq->dst_ip = rte_be_to_cpu_32(dst);
+	rq->dest_qpn = a->dest_qp_num;
+	rq->pmtu = pmtu;
+	rq->tos = ah->grh.traffic_class;
+	/* entropy in the UDP source port (annex A17.5.1.1): from both QPNs,
+	 * in the dynamic range 0xc000-0xffff as rxe uses */
+	uint32_t h = (qp->qp.qp_num * 0x9e3779b1u) ^ (a->dest_qp_num * 0x85ebca6bu);
+	rq->sport = (uint16_t)(0xc000u | ((h >> 16) & 0x3fffu));
+	return 0;
+}
+
+static int roce_modify(struct rnic_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	struct roce_qp *rq = rq_of(qp);
+	enum ibv_qp_state cur = __atomic_load_n(&qp->qp.state, __ATOMIC_ACQUIRE);
+	enum ibv_qp_state to = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
+	struct modify_ctx c = { rq, attr, mask, to };
+
+	if (to == IBV_QPS_RESET || to == IBV_QPS_ERR || to == IBV_QPS_SQD ||
+	    to == IBV_QPS_SQE) {
+		if (to == IBV_QPS_RESET && (cur == IBV_QPS_ERR || cur == IBV_QPS_INIT ||
+					    cur == IBV_QPS_RESET)) {
+			rq->state = ROCE_RESET;
+			rq->w = NULL;
+		}
+		return to == IBV_QPS_SQD || to == IBV_QPS_SQE ? EINVAL : -1;
+	}
+	if (to == IBV_QPS_INIT) {
+		if (cur != IBV_QPS_RESET && cur != IBV_QPS_INIT)
+			return EINVAL;
+		if (mask & IBV_QP_PORT) {
+			if (attr->port_num < 1 || attr->port_num > qp->dev->st->n_ports)
+				return EINVAL;
+			rq->port_num = attr->port_num;
+		}
+		apply_attrs(rq, attr, mask & IBV_QP_ACCESS_FLAGS);
+		return -1;   /* the generic path moves the state */
+	}
+	if (to == IBV_QPS_RTR) {
+		if (cur != IBV_QPS_INIT)
+			return cur == IBV_QPS_RTR && !(mask & IBV_QP_STATE) ? 0 : EINVAL;
+		int rc = rtr_check(qp, rq, attr, mask);
+		if (rc != 0)
+			return rc;
+		struct rnic_device *d = qp->dev;
+		unsigned h = cq_of(qp->qp.send_cq)->handler;
+		struct rnic_worker *w = d->st->workers[d->handlers[h].worker];
+		rnic_qp_set_worker(qp, w);
+		rnic_worker_call_sync(w, modify_on_worker, &c);
+		return 0;
+	}
+	if (to == IBV_QPS_RTS) {
+		if (cur == IBV_QPS_RTS) {
+			if (mask & (IBV_QP_SQ_PSN | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				    IBV_QP_RQ_PSN))
+				return EINVAL;
+			rnic_worker_call_sync(rq->w, modify_on_worker, &c);
+			return 0;
+		}
+		if (cur != IBV_QPS_RTR || !(mask & IBV_QP_SQ_PSN))
+			return EINVAL;
+		rnic_worker_call_sync(rq->w, modify_on_worker, &c);
+		return 0;
+	}
+	return EINVAL;
+}
+
+static void roce_query(struct rnic_qp *qp, struct ibv_qp_attr *a)
+{
+	const struct roce_qp *rq = rq_of(qp);
+	a->qp_access_flags = (unsigned)rq->access;
+	a->port_num = rq->port_num;
+	a->timeout = rq->timeout;
+	a->retry_cnt = rq->retry_cnt;
+	a->rnr_retry = rq->rnr_retry;
+	a->min_rnr_timer = rq->min_rnr_timer;
+	a->max_rd_atomic = (uint8_t)rq->max_rd_atomic;
+	a->max_dest_rd_atomic = (uint8_t)rq->max_dest_rd_atomic;
+	if (rq->state == ROCE_RESET)
+		return;
+	a->path_mtu = (enum ibv_mtu)(rte_bsf32(rq->pmtu) - 7);
+	a->dest_qp_num = rq->dest_qpn;
+	a->rq_psn = rq->resp.epsn;
+	a->sq_psn = rq->req.psn;
+	a->ah_attr.is_global = 1;
+	a->ah_attr.port_num = rq->port_num;
+	a->ah_attr.grh.sgid_index = 1;
+	a->ah_attr.grh.traffic_class = rq->tos;
+	a->ah_attr.grh.hop_limit = 64;
+	rnic_roce_gid_from_ipv4(a->ah_attr.grh.dgid.raw, rte_cpu_to_be_32(rq->dst_ip));
 }
 
 const struct rnic_qp_tops rnic_roce_tops = {
+	.query = roce_query,
 	.create = roce_create,
+	.destroy = roce_destroy,
+	.modify = roce_modify,
+	.has_room = roce_has_room,
+	.post = roce_post,
+	.abort = roce_abort,
+};
+
+/* --- telemetry ------------------------------------------------------------------- */
+
+static void roce_sum(const struct rnic_stack *st, struct roce_counters *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (unsigned i = 0; i < st->n_workers; i++) {
+		const struct roce_worker *rw = st->workers[i]->proto[RNIC_PROTO_ROCE];
+		if (rw == NULL)
+			continue;
+#define ROCE_CTR_ADD(n) sum->n += rw->c.n;
+		ROCE_COUNTERS(ROCE_CTR_ADD)
+#undef ROCE_CTR_ADD
+	}
+}
+
+static void tel_one(struct rnic_stack *st, void *arg)
+{
+	struct rte_tel_data *d = arg;
+	struct roce_counters s;
+	char key[32];
+	roce_sum(st, &s);
+	struct rte_tel_data *c = rte_tel_data_alloc();
+	if (c == NULL)
+		return;
+	rte_tel_data_start_dict(c);
+#define ROCE_CTR_TEL(n) rte_tel_data_add_dict_u64(c, #n, s.n);
+	ROCE_COUNTERS(ROCE_CTR_TEL)
+#undef ROCE_CTR_TEL
+	snprintf(key, sizeof(key), "stack%u", st->id);
+	rte_tel_data_add_dict_container(d, key, c, 0);
+}
+
+static int tel_roce(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	rnic_registry_foreach(tel_one, d);
+	return 0;
+}
+
+int rnic_roce_counter(const struct rnic_stack *st, const char *name, uint64_t *value)
+{
+	struct roce_counters s;
+	roce_sum(st, &s);
+#define ROCE_CTR_GET(n) if (strcmp(name, #n) == 0) { *value = s.n; return 0; }
+	ROCE_COUNTERS(ROCE_CTR_GET)
+#undef ROCE_CTR_GET
+	return -ENOENT;
+}
+
+/* --- protocol module ------------------------------------------------------------- */
+
+static int roce_stack_init(struct rnic_stack *st)
+{
+	static const struct rnic_l4_handler h = { .owner = roce_owner, .input = roce_input };
+	static bool tel_done;
+	if (!tel_done) {
+		tel_done = true;
+		rte_telemetry_register_cmd("/rnic/roce", tel_roce,
+			"RoCEv2: packets, ACK/NAK, retransmissions, drops by cause");
+	}
+	return rnic_stack_register_udp(st, RNIC_ROCE_UDP_PORT, &h);
+}
+
+static int roce_worker_init(struct rnic_worker *w)
+{
+	struct roce_worker *rw = rte_zmalloc("roce_w", sizeof(*rw), RTE_CACHE_LINE_SIZE);
+	if (rw == NULL)
+		return -ENOMEM;
+	TAILQ_INIT(&rw->active);
+	w->proto[RNIC_PROTO_ROCE] = rw;
+	return rnic_worker_add_poller(w, "roce", roce_poll, rw);
+}
+
+static void roce_worker_fini(struct rnic_worker *w)
+{
+	rte_free(w->proto[RNIC_PROTO_ROCE]);
+	w->proto[RNIC_PROTO_ROCE] = NULL;
+}
+
+const struct rnic_proto_ops rnic_roce_proto = {
+	.name = "roce",
+	.stack_init = roce_stack_init,
+	.worker_init = roce_worker_init,
+	.worker_fini = roce_worker_fini,
 };

@@ -201,7 +201,9 @@ int rnic_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 	a->max_qp_rd_atom = RNIC_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = RNIC_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = RNIC_MAX_RD_ATOMIC * RNIC_MAX_QP;
-	a->atomic_cap = IBV_ATOMIC_NONE;   /* RFC 7306 atomics: not yet */
+	/* RoCE QPs do atomics (one address is atomic across QPs and workers);
+	 * iWARP's RFC 7306 atomics are not done yet */
+	a->atomic_cap = d->transport == RNIC_TRANSPORT_ROCE ? IBV_ATOMIC_HCA : IBV_ATOMIC_NONE;
 	a->max_mw = 65535;
 	a->max_srq = 4096;
 	a->max_srq_wr = RNIC_MAX_QP_WR;
@@ -234,8 +236,8 @@ int rnic_query_port(struct ibv_context *ctx, uint8_t port_num, struct ibv_port_a
 	a->phys_state = p->link_up ? 5 : 3;   /* LinkUp, Disabled */
 	a->max_mtu = IBV_MTU_4096;
 	/* the IBA MTU that fits in an Ethernet MTU with the RoCEv2 headers */
-	a->active_mtu = mtu_enum(p->mtu > 58 ? p->mtu - 58 : 256);
-	a->gid_tbl_len = 1;
+	a->active_mtu = mtu_enum(p->mtu > RNIC_ROCE_OVERHEAD ? p->mtu - RNIC_ROCE_OVERHEAD : 256);
+	a->gid_tbl_len = 2;
 	a->max_msg_sz = 1u << 31;
 	a->pkey_tbl_len = 1;
 	a->link_layer = IBV_LINK_LAYER_ETHERNET;
@@ -247,15 +249,23 @@ int rnic_query_port(struct ibv_context *ctx, uint8_t port_num, struct ibv_port_a
 int rnic_query_gid(struct ibv_context *ctx, uint8_t port_num, int index, union ibv_gid *gid)
 {
 	struct rnic_device *d = dev_of(ctx);
-	if (port_num < 1 || port_num > d->st->n_ports || index != 0)
+	if (port_num < 1 || port_num > d->st->n_ports || index < 0 || index > 1)
 		return EINVAL;
-	uint32_t ip = d->st->ports[port_num - 1]->ip;
+	const struct rnic_port *p = d->st->ports[port_num - 1];
 	memset(gid, 0, sizeof(*gid));
+	if (index == 0) {
+		/* fe80::/64 with the EUI-64 of the MAC, as on Linux RoCE devices */
+		const uint8_t *mac = p->mac.addr_bytes;
+		const uint8_t g[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, mac[0] ^ 2, mac[1], mac[2],
+					0xff, 0xfe, mac[3], mac[4], mac[5] };
+		memcpy(gid->raw, g, sizeof(g));
+		return 0;
+	}
 	gid->raw[10] = gid->raw[11] = 0xff;
-	gid->raw[12] = (uint8_t)(ip >> 24);
-	gid->raw[13] = (uint8_t)(ip >> 16);
-	gid->raw[14] = (uint8_t)(ip >> 8);
-	gid->raw[15] = (uint8_t)ip;
+	gid->raw[12] = (uint8_t)(p->ip >> 24);
+	gid->raw[13] = (uint8_t)(p->ip >> 16);
+	gid->raw[14] = (uint8_t)(p->ip >> 8);
+	gid->raw[15] = (uint8_t)p->ip;
 	return 0;
 }
 

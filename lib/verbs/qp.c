@@ -292,15 +292,32 @@ static int check_send_wr(struct rnic_qp *qp, const struct ibv_send_wr *wr, uint3
 	case IBV_WR_RDMA_WRITE:
 		break;
 	case IBV_WR_RDMA_READ:
-		if (wr->num_sge != 1 || (wr->send_flags & IBV_SEND_INLINE))
+		/* iWARP Reads land in one sink STag (RFC 5040); RoCE scatters */
+		if ((qp->transport != RNIC_TRANSPORT_ROCE && wr->num_sge != 1) ||
+		    (wr->send_flags & IBV_SEND_INLINE))
 			return EINVAL;
-		return rnic_sge_check(d, qp->qp.pd, wr->sg_list, 1, IBV_ACCESS_LOCAL_WRITE, total);
+		return rnic_sge_check(d, qp->qp.pd, wr->sg_list, wr->num_sge,
+				      IBV_ACCESS_LOCAL_WRITE, total);
 	case IBV_WR_LOCAL_INV:
 		return wr->num_sge == 0 ? 0 : EINVAL;
 	case IBV_WR_BIND_MW:
 		return 0;   /* checked by the caller */
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		if (qp->transport != RNIC_TRANSPORT_ROCE)
+			return EOPNOTSUPP;   /* iWARP: RFC 7306, not yet */
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		if (qp->transport != RNIC_TRANSPORT_ROCE)
+			return EOPNOTSUPP;   /* iWARP: RFC 7306, not yet */
+		/* one 8-byte local buffer, an 8-byte aligned remote address */
+		if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
+		    (wr->wr.atomic.remote_addr & 7) != 0 || (wr->send_flags & IBV_SEND_INLINE))
+			return EINVAL;
+		return rnic_sge_check(d, qp->qp.pd, wr->sg_list, 1, IBV_ACCESS_LOCAL_WRITE, total);
 	default:
-		return EOPNOTSUPP;   /* immediate data and atomics: RFC 7306, not yet */
+		return EOPNOTSUPP;
 	}
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		uint64_t sum = 0;
@@ -656,6 +673,8 @@ int rnic_query_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask,
 	attr->qp_state = attr->cur_qp_state = __atomic_load_n(&iqp->state, __ATOMIC_ACQUIRE);
 	attr->cap = qp->cap;
 	attr->path_mtu = IBV_MTU_1024;
+	if (qp->tops != NULL && qp->tops->query != NULL)
+		qp->tops->query(qp, attr);
 	if (init != NULL) {
 		memset(init, 0, sizeof(*init));
 		init->qp_context = iqp->qp_context;

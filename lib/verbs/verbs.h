@@ -143,6 +143,8 @@ struct rnic_qp_tops {
 	/* on the QP's worker: stop, complete what the transport holds with
 	 * IBV_WC_WR_FLUSH_ERR through rnic_qp_complete() */
 	void (*abort)(struct rnic_qp *qp);
+	/* any thread: the transport's attributes into @p attr (query_qp) */
+	void (*query)(struct rnic_qp *qp, struct ibv_qp_attr *attr);
 };
 
 extern const struct rnic_qp_tops rnic_roce_tops;

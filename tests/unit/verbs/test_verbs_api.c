@@ -191,8 +191,12 @@ static void test_objects(void **state)
 	assert_int_equal(rnic_query_port(ca, 9, &pa), EINVAL);
 	union ibv_gid g;
 	assert_int_equal(rnic_query_gid(ca, 1, 0, &g), 0);
-	assert_int_equal(g.raw[10], 0xff);
+	assert_int_equal(g.raw[0], 0xfe);   /* fe80:: link-local */
+	assert_int_equal(g.raw[1], 0x80);
+	assert_int_equal(rnic_query_gid(ca, 1, 1, &g), 0);
+	assert_int_equal(g.raw[10], 0xff);  /* ::ffff:IPv4 */
 	assert_int_equal(g.raw[15], 0x01);
+	assert_int_equal(rnic_query_gid(ca, 1, 2, &g), EINVAL);
 
 	struct ibv_pd *pd = rnic_alloc_pd(ca);
 	uint8_t buf[64];

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RoCEv2 RC queue pairs (internal): the per-QP transport state behind
+ * struct rnic_qp (qp->tp), and the contract between its three parts:
+ *
+ *   roce_req.c   requester: work requests -> request packets, PSNs,
+ *                go-back-N retransmission, the retry and RNR timers
+ *   roce_comp.c  completer: ACK/NAK, Read Responses and Atomic ACKs ->
+ *                send-queue completions
+ *   roce_resp.c  responder: request packets -> placement, receive
+ *                completions, ACK/NAK, Read Responses, Atomic ACKs
+ *   roce_qp.c    the verbs transport ops, the UDP 4791 handler that
+ *                steers a packet to its QP's worker and to one of the
+ *                three, packet building and transmit, counters
+ *
+ * Everything in a struct roce_qp is touched only by the QP's worker (the
+ * worker of its send CQ's completion handler, fixed at RTR), except the
+ * attributes written by modify_qp, which runs on that worker too.
+ */
+#ifndef RNIC_ROCE_ROCE_H
+#define RNIC_ROCE_ROCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <infiniband/verbs.h>
+#include <rte_mbuf.h>
+
+#include "engine/timer.h"
+#include "roce/roce_wire.h"
+#include "verbs/verbs.h"
+
+struct rnic_port;
+struct rnic_worker;
+
+/* Requester: packets in flight at most (go-back-N window, far below the
+ * 2^23 the IBA allows) and the AckReq period inside long messages. */
+#define ROCE_TX_WINDOW     256u
+#define ROCE_ACKREQ_EVERY  32u
+/* Packets one QP may emit per poll (fairness between QPs). */
+#define ROCE_TX_BUDGET     64u
+/* Responder jobs (Read Responses, Atomic ACKs) queued per QP. */
+#define ROCE_JOBS          128u
+/* Atomic results kept for duplicate atomics (IBA 9.7.7.3.2). */
+#define ROCE_ATOMIC_CACHE  RNIC_MAX_RD_ATOMIC
+
+/* Counters, one set per worker, summed for telemetry (/rnic/roce). */
+#define ROCE_COUNTERS(X)                                                     \
+	X(rx_pkts)          X(tx_pkts)          X(rx_bad_icrc)                   \
+	X(rx_parse_errors)  X(rx_unknown_qp)    X(rx_bad_state)                  \
+	X(rx_wrong_source)  X(rx_cnp)           X(rx_not_rc)                     \
+	X(req_pkts_out)     X(retransmits)      X(timeouts)                      \
+	X(retry_exceeded)   X(rnr_retry_exceeded)                                \
+	X(acks_in)          X(naks_in)          X(rnr_naks_in)                   \
+	X(stale_responses)  X(read_resp_gaps)                                    \
+	X(resp_pkts_in)     X(duplicates)       X(dup_reads)                     \
+	X(dup_atomics)      X(out_of_window)    X(acks_out)                      \
+	X(naks_seq_out)     X(naks_inv_out)     X(naks_access_out)               \
+	X(naks_op_out)      X(rnr_naks_out)     X(read_resps_out)                \
+	X(atomic_acks_out)  X(no_mbuf)
+
+struct roce_counters {
+#define ROCE_CTR_FIELD(n) uint64_t n;
+	ROCE_COUNTERS(ROCE_CTR_FIELD)
+#undef ROCE_CTR_FIELD
+};
+
+struct roce_qp;
+TAILQ_HEAD(roce_qp_list, roce_qp);
+
+/* Per-worker RoCE state: w->proto[RNIC_PROTO_ROCE]. */
+struct roce_worker {
+	struct roce_qp_list active;     /* QPs with packets to emit */
+	struct roce_counters c;
+};
+
+/* A send work request in the requester's hands. */
+struct roce_wqe {
+	struct ibv_send_wr wr;    /* wr_id: the verbs SQ ordinal; sg_list stays valid */
+	uint32_t first_psn;       /* first PSN the message uses */
+	uint32_t npkts;           /* PSNs it uses (a Read: its responses) */
+	uint32_t len;             /* message length */
+	uint32_t resp_next;       /* Read: next response index expected */
+	bool rd_atomic;           /* Read or atomic: counts against ORD */
+	bool issued;              /* sent once (counted in rd_out) */
+};
+
+enum roce_job_kind { JOB_READ, JOB_ATOMIC_ACK };
+
+/* A responder job: Read Responses to stream, or an Atomic ACK to send. */
+struct roce_job {
+	uint8_t kind;             /* enum roce_job_kind */
+	bool dup;                 /* answers a duplicate request */
+	uint32_t psn;             /* PSN of its first response */
+	uint32_t msn;
+	const uint8_t *src;       /* Read: source bytes (checked STag range) */
+	uint32_t rkey;            /* Read: checked again per response */
+	uint64_t va;
+	uint32_t len, off;        /* Read: length, bytes sent so far */
+	uint64_t orig;            /* Atomic: the original value */
+};
+
+/* A remembered atomic (duplicate atomics get the same answer). */
+struct roce_atomic_rec {
+	uint32_t psn;
+	bool valid;
+	uint64_t orig;
+};
+
+/* Requester state. */
+struct roce_req {
+	struct roce_wqe *wq;      /* ring of qp->sq_size entries */
+	uint32_t head;            /* oldest not completed */
+	uint32_t next;            /* next to transmit (head <= next <= tail) */
+	uint32_t tail;            /* next free */
+	uint32_t next_pkt;        /* packets of wq[next] already sent */
+	uint32_t psn;             /* PSN for the next new message */
+	uint32_t sent_end;        /* one past the highest PSN ever transmitted */
+	uint32_t acked;           /* last PSN acknowledged (cumulative) */
+	uint32_t rd_out;          /* Reads and atomics issued, not completed */
+	uint32_t since_ackreq;    /* packets since the last AckReq */
+	uint32_t gap_retry_psn;   /* a Read Response gap already retried */
+	bool gap_retried;
+	uint32_t nak_psn;         /* the last sequence NAK acted on */
+	bool nak_seen;            /* ... and no progress since */
+	uint8_t retry_left, rnr_left;
+	bool rnr_wait;            /* the timer is an RNR wait: send nothing */
+	struct rnic_timer timer;  /* retransmission or RNR wait */
+};
+
+/* Responder state. */
+struct roce_resp {
+	uint32_t epsn;            /* next PSN expected */
+	uint32_t msn;             /* messages completed (AETH MSN) */
+	uint16_t prev_op;         /* enum rnic_roce_opcode, for the sequence check */
+	bool nak_sent;            /* a sequence NAK went out for epsn */
+	bool ack_due;             /* an ACK of epsn - 1 is owed */
+	bool have_rwqe;           /* rwqe holds the receive of a Send in progress */
+	struct rnic_rwqe rwqe;
+	uint32_t recv_off;        /* bytes of the Send placed so far */
+	uint8_t *wr_dst;          /* Write in progress: next byte to place */
+	uint32_t wr_left;         /* its bytes still to come */
+	uint32_t wr_len;          /* its DMA length */
+	struct roce_job jobs[ROCE_JOBS];
+	uint32_t job_head, job_tail;   /* free-running */
+	uint32_t jobs_new;        /* queued jobs of new requests (IRD) */
+	struct roce_atomic_rec atomics[ROCE_ATOMIC_CACHE];
+	uint32_t atomic_next;
+};
+
+enum roce_qp_state { ROCE_RESET, ROCE_RTR, ROCE_RTS, ROCE_ERR };
+
+/* Per-QP transport state (qp->tp). */
+struct roce_qp {
+	struct rnic_qp *qp;
+	struct rnic_worker *w;
+	struct roce_worker *rw;
+	struct rnic_port *port;
+	uint8_t state;            /* enum roce_qp_state */
+	bool active;              /* on rw->active */
+	TAILQ_ENTRY(roce_qp) link;
+
+	/* attributes (modify_qp) */
+	int access;               /* qp_access_flags */
+	uint8_t port_num;
+	uint32_t dest_qpn;
+	uint32_t dst_ip;          /* host order, from the GRH's DGID */
+	uint8_t tos;              /* traffic class */
+	uint16_t sport;           /* UDP source port: per-QP entropy */
+	uint32_t pmtu;            /* path MTU in bytes */
+	uint8_t timeout;          /* local ACK timeout exponent (0: none) */
+	uint8_t retry_cnt, rnr_retry;
+	uint8_t min_rnr_timer;
+	uint32_t max_rd_atomic;   /* ORD */
+	uint32_t max_dest_rd_atomic;   /* IRD */
+
+	struct roce_req req;
+	struct roce_resp resp;
+};
+
+static inline struct roce_qp *rq_of(struct rnic_qp *qp) { return qp->tp; }
+
+/* roce_qp.c: packets ----------------------------------------------------- */
+
+/*
+ * A new packet for @p rq: BTH filled (opcode, @p psn, AckReq, SE, pad for
+ * @p paylen), extended headers zeroed and at *@p hdr, payload room of
+ * @p paylen bytes at *@p pay, the ICRC room at the end. @return NULL when
+ * no mbuf is free (counted).
+ */
+struct rte_mbuf *roce_pkt_new(struct roce_qp *rq, uint8_t opcode, uint32_t psn,
+			      bool ackreq, bool se, uint32_t paylen, uint8_t **hdr,
+			      uint8_t **pay);
+/* Send @p m (from roce_pkt_new) to the QP's peer; the ICRC is computed
+ * once the IPv4 header is final. */
+void roce_pkt_send(struct roce_qp *rq, struct rte_mbuf *m);
+/* Have the worker's poller call roce_qp_pump() for @p rq. */
+void roce_qp_activate(struct roce_qp *rq);
+/* A fatal error on the worker: QP to ERR, the requester's work completes
+ * with @p status first (the oldest WQE, IBV_WC_SUCCESS for none) and the
+ * rest with IBV_WC_WR_FLUSH_ERR, receives flushed. */
+void roce_qp_fatal(struct roce_qp *rq, enum ibv_wc_status status);
+
+/* Copy between an SGE list and a flat buffer at @p off. */
+void roce_sgl_copy_out(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
+		       uint8_t *dst, uint32_t len);
+void roce_sgl_copy_in(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
+		      const struct rte_mbuf *m, uint32_t moff, uint32_t len);
+/* Copy @p len bytes from offset @p moff of an mbuf chain to @p dst. */
+void roce_mbuf_copy(const struct rte_mbuf *m, uint32_t moff, uint8_t *dst, uint32_t len);
+
+/* roce_req.c ----------------------------------------------------------------- */
+void roce_req_init(struct roce_qp *rq, uint32_t sq_psn);
+bool roce_req_has_room(struct roce_qp *rq);
+int roce_req_post(struct roce_qp *rq, const struct ibv_send_wr *wr);
+/* Emit up to @p budget packets. @return packets emitted. */
+unsigned roce_req_pump(struct roce_qp *rq, unsigned budget);
+/* Go back to @p psn and resend from there. */
+void roce_req_rewind(struct roce_qp *rq, uint32_t psn);
+/* (Re)arm or stop the retransmission timer after progress. */
+void roce_req_timer_update(struct roce_qp *rq);
+/* Wait the RNR timer of @p code, then resend from @p psn. */
+void roce_req_rnr_wait(struct roce_qp *rq, uint32_t psn, unsigned code);
+/* Complete every WQE with @p status (the first) and FLUSH_ERR (the rest). */
+void roce_req_flush(struct roce_qp *rq, enum ibv_wc_status first);
+/* Microseconds of an RNR timer code (IBTA 9.7.5.2.8, table 45). */
+uint32_t roce_rnr_us(unsigned code);
+
+/* roce_comp.c ---------------------------------------------------------------- */
+void roce_comp_input(struct roce_qp *rq, const struct rnic_roce_pkt *pkt,
+		     const struct rte_mbuf *m, uint32_t pay_off);
+
+/* roce_resp.c ---------------------------------------------------------------- */
+void roce_resp_init(struct roce_qp *rq, uint32_t rq_psn);
+void roce_resp_input(struct roce_qp *rq, const struct rnic_roce_pkt *pkt,
+		     const struct rte_mbuf *m, uint32_t pay_off);
+/* Emit owed ACKs and queued responses, up to @p budget packets. */
+unsigned roce_resp_pump(struct roce_qp *rq, unsigned budget);
+/* Flush the receive in progress (QP going to ERR). */
+void roce_resp_flush(struct roce_qp *rq);
+
+#endif

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RoCEv2 completer (IBTA 9.7.5.1 and the completer of rxe): responses
+ * arriving at the requester become send-queue completions, in order.
+ *
+ * Named states, each a small function returning the next:
+ *   CHECK_PSN    the response names a PSN we transmitted and still wait for
+ *   CHECK_KIND   ACKNOWLEDGE, Read Response or Atomic ACK
+ *   ACK          AETH syndrome: ACK, RNR NAK or NAK (by code)
+ *   READ         a Read Response: in order, right length, placed
+ *   ATOMIC       an Atomic ACK: the original value stored
+ *   DONE
+ * An ACK, and any response, acknowledges every request before its PSN
+ * (implicit ACK, IBA 9.7.5.1.1); Sends and Writes complete then. Reads and
+ * atomics complete only with their own responses: when an ACK passes one
+ * that has none, its responses were lost and it is requested again.
+ */
+#include <string.h>
+
+#include "roce/psn.h"
+#include "roce/roce.h"
+
+enum comp_state { COMP_CHECK_PSN, COMP_CHECK_KIND, COMP_ACK, COMP_READ, COMP_ATOMIC, COMP_DONE };
+
+struct comp_ctx {
+	struct roce_qp *rq;
+	const struct rnic_roce_pkt *pkt;
+	const struct rte_mbuf *m;
+	uint32_t pay_off;
+	uint32_t psn;
+};
+
+static inline struct roce_wqe *head_wqe(struct roce_qp *rq)
+{
+	return &rq->req.wq[rq->req.head & rq->qp->sq_mask];
+}
+
+static void complete_head(struct roce_qp *rq, enum ibv_wc_status st, uint32_t len)
+{
+	struct roce_req *r = &rq->req;
+	struct roce_wqe *e = head_wqe(rq);
+	struct ibv_wc wc = { .wr_id = e->wr.wr_id, .status = st, .byte_len = len };
+	if (e->rd_atomic && e->issued)
+		r->rd_out--;
+	r->head++;
+	if ((int32_t)(r->next - r->head) < 0) {
+		r->next = r->head;
+		r->next_pkt = 0;
+	}
+	rnic_qp_complete(rq->qp, &wc, false);
+}
+
+/* The responder made progress: retry budgets restored, timer restarted,
+ * transmission may go on (window, ORD). */
+static void progress(struct roce_qp *rq)
+{
+	rq->req.retry_left = rq->retry_cnt;
+	rq->req.rnr_left = rq->rnr_retry;
+	rq->req.gap_retried = false;
+	roce_req_timer_update(rq);
+	roce_qp_activate(rq);
+}
+
+/* Everything up to @p psn is acknowledged: complete Sends and Writes from
+ * the head. @return true when that acknowledged a PSN not acknowledged
+ * before (progress: the retry budgets start again). */
+static bool ack_upto(struct roce_qp *rq, uint32_t psn)
+{
+	struct roce_req *r = &rq->req;
+	bool done = false;
+	if (rnic_psn_gt(psn, r->acked)) {
+		r->acked = psn;
+		r->nak_seen = false;
+		done = true;
+	}
+	while (r->head != r->tail) {
+		struct roce_wqe *e = head_wqe(rq);
+		uint32_t last = rnic_psn_add(e->first_psn, e->npkts - 1);
+		if (rnic_psn_gt(last, r->acked))
+			break;
+		if (e->rd_atomic) {
+			/* acknowledged past a Read or atomic still unanswered:
+			 * its responses were lost; ask again, once per PSN */
+			uint32_t want = rnic_psn_add(e->first_psn, e->resp_next);
+			if (!r->gap_retried || r->gap_retry_psn != want) {
+				r->gap_retried = true;
+				r->gap_retry_psn = want;
+				rq->rw->c.read_resp_gaps++;
+				rq->rw->c.retransmits++;
+				roce_req_rewind(rq, want);
+			}
+			break;
+		}
+		complete_head(rq, IBV_WC_SUCCESS, e->len);
+	}
+	/* a rewound transmission never resends what is acknowledged */
+	if (r->next == r->head && r->head != r->tail) {
+		struct roce_wqe *e = head_wqe(rq);
+		int32_t acked_in = rnic_psn_diff(r->acked, e->first_psn) + 1;
+		if (!e->rd_atomic && acked_in > (int32_t)r->next_pkt)
+			r->next_pkt = (uint32_t)acked_in;
+	}
+	return done;
+}
+
+static enum comp_state check_psn(struct comp_ctx *c)
+{
+	struct roce_req *r = &c->rq->req;
+	if (r->head == r->tail || rnic_psn_lt(c->psn, head_wqe(c->rq)->first_psn) ||
+	    rnic_psn_ge(c->psn, r->sent_end)) {
+		c->rq->rw->c.stale_responses++;
+		return COMP_DONE;
+	}
+	return COMP_CHECK_KIND;
+}
+
+static enum comp_state check_kind(struct comp_ctx *c)
+{
+	uint32_t f = c->pkt->flags;
+	if (f & RNIC_ROCE_OPF_READ)
+		return COMP_READ;
+	if (f & RNIC_ROCE_OPF_ATOMIC)
+		return COMP_ATOMIC;
+	return COMP_ACK;
+}
+
+static enum ibv_wc_status nak_status(unsigned code)
+{
+	switch (code) {
+	case RNIC_ROCE_NAK_INVALID_REQUEST:
+		return IBV_WC_REM_INV_REQ_ERR;
+	case RNIC_ROCE_NAK_REMOTE_ACCESS_ERR:
+		return IBV_WC_REM_ACCESS_ERR;
+	case RNIC_ROCE_NAK_REMOTE_OP_ERR:
+		return IBV_WC_REM_OP_ERR;
+	case RNIC_ROCE_NAK_INVALID_RD_REQ:
+		return IBV_WC_REM_INV_RD_REQ_ERR;
+	default:
+		return IBV_WC_BAD_RESP_ERR;
+	}
+}
+
+static enum comp_state do_ack(struct comp_ctx *c)
+{
+	struct roce_qp *rq = c->rq;
+	const struct rnic_roce_aeth *a = rnic_roce_pkt_aeth(c->pkt);
+	uint32_t before = rnic_psn_sub(c->psn, 1);
+	switch (rnic_roce_aeth_type(a)) {
+	case RNIC_ROCE_AETH_TYPE_ACK:
+		rq->rw->c.acks_in++;
+		if (ack_upto(rq, c->psn))
+			progress(rq);
+		break;
+	case RNIC_ROCE_AETH_TYPE_RNR_NAK:
+		rq->rw->c.rnr_naks_in++;
+		if (ack_upto(rq, before))
+			progress(rq);
+		roce_req_rnr_wait(rq, c->psn, rnic_roce_aeth_value(a));
+		break;
+	case RNIC_ROCE_AETH_TYPE_NAK:
+		rq->rw->c.naks_in++;
+		if (ack_upto(rq, before))
+			progress(rq);
+		if (rnic_roce_aeth_value(a) == RNIC_ROCE_NAK_PSN_SEQ_ERR) {
+			/* a copy of a NAK already acted on changes nothing */
+			if (rq->req.nak_seen && rq->req.nak_psn == c->psn)
+				break;
+			rq->req.nak_seen = true;
+			rq->req.nak_psn = c->psn;
+			if (rq->req.retry_left == 0) {
+				rq->rw->c.retry_exceeded++;
+				roce_qp_fatal(rq, IBV_WC_RETRY_EXC_ERR);
+				break;
+			}
+			rq->req.retry_left--;
+			rq->rw->c.retransmits++;
+			roce_req_rewind(rq, c->psn);
+			break;
+		}
+		roce_qp_fatal(rq, nak_status(rnic_roce_aeth_value(a)));
+		break;
+	default:
+		rq->rw->c.stale_responses++;   /* reserved syndrome */
+		break;
+	}
+	return COMP_DONE;
+}
+
+static enum comp_state do_read(struct comp_ctx *c)
+{
+	struct roce_qp *rq = c->rq;
+	struct roce_req *r = &rq->req;
+	if (ack_upto(rq, rnic_psn_sub(c->psn, 1)))
+		progress(rq);
+	struct roce_wqe *e = head_wqe(rq);
+	if (r->head == r->tail || e->wr.opcode != IBV_WR_RDMA_READ ||
+	    !rnic_psn_in_window(c->psn, e->first_psn, e->npkts)) {
+		rq->rw->c.stale_responses++;
+		return COMP_DONE;
+	}
+	uint32_t i = (uint32_t)rnic_psn_diff(c->psn, e->first_psn);
+	if (i < e->resp_next) {
+		rq->rw->c.stale_responses++;   /* a duplicate */
+		return COMP_DONE;
+	}
+	if (i > e->resp_next) {
+		uint32_t want = rnic_psn_add(e->first_psn, e->resp_next);
+		rq->rw->c.read_resp_gaps++;
+		if (!r->gap_retried || r->gap_retry_psn != want) {
+			r->gap_retried = true;
+			r->gap_retry_psn = want;
+			rq->rw->c.retransmits++;
+			roce_req_rewind(rq, want);
+		}
+		return COMP_DONE;
+	}
+	bool last = i == e->npkts - 1;
+	uint32_t off = i * rq->pmtu;
+	uint32_t want_len = last ? e->len - off : rq->pmtu;
+	uint32_t pos = c->pkt->flags & (RNIC_ROCE_OPF_FIRST | RNIC_ROCE_OPF_MIDDLE |
+					RNIC_ROCE_OPF_LAST | RNIC_ROCE_OPF_ONLY);
+	bool pos_ok = last ? (pos & RNIC_ROCE_OPF_END) != 0
+			   : (pos & (RNIC_ROCE_OPF_FIRST | RNIC_ROCE_OPF_MIDDLE)) != 0;
+	if (c->pkt->paylen != want_len || !pos_ok) {
+		roce_qp_fatal(rq, IBV_WC_BAD_RESP_ERR);
+		return COMP_DONE;
+	}
+	roce_sgl_copy_in(e->wr.sg_list, (uint32_t)e->wr.num_sge, off, c->m, c->pay_off,
+			 c->pkt->paylen);
+	__atomic_store_n(&rq->qp->xfer.bytes_in, rq->qp->xfer.bytes_in + c->pkt->paylen,
+			 __ATOMIC_RELAXED);
+	e->resp_next++;
+	rq->req.nak_seen = false;
+	if (last) {
+		complete_head(rq, IBV_WC_SUCCESS, e->len);
+		ack_upto(rq, c->psn);
+	}
+	progress(rq);
+	return COMP_DONE;
+}
+
+static enum comp_state do_atomic(struct comp_ctx *c)
+{
+	struct roce_qp *rq = c->rq;
+	if (ack_upto(rq, rnic_psn_sub(c->psn, 1)))
+		progress(rq);
+	struct roce_wqe *e = head_wqe(rq);
+	if (rq->req.head == rq->req.tail || !e->rd_atomic ||
+	    e->wr.opcode == IBV_WR_RDMA_READ || e->first_psn != c->psn) {
+		rq->rw->c.stale_responses++;
+		return COMP_DONE;
+	}
+	uint64_t orig = rnic_roce_atmack_orig(rnic_roce_pkt_atmack(c->pkt));
+	memcpy((void *)(uintptr_t)e->wr.sg_list[0].addr, &orig, sizeof(orig));
+	complete_head(rq, IBV_WC_SUCCESS, sizeof(orig));
+	ack_upto(rq, c->psn);
+	progress(rq);
+	return COMP_DONE;
+}
+
+typedef enum comp_state (*comp_step)(struct comp_ctx *c);
+
+static const comp_step comp_steps[COMP_DONE] = {
+	[COMP_CHECK_PSN] = check_psn,
+	[COMP_CHECK_KIND] = check_kind,
+	[COMP_ACK] = do_ack,
+	[COMP_READ] = do_read,
+	[COMP_ATOMIC] = do_atomic,
+};
+
+void roce_comp_input(struct roce_qp *rq, const struct rnic_roce_pkt *pkt,
+		     const struct rte_mbuf *m, uint32_t pay_off)
+{
+	struct comp_ctx c = { rq, pkt, m, pay_off, rnic_roce_pkt_psn(pkt) };
+	enum comp_state s = COMP_CHECK_PSN;
+	while (s != COMP_DONE && rq->state == ROCE_RTS)
+		s = comp_steps[s](&c);
+}

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RoCEv2 requester (IBTA 9.7.4, 9.7.6): send work requests become request
+ * packets with consecutive PSNs, assigned when the request is posted.
+ *
+ * States of the send ring (free-running indices into req.wq):
+ *   [head, next)   transmitted, waiting for an ACK or a response
+ *   next           being transmitted (next_pkt packets already out)
+ *   (next, tail)   posted, not yet transmitted
+ *
+ * Recovery is go-back-N: a sequence NAK, a gap in Read Responses or the
+ * local ACK timeout moves next back to the first PSN the responder lacks,
+ * and transmission resumes from there with the same PSNs. A Read resumes
+ * with a new Read Request for the remaining bytes (IBTA 9.7.4.1.5). The
+ * retry count is spent by timeouts and sequence NAKs, the RNR retry count
+ * by RNR NAKs; both are restored when the responder makes progress.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine/worker.h"
+#include "roce/psn.h"
+#include "roce/roce.h"
+
+/* RNR timer codes in microseconds (IBTA table 45); 0 means 655.36 ms. */
+static const uint32_t rnr_table_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+uint32_t roce_rnr_us(unsigned code)
+{
+	return rnr_table_us[code & 31];
+}
+
+static inline struct roce_wqe *wqe_at(struct roce_qp *rq, uint32_t i)
+{
+	return &rq->req.wq[i & rq->qp->sq_mask];
+}
+
+static uint32_t npkts_of(uint32_t len, uint32_t pmtu)
+{
+	return len == 0 ? 1 : (len + pmtu - 1) / pmtu;
+}
+
+static void timer_cb(struct rnic_timer *t, void *arg);
+
+void roce_req_init(struct roce_qp *rq, uint32_t sq_psn)
+{
+	struct roce_req *r = &rq->req;
+	struct roce_wqe *wq = r->wq;
+	memset(r, 0, sizeof(*r));
+	r->wq = wq;
+	r->psn = sq_psn & RNIC_PSN_MASK;
+	r->sent_end = r->psn;
+	r->acked = rnic_psn_sub(r->psn, 1);
+	r->retry_left = rq->retry_cnt;
+	r->rnr_left = rq->rnr_retry;
+	rnic_timer_init(&r->timer, timer_cb, rq);
+}
+
+bool roce_req_has_room(struct roce_qp *rq)
+{
+	return rq->req.tail - rq->req.head < rq->qp->sq_size;
+}
+
+int roce_req_post(struct roce_qp *rq, const struct ibv_send_wr *wr)
+{
+	struct roce_req *r = &rq->req;
+	if (!roce_req_has_room(rq))
+		return -ENOMEM;
+	struct roce_wqe *e = wqe_at(rq, r->tail);
+	uint64_t len = 0;
+	for (int i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (len > (1u << 31))
+		return -EINVAL;   /* IBA: a message is at most 2^31 bytes */
+	memset(e, 0, sizeof(*e));
+	e->wr = *wr;
+	e->len = (uint32_t)len;
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_READ:
+		e->rd_atomic = true;
+		e->npkts = npkts_of(e->len, rq->pmtu);
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		e->rd_atomic = true;
+		e->npkts = 1;
+		break;
+	default:
+		e->npkts = npkts_of(e->len, rq->pmtu);
+		break;
+	}
+	e->first_psn = r->psn;
+	r->psn = rnic_psn_add(r->psn, e->npkts);
+	r->tail++;
+	return 0;
+}
+
+/* The request opcode of packet @p i of @p n of a Send or Write. */
+static uint8_t req_opcode(enum ibv_wr_opcode op, uint32_t i, uint32_t n)
+{
+	bool first = i == 0, last = i == n - 1;
+	bool write = op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM;
+	bool imm = op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_SEND_WITH_IMM;
+	bool inv = op == IBV_WR_SEND_WITH_INV;
+	if (first && last) {
+		if (write)
+			return imm ? RNIC_ROCE_OP_RC_WRITE_ONLY_IMM : RNIC_ROCE_OP_RC_WRITE_ONLY;
+		return imm ? RNIC_ROCE_OP_RC_SEND_ONLY_IMM :
+		       inv ? RNIC_ROCE_OP_RC_SEND_ONLY_INV : RNIC_ROCE_OP_RC_SEND_ONLY;
+	}
+	if (first)
+		return write ? RNIC_ROCE_OP_RC_WRITE_FIRST : RNIC_ROCE_OP_RC_SEND_FIRST;
+	if (!last)
+		return write ? RNIC_ROCE_OP_RC_WRITE_MIDDLE : RNIC_ROCE_OP_RC_SEND_MIDDLE;
+	if (write)
+		return imm ? RNIC_ROCE_OP_RC_WRITE_LAST_IMM : RNIC_ROCE_OP_RC_WRITE_LAST;
+	return imm ? RNIC_ROCE_OP_RC_SEND_LAST_IMM :
+	       inv ? RNIC_ROCE_OP_RC_SEND_LAST_INV : RNIC_ROCE_OP_RC_SEND_LAST;
+}
+
+/* Fill the extended headers of @p opcode for @p e. */
+static void fill_hdrs(struct rte_mbuf *m, uint8_t opcode, const struct roce_wqe *e,
+		      uint32_t off)
+{
+	struct rnic_roce_pkt p = { .bth = rte_pktmbuf_mtod(m, uint8_t *), .opcode = opcode };
+	struct rnic_roce_reth *reth = rnic_roce_pkt_reth(&p);
+	struct rnic_roce_atmeth *atm = rnic_roce_pkt_atmeth(&p);
+	struct rnic_roce_immdt *imm = rnic_roce_pkt_immdt(&p);
+	struct rnic_roce_ieth *ieth = rnic_roce_pkt_ieth(&p);
+	if (reth != NULL) {
+		rnic_roce_reth_set_va(reth, e->wr.wr.rdma.remote_addr + off);
+		rnic_roce_reth_set_rkey(reth, e->wr.wr.rdma.rkey);
+		rnic_roce_reth_set_len(reth, e->len - off);
+	}
+	if (atm != NULL) {
+		bool cas = e->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
+		rnic_roce_atmeth_set(atm, e->wr.wr.atomic.remote_addr, e->wr.wr.atomic.rkey,
+				     cas ? e->wr.wr.atomic.swap : e->wr.wr.atomic.compare_add,
+				     cas ? e->wr.wr.atomic.compare_add : 0);
+	}
+	if (imm != NULL)
+		rnic_roce_immdt_set_imm(imm, e->wr.imm_data);
+	if (ieth != NULL)
+		rnic_roce_ieth_set_rkey(ieth, e->wr.invalidate_rkey);
+}
+
+/* Emit packet next_pkt of @p e. @return 0, or -ENOBUFS. */
+static int emit(struct roce_qp *rq, struct roce_wqe *e)
+{
+	struct roce_req *r = &rq->req;
+	uint32_t i = r->next_pkt, psn = rnic_psn_add(e->first_psn, i);
+	uint32_t off = i * rq->pmtu, plen = 0;
+	uint8_t opcode;
+	bool last;
+	switch (e->wr.opcode) {
+	case IBV_WR_RDMA_READ:
+		opcode = RNIC_ROCE_OP_RC_READ_REQUEST;
+		last = true;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		opcode = RNIC_ROCE_OP_RC_CMP_SWAP;
+		last = true;
+		break;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		opcode = RNIC_ROCE_OP_RC_FETCH_ADD;
+		last = true;
+		break;
+	default:
+		opcode = req_opcode(e->wr.opcode, i, e->npkts);
+		last = i == e->npkts - 1;
+		plen = RTE_MIN(rq->pmtu, e->len - off);
+		break;
+	}
+	bool ackreq = last || ++r->since_ackreq >= ROCE_ACKREQ_EVERY;
+	bool se = last && (e->wr.send_flags & IBV_SEND_SOLICITED) &&
+		  (rnic_roce_op(opcode)->flags & RNIC_ROCE_OPF_RECV_WQE);
+	uint8_t *hdr, *pay;
+	struct rte_mbuf *m = roce_pkt_new(rq, opcode, psn, ackreq, se, plen, &hdr, &pay);
+	if (m == NULL)
+		return -ENOBUFS;
+	if (ackreq)
+		r->since_ackreq = 0;
+	fill_hdrs(m, opcode, e, e->rd_atomic ? off : 0);
+	if (plen > 0)
+		roce_sgl_copy_out(e->wr.sg_list, (uint32_t)e->wr.num_sge, off, pay, plen);
+	roce_pkt_send(rq, m);
+	rq->rw->c.req_pkts_out++;
+	__atomic_store_n(&rq->qp->xfer.bytes_out, rq->qp->xfer.bytes_out + plen,
+			 __ATOMIC_RELAXED);
+	if (last)
+		__atomic_store_n(&rq->qp->xfer.ops_out, rq->qp->xfer.ops_out + 1,
+				 __ATOMIC_RELAXED);
+	return 0;
+}
+
+unsigned roce_req_pump(struct roce_qp *rq, unsigned budget)
+{
+	struct roce_req *r = &rq->req;
+	unsigned sent = 0;
+	if (r->rnr_wait)
+		return 0;
+	while (sent < budget && r->next != r->tail) {
+		struct roce_wqe *e = wqe_at(rq, r->next);
+		uint32_t psn = rnic_psn_add(e->first_psn, r->next_pkt);
+		/* the window counts from the first PSN not acknowledged */
+		if (rnic_psn_diff(psn, rnic_psn_next(r->acked)) >= (int32_t)ROCE_TX_WINDOW)
+			break;
+		if (e->rd_atomic && !e->issued && r->rd_out >= rq->max_rd_atomic)
+			break;   /* ORD: wait for a Read or atomic to finish */
+		if (e->wr.send_flags & IBV_SEND_FENCE && r->next_pkt == 0 && !e->issued &&
+		    r->rd_out > 0)
+			break;   /* fenced behind outstanding Reads and atomics */
+		if (emit(rq, e) != 0)
+			return budget;   /* no mbuf: stay active, retry next loop */
+		sent++;
+		if (e->rd_atomic) {
+			if (!e->issued) {
+				e->issued = true;
+				r->rd_out++;
+			}
+			psn = rnic_psn_add(e->first_psn, e->npkts - 1);
+			r->next++;
+			r->next_pkt = 0;
+		} else if (++r->next_pkt == e->npkts) {
+			r->next++;
+			r->next_pkt = 0;
+		}
+		if (rnic_psn_ge(psn, r->sent_end))
+			r->sent_end = rnic_psn_next(psn);
+	}
+	if (sent > 0 && !rnic_timer_pending(&r->timer))
+		roce_req_timer_update(rq);
+	return sent;
+}
+
+void roce_req_rewind(struct roce_qp *rq, uint32_t psn)
+{
+	struct roce_req *r = &rq->req;
+	for (uint32_t i = r->head; i != r->tail; i++) {
+		struct roce_wqe *e = wqe_at(rq, i);
+		if (rnic_psn_in_window(psn, e->first_psn, e->npkts)) {
+			r->next = i;
+			r->next_pkt = (uint32_t)rnic_psn_diff(psn, e->first_psn);
+			break;
+		}
+	}
+	r->since_ackreq = 0;
+	roce_qp_activate(rq);
+}
+
+/* Anything transmitted and not yet acknowledged. */
+static bool outstanding(const struct roce_req *r)
+{
+	return r->head != r->next || r->next_pkt != 0;
+}
+
+void roce_req_timer_update(struct roce_qp *rq)
+{
+	struct roce_req *r = &rq->req;
+	if (r->rnr_wait)
+		return;
+	if (!outstanding(r) || rq->timeout == 0) {
+		rnic_timer_cancel(&rq->w->timers, &r->timer);
+		return;
+	}
+	/* 4.096 us * 2^timeout (IBA 9.7.6.1.3) */
+	uint64_t us = ((uint64_t)4096 << rq->timeout) / 1000;
+	rnic_timer_arm(&rq->w->timers, &r->timer, rq->w->now_tsc, us ? us : 1);
+}
+
+void roce_req_rnr_wait(struct roce_qp *rq, uint32_t psn, unsigned code)
+{
+	struct roce_req *r = &rq->req;
+	if (rq->rnr_retry != 7) {   /* 7: retry for ever */
+		if (r->rnr_left == 0) {
+			rq->rw->c.rnr_retry_exceeded++;
+			roce_qp_fatal(rq, IBV_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		r->rnr_left--;
+	}
+	roce_req_rewind(rq, psn);
+	r->rnr_wait = true;
+	rnic_timer_arm(&rq->w->timers, &r->timer, rq->w->now_tsc, roce_rnr_us(code));
+}
+
+/* The first PSN the responder still owes us an answer for. */
+static uint32_t first_unacked(struct roce_qp *rq)
+{
+	struct roce_req *r = &rq->req;
+	struct roce_wqe *e = wqe_at(rq, r->head);
+	if (e->wr.opcode == IBV_WR_RDMA_READ)
+		return rnic_psn_add(e->first_psn, e->resp_next);
+	uint32_t a = rnic_psn_next(r->acked);
+	return rnic_psn_lt(a, e->first_psn) ? e->first_psn : a;
+}
+
+static void timer_cb(struct rnic_timer *t, void *arg)
+{
+	struct roce_qp *rq = arg;
+	struct roce_req *r = &rq->req;
+	(void)t;
+	if (rq->state != ROCE_RTS)
+		return;
+	if (r->rnr_wait) {
+		r->rnr_wait = false;
+		roce_qp_activate(rq);
+		return;
+	}
+	if (!outstanding(r))
+		return;
+	rq->rw->c.timeouts++;
+	if (r->retry_left == 0) {
+		rq->rw->c.retry_exceeded++;
+		roce_qp_fatal(rq, IBV_WC_RETRY_EXC_ERR);
+		return;
+	}
+	r->retry_left--;
+	rq->rw->c.retransmits++;
+	roce_req_rewind(rq, first_unacked(rq));
+	roce_req_timer_update(rq);
+}
+
+void roce_req_flush(struct roce_qp *rq, enum ibv_wc_status first)
+{
+	struct roce_req *r = &rq->req;
+	for (; r->head != r->tail; r->head++) {
+		struct roce_wqe *e = wqe_at(rq, r->head);
+		struct ibv_wc wc = { .wr_id = e->wr.wr_id, .status = first };
+		rnic_qp_complete(rq->qp, &wc, false);
+		first = IBV_WC_WR_FLUSH_ERR;
+	}
+	r->next = r->head;
+	r->next_pkt = 0;
+	r->rd_out = 0;
+}
