@@ -16,6 +16,11 @@
 
 #define ARP_RETRY_US     1000000u   /* re-ask at most once a second */
 #define ARP_GIVE_UP_US   3000000u   /* pending frames wait at most 3 s */
+/* An expired entry stays usable this long while it is asked again (the
+ * NUD_STALE idea of Linux): a flow in progress never waits for its next
+ * hop to be re-resolved, which a lost request would stretch to a second. */
+#define ARP_STALE_US     5000000u
+#define ARP_REFRESH_US    200000u   /* re-ask a stale entry at most this often */
 
 /* counters: several workers add, telemetry reads (relaxed is enough) */
 #define CNT(t, f)  __atomic_fetch_add(&(t)->f, 1, __ATOMIC_RELAXED)
@@ -274,10 +279,18 @@ void rnic_arp_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
 	bool ask = false;
 	rte_rwlock_write_lock(&t->lock);
 	e = arp_find(t, ip);
-	if (e != NULL && e->state == ARP_REACHABLE && e->expire_tsc > now) {
-		eh->dst_addr = e->mac;   /* answered meanwhile */
+	if (e != NULL && e->state == ARP_REACHABLE &&
+	    e->expire_tsc + us_to_tsc(ARP_STALE_US) > now) {
+		/* answered meanwhile, or stale: send, and refresh a stale one */
+		eh->dst_addr = e->mac;
+		if (e->expire_tsc <= now && now - e->last_request_tsc >= us_to_tsc(ARP_REFRESH_US)) {
+			e->last_request_tsc = now;
+			ask = true;
+		}
 		rte_rwlock_write_unlock(&t->lock);
 		rnic_worker_tx(w, p, m);
+		if (ask)
+			arp_send_request(w, p, ip);
 		return;
 	}
 	if (e == NULL && (e = arp_slot(w, t, ip)) != NULL) {
@@ -320,8 +333,8 @@ unsigned rnic_arp_poll(struct rnic_worker *w, struct rnic_port *p)
 	rte_rwlock_write_lock(&t->lock);
 	for (unsigned i = 0; i < RNIC_ARP_ENTRIES; i++) {
 		struct arp_entry *e = &t->e[i];
-		if (e->state == ARP_REACHABLE && e->expire_tsc <= now &&
-		    e->n_pending == 0) {
+		if (e->state == ARP_REACHABLE &&
+		    e->expire_tsc + us_to_tsc(ARP_STALE_US) <= now && e->n_pending == 0) {
 			memset(e, 0, sizeof(*e));
 			__atomic_fetch_add(&t->timeouts, 1, __ATOMIC_RELAXED);
 			work++;

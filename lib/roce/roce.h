@@ -38,6 +38,14 @@ struct rnic_worker;
  * 2^23 the IBA allows) and the AckReq period inside long messages. */
 #define ROCE_TX_WINDOW     256u
 #define ROCE_ACKREQ_EVERY  32u
+/* Responder: an ACK at least every this many request packets, AckReq or
+ * not, so a long message keeps the requester's timer moving (rxe 6.1
+ * arms its timer once and times out inside long messages otherwise). */
+#define ROCE_ACK_EVERY     16u
+/* A Read goes out as one Read Request per chunk of this many responses,
+ * each counted against ORD: what a lost response costs (go-back-N) and
+ * what the responder streams unasked are bounded by ORD chunks. */
+#define ROCE_READ_CHUNK    64u
 /* Packets one QP may emit per poll (fairness between QPs). */
 #define ROCE_TX_BUDGET     64u
 /* Responder jobs (Read Responses, Atomic ACKs) queued per QP. */
@@ -83,7 +91,8 @@ struct roce_wqe {
 	uint32_t len;             /* message length */
 	uint32_t resp_next;       /* Read: next response index expected */
 	bool rd_atomic;           /* Read or atomic: counts against ORD */
-	bool issued;              /* sent once (counted in rd_out) */
+	bool issued;              /* atomic: sent once (counted in rd_out) */
+	uint32_t issued_pkts;     /* Read: responses asked for so far (chunks in rd_out) */
 };
 
 enum roce_job_kind { JOB_READ, JOB_ATOMIC_ACK };
@@ -118,7 +127,7 @@ struct roce_req {
 	uint32_t psn;             /* PSN for the next new message */
 	uint32_t sent_end;        /* one past the highest PSN ever transmitted */
 	uint32_t acked;           /* last PSN acknowledged (cumulative) */
-	uint32_t rd_out;          /* Reads and atomics issued, not completed */
+	uint32_t rd_out;          /* Read chunks and atomics issued, not answered */
 	uint32_t since_ackreq;    /* packets since the last AckReq */
 	uint32_t gap_retry_psn;   /* a Read Response gap already retried */
 	bool gap_retried;
@@ -136,6 +145,7 @@ struct roce_resp {
 	uint16_t prev_op;         /* enum rnic_roce_opcode, for the sequence check */
 	bool nak_sent;            /* a sequence NAK went out for epsn */
 	bool ack_due;             /* an ACK of epsn - 1 is owed */
+	uint32_t since_ack;       /* request packets since the last ACK */
 	bool have_rwqe;           /* rwqe holds the receive of a Send in progress */
 	struct rnic_rwqe rwqe;
 	uint32_t recv_off;        /* bytes of the Send placed so far */

@@ -40,9 +40,10 @@ static void complete_head(struct roce_qp *rq, enum ibv_wc_status st, uint32_t le
 	struct roce_req *r = &rq->req;
 	struct roce_wqe *e = head_wqe(rq);
 	struct ibv_wc wc = { .wr_id = e->wr.wr_id, .status = st, .byte_len = len };
-	if (e->rd_atomic && e->issued)
+	if (e->rd_atomic && e->issued)   /* atomics; Read chunks count in do_read() */
 		r->rd_out--;
 	r->head++;
+	r->gap_retried = false;   /* a gap retry is per missing PSN of the head */
 	if ((int32_t)(r->next - r->head) < 0) {
 		r->next = r->head;
 		r->next_pkt = 0;
@@ -56,7 +57,6 @@ static void progress(struct roce_qp *rq)
 {
 	rq->req.retry_left = rq->retry_cnt;
 	rq->req.rnr_left = rq->rnr_retry;
-	rq->req.gap_retried = false;
 	roce_req_timer_update(rq);
 	roce_qp_activate(rq);
 }
@@ -219,8 +219,8 @@ static enum comp_state do_read(struct comp_ctx *c)
 	uint32_t want_len = last ? e->len - off : rq->pmtu;
 	uint32_t pos = c->pkt->flags & (RNIC_ROCE_OPF_FIRST | RNIC_ROCE_OPF_MIDDLE |
 					RNIC_ROCE_OPF_LAST | RNIC_ROCE_OPF_ONLY);
-	bool pos_ok = last ? (pos & RNIC_ROCE_OPF_END) != 0
-			   : (pos & (RNIC_ROCE_OPF_FIRST | RNIC_ROCE_OPF_MIDDLE)) != 0;
+	/* a chunk ends with LAST or ONLY; only the message's last must */
+	bool pos_ok = !last || (pos & RNIC_ROCE_OPF_END) != 0;
 	if (c->pkt->paylen != want_len || !pos_ok) {
 		roce_qp_fatal(rq, IBV_WC_BAD_RESP_ERR);
 		return COMP_DONE;
@@ -230,11 +230,12 @@ static enum comp_state do_read(struct comp_ctx *c)
 	__atomic_store_n(&rq->qp->xfer.bytes_in, rq->qp->xfer.bytes_in + c->pkt->paylen,
 			 __ATOMIC_RELAXED);
 	e->resp_next++;
-	rq->req.nak_seen = false;
-	if (last) {
+	r->gap_retried = false;
+	if (last || e->resp_next % ROCE_READ_CHUNK == 0)
+		r->rd_out--;   /* a chunk is answered */
+	if (last)
 		complete_head(rq, IBV_WC_SUCCESS, e->len);
-		ack_upto(rq, c->psn);
-	}
+	ack_upto(rq, c->psn);   /* a response acknowledges itself: the window moves */
 	progress(rq);
 	return COMP_DONE;
 }

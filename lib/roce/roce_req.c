@@ -46,6 +46,12 @@ static uint32_t npkts_of(uint32_t len, uint32_t pmtu)
 
 static void timer_cb(struct rnic_timer *t, void *arg);
 
+/* One past the last response of the Read chunk that packet @p i is in. */
+static uint32_t read_chunk_end(const struct roce_wqe *e, uint32_t i)
+{
+	return RTE_MIN((i / ROCE_READ_CHUNK + 1) * ROCE_READ_CHUNK, e->npkts);
+}
+
 void roce_req_init(struct roce_qp *rq, uint32_t sq_psn)
 {
 	struct roce_req *r = &rq->req;
@@ -159,7 +165,7 @@ static int emit(struct roce_qp *rq, struct roce_wqe *e)
 	switch (e->wr.opcode) {
 	case IBV_WR_RDMA_READ:
 		opcode = RNIC_ROCE_OP_RC_READ_REQUEST;
-		last = true;
+		last = read_chunk_end(e, i) == e->npkts;
 		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 		opcode = RNIC_ROCE_OP_RC_CMP_SWAP;
@@ -185,6 +191,10 @@ static int emit(struct roce_qp *rq, struct roce_wqe *e)
 	if (ackreq)
 		r->since_ackreq = 0;
 	fill_hdrs(m, opcode, e, e->rd_atomic ? off : 0);
+	if (opcode == RNIC_ROCE_OP_RC_READ_REQUEST)   /* this chunk's bytes only */
+		rnic_roce_reth_set_len(rnic_roce_pkt_reth(&(struct rnic_roce_pkt){
+			.bth = rte_pktmbuf_mtod(m, uint8_t *), .opcode = opcode }),
+			RTE_MIN(e->len - off, (read_chunk_end(e, i) - i) * rq->pmtu));
 	if (plen > 0)
 		roce_sgl_copy_out(e->wr.sg_list, (uint32_t)e->wr.num_sge, off, pay, plen);
 	roce_pkt_send(rq, m);
@@ -209,20 +219,31 @@ unsigned roce_req_pump(struct roce_qp *rq, unsigned budget)
 		/* the window counts from the first PSN not acknowledged */
 		if (rnic_psn_diff(psn, rnic_psn_next(r->acked)) >= (int32_t)ROCE_TX_WINDOW)
 			break;
-		if (e->rd_atomic && !e->issued && r->rd_out >= rq->max_rd_atomic)
-			break;   /* ORD: wait for a Read or atomic to finish */
-		if (e->wr.send_flags & IBV_SEND_FENCE && r->next_pkt == 0 && !e->issued &&
+		bool is_read = e->wr.opcode == IBV_WR_RDMA_READ;
+		/* a request never asked before counts against ORD */
+		bool fresh = is_read ? r->next_pkt >= e->issued_pkts : e->rd_atomic && !e->issued;
+		if (fresh && r->rd_out >= rq->max_rd_atomic)
+			break;   /* ORD: wait for a Read chunk or atomic to finish */
+		if (e->wr.send_flags & IBV_SEND_FENCE && r->next_pkt == 0 && fresh &&
 		    r->rd_out > 0)
 			break;   /* fenced behind outstanding Reads and atomics */
 		if (emit(rq, e) != 0)
 			return budget;   /* no mbuf: stay active, retry next loop */
 		sent++;
-		if (e->rd_atomic) {
-			if (!e->issued) {
-				e->issued = true;
-				r->rd_out++;
+		if (fresh)
+			r->rd_out++;
+		if (is_read) {
+			uint32_t end = read_chunk_end(e, r->next_pkt);
+			if (fresh)
+				e->issued_pkts = end;
+			psn = rnic_psn_add(e->first_psn, end - 1);
+			r->next_pkt = end;
+			if (end == e->npkts) {
+				r->next++;
+				r->next_pkt = 0;
 			}
-			psn = rnic_psn_add(e->first_psn, e->npkts - 1);
+		} else if (e->rd_atomic) {
+			e->issued = true;
 			r->next++;
 			r->next_pkt = 0;
 		} else if (++r->next_pkt == e->npkts) {
@@ -293,7 +314,7 @@ static uint32_t first_unacked(struct roce_qp *rq)
 {
 	struct roce_req *r = &rq->req;
 	struct roce_wqe *e = wqe_at(rq, r->head);
-	if (e->wr.opcode == IBV_WR_RDMA_READ)
+	if (e->rd_atomic)   /* a Read's next response, an atomic's ACK */
 		return rnic_psn_add(e->first_psn, e->resp_next);
 	uint32_t a = rnic_psn_next(r->acked);
 	return rnic_psn_lt(a, e->first_psn) ? e->first_psn : a;

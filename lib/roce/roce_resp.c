@@ -322,7 +322,7 @@ static enum resp_state ack(struct resp_ctx *c)
 {
 	if (c->pkt->flags & (RNIC_ROCE_OPF_READ | RNIC_ROCE_OPF_ATOMIC))
 		roce_qp_activate(c->rq);   /* the queued response acknowledges */
-	else if (rnic_roce_pkt_ackreq(c->pkt)) {
+	else if (rnic_roce_pkt_ackreq(c->pkt) || ++c->rq->resp.since_ack >= ROCE_ACK_EVERY) {
 		c->rq->resp.ack_due = true;
 		roce_qp_activate(c->rq);
 	}
@@ -567,6 +567,7 @@ unsigned roce_resp_pump(struct roce_qp *rq, unsigned budget)
 			      rnic_psn_sub(s->epsn, 1)))
 			return budget;
 		s->ack_due = false;
+		s->since_ack = 0;
 		rq->rw->c.acks_out++;
 		n++;
 	}

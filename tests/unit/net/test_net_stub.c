@@ -425,7 +425,19 @@ static void arp_reachable_expires(void **state)
 	learn_peer();
 	struct arp_entry *e = arp_entry_of(&P[0], PEER_IP);
 	e->expire_tsc = rte_rdtsc() - 1;
-	/* lazily: the next frame waits and a request goes out */
+	/* stale: the frame leaves at once with the old address, and a
+	 * request refreshes the entry (a flow never waits for ARP) */
+	send_small(&W[0], &P[0], PEER_IP);
+	assert_int_equal(stub_n_tx, 2);
+	assert_int_equal(rte_pktmbuf_mtod(stub_tx[0].m, uint8_t *)[13], 0x00);   /* IPv4 */
+	assert_int_equal(rte_pktmbuf_mtod(stub_tx[1].m, uint8_t *)[13], 0x06);   /* ARP */
+	assert_int_equal(e->state, ARP_REACHABLE);
+	send_small(&W[0], &P[0], PEER_IP);                 /* no second request yet */
+	assert_int_equal(stub_n_tx, 3);
+	stub_reset();
+	/* past the stale time: the next frame waits and a request goes out */
+	e->expire_tsc = rte_rdtsc() - sec_tsc(5.1);
+	e->last_request_tsc -= sec_tsc(1.1);
 	send_small(&W[0], &P[0], PEER_IP);
 	assert_int_equal(stub_n_tx, 1);
 	assert_int_equal(rte_pktmbuf_mtod(stub_tx[0].m, uint8_t *)[13], 0x06);
@@ -439,6 +451,8 @@ static void arp_reachable_expires(void **state)
 	assert_int_equal(stub_n_tx, 1);              /* the held frame */
 	assert_int_equal(e->state, ARP_REACHABLE);
 	e->expire_tsc = rte_rdtsc() - 1;
+	assert_int_equal(rnic_arp_poll(&W[0], &P[0]), 0);   /* stale, kept */
+	e->expire_tsc = rte_rdtsc() - sec_tsc(5.1);
 	rnic_arp_stats(&st, &s0);
 	assert_int_equal(rnic_arp_poll(&W[0], &P[0]), 1);
 	rnic_arp_stats(&st, &s1);
