@@ -8,7 +8,9 @@
  *             [--max-size BYTES] [--json]
  *
  * Two stacks in this process are wired by net_ring; the fault injector of
- * the requester's port works on both directions. Requester QPs post a
+ * the requester's port works on both directions. iWARP QPs connect through
+ * the CM; RoCE QPs are connected out of band, as both ends live here (INIT,
+ * RTR towards the peer's GID 1 = ::ffff:its IPv4, RTS). Requester QPs post a
  * seeded mix of Sends, RDMA Writes and RDMA Reads of 1 B to --max-size
  * (log-uniform, unaligned offsets) with a window of 16 per QP:
  *  - Sends carry a pattern of (QP, sequence); the responder checks every
@@ -289,6 +291,53 @@ static int expect(struct rnic_cm_channel *ch, enum rnic_cm_event_type t, struct 
 	return 0;
 }
 
+/* Connect RoCE QP @p x of this process to @p y, whose device is @p peer:
+ * RTR with the peer's GID 1 and QPN, then RTS. Both are in INIT already.
+ * @return 0 or the failing modify_qp's errno. */
+static int roce_rtr_rts(struct ibv_qp *x, struct ibv_context *peer, struct ibv_qp *y,
+			uint32_t rq_psn, uint32_t sq_psn)
+{
+	union ibv_gid gid;
+	int rc = rnic_query_gid(peer, 1, 1, &gid);
+	if (rc != 0)
+		return rc;
+	struct ibv_qp_attr rtr = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.dest_qp_num = y->qp_num,
+		.rq_psn = rq_psn,
+		.max_dest_rd_atomic = WIN,
+		.min_rnr_timer = 12,            /* 0.64 ms */
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = gid, .sgid_index = 1, .hop_limit = 64 } },
+	};
+	rc = rnic_modify_qp(x, &rtr,
+			    IBV_QP_STATE |
+			    IBV_QP_AV |
+			    IBV_QP_PATH_MTU |
+			    IBV_QP_DEST_QPN |
+			    IBV_QP_RQ_PSN |
+			    IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER);
+	if (rc != 0)
+		return rc;
+	struct ibv_qp_attr rts = {
+		.qp_state = IBV_QPS_RTS,
+		.timeout = 14,                  /* 67 ms */
+		.retry_cnt = 7,
+		.rnr_retry = 7,                 /* for ever */
+		.sq_psn = sq_psn,
+		.max_rd_atomic = WIN,
+	};
+	return rnic_modify_qp(x, &rts,
+			      IBV_QP_STATE |
+			      IBV_QP_TIMEOUT |
+			      IBV_QP_RETRY_CNT |
+			      IBV_QP_RNR_RETRY |
+			      IBV_QP_SQ_PSN |
+			      IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
 int main(int argc, char **argv)
 {
 	if (parse(argc, argv) != 0)
@@ -326,9 +375,10 @@ int main(int argc, char **argv)
 	slot_sz = o.max_size;
 	zone_sz = (size_t)o.max_size * 2;
 	struct rnic_cm_channel *ach = rnic_cm_create_channel(ca), *bch = rnic_cm_create_channel(cb);
-	struct rnic_cm_id *l;
+	struct rnic_cm_id *l = NULL;
 	struct rnic_cm_event ev;
-	if (rnic_cm_create_id(ach, NULL, &l) || rnic_cm_listen(l, PORT, 64))
+	if (tr == RNIC_TRANSPORT_IWARP && (rnic_cm_create_id(ach, NULL, &l) ||
+					   rnic_cm_listen(l, PORT, 64)))
 		return 1;
 	for (unsigned i = 0; i < o.qps; i++) {
 		struct qpair *p = &qp[i];
@@ -357,6 +407,28 @@ int main(int argc, char **argv)
 				     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 		p->bmr = rnic_reg_mr(bpd, p->bmem, bsz, IBV_ACCESS_LOCAL_WRITE);
 		p->rng = o.seed * 0x9e3779b97f4a7c15ull + i + 1;
+		if (tr == RNIC_TRANSPORT_ROCE) {
+			struct ibv_qp_attr at = {
+				.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ };
+			int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+			uint32_t psn_ab = (uint32_t)(p->rng >> 8) & 0xffffff;
+			uint32_t psn_ba = (uint32_t)(p->rng >> 40) & 0xffffff;
+			int rc = rnic_modify_qp(p->a, &at, mask);
+			if (rc == 0)
+				rc = rnic_modify_qp(p->b, &at, mask);
+			for (unsigned k = 0; rc == 0 && k < WIN; k++)
+				post_recv(p);
+			if (rc == 0)
+				rc = roce_rtr_rts(p->a, cb, p->b, psn_ba, psn_ab);
+			if (rc == 0)
+				rc = roce_rtr_rts(p->b, ca, p->a, psn_ab, psn_ba);
+			if (rc != 0) {
+				fprintf(stderr, "rnic-soak: connecting roce QPs: %s\n", strerror(rc));
+				return 1;
+			}
+			continue;
+		}
 		if (rnic_cm_create_id(bch, p, &p->bid) ||
 		    rnic_cm_connect(p->bid, p->b, A_IP, PORT, NULL) ||
 		    expect(ach, RNIC_CM_EVENT_CONNECT_REQUEST, &ev))
