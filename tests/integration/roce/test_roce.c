@@ -29,7 +29,8 @@
  * Each case prints PASS, FAIL (with the line and what was seen) or SKIP
  * (with the reason). When the library cannot create RoCE QPs at all
  * (EOPNOTSUPP) the program exits 77, meson's "skipped". FILTER runs only
- * the cases whose name contains it; RNIC_FAULT_SEED overrides the
+ * the cases whose name contains it, or one of its comma-separated
+ * parts (to replay a sequence of cases); RNIC_FAULT_SEED overrides the
  * injector's seed. Waits have hang guards only; nothing is asserted on time.
  */
 #include <errno.h>
@@ -1930,6 +1931,23 @@ static void run_case(const char *name, void (*fn)(void))
 	fflush(stderr);
 }
 
+/* Is @p name selected by @p filter (NULL: all; else any of its
+ * comma-separated parts is a substring of the name)? */
+static bool selected(const char *name, const char *filter)
+{
+	if (filter == NULL)
+		return true;
+	for (const char *p = filter; *p != '\0'; ) {
+		size_t n = strcspn(p, ",");
+		char part[64];
+		snprintf(part, sizeof(part), "%.*s", (int)RTE_MIN(n, sizeof(part) - 1), p);
+		if (n > 0 && strstr(name, part) != NULL)
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
 /* Can this library make a RoCE QP at all? false only for EOPNOTSUPP. */
 static bool roce_supported(struct ibv_context *ctx, char *why, size_t len)
 {
@@ -2000,7 +2018,7 @@ int main(int argc, char **argv)
 	}
 	double t0 = now_s();
 	for (unsigned i = 0; i < RTE_DIM(cases); i++)
-		if ((filter == NULL || strstr(cases[i].name, filter)) && (cases[i].data || !faults))
+		if (selected(cases[i].name, filter) && (cases[i].data || !faults))
 			run_case(cases[i].name, cases[i].fn);
 	if (faults && filter == NULL)
 		run_case("faults_injected", t_faults_seen);
