@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rnic-perf: a perftest-like benchmark of rnic's verbs, over iWARP or
+ * RoCEv2.
+ *
+ *   rnic-perf --loopback --transport iwarp|roce --test TEST [options]
+ *   rnic-perf --server --transport T --test TEST [options] PORT-OPTIONS
+ *   rnic-perf --client ADDR --transport T --test TEST [options] PORT-OPTIONS
+ *
+ * TEST is write_bw, write_lat, read_bw, read_lat, send_bw, send_lat or
+ * atomic_bw (what each measures: run.c). Bandwidth tests report Gbit/s and
+ * million messages per second; latency tests the average, median and 99th
+ * percentile in microseconds. --json prints one JSON object instead.
+ * Every completion's status is checked: a failed one ends the run with
+ * exit status 1 and names the work request. Exit status 2: a bad command
+ * line; 3: the transport refuses the test's operation (atomics on iWARP).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf.h"
+
+#define DEFAULT_PORT 18520
+
+const char *const perf_test_names[PERF_NTESTS] = {
+	[PERF_WRITE_BW] = "write_bw",
+	[PERF_WRITE_LAT] = "write_lat",
+	[PERF_READ_BW] = "read_bw",
+	[PERF_READ_LAT] = "read_lat",
+	[PERF_SEND_BW] = "send_bw",
+	[PERF_SEND_LAT] = "send_lat",
+	[PERF_ATOMIC_BW] = "atomic_bw",
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rnic-perf --loopback --transport iwarp|roce --test TEST [options]\n"
+		"       rnic-perf --server --transport T --test TEST [options] PORT-OPTIONS\n"
+		"       rnic-perf --client ADDR --transport T --test TEST [options] PORT-OPTIONS\n"
+		"TEST: write_bw write_lat read_bw read_lat send_bw send_lat atomic_bw\n"
+		"  --loopback          two stacks in this process, joined by net_ring\n"
+		"  --server            wait for one client on the port(s) given\n"
+		"  --client ADDR       run against the server at ADDR (A.B.C.D)\n"
+		"  --transport T       iwarp or roce (default iwarp)\n"
+		"  --test TEST         what to measure (required)\n"
+		"  -s, --size N        bytes per message (bw: 65536, lat: 8; atomic_bw: 8 only)\n"
+		"  -n, --iters N       operations per QP (bw: 5000, lat: 1000)\n"
+		"  --duration S        run for S seconds instead of -n\n"
+		"  --qps N             QP pairs (bw tests; 1..%d, default 1)\n"
+		"  --tx-depth D        operations in flight per QP (1..%d, default 128)\n"
+		"  --cqs N             CQs per side on different completion handlers; QP i\n"
+		"                      uses CQ i %% N (1..%d, at most --qps, default 1)\n"
+		"  --rebind-ms M       re-bind a random CQ to a random handler every M ms\n"
+		"  --tcp-port P        CM listener (iWARP) or address exchange (RoCE) port\n"
+		"                      for --server/--client (default %d)\n"
+		"  --json              one JSON object on stdout\n"
+		"  --workers N         workers per stack; --busy-poll: workers never sleep\n"
+		"Exit status: 0 done, 1 failed, 2 bad arguments, 3 operation not supported\n"
+		"by the transport.\n\n%s",
+		PERF_MAX_QPS, RNIC_MAX_QP_WR, PERF_MAX_CQS, DEFAULT_PORT, rnic_config_usage());
+}
+
+/* An integer option in lo..hi. @return 0 or -1 with the message printed. */
+static int num_arg(const char *opt, const char *s, unsigned long long lo,
+		   unsigned long long hi, unsigned long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	if (*s == '\0' || *s == '-' || *end != '\0' || errno != 0 || *v < lo || *v > hi) {
+		fprintf(stderr, "rnic-perf: %s: '%s' is not a number %llu..%llu\n", opt, s, lo, hi);
+		return -1;
+	}
+	return 0;
+}
+
+static int test_arg(const char *s, enum perf_test *t)
+{
+	for (int i = 0; i < PERF_NTESTS; i++)
+		if (strcmp(s, perf_test_names[i]) == 0) {
+			*t = (enum perf_test)i;
+			return 0;
+		}
+	fprintf(stderr, "rnic-perf: --test: '%s' is not one of write_bw, write_lat, read_bw, "
+		"read_lat, send_bw, send_lat, atomic_bw\n", s);
+	return -1;
+}
+
+enum {
+	OPT_LOOPBACK = 256, OPT_SERVER, OPT_CLIENT, OPT_TRANSPORT, OPT_TEST, OPT_DURATION,
+	OPT_QPS, OPT_TX_DEPTH, OPT_CQS, OPT_REBIND, OPT_JSON, OPT_TCP_PORT,
+};
+
+/* One option of ours. @return 0 or -1 (message printed). */
+static int one_opt(struct perf_opts *o, int c, const char *arg, bool *have_test,
+		   bool *have_size, unsigned *modes)
+{
+	unsigned long long v;
+	char *end;
+
+	switch (c) {
+	case OPT_LOOPBACK: o->loopback = true; (*modes)++; return 0;
+	case OPT_SERVER: o->server = true; (*modes)++; return 0;
+	case OPT_CLIENT: {
+		uint8_t plen;
+		(*modes)++;
+		if (rnic_parse_cidr(arg, &o->server_ip, &plen) != 0 || strchr(arg, '/')) {
+			fprintf(stderr, "rnic-perf: --client: '%s' is not an IPv4 address\n", arg);
+			return -1;
+		}
+		return 0;
+	}
+	case OPT_TRANSPORT:
+		if (strcmp(arg, "iwarp") == 0)
+			o->transport = RNIC_TRANSPORT_IWARP;
+		else if (strcmp(arg, "roce") == 0)
+			o->transport = RNIC_TRANSPORT_ROCE;
+		else {
+			fprintf(stderr, "rnic-perf: --transport: '%s' is not iwarp or roce\n", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_TEST: *have_test = true; return test_arg(arg, &o->test);
+	case 's':
+		*have_size = true;
+		if (num_arg("--size", arg, 1, 1ull << 30, &v) != 0)
+			return -1;
+		o->size = (uint32_t)v;
+		return 0;
+	case 'n':
+		if (num_arg("--iters", arg, 1, 1ull << 36, &v) != 0)
+			return -1;
+		o->iters = v;
+		return 0;
+	case OPT_DURATION:
+		errno = 0;
+		o->duration = strtod(arg, &end);
+		if (*arg == '\0' || *end != '\0' || errno != 0 || !(o->duration > 0) ||
+		    o->duration > 86400) {
+			fprintf(stderr, "rnic-perf: --duration: '%s' is not a number of seconds "
+				"(0 < S <= 86400)\n", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_QPS:
+		if (num_arg("--qps", arg, 1, PERF_MAX_QPS, &v) != 0)
+			return -1;
+		o->qps = (unsigned)v;
+		return 0;
+	case OPT_TX_DEPTH:
+		if (num_arg("--tx-depth", arg, 1, RNIC_MAX_QP_WR, &v) != 0)
+			return -1;
+		o->tx_depth = (unsigned)v;
+		return 0;
+	case OPT_CQS:
+		if (num_arg("--cqs", arg, 1, PERF_MAX_CQS, &v) != 0)
+			return -1;
+		o->cqs = (unsigned)v;
+		return 0;
+	case OPT_REBIND:
+		if (num_arg("--rebind-ms", arg, 1, 3600000, &v) != 0)
+			return -1;
+		o->rebind_ms = (unsigned)v;
+		return 0;
+	case OPT_TCP_PORT:
+		if (num_arg("--tcp-port", arg, 1, 65535, &v) != 0)
+			return -1;
+		o->tcp_port = (uint16_t)v;
+		return 0;
+	case OPT_JSON: o->json = true; return 0;
+	default: return -1;
+	}
+}
+
+/* Checks across options, and the defaults that depend on the test.
+ * @return 0 or -1 (message printed). */
+static int check_opts(struct perf_opts *o, const struct rnic_config *cfg, bool have_test,
+		      bool have_size, unsigned modes)
+{
+	bool lat = perf_is_lat(o->test);
+
+	if (modes != 1) {
+		fprintf(stderr, "rnic-perf: give exactly one of --loopback, --server, "
+			"--client ADDR\n");
+		return -1;
+	}
+	if (!have_test) {
+		fprintf(stderr, "rnic-perf: --test is required (write_bw, write_lat, read_bw, "
+			"read_lat, send_bw, send_lat, atomic_bw)\n");
+		return -1;
+	}
+	if (o->loopback && cfg->n_ports != 0) {
+		fprintf(stderr, "rnic-perf: --loopback makes its own ports: drop the port "
+			"options\n");
+		return -1;
+	}
+	if (!o->loopback && cfg->n_ports == 0) {
+		fprintf(stderr, "rnic-perf: --server/--client need a port: --vdev SPEC --ip "
+			"A.B.C.D/LEN (or --pci, --config)\n");
+		return -1;
+	}
+	if (o->iters != 0 && o->duration > 0) {
+		fprintf(stderr, "rnic-perf: -n and --duration exclude each other\n");
+		return -1;
+	}
+	if (o->test == PERF_ATOMIC_BW) {
+		if (have_size && o->size != 8) {
+			fprintf(stderr, "rnic-perf: atomic_bw: the size is 8 bytes (-s %u)\n",
+				o->size);
+			return -1;
+		}
+		o->size = 8;
+	} else if (!have_size) {
+		o->size = lat ? 8 : 65536;
+	}
+	if (lat && o->qps != 1) {
+		fprintf(stderr, "rnic-perf: %s: latency tests use one QP (--qps %u)\n",
+			perf_test_names[o->test], o->qps);
+		return -1;
+	}
+	if (o->cqs > o->qps) {
+		fprintf(stderr, "rnic-perf: --cqs %u: more CQs than QPs (--qps %u)\n", o->cqs,
+			o->qps);
+		return -1;
+	}
+	if ((uint64_t)o->qps * 4 * (((uint64_t)o->size + 63) & ~63ull) > (2ull << 30)) {
+		fprintf(stderr, "rnic-perf: --qps %u x -s %u needs more than 2 GiB of buffers\n",
+			o->qps, o->size);
+		return -1;
+	}
+	if (o->iters == 0 && o->duration == 0)
+		o->iters = lat ? 1000 : 5000;
+	return 0;
+}
+
+/* @return 0, 1 (help printed) or -1 (message printed). */
+static int parse(struct perf_opts *o, const struct rnic_config *cfg, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "loopback", no_argument, NULL, OPT_LOOPBACK },
+		{ "server", no_argument, NULL, OPT_SERVER },
+		{ "client", required_argument, NULL, OPT_CLIENT },
+		{ "transport", required_argument, NULL, OPT_TRANSPORT },
+		{ "test", required_argument, NULL, OPT_TEST },
+		{ "size", required_argument, NULL, 's' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "qps", required_argument, NULL, OPT_QPS },
+		{ "tx-depth", required_argument, NULL, OPT_TX_DEPTH },
+		{ "cqs", required_argument, NULL, OPT_CQS },
+		{ "rebind-ms", required_argument, NULL, OPT_REBIND },
+		{ "tcp-port", required_argument, NULL, OPT_TCP_PORT },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool have_test = false, have_size = false;
+	unsigned modes = 0;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":s:n:h", lo, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		if (c == ':') {
+			fprintf(stderr, "rnic-perf: %s needs a value\n", argv[optind - 1]);
+			return -1;
+		}
+		if (c == '?') {
+			fprintf(stderr, "rnic-perf: unknown option '%s' (try --help)\n",
+				argv[optind - 1]);
+			return -1;
+		}
+		if (one_opt(o, c, optarg, &have_test, &have_size, &modes) != 0)
+			return -1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rnic-perf: unexpected argument '%s' (try --help)\n", argv[optind]);
+		return -1;
+	}
+	return check_opts(o, cfg, have_test, have_size, modes);
+}
+
+/* --- report ------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile @p p of @p n sorted samples. */
+static double percentile(const double *s, uint64_t n, double p)
+{
+	uint64_t rank = (uint64_t)ceil(p / 100.0 * (double)n);
+	return s[rank == 0 ? 0 : rank - 1];
+}
+
+static void report(const struct perf_opts *o, const struct rnic_config *cfg,
+		   struct perf_result *r)
+{
+	const char *tr = o->transport == RNIC_TRANSPORT_ROCE ? "roce" : "iwarp";
+	const char *mode = o->loopback ? "loopback" : o->server ? "server" : "client";
+	double gbps = r->seconds > 0 ? (double)r->ops * o->size * 8 / r->seconds / 1e9 : 0;
+	double mpps = r->seconds > 0 ? (double)r->ops / r->seconds / 1e6 : 0;
+	double avg = 0, p50 = 0, p99 = 0;
+
+	if (r->nlat > 0) {
+		qsort(r->lat_us, r->nlat, sizeof(double), cmp_double);
+		for (uint64_t i = 0; i < r->nlat; i++)
+			avg += r->lat_us[i];
+		avg /= (double)r->nlat;
+		p50 = percentile(r->lat_us, r->nlat, 50);
+		p99 = percentile(r->lat_us, r->nlat, 99);
+	}
+	if (o->json) {
+		printf("{\"test\": \"%s\", \"transport\": \"%s\", \"mode\": \"%s\", "
+		       "\"size\": %u, \"qps\": %u, \"tx_depth\": %u, \"workers\": %u, "
+		       "\"cqs\": %u, \"iterations\": %lu, \"seconds\": %.6f",
+		       perf_test_names[o->test], tr, mode, o->size, o->qps, o->tx_depth,
+		       cfg->workers, o->cqs, (unsigned long)r->ops, r->seconds);
+		if (perf_is_lat(o->test))
+			printf(", \"lat_avg_us\": %.3f, \"lat_p50_us\": %.3f, \"lat_p99_us\": %.3f",
+			       avg, p50, p99);
+		else
+			printf(", \"gbps\": %.3f, \"mpps\": %.4f", gbps, mpps);
+		printf(", \"rebinds\": %lu}\n", (unsigned long)r->rebinds);
+		return;
+	}
+	printf("rnic-perf %s over %s (%s): %u bytes, %u QP(s), tx depth %u, %u worker(s) "
+	       "per stack, %u CQ(s)\n", perf_test_names[o->test], tr, mode, o->size, o->qps,
+	       o->tx_depth, cfg->workers, o->cqs);
+	if (perf_is_lat(o->test))
+		printf("  %lu exchanges in %.3f s: average %.2f us, p50 %.2f us, p99 %.2f us%s\n",
+		       (unsigned long)r->ops, r->seconds, avg, p50, p99,
+		       o->test == PERF_READ_LAT ? " (round trip)" : " (half the round trip)");
+	else
+		printf("  %lu messages in %.3f s: %.3f Gbit/s, %.4f M messages/s\n",
+		       (unsigned long)r->ops, r->seconds, gbps, mpps);
+	if (o->rebind_ms != 0)
+		printf("  %lu CQ re-binds\n", (unsigned long)r->rebinds);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	rnic_request_stop();
+}
+
+int main(int argc, char **argv)
+{
+	struct perf_opts o = {
+		.test = PERF_WRITE_BW, .transport = RNIC_TRANSPORT_IWARP, .qps = 1,
+		.tx_depth = 128, .cqs = 1, .tcp_port = DEFAULT_PORT,
+	};
+	struct perf_result r = { 0 };
+	struct rnic_config cfg;
+	char err[RNIC_ERRLEN];
+
+	rnic_config_init(&cfg);
+	if (rnic_config_parse_args(&cfg, &argc, argv, err, sizeof(err)) != 0) {
+		fprintf(stderr, "rnic-perf: %s\n", err);
+		return PERF_EXIT_USAGE;
+	}
+	int rc = parse(&o, &cfg, argc, argv);
+	if (rc != 0)
+		return rc > 0 ? 0 : PERF_EXIT_USAGE;
+	srand48((long)getpid() ^ (long)time(NULL));
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	rc = o.loopback ? perf_loopback(&o, &cfg, &r) : perf_remote(&o, &cfg, &r);
+	if (rc == 0)
+		report(&o, &cfg, &r);
+	free(r.lat_us);
+	rnic_request_stop();
+	fflush(stdout);
+	return rc;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rnic-perf: shared declarations of the benchmark's parts.
+ *
+ *   main.c    command line, the run's report (text or JSON)
+ *   setup.c   verbs objects of one side; --loopback's two stacks and how
+ *             their QPs are connected (iWARP through the CM, RoCE out of band)
+ *   remote.c  --server / --client over real ports
+ *   run.c     the test loops: bandwidth, latency, CQ polling, re-binding
+ *
+ * A run is a set of QP ends. The requester end of a QP pair issues the
+ * test's operations; the responder end answers where the test needs it
+ * (write_lat, send_lat) or only keeps receives posted (send_bw). --loopback
+ * drives both ends of every pair from the main thread; --server and
+ * --client drive one end each.
+ */
+#ifndef RNIC_PERF_H
+#define RNIC_PERF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "rnic/rnic.h"
+#include "rnic/rnic_cm.h"
+#include "rnic/rnic_verbs.h"
+
+#define PERF_MAX_QPS 256
+#define PERF_MAX_CQS 64
+#define PERF_STALL_S 30          /* no completion for this long: give up */
+
+/* Exit statuses. */
+#define PERF_EXIT_FAIL 1         /* a setup step or a completion failed */
+#define PERF_EXIT_USAGE 2        /* bad command line */
+#define PERF_EXIT_UNSUPPORTED 3  /* the transport refuses the test's operation */
+
+enum perf_test {
+	PERF_WRITE_BW,
+	PERF_WRITE_LAT,
+	PERF_READ_BW,
+	PERF_READ_LAT,
+	PERF_SEND_BW,
+	PERF_SEND_LAT,
+	PERF_ATOMIC_BW,
+	PERF_NTESTS,
+};
+
+/* What the command line asked for. */
+struct perf_opts {
+	enum perf_test test;
+	enum rnic_transport transport;   /* IWARP or ROCE */
+	uint32_t size;                   /* bytes per message */
+	uint64_t iters;                  /* operations per QP (0 with --duration) */
+	double duration;                 /* seconds, 0 with -n */
+	unsigned qps;
+	unsigned tx_depth;               /* send queue entries in flight per QP */
+	unsigned cqs;                    /* CQs per side, QP i on CQ i % cqs */
+	unsigned rebind_ms;              /* 0: no re-binding */
+	bool json;
+	bool loopback;
+	bool server;                     /* --server; neither: --client */
+	uint32_t server_ip;              /* --client ADDR, host order */
+	uint16_t tcp_port;               /* CM listener / RoCE exchange */
+};
+
+/* One stack's device and the objects its QP ends share. */
+struct perf_side {
+	struct rnic_stack *st;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq[PERF_MAX_CQS];
+	unsigned ncq;
+	struct rnic_cm_channel *ch;      /* iWARP only */
+	struct rnic_cm_id *listener;     /* iWARP server only */
+};
+
+/* One end of a QP pair. Its buffer holds two regions of the message size:
+ * [0, size) is what it sends or reads into, [size, 2 size) what the peer
+ * writes into or reads from. */
+struct perf_end {
+	struct perf_side *side;
+	unsigned idx;                    /* position in the run's end list */
+	bool requester;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct rnic_cm_id *id;           /* iWARP */
+	uint8_t *buf;
+	size_t region;                   /* bytes in each of the two regions */
+	struct ibv_mr *mr;
+	uint64_t raddr;                  /* the peer's second region */
+	uint32_t rkey;
+	uint32_t psn;                    /* RoCE: first PSN we send */
+	bool inline_ok;                  /* size fits max_inline_data */
+	struct perf_end *peer;           /* --loopback: the other end */
+
+	uint64_t total;                  /* operations to issue (bw: may shrink) */
+	uint64_t posted, completed;      /* send queue, by sequence */
+	uint64_t recv_posted, recv_done;
+	uint64_t iter;                   /* latency: exchanges done */
+	bool waiting;                    /* latency: an exchange is under way */
+	double t_post;                   /* latency: when it started */
+};
+
+/* The figures of a run. */
+struct perf_result {
+	uint64_t ops;                    /* operations completed, all QPs */
+	double seconds;
+	double *lat_us;                  /* latency samples, one per exchange */
+	uint64_t nlat, lat_cap;
+	uint64_t rebinds;
+	bool unsupported;                /* the transport refused the operation */
+};
+
+extern const char *const perf_test_names[PERF_NTESTS];
+
+static inline bool perf_is_lat(enum perf_test t)
+{
+	return t == PERF_WRITE_LAT || t == PERF_READ_LAT || t == PERF_SEND_LAT;
+}
+
+/* Receives each end keeps posted (the Send tests only). */
+unsigned perf_rx_depth(const struct perf_opts *o);
+
+double perf_now(void);
+const char *perf_wc_status(enum ibv_wc_status s);
+
+/* setup.c */
+int perf_side_init(struct perf_side *s, struct rnic_stack *st, const struct perf_opts *o);
+int perf_end_init(struct perf_end *e, struct perf_side *s, unsigned idx, bool requester,
+		  const struct perf_opts *o);
+int perf_post_recvs(struct perf_end *e, unsigned n);
+int perf_roce_connect(struct perf_end *e, const union ibv_gid *dgid, uint32_t dqpn,
+		      uint32_t rq_psn);
+int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
+		  struct perf_result *r);
+
+/* remote.c */
+int perf_remote(const struct perf_opts *o, struct rnic_config *cfg, struct perf_result *r);
+
+/* run.c */
+int perf_run(const struct perf_opts *o, struct perf_side *sides, unsigned nsides,
+	     struct perf_end *ends, unsigned nends, struct perf_result *r);
+
+#endif

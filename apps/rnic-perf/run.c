@@ -1,0 +1,461 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rnic-perf: the test loops.
+ *
+ * One thread drives every local end: it polls each CQ, hands completions
+ * to their ends (wr_id = end index << 40 | receive bit 39 | sequence), and
+ * lets each end take its next step.
+ *
+ * Bandwidth (write_bw, read_bw, send_bw, atomic_bw): a requester keeps up
+ * to tx_depth operations in flight, posted in chains; one in cq_mod is
+ * signaled, and the last one always, so the sequence of a completion says
+ * how many finished (completions leave the send queue in posting order).
+ * A Send is posted only against a receive the peer has posted.
+ *
+ * Latency, one exchange at a time, every operation signaled:
+ *   write_lat  requester Writes byte value v into the peer's second region;
+ *              the peer polls the last byte of that region, sees v and
+ *              Writes v back; the requester polls for it (perftest's
+ *              ping-pong). Reported: half the round trip.
+ *   send_lat   the same with Send/Receive; a receive completion is the
+ *              arrival. Reported: half the round trip.
+ *   read_lat   a Read of the peer's second region, from post to its
+ *              completion. Reported: the round trip.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "perf.h"
+
+#define POST_BATCH 32
+#define POLL_BATCH 32
+#define WRID_RECV (1ull << 39)
+#define WRID_SEQ_MASK (WRID_RECV - 1)
+
+struct run {
+	const struct perf_opts *o;
+	struct perf_side *sides;
+	unsigned nsides;
+	struct perf_end *ends;
+	unsigned nends;
+	struct perf_result *r;
+	unsigned cq_mod;            /* one signaled send WR in cq_mod */
+	double t_end;               /* --duration: when to stop issuing */
+	double t_progress;          /* last completion or exchange */
+	double next_rebind;
+	uint64_t rng;
+};
+
+double perf_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+#define WC_NAME(s) [IBV_WC_##s] = #s
+static const char *const wc_names[] = {
+	WC_NAME(SUCCESS), WC_NAME(LOC_LEN_ERR), WC_NAME(LOC_QP_OP_ERR),
+	WC_NAME(LOC_EEC_OP_ERR), WC_NAME(LOC_PROT_ERR), WC_NAME(WR_FLUSH_ERR),
+	WC_NAME(MW_BIND_ERR), WC_NAME(BAD_RESP_ERR), WC_NAME(LOC_ACCESS_ERR),
+	WC_NAME(REM_INV_REQ_ERR), WC_NAME(REM_ACCESS_ERR), WC_NAME(REM_OP_ERR),
+	WC_NAME(RETRY_EXC_ERR), WC_NAME(RNR_RETRY_EXC_ERR), WC_NAME(LOC_RDD_VIOL_ERR),
+	WC_NAME(REM_INV_RD_REQ_ERR), WC_NAME(REM_ABORT_ERR), WC_NAME(INV_EECN_ERR),
+	WC_NAME(INV_EEC_STATE_ERR), WC_NAME(FATAL_ERR), WC_NAME(RESP_TIMEOUT_ERR),
+	WC_NAME(GENERAL_ERR),
+};
+
+/* ibv_wc_status_str() lives in libibverbs, which rnic does not link. */
+const char *perf_wc_status(enum ibv_wc_status s)
+{
+	if ((unsigned)s < sizeof(wc_names) / sizeof(wc_names[0]) && wc_names[s] != NULL)
+		return wc_names[s];
+	return "unknown status";
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static const char *end_name(const struct perf_end *e)
+{
+	return e->requester ? "requester" : "responder";
+}
+
+/* --- completions --------------------------------------------------------- */
+
+/* A receive: check its length, post another. @return 0 or -1. */
+static int on_recv(struct run *R, struct perf_end *e, const struct ibv_wc *wc)
+{
+	if (wc->byte_len != R->o->size) {
+		fprintf(stderr, "rnic-perf: %s QP %u received %u bytes, expected %u\n",
+			end_name(e), e->qp->qp_num, wc->byte_len, R->o->size);
+		return -1;
+	}
+	e->recv_done++;
+	return perf_post_recvs(e, 1);
+}
+
+static int on_wc(struct run *R, const struct ibv_wc *wc)
+{
+	unsigned idx = (unsigned)(wc->wr_id >> 40);
+	uint64_t seq = wc->wr_id & WRID_SEQ_MASK;
+
+	if (idx >= R->nends) {
+		fprintf(stderr, "rnic-perf: completion for an unknown work request %#lx\n",
+			(unsigned long)wc->wr_id);
+		return -1;
+	}
+	struct perf_end *e = &R->ends[idx];
+	if (wc->status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "rnic-perf: %s: %s QP %u: %s %lu completed with %s (%d)\n",
+			perf_test_names[R->o->test], end_name(e), wc->qp_num,
+			(wc->wr_id & WRID_RECV) ? "receive" : "work request",
+			(unsigned long)seq, perf_wc_status(wc->status), wc->status);
+		return -1;
+	}
+	if (wc->wr_id & WRID_RECV)
+		return on_recv(R, e, wc);
+	if (seq < e->completed || seq >= e->posted) {
+		fprintf(stderr, "rnic-perf: %s QP %u: completion %lu out of order (%lu "
+			"completed, %lu posted)\n", end_name(e), wc->qp_num, (unsigned long)seq,
+			(unsigned long)e->completed, (unsigned long)e->posted);
+		return -1;
+	}
+	e->completed = seq + 1;
+	return 0;
+}
+
+/* Poll every CQ once. @return completions taken, or -1. */
+static int poll_all(struct run *R)
+{
+	struct ibv_wc wc[POLL_BATCH];
+	int total = 0;
+
+	for (unsigned s = 0; s < R->nsides; s++)
+		for (unsigned k = 0; k < R->sides[s].ncq; k++) {
+			int n = ibv_poll_cq(R->sides[s].cq[k], POLL_BATCH, wc);
+			if (n < 0) {
+				fprintf(stderr, "rnic-perf: poll CQ failed (%d)\n", n);
+				return -1;
+			}
+			for (int i = 0; i < n; i++)
+				if (on_wc(R, &wc[i]) != 0)
+					return -1;
+			total += n;
+		}
+	return total;
+}
+
+/* --- posting ---------------------------------------------------------------- */
+
+/* Fill @p wr / @p sge for operation @p seq of @p e. */
+static void fill_wr(struct run *R, struct perf_end *e, uint64_t seq,
+		    struct ibv_send_wr *wr, struct ibv_sge *sge)
+{
+	const struct perf_opts *o = R->o;
+
+	*sge = (struct ibv_sge){
+		.addr = (uintptr_t)e->buf,
+		.length = o->size,
+		.lkey = e->mr->lkey,
+	};
+	*wr = (struct ibv_send_wr){
+		.wr_id = ((uint64_t)e->idx << 40) | seq,
+		.sg_list = sge,
+		.num_sge = 1,
+	};
+	if ((seq + 1) % R->cq_mod == 0 || seq + 1 == e->total)
+		wr->send_flags |= IBV_SEND_SIGNALED;
+	switch (o->test) {
+	case PERF_WRITE_BW:
+	case PERF_WRITE_LAT:
+		wr->opcode = IBV_WR_RDMA_WRITE;
+		break;
+	case PERF_READ_BW:
+	case PERF_READ_LAT:
+		wr->opcode = IBV_WR_RDMA_READ;
+		break;
+	case PERF_SEND_BW:
+	case PERF_SEND_LAT:
+		wr->opcode = IBV_WR_SEND;
+		break;
+	case PERF_ATOMIC_BW:
+	default:
+		wr->opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr->wr.atomic.remote_addr = e->raddr;
+		wr->wr.atomic.rkey = e->rkey;
+		wr->wr.atomic.compare_add = 1;
+		return;
+	}
+	if (e->inline_ok)
+		wr->send_flags |= IBV_SEND_INLINE;
+	wr->wr.rdma.remote_addr = e->raddr;
+	wr->wr.rdma.rkey = e->rkey;
+}
+
+/* Post @p n operations of @p e as one chain. @return 0 or -1. */
+static int post_ops(struct run *R, struct perf_end *e, unsigned n)
+{
+	struct ibv_send_wr wr[POST_BATCH], *bad = NULL;
+	struct ibv_sge sge[POST_BATCH];
+
+	for (unsigned k = 0; k < n; k++) {
+		fill_wr(R, e, e->posted + k, &wr[k], &sge[k]);
+		wr[k].next = k + 1 < n ? &wr[k + 1] : NULL;
+	}
+	int rc = ibv_post_send(e->qp, wr, &bad);
+	if (rc == 0) {
+		e->posted += n;
+		return 0;
+	}
+	if (rc == EOPNOTSUPP) {
+		fprintf(stderr, "rnic-perf: %s: the %s transport refuses this operation "
+			"(EOPNOTSUPP)\n", perf_test_names[R->o->test],
+			R->o->transport == RNIC_TRANSPORT_ROCE ? "RoCE" : "iWARP");
+		R->r->unsupported = true;
+		return -1;
+	}
+	fprintf(stderr, "rnic-perf: %s: post send on QP %u: %s\n", perf_test_names[R->o->test],
+		e->qp->qp_num, strerror(rc));
+	return -1;
+}
+
+static bool sq_room(const struct run *R, const struct perf_end *e)
+{
+	return e->posted - e->completed < R->o->tx_depth;
+}
+
+/* --- bandwidth ------------------------------------------------------------- */
+
+/* Post what the window, the operation count and (Sends) the peer's
+ * receives allow. @return 0 or -1. */
+static int bw_step(struct run *R, struct perf_end *e)
+{
+	uint64_t n = R->o->tx_depth - (e->posted - e->completed);
+
+	if (!e->requester)
+		return 0;
+	if (e->total - e->posted < n)
+		n = e->total - e->posted;
+	if (R->o->test == PERF_SEND_BW && e->peer != NULL) {
+		uint64_t credit = e->peer->recv_posted - e->posted;
+		if (credit < n)
+			n = credit;
+	}
+	if (n > POST_BATCH)
+		n = POST_BATCH;
+	return n == 0 ? 0 : post_ops(R, e, (unsigned)n);
+}
+
+/* --duration is over: issue nothing new, but finish with a signaled one
+ * when the last posted was not. */
+static void bw_stop(struct run *R, struct perf_end *e)
+{
+	if (e->total != UINT64_MAX)
+		return;
+	e->total = e->posted % R->cq_mod == 0 ? e->posted : e->posted + 1;
+}
+
+static bool bw_done(const struct run *R, const struct perf_end *e)
+{
+	if (e->requester)
+		return e->completed == e->total;
+	/* a Send's completion may come before the receive's */
+	if (R->o->test == PERF_SEND_BW && e->peer != NULL)
+		return e->peer->completed == e->peer->total && e->recv_done == e->peer->total;
+	return true;
+}
+
+/* --- latency ----------------------------------------------------------------- */
+
+static int lat_record(struct run *R, struct perf_end *e)
+{
+	struct perf_result *r = R->r;
+	double us = (perf_now() - e->t_post) * 1e6;
+
+	if (R->o->test != PERF_READ_LAT)
+		us /= 2;
+	if (r->nlat == r->lat_cap) {
+		uint64_t cap = r->lat_cap ? 2 * r->lat_cap : 4096;
+		double *p = realloc(r->lat_us, cap * sizeof(*p));
+		if (p == NULL) {
+			fprintf(stderr, "rnic-perf: out of memory for latency samples\n");
+			return -1;
+		}
+		r->lat_us = p;
+		r->lat_cap = cap;
+	}
+	r->lat_us[r->nlat++] = us;
+	e->iter++;
+	e->waiting = false;
+	return 0;
+}
+
+/* Has the exchange @p e waits for arrived? */
+static bool lat_arrived(const struct run *R, const struct perf_end *e)
+{
+	const volatile uint8_t *last = e->buf + e->region + R->o->size - 1;
+
+	switch (R->o->test) {
+	case PERF_WRITE_LAT:
+		return *last == (uint8_t)(e->iter % 255 + 1);
+	case PERF_SEND_LAT:
+		return e->recv_done > e->iter;
+	default:
+		return e->completed > e->iter;
+	}
+}
+
+/* One step of a latency end. @return 0 or -1. */
+static int lat_step(struct run *R, struct perf_end *e)
+{
+	if (e->requester && e->waiting)
+		return lat_arrived(R, e) ? lat_record(R, e) : 0;
+	if (e->iter >= e->total || !sq_room(R, e))
+		return 0;
+	if (!e->requester) {
+		/* read_lat: nothing to answer; the others answer each arrival */
+		if (R->o->test == PERF_READ_LAT || !lat_arrived(R, e))
+			return 0;
+		e->buf[R->o->size - 1] = (uint8_t)(e->iter % 255 + 1);
+		e->iter++;
+		R->t_progress = perf_now();
+		return post_ops(R, e, 1);
+	}
+	e->buf[R->o->size - 1] = (uint8_t)(e->iter % 255 + 1);
+	e->waiting = true;
+	e->t_post = perf_now();
+	return post_ops(R, e, 1);
+}
+
+static bool lat_done(const struct perf_end *e)
+{
+	return (!e->requester || e->iter >= e->total) && e->completed == e->posted;
+}
+
+/* --- the loop ------------------------------------------------------------------- */
+
+/* Move one CQ, chosen at random, to a random handler. @return 0 or -1. */
+static int rebind_one(struct run *R)
+{
+	struct perf_side *s = &R->sides[xorshift(&R->rng) % R->nsides];
+	struct ibv_cq *cq = s->cq[xorshift(&R->rng) % s->ncq];
+	int handlers = rnic_query_handlers(s->ctx);
+	int h = (int)(xorshift(&R->rng) % (uint64_t)(handlers > 0 ? handlers : 1));
+	int rc = rnic_modify_cq_handler(cq, h);
+
+	if (rc != 0) {
+		fprintf(stderr, "rnic-perf: re-binding a CQ to handler %d: %s\n", h, strerror(rc));
+		return -1;
+	}
+	R->r->rebinds++;
+	return 0;
+}
+
+static void dump_stall(const struct run *R)
+{
+	fprintf(stderr, "rnic-perf: %s: no progress for %d s\n", perf_test_names[R->o->test],
+		PERF_STALL_S);
+	for (unsigned i = 0; i < R->nends; i++) {
+		const struct perf_end *e = &R->ends[i];
+		fprintf(stderr, "  %s QP %u: state %d, posted %lu, completed %lu, receives "
+			"%lu posted %lu done, exchanges %lu\n", end_name(e), e->qp->qp_num,
+			e->qp->state, (unsigned long)e->posted, (unsigned long)e->completed,
+			(unsigned long)e->recv_posted, (unsigned long)e->recv_done,
+			(unsigned long)e->iter);
+		struct rnic_qp_stats qs;
+		rnic_qp_stats(e->qp, &qs);
+		fprintf(stderr, "    send WRs %lu, completions %lu, messages out %lu in %lu, "
+			"bytes out %lu in %lu\n", (unsigned long)qs.send_wrs,
+			(unsigned long)qs.completions, (unsigned long)qs.ops_out,
+			(unsigned long)qs.ops_in, (unsigned long)qs.bytes_out,
+			(unsigned long)qs.bytes_in);
+	}
+	for (unsigned s = 0; s < R->nsides; s++) {
+		struct rnic_stack_stats ss;
+		rnic_stack_stats(R->sides[s].st, &ss);
+		fprintf(stderr, "  stack %u: frames rx %lu tx %lu, drops %lu, mbufs in use %lu\n",
+			s, (unsigned long)ss.rx_pkts, (unsigned long)ss.tx_pkts,
+			(unsigned long)ss.drops, (unsigned long)ss.mbufs_in_use);
+	}
+}
+
+/* One pass: completions, re-binding, each end's step. @return 1 when every
+ * end is done, 0 to go on, -1 on a failure. */
+static int pass(struct run *R, bool lat)
+{
+	int n = poll_all(R);
+	double t = perf_now();
+	bool done = true;
+
+	if (n < 0)
+		return -1;
+	if (n > 0)
+		R->t_progress = t;
+	if (R->o->rebind_ms != 0 && t >= R->next_rebind) {
+		if (rebind_one(R) != 0)
+			return -1;
+		R->next_rebind = t + R->o->rebind_ms / 1e3;
+	}
+	bool stop = (R->t_end > 0 && t >= R->t_end) || rnic_stop_requested();
+	for (unsigned i = 0; i < R->nends; i++) {
+		struct perf_end *e = &R->ends[i];
+		if (stop && e->requester) {
+			if (lat && e->total == UINT64_MAX)
+				e->total = e->iter + (e->waiting ? 1 : 0);
+			else if (!lat)
+				bw_stop(R, e);
+		}
+		if ((lat ? lat_step(R, e) : bw_step(R, e)) != 0)
+			return -1;
+		done = done && (lat ? lat_done(e) : bw_done(R, e));
+	}
+	if (done)
+		return 1;
+	if (t - R->t_progress > PERF_STALL_S) {
+		dump_stall(R);
+		return -1;
+	}
+	return 0;
+}
+
+int perf_run(const struct perf_opts *o, struct perf_side *sides, unsigned nsides,
+	     struct perf_end *ends, unsigned nends, struct perf_result *r)
+{
+	bool lat = perf_is_lat(o->test);
+	struct run R = {
+		.o = o, .sides = sides, .nsides = nsides, .ends = ends, .nends = nends, .r = r,
+		.rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL),
+	};
+	int rc;
+
+	R.cq_mod = lat ? 1 : o->tx_depth / 2 < 1 ? 1 : o->tx_depth / 2 > 64 ? 64 : o->tx_depth / 2;
+	for (unsigned i = 0; i < nends; i++) {
+		struct perf_end *e = &ends[i];
+		/* a remote requester tells its responder how many (remote.c) */
+		if (e->requester || e->total == 0)
+			e->total = o->iters ? o->iters : UINT64_MAX;
+	}
+	double t0 = perf_now();
+	R.t_progress = t0;
+	R.next_rebind = t0 + o->rebind_ms / 1e3;
+	if (o->duration > 0)
+		R.t_end = t0 + o->duration;
+	while ((rc = pass(&R, lat)) == 0)
+		;
+	r->seconds = perf_now() - t0;
+	for (unsigned i = 0; i < nends; i++)
+		if (ends[i].requester)
+			r->ops += lat ? ends[i].iter : ends[i].completed;
+	if (rc < 0)
+		return r->unsupported ? PERF_EXIT_UNSUPPORTED : PERF_EXIT_FAIL;
+	return 0;
+}

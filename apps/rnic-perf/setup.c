@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rnic-perf: verbs objects, and the --loopback wiring.
+ *
+ * --loopback builds two stacks in this process, joined back to back by a
+ * net_ring pair (as the integration tests do): stack A (192.0.2.1) holds
+ * the responder ends, stack B (192.0.2.2) the requester ends. iWARP QPs
+ * connect through the CM (B connects, A accepts); RoCE QPs are connected
+ * out of band, since both ends live here: INIT, then RTR towards the peer's
+ * GID 1 (::ffff:its IPv4) and QPN, then RTS.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+
+#include "perf.h"
+
+#define LO_RING "perf"
+#define LO_A_IP 0xc0000201u     /* 192.0.2.1: responders */
+#define LO_B_IP 0xc0000202u     /* 192.0.2.2: requesters */
+#define LO_MBUFS 32767
+#define PERF_RD_ATOMIC 16       /* IRD/ORD: Reads and atomics in flight */
+#define CM_WAIT_MS 10000
+
+unsigned perf_rx_depth(const struct perf_opts *o)
+{
+	if (o->test == PERF_SEND_BW)
+		return o->tx_depth < 512 ? 512 : o->tx_depth;
+	return o->test == PERF_SEND_LAT ? 16 : 0;
+}
+
+/* Device, PD and the CQs, CQ k on handler k % handlers. @return 0 or -1. */
+int perf_side_init(struct perf_side *s, struct rnic_stack *st, const struct perf_opts *o)
+{
+	unsigned per_cq = (o->qps + o->cqs - 1) / o->cqs;
+	long cqe = (long)per_cq * (o->tx_depth + perf_rx_depth(o) + 1);
+
+	s->st = st;
+	s->ctx = rnic_open_device(st);
+	if (s->ctx == NULL) {
+		fprintf(stderr, "rnic-perf: cannot open the device: %s\n", strerror(errno));
+		return -1;
+	}
+	s->pd = rnic_alloc_pd(s->ctx);
+	if (s->pd == NULL) {
+		fprintf(stderr, "rnic-perf: cannot allocate a PD: %s\n", strerror(errno));
+		return -1;
+	}
+	int handlers = rnic_query_handlers(s->ctx);
+	if (handlers < 1)
+		handlers = 1;
+	if (cqe > RNIC_MAX_CQE)
+		cqe = RNIC_MAX_CQE;
+	for (s->ncq = 0; s->ncq < o->cqs; s->ncq++) {
+		s->cq[s->ncq] = rnic_create_cq(s->ctx, (int)cqe, NULL, NULL,
+					       (int)(s->ncq % (unsigned)handlers));
+		if (s->cq[s->ncq] == NULL) {
+			fprintf(stderr, "rnic-perf: cannot create CQ %u: %s\n", s->ncq,
+				strerror(errno));
+			return -1;
+		}
+	}
+	if (o->transport == RNIC_TRANSPORT_IWARP) {
+		s->ch = rnic_cm_create_channel(s->ctx);
+		if (s->ch == NULL) {
+			fprintf(stderr, "rnic-perf: cannot create a CM channel: %s\n",
+				strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Buffer, MR and QP of one end; a RoCE QP is left in INIT, an iWARP one in
+ * RESET (the CM moves it). @return 0 or -1. */
+int perf_end_init(struct perf_end *e, struct perf_side *s, unsigned idx, bool requester,
+		  const struct perf_opts *o)
+{
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+
+	if (o->test == PERF_ATOMIC_BW)
+		access |= IBV_ACCESS_REMOTE_ATOMIC;
+	e->side = s;
+	e->idx = idx;
+	e->requester = requester;
+	e->cq = s->cq[(idx / (o->loopback ? 2 : 1)) % s->ncq];
+	e->region = ((size_t)o->size + 63) & ~(size_t)63;
+	e->buf = aligned_alloc(4096, (2 * e->region + 4095) & ~(size_t)4095);
+	if (e->buf == NULL) {
+		fprintf(stderr, "rnic-perf: out of memory for %zu-byte buffers\n", e->region);
+		return -1;
+	}
+	memset(e->buf, 0, 2 * e->region);
+	e->mr = rnic_reg_mr(s->pd, e->buf, 2 * e->region, access);
+	if (e->mr == NULL) {
+		fprintf(stderr, "rnic-perf: cannot register %zu bytes: %s\n", 2 * e->region,
+			strerror(errno));
+		return -1;
+	}
+	struct ibv_qp_init_attr qa = {
+		.send_cq = e->cq,
+		.recv_cq = e->cq,
+		.cap = {
+			.max_send_wr = o->tx_depth,
+			.max_recv_wr = perf_rx_depth(o) ? perf_rx_depth(o) : 1,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 0,
+	};
+	e->qp = rnic_create_qp_transport(s->pd, &qa, o->transport);
+	if (e->qp == NULL) {
+		fprintf(stderr, "rnic-perf: cannot create a %s QP: %s\n",
+			o->transport == RNIC_TRANSPORT_ROCE ? "RoCE" : "iWARP", strerror(errno));
+		return -1;
+	}
+	e->inline_ok = o->size <= qa.cap.max_inline_data &&
+		       (o->test == PERF_WRITE_BW || o->test == PERF_WRITE_LAT ||
+			o->test == PERF_SEND_BW || o->test == PERF_SEND_LAT);
+	e->psn = (uint32_t)lrand48() & 0xffffff;
+	if (o->transport != RNIC_TRANSPORT_ROCE)
+		return 0;
+	struct ibv_qp_attr init = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
+		.qp_access_flags = access & ~IBV_ACCESS_LOCAL_WRITE,
+	};
+	int rc = rnic_modify_qp(e->qp, &init,
+				IBV_QP_STATE |
+				IBV_QP_PKEY_INDEX |
+				IBV_QP_PORT |
+				IBV_QP_ACCESS_FLAGS);
+	if (rc != 0) {
+		fprintf(stderr, "rnic-perf: RoCE QP to INIT: %s\n", strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* Post @p n receives into the end's first region. @return 0 or -1. */
+int perf_post_recvs(struct perf_end *e, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)e->buf,
+			.length = (uint32_t)e->region,
+			.lkey = e->mr->lkey,
+		};
+		struct ibv_recv_wr wr = {
+			.wr_id = ((uint64_t)e->idx << 40) | (1ull << 39) | e->recv_posted,
+			.sg_list = &sge,
+			.num_sge = 1,
+		};
+		struct ibv_recv_wr *bad;
+		int rc = ibv_post_recv(e->qp, &wr, &bad);
+		if (rc != 0) {
+			fprintf(stderr, "rnic-perf: post receive: %s\n", strerror(rc));
+			return -1;
+		}
+		e->recv_posted++;
+	}
+	return 0;
+}
+
+/* RoCE: RTR towards @p dgid / @p dqpn expecting @p rq_psn, then RTS
+ * sending from e->psn. The path MTU is the largest that fits the port.
+ * @return 0 or -1. */
+int perf_roce_connect(struct perf_end *e, const union ibv_gid *dgid, uint32_t dqpn,
+		      uint32_t rq_psn)
+{
+	struct ibv_port_attr pa;
+	enum ibv_mtu mtu = IBV_MTU_1024;
+
+	if (rnic_query_port(e->side->ctx, 1, &pa) == 0)
+		mtu = pa.active_mtu;
+	struct ibv_qp_attr rtr = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = mtu,
+		.dest_qp_num = dqpn,
+		.rq_psn = rq_psn,
+		.max_dest_rd_atomic = PERF_RD_ATOMIC,
+		.min_rnr_timer = 12,            /* 0.64 ms */
+		.ah_attr = {
+			.is_global = 1,
+			.port_num = 1,
+			.grh = { .dgid = *dgid, .sgid_index = 1, .hop_limit = 64 },
+		},
+	};
+	int rc = rnic_modify_qp(e->qp, &rtr,
+				IBV_QP_STATE |
+				IBV_QP_AV |
+				IBV_QP_PATH_MTU |
+				IBV_QP_DEST_QPN |
+				IBV_QP_RQ_PSN |
+				IBV_QP_MAX_DEST_RD_ATOMIC |
+				IBV_QP_MIN_RNR_TIMER);
+	if (rc != 0) {
+		fprintf(stderr, "rnic-perf: RoCE QP to RTR: %s\n", strerror(rc));
+		return -1;
+	}
+	struct ibv_qp_attr rts = {
+		.qp_state = IBV_QPS_RTS,
+		.timeout = 14,                  /* 67 ms */
+		.retry_cnt = 7,
+		.rnr_retry = 7,                 /* for ever */
+		.sq_psn = e->psn,
+		.max_rd_atomic = PERF_RD_ATOMIC,
+	};
+	rc = rnic_modify_qp(e->qp, &rts,
+			    IBV_QP_STATE |
+			    IBV_QP_TIMEOUT |
+			    IBV_QP_RETRY_CNT |
+			    IBV_QP_RNR_RETRY |
+			    IBV_QP_SQ_PSN |
+			    IBV_QP_MAX_QP_RD_ATOMIC);
+	if (rc != 0) {
+		fprintf(stderr, "rnic-perf: RoCE QP to RTS: %s\n", strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* The next CM event, which must be @p t. @return 0 or -1. */
+static int cm_expect(struct rnic_cm_channel *ch, enum rnic_cm_event_type t,
+		     struct rnic_cm_event *ev)
+{
+	int rc = rnic_cm_get_event(ch, ev, CM_WAIT_MS);
+	if (rc != 0) {
+		fprintf(stderr, "rnic-perf: no %s within %d ms\n", rnic_cm_event_str(t),
+			CM_WAIT_MS);
+		return -1;
+	}
+	if (ev->type != t) {
+		fprintf(stderr, "rnic-perf: expected %s, got %s (status %d)\n",
+			rnic_cm_event_str(t), rnic_cm_event_str(ev->type), ev->status);
+		return -1;
+	}
+	return 0;
+}
+
+/* iWARP: connect requester @p q to responder @p r through the CM, both in
+ * INIT with their receives posted first. @return 0 or -1. */
+static int lo_connect_iwarp(struct perf_end *q, struct perf_end *r, const struct perf_opts *o)
+{
+	struct rnic_cm_conn_param cp = {
+		.responder_resources = PERF_RD_ATOMIC,
+		.initiator_depth = PERF_RD_ATOMIC,
+	};
+	struct rnic_cm_event ev;
+
+	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT };
+	int rc = rnic_modify_qp(q->qp, &init, IBV_QP_STATE);
+	if (rc == 0)
+		rc = rnic_modify_qp(r->qp, &init, IBV_QP_STATE);
+	if (rc != 0) {
+		fprintf(stderr, "rnic-perf: iWARP QP to INIT: %s\n", strerror(rc));
+		return -1;
+	}
+	if (perf_post_recvs(q, perf_rx_depth(o)) != 0 ||
+	    perf_post_recvs(r, perf_rx_depth(o)) != 0)
+		return -1;
+	if (rnic_cm_create_id(q->side->ch, q, &q->id) != 0 ||
+	    rnic_cm_connect(q->id, q->qp, LO_A_IP, o->tcp_port, &cp) != 0) {
+		fprintf(stderr, "rnic-perf: CM connect failed\n");
+		return -1;
+	}
+	if (cm_expect(r->side->ch, RNIC_CM_EVENT_CONNECT_REQUEST, &ev) != 0)
+		return -1;
+	r->id = ev.id;
+	if (rnic_cm_accept(r->id, r->qp, &cp) != 0) {
+		fprintf(stderr, "rnic-perf: CM accept failed\n");
+		return -1;
+	}
+	if (cm_expect(r->side->ch, RNIC_CM_EVENT_ESTABLISHED, &ev) != 0 ||
+	    cm_expect(q->side->ch, RNIC_CM_EVENT_ESTABLISHED, &ev) != 0)
+		return -1;
+	return 0;
+}
+
+/* RoCE: both QPs are in INIT; receives, then RTR/RTS both ways. */
+static int lo_connect_roce(struct perf_end *q, struct perf_end *r, const struct perf_opts *o)
+{
+	union ibv_gid qgid, rgid;
+
+	if (rnic_query_gid(q->side->ctx, 1, 1, &qgid) != 0 ||
+	    rnic_query_gid(r->side->ctx, 1, 1, &rgid) != 0) {
+		fprintf(stderr, "rnic-perf: cannot read GID 1 of the ports\n");
+		return -1;
+	}
+	if (perf_post_recvs(q, perf_rx_depth(o)) != 0 ||
+	    perf_post_recvs(r, perf_rx_depth(o)) != 0)
+		return -1;
+	if (perf_roce_connect(r, &qgid, q->qp->qp_num, q->psn) != 0 ||
+	    perf_roce_connect(q, &rgid, r->qp->qp_num, r->psn) != 0)
+		return -1;
+	return 0;
+}
+
+/* Two stacks over one net_ring pair; the common options give the workers
+ * per stack and the poll mode. @return 0 or -1. */
+static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common,
+		     struct rnic_stack *st[2])
+{
+	struct rnic_config c[2];
+
+	c[0] = *common;
+	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--no-huge");
+	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "-m");
+	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "1024");
+	if (rnic_eal_init("rnic-perf", &c[0], 2 * c[0].workers) != 0)
+		return -1;
+	if (rnic_ring_pair(LO_RING, c[0].workers) != 0) {
+		fprintf(stderr, "rnic-perf: cannot make the net_ring pair\n");
+		return -1;
+	}
+	c[0].n_eal_args = 0;
+	c[1] = c[0];
+	for (int i = 0; i < 2; i++) {
+		struct rnic_port_cfg *pc = &c[i].ports[0];
+		c[i].n_ports = 1;
+		rnic_port_cfg_init(pc);
+		snprintf(pc->ring, sizeof(pc->ring), LO_RING ".%c", i ? 'b' : 'a');
+		pc->ip = i ? LO_B_IP : LO_A_IP;
+		pc->prefix_len = 24;
+		pc->mbufs = LO_MBUFS;
+	}
+	(void)o;
+	for (int i = 0; i < 2; i++) {
+		st[i] = rnic_stack_create(&c[i]);
+		if (st[i] == NULL) {
+			fprintf(stderr, "rnic-perf: stack %c: %s\n", 'A' + i,
+				rte_strerror(rte_errno));
+			return -1;
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (rnic_stack_start(st[i]) != 0) {
+			fprintf(stderr, "rnic-perf: cannot start stack %c\n", 'A' + i);
+			return -1;
+		}
+	return 0;
+}
+
+int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
+		  struct perf_result *r)
+{
+	static struct perf_side sides[2];   /* [0] A: responders, [1] B: requesters */
+	struct rnic_stack *st[2];
+	struct perf_end *ends = calloc(2 * (size_t)o->qps, sizeof(*ends));
+
+	if (ends == NULL || lo_stacks(o, common, st) != 0)
+		return PERF_EXIT_FAIL;
+	for (int i = 0; i < 2; i++)
+		if (perf_side_init(&sides[i], st[i], o) != 0)
+			return PERF_EXIT_FAIL;
+	if (o->transport == RNIC_TRANSPORT_IWARP &&
+	    (rnic_cm_create_id(sides[0].ch, NULL, &sides[0].listener) != 0 ||
+	     rnic_cm_listen(sides[0].listener, o->tcp_port, (int)o->qps) != 0)) {
+		fprintf(stderr, "rnic-perf: cannot listen on TCP port %u\n", o->tcp_port);
+		return PERF_EXIT_FAIL;
+	}
+	for (unsigned i = 0; i < o->qps; i++) {
+		struct perf_end *q = &ends[2 * i], *p = &ends[2 * i + 1];
+		if (perf_end_init(q, &sides[1], 2 * i, true, o) != 0 ||
+		    perf_end_init(p, &sides[0], 2 * i + 1, false, o) != 0)
+			return PERF_EXIT_FAIL;
+		q->peer = p;
+		p->peer = q;
+		q->raddr = (uintptr_t)p->buf + p->region;
+		q->rkey = p->mr->rkey;
+		p->raddr = (uintptr_t)q->buf + q->region;
+		p->rkey = q->mr->rkey;
+		int rc = o->transport == RNIC_TRANSPORT_IWARP ? lo_connect_iwarp(q, p, o)
+							      : lo_connect_roce(q, p, o);
+		if (rc != 0)
+			return PERF_EXIT_FAIL;
+	}
+	int rc = perf_run(o, sides, 2, ends, 2 * o->qps, r);
+	if (rc != 0 || o->test != PERF_ATOMIC_BW)
+		return rc;
+	/* each Fetch and Add added one to the responder's counter */
+	for (unsigned i = 0; i < o->qps; i++) {
+		const struct perf_end *p = &ends[2 * i + 1];
+		uint64_t v;
+		memcpy(&v, p->buf + p->region, sizeof(v));
+		if (v != ends[2 * i].completed) {
+			fprintf(stderr, "rnic-perf: atomic_bw: QP %u's counter is %lu after %lu "
+				"Fetch and Adds of 1\n", p->qp->qp_num, (unsigned long)v,
+				(unsigned long)ends[2 * i].completed);
+			return PERF_EXIT_FAIL;
+		}
+	}
+	return 0;
+}
