@@ -1,0 +1,98 @@
+#!/bin/bash
+# rnic-perf --loopback, briefly: every test over iWARP and over RoCEv2 with
+# -n 200 --json. A run must exit 0 and print one JSON object with the test's
+# fields (bandwidth: gbps, mpps; latency: lat_avg_us, lat_p50_us,
+# lat_p99_us) and iterations 200; atomic_bw over iWARP must be refused with
+# exit status 3 (RFC 7306 is not implemented). Then one multi-QP run per
+# transport with two workers, two CQs and CQ re-binding, and the exit
+# status 2 of bad command lines. No figure is checked: the machine is shared.
+set -uo pipefail
+perf=${RNIC_BUILD_DIR:?}/apps/rnic-perf/rnic-perf
+pass=0 fails=0
+
+fail() {
+	echo "FAIL: $1"
+	[ -n "${2:-}" ] && echo "$2" | tail -8
+	fails=$((fails + 1))
+}
+
+# check_json NAME OUTPUT FIELD... : the last JSON line has every field
+check_json() {
+	local name=$1 out=$2 line f
+	shift 2
+	line=$(echo "$out" | grep '^{' | tail -1)
+	for f in test transport size iterations seconds "$@"; do
+		if ! echo "$line" | grep -q "\"$f\": "; then
+			fail "$name: no \"$f\" in: $line" "$out"
+			return
+		fi
+	done
+	pass=$((pass + 1))
+	echo "ok: $name: $line"
+}
+
+for tr in iwarp roce; do
+	for t in write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat; do
+		out=$("$perf" --loopback --transport "$tr" --test "$t" -n 200 --json 2>&1)
+		rc=$?
+		name="$tr $t"
+		if [ "$tr/$t" = iwarp/atomic_bw ]; then
+			if [ "$rc" = 3 ] && echo "$out" | grep -q "refuses this operation"; then
+				pass=$((pass + 1))
+				echo "ok: $name: refused (exit 3)"
+			else
+				fail "$name: expected the refusal with exit 3, got $rc" "$out"
+			fi
+			continue
+		fi
+		if [ "$rc" != 0 ]; then
+			fail "$name: exit status $rc" "$out"
+			continue
+		fi
+		if ! echo "$out" | grep '^{' | tail -1 | grep -q '"iterations": 200,'; then
+			fail "$name: iterations is not 200" "$out"
+			continue
+		fi
+		case $t in
+		*_lat) check_json "$name" "$out" lat_avg_us lat_p50_us lat_p99_us ;;
+		*) check_json "$name" "$out" gbps mpps ;;
+		esac
+	done
+done
+
+# several QPs on two workers and two CQs re-bound every 5 ms
+for spec in "iwarp write_bw" "roce send_bw"; do
+	set -- $spec
+	out=$("$perf" --loopback --transport "$1" --test "$2" -s 4096 -n 300 --qps 4 \
+		--workers 2 --cqs 2 --rebind-ms 5 --json 2>&1)
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		check_json "$1 $2 4 QPs, 2 workers, 2 CQs, re-binding" "$out" gbps mpps rebinds
+	else
+		fail "$1 $2 with 4 QPs: exit status $rc" "$out"
+	fi
+done
+
+# bad command lines: exit 2 with a message, before any stack is made
+while read -r args; do
+	out=$("$perf" $args 2>&1)
+	rc=$?
+	if [ "$rc" = 2 ] && [ -n "$out" ]; then
+		pass=$((pass + 1))
+	else
+		fail "'rnic-perf $args': expected exit 2 with a message, got $rc" "$out"
+	fi
+done <<'ARGS'
+--loopback
+--loopback --test nope
+--loopback --test write_bw --transport ib
+--loopback --test write_lat --qps 2
+--loopback --test atomic_bw -s 16
+--loopback --test write_bw -n 10 --duration 1
+--loopback --test write_bw --cqs 2
+--loopback --test write_bw --tx-depth 0
+--server --test write_bw
+--loopback --client 192.0.2.1 --test write_bw
+ARGS
+echo "$pass passed, $fails failed"
+[ "$fails" = 0 ]
