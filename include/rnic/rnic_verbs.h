@@ -104,6 +104,15 @@ int rnic_query_gid(struct ibv_context *ctx, uint8_t port_num, int index,
  *  -ENOENT for an unknown name. */
 int rnic_roce_counter(const struct rnic_stack *st, const char *name, uint64_t *value);
 
+/**
+ * Address handle for UD QPs (RoCE): @p attr names the destination with a
+ * GRH (is_global, grh.dgid ::ffff:a.b.c.d, grh.sgid_index 1) and a port.
+ * @return the handle, or NULL with errno EINVAL.
+ */
+struct ibv_ah *rnic_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+/** @return 0. */
+int rnic_destroy_ah(struct ibv_ah *ah);
+
 /** The device's default transport (RNIC_TRANSPORT_IWARP unless the config
  *  says roce). */
 enum rnic_transport rnic_device_transport(struct ibv_context *ctx);

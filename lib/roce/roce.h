@@ -66,7 +66,9 @@ struct rnic_worker;
 	X(dup_atomics)      X(out_of_window)    X(acks_out)                      \
 	X(naks_seq_out)     X(naks_inv_out)     X(naks_access_out)               \
 	X(naks_op_out)      X(rnr_naks_out)     X(read_resps_out)                \
-	X(atomic_acks_out)  X(no_mbuf)
+	X(atomic_acks_out)  X(no_mbuf)          X(rx_wrong_service)              \
+	X(ud_pkts_in)       X(ud_pkts_out)      X(ud_bad_qkey)                   \
+	X(ud_no_recv)       X(ud_too_long)
 
 struct roce_counters {
 #define ROCE_CTR_FIELD(n) uint64_t n;
@@ -184,6 +186,8 @@ struct roce_qp {
 	uint8_t min_rnr_timer;
 	uint32_t max_rd_atomic;   /* ORD */
 	uint32_t max_dest_rd_atomic;   /* IRD */
+	uint32_t qkey;            /* UD */
+	uint32_t ud_psn;          /* UD: PSN of the next datagram */
 
 	struct roce_req req;
 	struct roce_resp resp;
@@ -219,6 +223,16 @@ void roce_sgl_copy_in(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 		      const struct rte_mbuf *m, uint32_t moff, uint32_t len);
 /* Copy @p len bytes from offset @p moff of an mbuf chain to @p dst. */
 void roce_mbuf_copy(const struct rte_mbuf *m, uint32_t moff, uint8_t *dst, uint32_t len);
+
+/* Send @p m (from roce_pkt_new) to @p dst_ip (host order), TOS @p tos. */
+void roce_pkt_send_to(struct roce_qp *rq, struct rte_mbuf *m, uint32_t dst_ip, uint8_t tos);
+
+/* roce_ud.c: unreliable datagrams --------------------------------------------- */
+/* Send one datagram now and complete it. @return 0 or -errno. */
+int roce_ud_post(struct roce_qp *rq, const struct ibv_send_wr *wr);
+/* A UD Send for this QP: Q_Key check, a receive with the GRH, completion. */
+void roce_ud_input(struct roce_qp *rq, const struct rnic_roce_pkt *pkt,
+		   const struct rte_mbuf *m, uint32_t pay_off, const struct rte_ipv4_hdr *ip);
 
 /* roce_req.c ----------------------------------------------------------------- */
 void roce_req_init(struct roce_qp *rq, uint32_t sq_psn);

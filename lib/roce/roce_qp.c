@@ -109,11 +109,16 @@ static void icrc_fin(struct rte_mbuf *m)
 	rnic_roce_icrc_generate_mbuf(m, m->l2_len);
 }
 
-void roce_pkt_send(struct roce_qp *rq, struct rte_mbuf *m)
+void roce_pkt_send_to(struct roce_qp *rq, struct rte_mbuf *m, uint32_t dst_ip, uint8_t tos)
 {
 	rq->rw->c.tx_pkts++;
-	rnic_net_output_udp_fin(rq->w, rq->port, m, rq->dst_ip, rq->sport,
-				RNIC_ROCE_UDP_PORT, false, rq->tos, icrc_fin);
+	rnic_net_output_udp_fin(rq->w, rq->port, m, dst_ip, rq->sport, RNIC_ROCE_UDP_PORT,
+				false, tos, icrc_fin);
+}
+
+void roce_pkt_send(struct roce_qp *rq, struct rte_mbuf *m)
+{
+	roce_pkt_send_to(rq, m, rq->dst_ip, rq->tos);
 }
 
 /* --- the worker's poller ------------------------------------------------------- */
@@ -249,23 +254,31 @@ static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mb
 		rw->c.rx_cnp++;   /* DCQCN reaction point: not implemented yet */
 		goto drop;
 	}
-	if (!(pkt.flags & RNIC_ROCE_OPF_RC)) {
-		rw->c.rx_not_rc++;   /* UD QPs: not implemented yet */
-		goto drop;
-	}
 	struct rnic_qp *qp = qp_by_num(w->st, rnic_roce_pkt_dqpn(&pkt));
 	struct roce_qp *rq = qp ? rq_of(qp) : NULL;
 	if (rq == NULL || rq->w != w) {
 		rw->c.rx_unknown_qp++;
 		goto drop;
 	}
+	bool ud = qp->qp.qp_type == IBV_QPT_UD;
+	if (ud != ((pkt.flags & RNIC_ROCE_OPF_UD) != 0)) {
+		rw->c.rx_wrong_service++;   /* an RC packet for a UD QP, or the reverse */
+		goto drop;
+	}
 	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
 					const struct rte_ipv4_hdr *, ip_off);
+	uint32_t pay_off = bth_off + rnic_roce_op(pkt.opcode)->length;
+	if (ud) {
+		if (rq->state == ROCE_RTR || rq->state == ROCE_RTS)
+			roce_ud_input(rq, &pkt, m, pay_off, ip);
+		else
+			rw->c.rx_bad_state++;
+		goto drop;
+	}
 	if (rte_be_to_cpu_32(ip->src_addr) != rq->dst_ip) {
 		rw->c.rx_wrong_source++;
 		goto drop;
 	}
-	uint32_t pay_off = bth_off + rnic_roce_op(pkt.opcode)->length;
 	if (pkt.flags & RNIC_ROCE_OPF_REQ) {
 		if (rq->state != ROCE_RTR && rq->state != ROCE_RTS) {
 			rw->c.rx_bad_state++;
@@ -324,6 +337,8 @@ static int roce_post(struct rnic_qp *qp, const struct ibv_send_wr *wr)
 	struct roce_qp *rq = rq_of(qp);
 	if (rq->state != ROCE_RTS)
 		return -ENOTCONN;
+	if (qp->qp.qp_type == IBV_QPT_UD)
+		return roce_ud_post(rq, wr);
 	int rc = roce_req_post(rq, wr);
 	if (rc == 0)
 		roce_qp_activate(rq);
@@ -389,6 +404,7 @@ static void modify_on_worker(struct rnic_worker *w, void *arg)
 		__atomic_store_n(&rq->qp->qp.state, IBV_QPS_RTR, __ATOMIC_RELEASE);
 	} else if (c->to == IBV_QPS_RTS && rq->state == ROCE_RTR) {
 		roce_req_init(rq, c->attr->sq_psn);
+		rq->ud_psn = c->attr->sq_psn & RNIC_PSN_MASK;
 		rq->state = ROCE_RTS;
 		rnic_qp_established(rq->qp);
 	}
@@ -430,6 +446,21 @@ static int rtr_check(struct rnic_qp *qp, struct roce_qp *rq, const struct ibv_qp
 	return 0;
 }
 
+/* RTR of a UD QP: the port from INIT, the largest path MTU it carries. */
+static int ud_rtr_check(struct rnic_qp *qp, struct roce_qp *rq)
+{
+	struct rnic_stack *st = qp->dev->st;
+	if (rq->port_num < 1 || rq->port_num > st->n_ports)
+		return EINVAL;
+	rq->port = st->ports[rq->port_num - 1];
+	rq->pmtu = 256;
+	while (rq->pmtu < 4096 && 2 * rq->pmtu + RNIC_ROCE_OVERHEAD <= rq->port->mtu)
+		rq->pmtu *= 2;
+	uint32_t h = qp->qp.qp_num * 0x9e3779b1u;
+	rq->sport = (uint16_t)(0xc000u | ((h >> 16) & 0x3fffu));
+	return 0;
+}
+
 static int roce_modify(struct rnic_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	struct roce_qp *rq = rq_of(qp);
@@ -455,12 +486,15 @@ static int roce_modify(struct rnic_qp *qp, struct ibv_qp_attr *attr, int mask)
 			rq->port_num = attr->port_num;
 		}
 		apply_attrs(rq, attr, mask & IBV_QP_ACCESS_FLAGS);
+		if (mask & IBV_QP_QKEY)
+			rq->qkey = attr->qkey;
 		return -1;   /* the generic path moves the state */
 	}
 	if (to == IBV_QPS_RTR) {
 		if (cur != IBV_QPS_INIT)
 			return cur == IBV_QPS_RTR && !(mask & IBV_QP_STATE) ? 0 : EINVAL;
-		int rc = rtr_check(qp, rq, attr, mask);
+		int rc = qp->qp.qp_type == IBV_QPT_UD ? ud_rtr_check(qp, rq)
+						       : rtr_check(qp, rq, attr, mask);
 		if (rc != 0)
 			return rc;
 		struct rnic_device *d = qp->dev;
@@ -497,7 +531,8 @@ static void roce_query(struct rnic_qp *qp, struct ibv_qp_attr *a)
 	a->min_rnr_timer = rq->min_rnr_timer;
 	a->max_rd_atomic = (uint8_t)rq->max_rd_atomic;
 	a->max_dest_rd_atomic = (uint8_t)rq->max_dest_rd_atomic;
-	if (rq->state == ROCE_RESET)
+	a->qkey = rq->qkey;
+	if (rq->state == ROCE_RESET || qp->qp.qp_type == IBV_QPT_UD)
 		return;
 	a->path_mtu = (enum ibv_mtu)(rte_bsf32(rq->pmtu) - 7);
 	a->dest_qp_num = rq->dest_qpn;

@@ -286,6 +286,13 @@ static int check_send_wr(struct rnic_qp *qp, const struct ibv_send_wr *wr, uint3
 	    (wr->num_sge > 0 && wr->sg_list == NULL))
 		return EINVAL;
 	*total = 0;
+	if (qp->qp.qp_type == IBV_QPT_UD) {
+		/* datagrams: Sends (with Immediate) to an address handle */
+		if ((wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) ||
+		    wr->wr.ud.ah == NULL || wr->wr.ud.ah->context != qp->qp.context ||
+		    wr->wr.ud.remote_qpn > 0xffffff)
+			return EINVAL;
+	}
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_INV:
@@ -478,7 +485,8 @@ struct ibv_qp *rnic_create_qp_transport(struct ibv_pd *pd, struct ibv_qp_init_at
 {
 	struct rnic_device *d = pd ? dev_of(pd->context) : NULL;
 	if (d == NULL || a == NULL || a->send_cq == NULL || a->recv_cq == NULL ||
-	    a->qp_type != IBV_QPT_RC || a->cap.max_send_wr > RNIC_MAX_QP_WR ||
+	    (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD) ||
+	    a->cap.max_send_wr > RNIC_MAX_QP_WR ||
 	    a->cap.max_recv_wr > RNIC_MAX_QP_WR || a->cap.max_send_sge > RNIC_MAX_SGE ||
 	    a->cap.max_recv_sge > RNIC_MAX_SGE || a->cap.max_inline_data > RNIC_MAX_INLINE ||
 	    a->send_cq->context != pd->context || a->recv_cq->context != pd->context ||
@@ -488,7 +496,9 @@ struct ibv_qp *rnic_create_qp_transport(struct ibv_pd *pd, struct ibv_qp_init_at
 	}
 	if (t == RNIC_TRANSPORT_DEFAULT)
 		t = d->transport;
-	if (t != RNIC_TRANSPORT_IWARP && t != RNIC_TRANSPORT_ROCE) {
+	/* UD QPs exist on RoCE only (iWARP has no datagram service) */
+	if ((t != RNIC_TRANSPORT_IWARP && t != RNIC_TRANSPORT_ROCE) ||
+	    (a->qp_type == IBV_QPT_UD && t != RNIC_TRANSPORT_ROCE)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -533,7 +543,7 @@ struct ibv_qp *rnic_create_qp_transport(struct ibv_pd *pd, struct ibv_qp_init_at
 	qp->qp.send_cq = a->send_cq;
 	qp->qp.recv_cq = a->recv_cq;
 	qp->qp.srq = a->srq;
-	qp->qp.qp_type = IBV_QPT_RC;
+	qp->qp.qp_type = a->qp_type;
 	qp->qp.state = IBV_QPS_RESET;
 	pthread_mutex_init(&qp->qp.mutex, NULL);
 	pthread_cond_init(&qp->qp.cond, NULL);

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RoCEv2 unreliable datagrams (IBTA 9.8, annex A17): address handles, UD
+ * SEND ONLY (with Immediate) packets carrying a DETH, and receives that
+ * start with the 40-byte GRH.
+ *
+ * A datagram is one packet of at most the QP's path MTU (the largest the
+ * port carries). Sending completes when the packet is handed to the port:
+ * nothing acknowledges a datagram. A receive gets the GRH (for IPv4, 20
+ * zero bytes and the IPv4 header, as rxe lays it out) and then the
+ * payload; its completion carries the source QP and IBV_WC_GRH. A Q_Key
+ * that does not match, a missing receive or one too small drop the
+ * datagram, counted (IBA 9.8.3: no error reaches either side).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "roce/psn.h"
+#include "roce/roce.h"
+
+/* An address handle: where datagrams to it go. */
+struct rnic_ah {
+	struct ibv_ah ah;             /* first */
+	uint32_t dst_ip;              /* host order */
+	uint8_t tos;
+	uint8_t port_num;
+};
+
+struct ibv_ah *rnic_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	rte_be32_t dst;
+	struct rnic_device *d = pd ? dev_of(pd->context) : NULL;
+	if (d == NULL || attr == NULL || !attr->is_global || attr->grh.sgid_index != 1 ||
+	    attr->port_num < 1 || attr->port_num > d->st->n_ports ||
+	    !rnic_roce_gid_to_ipv4(attr->grh.dgid.raw, &dst) || dst == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct rnic_ah *a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	a->ah.context = pd->context;
+	a->ah.pd = pd;
+	a->dst_ip = rte_be_to_cpu_32(dst);
+	a->tos = attr->grh.traffic_class;
+	a->port_num = attr->port_num;
+	return &a->ah;
+}
+
+int rnic_destroy_ah(struct ibv_ah *ah)
+{
+	free(ah);
+	return 0;
+}
+
+int roce_ud_post(struct roce_qp *rq, const struct ibv_send_wr *wr)
+{
+	const struct rnic_ah *ah = (const struct rnic_ah *)wr->wr.ud.ah;
+	uint64_t len = 0;
+	for (int i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	struct ibv_wc wc = { .wr_id = wr->wr_id, .status = IBV_WC_SUCCESS,
+			     .byte_len = (uint32_t)len };
+	bool imm = wr->opcode == IBV_WR_SEND_WITH_IMM;
+	uint8_t op = imm ? RNIC_ROCE_OP_UD_SEND_ONLY_IMM : RNIC_ROCE_OP_UD_SEND_ONLY;
+	uint8_t *hdr, *pay;
+	struct rte_mbuf *m = NULL;
+	if (len > rq->pmtu) {
+		wc.status = IBV_WC_LOC_LEN_ERR;   /* a datagram is one packet */
+	} else {
+		m = roce_pkt_new(rq, op, rq->ud_psn, false,
+				 (wr->send_flags & IBV_SEND_SOLICITED) != 0, (uint32_t)len, &hdr, &pay);
+		if (m == NULL)
+			return -ENOMEM;   /* no mbuf: the verbs layer retries it */
+	}
+	if (m != NULL) {
+		struct rnic_roce_pkt p = { .bth = rte_pktmbuf_mtod(m, uint8_t *), .opcode = op };
+		rnic_roce_bth_set_dqpn(rnic_roce_pkt_bth(&p), wr->wr.ud.remote_qpn);
+		struct rnic_roce_deth *deth = rnic_roce_pkt_deth(&p);
+		/* a Q_Key with the high bit set means "use the QP's" (IBA 10.2.5) */
+		uint32_t qkey = (wr->wr.ud.remote_qkey & RNIC_ROCE_QKEY_CONTROLLED) ? rq->qkey
+										    : wr->wr.ud.remote_qkey;
+		rnic_roce_deth_set_qkey(deth, qkey);
+		rnic_roce_deth_set_sqp(deth, rq->qp->qp.qp_num);
+		if (imm)
+			rnic_roce_immdt_set_imm(rnic_roce_pkt_immdt(&p), wr->imm_data);
+		roce_sgl_copy_out(wr->sg_list, (uint32_t)wr->num_sge, 0, pay, (uint32_t)len);
+		rq->ud_psn = rnic_psn_next(rq->ud_psn);
+		rq->rw->c.ud_pkts_out++;
+		__atomic_store_n(&rq->qp->xfer.bytes_out, rq->qp->xfer.bytes_out + len,
+				 __ATOMIC_RELAXED);
+		roce_pkt_send_to(rq, m, ah->dst_ip, ah->tos);
+	}
+	rnic_qp_complete(rq->qp, &wc, false);
+	return 0;
+}
+
+void roce_ud_input(struct roce_qp *rq, const struct rnic_roce_pkt *pkt,
+		   const struct rte_mbuf *m, uint32_t pay_off, const struct rte_ipv4_hdr *ip)
+{
+	const struct rnic_roce_deth *deth = rnic_roce_pkt_deth(pkt);
+	struct rnic_rwqe r;
+	if (rnic_roce_deth_qkey(deth) != rq->qkey) {
+		rq->rw->c.ud_bad_qkey++;
+		return;
+	}
+	if (pkt->paylen > rq->pmtu) {
+		rq->rw->c.ud_too_long++;
+		return;
+	}
+	if (!rnic_rq_take(rq->qp->rqp, &r)) {
+		rq->rw->c.ud_no_recv++;
+		return;
+	}
+	uint32_t need = RNIC_ROCE_GRH_LEN + pkt->paylen;
+	struct ibv_wc wc = { .wr_id = r.wr_id, .opcode = IBV_WC_RECV, .byte_len = need,
+			     .src_qp = rnic_roce_deth_sqp(deth), .wc_flags = IBV_WC_GRH };
+	if (r.total < need) {
+		wc.status = IBV_WC_LOC_LEN_ERR;   /* the receive is used up, nothing placed */
+		wc.byte_len = 0;
+		rq->rw->c.ud_too_long++;
+	} else {
+		struct rnic_roce_grh_ipv4 g;
+		rnic_roce_grh_fill_ipv4(&g, ip);
+		const struct ibv_sge *sge = r.sge;
+		/* the GRH, then the payload, through the scatter list */
+		uint32_t off = 0;
+		for (uint32_t i = 0; i < r.num_sge && off < sizeof(g); i++) {
+			uint32_t take = RTE_MIN(sge[i].length, (uint32_t)sizeof(g) - off);
+			memcpy((void *)(uintptr_t)sge[i].addr, (const uint8_t *)&g + off, take);
+			off += take;
+		}
+		roce_sgl_copy_in(sge, r.num_sge, sizeof(g), m, pay_off, pkt->paylen);
+		if (pkt->flags & RNIC_ROCE_OPF_IMMDT) {
+			wc.wc_flags |= IBV_WC_WITH_IMM;
+			wc.imm_data = rnic_roce_immdt_imm(rnic_roce_pkt_immdt(pkt));
+		}
+		__atomic_store_n(&rq->qp->xfer.bytes_in, rq->qp->xfer.bytes_in + pkt->paylen,
+				 __ATOMIC_RELAXED);
+	}
+	rq->rw->c.ud_pkts_in++;
+	rnic_qp_complete(rq->qp, &wc, rnic_roce_pkt_se(pkt));
+}
