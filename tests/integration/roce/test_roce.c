@@ -1843,7 +1843,100 @@ struct tcase {
 	bool data;   /* also in the faults run */
 };
 
+/* UD: datagrams with an address handle; the receive starts with the GRH
+ * (20 zero bytes and the sender's IPv4 header); a wrong Q_Key is dropped
+ * and counted, nothing completes at the receiver. */
+static struct ibv_qp *make_ud(struct end *e, uint32_t qkey)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = e->cq, .recv_cq = e->cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1,
+			 .max_recv_sge = 2 } };
+	struct ibv_qp *qp = rnic_create_qp_transport(e->pd, &qa, RNIC_TRANSPORT_ROCE);
+	CHECK(qp != NULL, "%s: UD QP: %s", e->name, strerror(errno));
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+				  .qkey = qkey };
+	CHECK_RC(rnic_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				IBV_QP_QKEY), 0);
+	at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR };
+	CHECK_RC(rnic_modify_qp(qp, &at, IBV_QP_STATE), 0);
+	at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 0x123 };
+	CHECK_RC(rnic_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	return qp;
+}
+
+static void t_ud(void)
+{
+	enum { N = 6, SLOT = 2048 };
+	static const uint32_t len[N] = { 0, 1, 100, 1000, 1023, 1024 };
+	pair_up(&DEF);
+	struct ibv_qp *ua = a.xqp[1] = make_ud(&a, 0x11111111);
+	struct ibv_qp *ub = b.xqp[1] = make_ud(&b, 0x11111111);
+	union ibv_gid ga;
+	CHECK_RC(rnic_query_gid(a.ctx, 1, 1, &ga), 0);
+	struct ibv_ah_attr aha = { .is_global = 1, .port_num = 1,
+				   .grh = { .dgid = ga, .sgid_index = 1, .hop_limit = 64 } };
+	struct ibv_ah *ah = rnic_create_ah(b.pd, &aha);
+	CHECK(ah != NULL, "create_ah: %s", strerror(errno));
+	aha.grh.sgid_index = 0;   /* fe80:: has no RoCEv2 path */
+	CHECK(rnic_create_ah(b.pd, &aha) == NULL && errno == EINVAL, "AH on GID 0 accepted");
+	uint64_t bad0 = 0, bad1 = 0;
+	struct rnic_stack *sa = rnic_device_stack(a.ctx);
+	CHECK_RC(rnic_roce_counter(sa, "ud_bad_qkey", &bad0), 0);
+	/* a Q_Key that does not match: dropped, counted, nothing completes */
+	struct ibv_sge s0 = { (uintptr_t)b.buf + BASE, 8, b.mr->lkey };
+	struct ibv_recv_wr rw0 = { .wr_id = 500, .sg_list = &(struct ibv_sge){
+		(uintptr_t)a.buf + BASE, SLOT, a.mr->lkey }, .num_sge = 1 }, *badr;
+	CHECK_RC(ibv_post_recv(ua, &rw0, &badr), 0);
+	struct ibv_send_wr w0 = { .wr_id = 600, .sg_list = &s0, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+				  .wr.ud = { .ah = ah, .remote_qpn = ua->qp_num,
+					     .remote_qkey = 0x22222222 } }, *bads;
+	CHECK_RC(ibv_post_send(ub, &w0, &bads), 0);
+	expect_wc(b.cq, ub, 600, IBV_WC_SEND, IBV_WC_SUCCESS, ANY, "UD send, wrong Q_Key");
+	double t0 = now_s();
+	while (bad1 == bad0 && now_s() - t0 < hang_s)
+		CHECK_RC(rnic_roce_counter(sa, "ud_bad_qkey", &bad1), 0);
+	CHECK(bad1 == bad0 + 1, "ud_bad_qkey %llu -> %llu", (unsigned long long)bad0,
+	      (unsigned long long)bad1);
+	/* the receive posted above takes the first good datagram */
+	for (int i = 1; i < N; i++) {
+		struct ibv_recv_wr rw = { .wr_id = 500 + (uint64_t)i, .sg_list = &(struct ibv_sge){
+			(uintptr_t)a.buf + BASE + (uint64_t)i * SLOT, SLOT, a.mr->lkey }, .num_sge = 1 };
+		CHECK_RC(ibv_post_recv(ua, &rw, &badr), 0);
+	}
+	for (int i = 0; i < N; i++) {
+		fill(b.buf + BASE + (uint64_t)i * SLOT, len[i], 70 + (uint64_t)i);
+		struct ibv_sge s = { (uintptr_t)b.buf + BASE + (uint64_t)i * SLOT, len[i], b.mr->lkey };
+		struct ibv_send_wr w = { .wr_id = 600 + (uint64_t)i, .sg_list = &s, .num_sge = 1,
+					 .opcode = i & 1 ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+					 .imm_data = htonl(0xab00 + (uint32_t)i),
+					 .send_flags = IBV_SEND_SIGNALED,
+					 .wr.ud = { .ah = ah, .remote_qpn = ua->qp_num,
+						    .remote_qkey = 0x11111111 } };
+		CHECK_RC(ibv_post_send(ub, &w, &bads), 0);
+		expect_wc(b.cq, ub, 600 + (uint64_t)i, IBV_WC_SEND, IBV_WC_SUCCESS, ANY, "UD send");
+		struct ibv_wc wc = expect_wc(a.cq, ua, 500 + (uint64_t)i, IBV_WC_RECV, IBV_WC_SUCCESS,
+					     (int)(40 + len[i]), "UD receive");
+		CHECK(wc.src_qp == ub->qp_num && (wc.wc_flags & IBV_WC_GRH),
+		      "UD receive: src_qp %u (want %u), wc_flags %#x", wc.src_qp, ub->qp_num,
+		      wc.wc_flags);
+		CHECK(!(i & 1) || ((wc.wc_flags & IBV_WC_WITH_IMM) &&
+				   wc.imm_data == htonl(0xab00 + (uint32_t)i)), "UD immediate data");
+		const uint8_t *g = a.buf + BASE + (uint64_t)i * SLOT;
+		static const uint8_t zero[20];
+		uint32_t src;
+		memcpy(&src, g + 20 + 12, 4);
+		CHECK(memcmp(g, zero, 20) == 0 && g[20] == 0x45 && ntohl(src) == B_IP,
+		      "UD receive: the GRH is not 20 zero bytes and B's IPv4 header");
+		CHECK_DATA(g + 40, b.buf + BASE + (uint64_t)i * SLOT, len[i], "UD payload");
+	}
+	rnic_destroy_ah(ah);
+	check_quiet();
+}
+
 static const struct tcase cases[] = {
+	{ "ud", t_ud, false },
 	{ "send_mtu256", t_K_SEND_256, true },
 	{ "send_mtu1024", t_K_SEND_1024, true },
 	{ "send_mtu4096", t_K_SEND_4096, true },
