@@ -316,6 +316,17 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 	double mpps = r->seconds > 0 ? (double)r->ops / r->seconds / 1e6 : 0;
 	double avg = 0, p50 = 0, p99 = 0;
 
+	if (o->server) {
+		if (o->json)
+			printf("{\"test\": \"%s\", \"transport\": \"%s\", \"mode\": \"server\", "
+			       "\"size\": %u, \"qps\": %u, \"seconds\": %.6f}\n",
+			       perf_test_names[o->test], tr, o->size, o->qps, r->seconds);
+		else
+			printf("rnic-perf %s over %s (server): %u bytes, served %u QP(s) for %.3f s "
+			       "until the client closed\n", perf_test_names[o->test], tr, o->size,
+			       o->qps, r->seconds);
+		return;
+	}
 	if (r->nlat > 0) {
 		qsort(r->lat_us, r->nlat, sizeof(double), cmp_double);
 		for (uint64_t i = 0; i < r->nlat; i++)

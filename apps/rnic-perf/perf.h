@@ -29,6 +29,8 @@
 #define PERF_MAX_QPS 256
 #define PERF_MAX_CQS 64
 #define PERF_STALL_S 30          /* no completion for this long: give up */
+#define PERF_RD_ATOMIC 16        /* IRD/ORD: Reads and atomics in flight */
+#define PERF_CM_WAIT_MS 10000    /* connection setup steps */
 
 /* Exit statuses. */
 #define PERF_EXIT_FAIL 1         /* a setup step or a completion failed */
@@ -72,7 +74,10 @@ struct perf_side {
 	struct ibv_cq *cq[PERF_MAX_CQS];
 	unsigned ncq;
 	struct rnic_cm_channel *ch;      /* iWARP only */
-	struct rnic_cm_id *listener;     /* iWARP server only */
+	struct rnic_cm_id *listener;     /* server only */
+	bool watch;                      /* server: watch ch for the client's close */
+	unsigned conns, closed;          /* server: connections, DISCONNECTED seen */
+	bool peer_gone;                  /* server: the client closed them all */
 };
 
 /* One end of a QP pair. Its buffer holds two regions of the message size:
@@ -84,7 +89,8 @@ struct perf_end {
 	bool requester;
 	struct ibv_qp *qp;
 	struct ibv_cq *cq;
-	struct rnic_cm_id *id;           /* iWARP */
+	struct rnic_cm_id *id;           /* iWARP, and RoCE's control connection */
+	struct ibv_qp *ctl_qp;           /* RoCE remote: the control connection's */
 	uint8_t *buf;
 	size_t region;                   /* bytes in each of the two regions */
 	struct ibv_mr *mr;
@@ -130,6 +136,8 @@ int perf_side_init(struct perf_side *s, struct rnic_stack *st, const struct perf
 int perf_end_init(struct perf_end *e, struct perf_side *s, unsigned idx, bool requester,
 		  const struct perf_opts *o);
 int perf_post_recvs(struct perf_end *e, unsigned n);
+int perf_cm_expect(struct rnic_cm_channel *ch, enum rnic_cm_event_type t,
+		   struct rnic_cm_event *ev);
 int perf_roce_connect(struct perf_end *e, const union ibv_gid *dgid, uint32_t dqpn,
 		      uint32_t rq_psn);
 int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,

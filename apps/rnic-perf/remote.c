@@ -1,14 +1,295 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rnic-perf: --server and --client over real ports (not written yet).
+ * rnic-perf: --server and --client over real ports.
+ *
+ * One CM connection per QP pair carries the setup in its private data
+ * (struct perf_wire, network order): the client's connect request names
+ * the test, size, QP count and transport, and its buffer (address, rkey);
+ * the server checks that they match its own options (an MPA reject with a
+ * reason otherwise) and answers with its buffer in the accept.
+ *   iWARP: the CM connection is the data QP's own.
+ *   RoCE:  the CM connection is a control connection on a small iWARP QP
+ *          over rnic's TCP (the kernel does not own rnic's addresses, so
+ *          the exchange runs on the stack, as rnic-pingpong's does); the
+ *          records add QPN, first PSN and GID 1 both ways, the server's
+ *          RoCE QP goes to RTR/RTS before it accepts, the client's once
+ *          ESTABLISHED arrives.
+ * The client runs the test and then disconnects every connection; the
+ * server answers (write_lat, send_lat), keeps receives posted (send_bw) or
+ * only waits, until the client has closed them all.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_errno.h>
 
 #include "perf.h"
 
+#define WIRE_MAGIC 0x726e7066u   /* "rnpf" */
+#define WIRE_VERSION 1
+
+/* The private data of a connect request and of its accept. */
+struct perf_wire {
+	rte_be32_t magic;
+	uint8_t version;
+	uint8_t test;             /* enum perf_test */
+	uint8_t transport;        /* enum rnic_transport */
+	uint8_t pad;
+	rte_be32_t size;
+	rte_be32_t qps;
+	rte_be32_t qp_index;
+	rte_be64_t addr;          /* the sender's second region */
+	rte_be32_t rkey;
+	rte_be32_t qpn;           /* RoCE */
+	rte_be32_t psn;           /* RoCE: the first PSN the sender sends */
+	uint8_t gid[16];          /* RoCE: the sender's GID 1 */
+} __attribute__((packed));
+
+static void wire_fill(struct perf_wire *w, const struct perf_opts *o, const struct perf_end *e,
+		      unsigned idx)
+{
+	union ibv_gid gid;
+
+	memset(w, 0, sizeof(*w));
+	w->magic = rte_cpu_to_be_32(WIRE_MAGIC);
+	w->version = WIRE_VERSION;
+	w->test = (uint8_t)o->test;
+	w->transport = (uint8_t)o->transport;
+	w->size = rte_cpu_to_be_32(o->size);
+	w->qps = rte_cpu_to_be_32(o->qps);
+	w->qp_index = rte_cpu_to_be_32(idx);
+	w->addr = rte_cpu_to_be_64((uintptr_t)e->buf + e->region);
+	w->rkey = rte_cpu_to_be_32(e->mr->rkey);
+	w->qpn = rte_cpu_to_be_32(e->qp->qp_num);
+	w->psn = rte_cpu_to_be_32(e->psn);
+	if (rnic_query_gid(e->side->ctx, 1, 1, &gid) == 0)
+		memcpy(w->gid, gid.raw, sizeof(w->gid));
+}
+
+/* Check a peer's record against our options. @return NULL when it fits,
+ * or the reason it does not. */
+static const char *wire_check(const struct perf_wire *w, uint16_t len, const struct perf_opts *o)
+{
+	if (len < sizeof(*w) || rte_be_to_cpu_32(w->magic) != WIRE_MAGIC ||
+	    w->version != WIRE_VERSION)
+		return "not an rnic-perf peer (or another version)";
+	if (w->test != o->test)
+		return "the test differs";
+	if (w->transport != o->transport)
+		return "the transport differs";
+	if (rte_be_to_cpu_32(w->size) != o->size)
+		return "the message size differs";
+	if (rte_be_to_cpu_32(w->qps) != o->qps)
+		return "the QP count differs";
+	return NULL;
+}
+
+/* Take the peer's buffer, and for RoCE connect our QP to its. */
+static int wire_apply(struct perf_end *e, const struct perf_wire *w, const struct perf_opts *o)
+{
+	e->raddr = rte_be_to_cpu_64(w->addr);
+	e->rkey = rte_be_to_cpu_32(w->rkey);
+	if (o->transport != RNIC_TRANSPORT_ROCE)
+		return 0;
+	union ibv_gid gid;
+	memcpy(gid.raw, w->gid, sizeof(gid.raw));
+	return perf_roce_connect(e, &gid, rte_be_to_cpu_32(w->qpn), rte_be_to_cpu_32(w->psn));
+}
+
+/* The QP the CM connection runs on: the data QP (iWARP) or a control QP
+ * (RoCE). Both are in INIT with the receives posted. @return 0 or -1. */
+static int cm_qp(struct perf_end *e, const struct perf_opts *o, struct ibv_qp **qp)
+{
+	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT };
+
+	if (o->transport == RNIC_TRANSPORT_IWARP) {
+		int rc = rnic_modify_qp(e->qp, &init, IBV_QP_STATE);
+		if (rc != 0) {
+			fprintf(stderr, "rnic-perf: iWARP QP to INIT: %s\n", strerror(rc));
+			return -1;
+		}
+		*qp = e->qp;
+		return perf_post_recvs(e, perf_rx_depth(o));
+	}
+	struct ibv_qp_init_attr qa = {
+		.send_cq = e->cq,
+		.recv_cq = e->cq,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	e->ctl_qp = rnic_create_qp_transport(e->side->pd, &qa, RNIC_TRANSPORT_IWARP);
+	if (e->ctl_qp == NULL) {
+		fprintf(stderr, "rnic-perf: cannot create the control QP: %s\n", strerror(errno));
+		return -1;
+	}
+	*qp = e->ctl_qp;
+	return perf_post_recvs(e, perf_rx_depth(o));
+}
+
+/* The port's stack, started, and its side objects. @return 0 or -1. */
+static int remote_side(struct perf_side *s, struct rnic_config *cfg, const struct perf_opts *o)
+{
+	if (rnic_eal_init("rnic-perf", cfg, cfg->workers) != 0)
+		return -1;
+	struct rnic_stack *st = rnic_stack_create(cfg);
+	if (st == NULL) {
+		fprintf(stderr, "rnic-perf: stack: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	if (rnic_stack_start(st) != 0) {
+		fprintf(stderr, "rnic-perf: cannot start the stack\n");
+		return -1;
+	}
+	return perf_side_init(s, st, o);
+}
+
+/* Wait for the next connect request, until a signal. @return 0 or -1. */
+static int wait_request(struct perf_side *s, struct rnic_cm_event *ev)
+{
+	while (!rnic_stop_requested()) {
+		if (rnic_cm_get_event(s->ch, ev, 500) != 0)
+			continue;
+		if (ev->type == RNIC_CM_EVENT_CONNECT_REQUEST)
+			return 0;
+		fprintf(stderr, "rnic-perf: unexpected %s while waiting for a client\n",
+			rnic_cm_event_str(ev->type));
+	}
+	return -1;
+}
+
+/* Accept QP pair @p i from the client. @return 0 or -1. */
+static int server_accept(struct perf_side *s, struct perf_end *e, unsigned i,
+			 const struct perf_opts *o)
+{
+	struct rnic_cm_event ev;
+	struct perf_wire mine, peer;
+	struct ibv_qp *qp;
+
+	if (wait_request(s, &ev) != 0)
+		return -1;
+	memcpy(&peer, ev.private_data, sizeof(peer));
+	const char *why = wire_check(&peer, ev.private_data_len, o);
+	if (why != NULL) {
+		fprintf(stderr, "rnic-perf: refusing a client: %s\n", why);
+		rnic_cm_reject(ev.id, why, (uint16_t)strlen(why) + 1);
+		return -1;
+	}
+	if (perf_end_init(e, s, i, false, o) != 0 || cm_qp(e, o, &qp) != 0 ||
+	    wire_apply(e, &peer, o) != 0)
+		return -1;
+	e->id = ev.id;
+	wire_fill(&mine, o, e, i);
+	struct rnic_cm_conn_param cp = {
+		.private_data = &mine,
+		.private_data_len = sizeof(mine),
+		.responder_resources = PERF_RD_ATOMIC,
+		.initiator_depth = PERF_RD_ATOMIC,
+	};
+	if (rnic_cm_accept(e->id, qp, &cp) != 0) {
+		fprintf(stderr, "rnic-perf: CM accept failed\n");
+		return -1;
+	}
+	if (perf_cm_expect(s->ch, RNIC_CM_EVENT_ESTABLISHED, &ev) != 0)
+		return -1;
+	s->conns++;
+	return 0;
+}
+
+/* Connect QP pair @p i to the server. @return 0 or -1. */
+static int client_connect(struct perf_side *s, struct perf_end *e, unsigned i,
+			  const struct perf_opts *o)
+{
+	struct rnic_cm_event ev;
+	struct perf_wire mine, peer;
+	struct ibv_qp *qp;
+
+	if (perf_end_init(e, s, i, true, o) != 0 || cm_qp(e, o, &qp) != 0)
+		return -1;
+	wire_fill(&mine, o, e, i);
+	struct rnic_cm_conn_param cp = {
+		.private_data = &mine,
+		.private_data_len = sizeof(mine),
+		.responder_resources = PERF_RD_ATOMIC,
+		.initiator_depth = PERF_RD_ATOMIC,
+	};
+	if (rnic_cm_create_id(s->ch, e, &e->id) != 0 ||
+	    rnic_cm_connect(e->id, qp, o->server_ip, o->tcp_port, &cp) != 0) {
+		fprintf(stderr, "rnic-perf: CM connect failed\n");
+		return -1;
+	}
+	if (rnic_cm_get_event(s->ch, &ev, PERF_CM_WAIT_MS) != 0) {
+		fprintf(stderr, "rnic-perf: no answer from the server within %d ms\n",
+			PERF_CM_WAIT_MS);
+		return -1;
+	}
+	if (ev.type == RNIC_CM_EVENT_REJECTED) {
+		ev.private_data[sizeof(ev.private_data) - 1] = '\0';
+		fprintf(stderr, "rnic-perf: the server refused: %s\n",
+			ev.private_data_len ? (const char *)ev.private_data : "(no reason)");
+		return -1;
+	}
+	if (ev.type != RNIC_CM_EVENT_ESTABLISHED) {
+		fprintf(stderr, "rnic-perf: connecting to the server: %s (status %d)\n",
+			rnic_cm_event_str(ev.type), ev.status);
+		return -1;
+	}
+	memcpy(&peer, ev.private_data, sizeof(peer));
+	const char *why = wire_check(&peer, ev.private_data_len, o);
+	if (why != NULL) {
+		fprintf(stderr, "rnic-perf: the server's answer: %s\n", why);
+		return -1;
+	}
+	return wire_apply(e, &peer, o);
+}
+
+/* Close every connection and wait (a while) for the closes to complete,
+ * so the server sees them before this process is gone. */
+static void client_close(struct perf_side *s, struct perf_end *ends, unsigned n)
+{
+	struct rnic_cm_event ev;
+	unsigned closed = 0;
+	double until = perf_now() + PERF_CM_WAIT_MS / 1e3;
+
+	for (unsigned i = 0; i < n; i++)
+		if (rnic_cm_disconnect(ends[i].id) != 0)
+			closed++;
+	while (closed < n && perf_now() < until)
+		if (rnic_cm_get_event(s->ch, &ev, 100) == 0 &&
+		    ev.type == RNIC_CM_EVENT_DISCONNECTED)
+			closed++;
+	if (closed < n)
+		fprintf(stderr, "rnic-perf: %u of %u connections did not close within %d ms\n",
+			n - closed, n, PERF_CM_WAIT_MS);
+}
+
 int perf_remote(const struct perf_opts *o, struct rnic_config *cfg, struct perf_result *r)
 {
-	(void)o; (void)cfg; (void)r;
-	fprintf(stderr, "rnic-perf: --server/--client are not implemented yet\n");
-	return PERF_EXIT_FAIL;
+	static struct perf_side side;
+	struct perf_end *ends = calloc(o->qps, sizeof(*ends));
+
+	if (ends == NULL || remote_side(&side, cfg, o) != 0)
+		return PERF_EXIT_FAIL;
+	if (o->server) {
+		if (rnic_cm_create_id(side.ch, NULL, &side.listener) != 0 ||
+		    rnic_cm_listen(side.listener, o->tcp_port, (int)o->qps) != 0) {
+			fprintf(stderr, "rnic-perf: cannot listen on TCP port %u\n", o->tcp_port);
+			return PERF_EXIT_FAIL;
+		}
+		fprintf(stderr, "rnic-perf: waiting for a client on TCP port %u\n", o->tcp_port);
+	}
+	for (unsigned i = 0; i < o->qps; i++) {
+		int rc = o->server ? server_accept(&side, &ends[i], i, o)
+				   : client_connect(&side, &ends[i], i, o);
+		if (rc != 0)
+			return PERF_EXIT_FAIL;
+	}
+	side.watch = o->server;
+	int rc = perf_run(o, &side, 1, ends, o->qps, r);
+	if (!o->server)
+		client_close(&side, ends, o->qps);
+	return rc;
 }

@@ -23,6 +23,7 @@
  *              completion. Reported: the round trip.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,8 @@ struct run {
 	double t_end;               /* --duration: when to stop issuing */
 	double t_progress;          /* last completion or exchange */
 	double next_rebind;
+	double next_watch;          /* --server: next look at the CM channel */
+	bool local_requesters;      /* false on a --server: no stall check */
 	uint64_t rng;
 };
 
@@ -114,6 +117,12 @@ static int on_wc(struct run *R, const struct ibv_wc *wc)
 		return -1;
 	}
 	struct perf_end *e = &R->ends[idx];
+	/* --server: the client's close flushes our receives */
+	if (wc->status == IBV_WC_WR_FLUSH_ERR && (wc->wr_id & WRID_RECV) &&
+	    e->peer == NULL && !e->requester) {
+		e->side->peer_gone = true;
+		return 0;
+	}
 	if (wc->status != IBV_WC_SUCCESS) {
 		fprintf(stderr, "rnic-perf: %s: %s QP %u: %s %lu completed with %s (%d)\n",
 			perf_test_names[R->o->test], end_name(e), wc->qp_num,
@@ -268,6 +277,8 @@ static bool bw_done(const struct run *R, const struct perf_end *e)
 {
 	if (e->requester)
 		return e->completed == e->total;
+	if (e->peer == NULL)
+		return e->side->peer_gone;
 	/* a Send's completion may come before the receive's */
 	if (R->o->test == PERF_SEND_BW && e->peer != NULL)
 		return e->peer->completed == e->peer->total && e->recv_done == e->peer->total;
@@ -338,6 +349,8 @@ static int lat_step(struct run *R, struct perf_end *e)
 
 static bool lat_done(const struct perf_end *e)
 {
+	if (!e->requester && e->peer == NULL)
+		return e->side->peer_gone;
 	return (!e->requester || e->iter >= e->total) && e->completed == e->posted;
 }
 
@@ -360,10 +373,9 @@ static int rebind_one(struct run *R)
 	return 0;
 }
 
-static void dump_stall(const struct run *R)
+/* Every end's and stack's counters, for a run that went wrong. */
+static void dump_state(const struct run *R)
 {
-	fprintf(stderr, "rnic-perf: %s: no progress for %d s\n", perf_test_names[R->o->test],
-		PERF_STALL_S);
 	for (unsigned i = 0; i < R->nends; i++) {
 		const struct perf_end *e = &R->ends[i];
 		fprintf(stderr, "  %s QP %u: state %d, posted %lu, completed %lu, receives "
@@ -388,6 +400,24 @@ static void dump_stall(const struct run *R)
 	}
 }
 
+/* --server: count the client's closes; all closed ends the run. */
+static void watch_closes(struct run *R)
+{
+	struct rnic_cm_event ev;
+
+	for (unsigned s = 0; s < R->nsides; s++) {
+		struct perf_side *sd = &R->sides[s];
+		struct pollfd pfd = { .fd = rnic_cm_channel_fd(sd->ch), .events = POLLIN };
+		if (!sd->watch || poll(&pfd, 1, 0) <= 0)
+			continue;
+		/* a timeout of 1, not 0: with 0, rnic_cm_get_event() blocks for
+		 * ever when the eventfd was readable but the list is empty */
+		while (rnic_cm_get_event(sd->ch, &ev, 1) == 0)
+			if (ev.type == RNIC_CM_EVENT_DISCONNECTED && ++sd->closed >= sd->conns)
+				sd->peer_gone = true;
+	}
+}
+
 /* One pass: completions, re-binding, each end's step. @return 1 when every
  * end is done, 0 to go on, -1 on a failure. */
 static int pass(struct run *R, bool lat)
@@ -400,12 +430,21 @@ static int pass(struct run *R, bool lat)
 		return -1;
 	if (n > 0)
 		R->t_progress = t;
+	if (t >= R->next_watch) {
+		watch_closes(R);
+		R->next_watch = t + 1e-3;
+	}
 	if (R->o->rebind_ms != 0 && t >= R->next_rebind) {
 		if (rebind_one(R) != 0)
 			return -1;
 		R->next_rebind = t + R->o->rebind_ms / 1e3;
 	}
 	bool stop = (R->t_end > 0 && t >= R->t_end) || rnic_stop_requested();
+	if (!R->local_requesters && rnic_stop_requested()) {
+		fprintf(stderr, "rnic-perf: interrupted\n");
+		dump_state(R);
+		return -1;
+	}
 	for (unsigned i = 0; i < R->nends; i++) {
 		struct perf_end *e = &R->ends[i];
 		if (stop && e->requester) {
@@ -420,8 +459,10 @@ static int pass(struct run *R, bool lat)
 	}
 	if (done)
 		return 1;
-	if (t - R->t_progress > PERF_STALL_S) {
-		dump_stall(R);
+	if (R->local_requesters && t - R->t_progress > PERF_STALL_S) {
+		fprintf(stderr, "rnic-perf: %s: no progress for %d s\n",
+			perf_test_names[R->o->test], PERF_STALL_S);
+		dump_state(R);
 		return -1;
 	}
 	return 0;
@@ -440,9 +481,8 @@ int perf_run(const struct perf_opts *o, struct perf_side *sides, unsigned nsides
 	R.cq_mod = lat ? 1 : o->tx_depth / 2 < 1 ? 1 : o->tx_depth / 2 > 64 ? 64 : o->tx_depth / 2;
 	for (unsigned i = 0; i < nends; i++) {
 		struct perf_end *e = &ends[i];
-		/* a remote requester tells its responder how many (remote.c) */
-		if (e->requester || e->total == 0)
-			e->total = o->iters ? o->iters : UINT64_MAX;
+		e->total = o->iters ? o->iters : UINT64_MAX;
+		R.local_requesters = R.local_requesters || e->requester;
 	}
 	double t0 = perf_now();
 	R.t_progress = t0;

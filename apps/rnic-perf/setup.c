@@ -22,8 +22,6 @@
 #define LO_A_IP 0xc0000201u     /* 192.0.2.1: responders */
 #define LO_B_IP 0xc0000202u     /* 192.0.2.2: requesters */
 #define LO_MBUFS 32767
-#define PERF_RD_ATOMIC 16       /* IRD/ORD: Reads and atomics in flight */
-#define CM_WAIT_MS 10000
 
 unsigned perf_rx_depth(const struct perf_opts *o)
 {
@@ -63,7 +61,9 @@ int perf_side_init(struct perf_side *s, struct rnic_stack *st, const struct perf
 			return -1;
 		}
 	}
-	if (o->transport == RNIC_TRANSPORT_IWARP) {
+	/* iWARP QPs connect through the CM; remote RoCE runs its control
+	 * connection there */
+	if (o->transport == RNIC_TRANSPORT_IWARP || !o->loopback) {
 		s->ch = rnic_cm_create_channel(s->ctx);
 		if (s->ch == NULL) {
 			fprintf(stderr, "rnic-perf: cannot create a CM channel: %s\n",
@@ -226,13 +226,13 @@ int perf_roce_connect(struct perf_end *e, const union ibv_gid *dgid, uint32_t dq
 }
 
 /* The next CM event, which must be @p t. @return 0 or -1. */
-static int cm_expect(struct rnic_cm_channel *ch, enum rnic_cm_event_type t,
-		     struct rnic_cm_event *ev)
+int perf_cm_expect(struct rnic_cm_channel *ch, enum rnic_cm_event_type t,
+		   struct rnic_cm_event *ev)
 {
-	int rc = rnic_cm_get_event(ch, ev, CM_WAIT_MS);
+	int rc = rnic_cm_get_event(ch, ev, PERF_CM_WAIT_MS);
 	if (rc != 0) {
 		fprintf(stderr, "rnic-perf: no %s within %d ms\n", rnic_cm_event_str(t),
-			CM_WAIT_MS);
+			PERF_CM_WAIT_MS);
 		return -1;
 	}
 	if (ev->type != t) {
@@ -269,15 +269,15 @@ static int lo_connect_iwarp(struct perf_end *q, struct perf_end *r, const struct
 		fprintf(stderr, "rnic-perf: CM connect failed\n");
 		return -1;
 	}
-	if (cm_expect(r->side->ch, RNIC_CM_EVENT_CONNECT_REQUEST, &ev) != 0)
+	if (perf_cm_expect(r->side->ch, RNIC_CM_EVENT_CONNECT_REQUEST, &ev) != 0)
 		return -1;
 	r->id = ev.id;
 	if (rnic_cm_accept(r->id, r->qp, &cp) != 0) {
 		fprintf(stderr, "rnic-perf: CM accept failed\n");
 		return -1;
 	}
-	if (cm_expect(r->side->ch, RNIC_CM_EVENT_ESTABLISHED, &ev) != 0 ||
-	    cm_expect(q->side->ch, RNIC_CM_EVENT_ESTABLISHED, &ev) != 0)
+	if (perf_cm_expect(r->side->ch, RNIC_CM_EVENT_ESTABLISHED, &ev) != 0 ||
+	    perf_cm_expect(q->side->ch, RNIC_CM_EVENT_ESTABLISHED, &ev) != 0)
 		return -1;
 	return 0;
 }
