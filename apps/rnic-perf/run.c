@@ -407,8 +407,10 @@ static void watch_closes(struct run *R)
 
 	for (unsigned s = 0; s < R->nsides; s++) {
 		struct perf_side *sd = &R->sides[s];
+		if (!sd->watch)
+			continue;
 		struct pollfd pfd = { .fd = rnic_cm_channel_fd(sd->ch), .events = POLLIN };
-		if (!sd->watch || poll(&pfd, 1, 0) <= 0)
+		if (poll(&pfd, 1, 0) <= 0)
 			continue;
 		/* a timeout of 1, not 0: with 0, rnic_cm_get_event() blocks for
 		 * ever when the eventfd was readable but the list is empty */
