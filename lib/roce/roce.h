@@ -151,7 +151,8 @@ struct roce_resp {
 	bool have_rwqe;           /* rwqe holds the receive of a Send in progress */
 	struct rnic_rwqe rwqe;
 	uint32_t recv_off;        /* bytes of the Send placed so far */
-	uint8_t *wr_dst;          /* Write in progress: next byte to place */
+	uint64_t wr_va;           /* Write in progress: VA of the next byte */
+	uint32_t wr_rkey;         /* its R_Key (checked again every packet) */
 	uint32_t wr_left;         /* its bytes still to come */
 	uint32_t wr_len;          /* its DMA length */
 	struct roce_job jobs[ROCE_JOBS];

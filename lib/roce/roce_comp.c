@@ -231,8 +231,11 @@ static enum comp_state do_read(struct comp_ctx *c)
 			 __ATOMIC_RELAXED);
 	e->resp_next++;
 	r->gap_retried = false;
-	if (last || e->resp_next % ROCE_READ_CHUNK == 0)
-		r->rd_out--;   /* a chunk is answered */
+	/* a chunk is answered (one asked for and counted, not one a rewind
+	 * took back before its old responses arrived) */
+	if ((last || e->resp_next % ROCE_READ_CHUNK == 0) && e->resp_next <= e->issued_pkts &&
+	    r->rd_out > 0)
+		r->rd_out--;
 	if (last)
 		complete_head(rq, IBV_WC_SUCCESS, e->len);
 	ack_upto(rq, c->psn);   /* a response acknowledges itself: the window moves */

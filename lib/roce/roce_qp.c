@@ -184,6 +184,12 @@ static void qp_dump(const struct roce_qp *rq, enum ibv_wc_status status)
 		"worker:", rq->qp->qp.qp_num, (int)status, r->psn, r->acked, r->sent_end, r->head,
 		r->next, r->next_pkt, r->tail, r->rd_out, r->retry_left, r->rnr_left,
 		rq->resp.epsn, rq->resp.job_tail - rq->resp.job_head);
+	if (r->head != r->tail) {
+		const struct roce_wqe *e = &r->wq[r->head & rq->qp->sq_mask];
+		fprintf(stderr, " head wr: opcode %d first_psn %#x npkts %u len %u resp_next %u "
+			"issued %u/%u;", (int)e->wr.opcode, e->first_psn, e->npkts, e->len,
+			e->resp_next, e->issued_pkts, (unsigned)e->issued);
+	}
 #define ROCE_CTR_PRINT(n) if (c->n) fprintf(stderr, " " #n " %" PRIu64, c->n);
 	ROCE_COUNTERS(ROCE_CTR_PRINT)
 #undef ROCE_CTR_PRINT

@@ -220,6 +220,8 @@ unsigned roce_req_pump(struct roce_qp *rq, unsigned budget)
 		if (rnic_psn_diff(psn, rnic_psn_next(r->acked)) >= (int32_t)ROCE_TX_WINDOW)
 			break;
 		bool is_read = e->wr.opcode == IBV_WR_RDMA_READ;
+		if (is_read && r->next_pkt < e->resp_next)
+			r->next_pkt = e->resp_next;   /* never ask for responses we have */
 		/* a request never asked before counts against ORD */
 		bool fresh = is_read ? r->next_pkt >= e->issued_pkts : e->rd_atomic && !e->issued;
 		if (fresh && r->rd_out >= rq->max_rd_atomic)
@@ -258,6 +260,25 @@ unsigned roce_req_pump(struct roce_qp *rq, unsigned budget)
 	return sent;
 }
 
+/* Read chunks from packet @p from on that were asked for and are not
+ * answered are asked again under ORD, not all at once: a rewind must not
+ * pour a whole long Read's responses onto a link that is losing them. */
+static void unissue_reads(struct roce_qp *rq, uint32_t i, uint32_t from)
+{
+	struct roce_req *r = &rq->req;
+	for (; i != r->tail; i++, from = 0) {
+		struct roce_wqe *e = wqe_at(rq, i);
+		if (e->wr.opcode != IBV_WR_RDMA_READ)
+			continue;
+		uint32_t start = RTE_MAX(from, e->resp_next) / ROCE_READ_CHUNK * ROCE_READ_CHUNK;
+		if (e->issued_pkts <= start)
+			continue;
+		uint32_t chunks = (e->issued_pkts - start + ROCE_READ_CHUNK - 1) / ROCE_READ_CHUNK;
+		r->rd_out -= RTE_MIN(chunks, r->rd_out);
+		e->issued_pkts = start;
+	}
+}
+
 void roce_req_rewind(struct roce_qp *rq, uint32_t psn)
 {
 	struct roce_req *r = &rq->req;
@@ -266,6 +287,7 @@ void roce_req_rewind(struct roce_qp *rq, uint32_t psn)
 		if (rnic_psn_in_window(psn, e->first_psn, e->npkts)) {
 			r->next = i;
 			r->next_pkt = (uint32_t)rnic_psn_diff(psn, e->first_psn);
+			unissue_reads(rq, i, r->next_pkt);
 			break;
 		}
 	}

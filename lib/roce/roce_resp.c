@@ -171,7 +171,7 @@ static enum resp_state check_length(struct resp_ctx *c)
 		}
 		if ((f & RNIC_ROCE_OPF_END) ? len != s->wr_left : len >= s->wr_left)
 			return RESP_ERR_INV_REQ;
-		return RESP_EXECUTE;
+		return RESP_CHECK_RKEY;   /* the region may be gone since FIRST */
 	}
 	if (f & RNIC_ROCE_OPF_READ) {
 		c->dma_len = rnic_roce_reth_len(rnic_roce_pkt_reth(c->pkt));
@@ -187,7 +187,14 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 	uint64_t va = 0;
 	uint32_t rkey = 0;
 	enum rnic_stag_fault err;
-	rnic_roce_pkt_remote(c->pkt, &va, &rkey);
+	if (!rnic_roce_pkt_remote(c->pkt, &va, &rkey)) {
+		/* WRITE MIDDLE/LAST: the rest of the Write's range, checked again
+		 * for this packet's bytes (memory deregistered mid-Write must not
+		 * be written) */
+		va = rq->resp.wr_va;
+		rkey = rq->resp.wr_rkey;
+		c->dma_len = c->pkt->paylen;
+	}
 	if ((c->pkt->flags & RNIC_ROCE_OPF_ATOMIC) && (va & 7) != 0)
 		return RESP_ERR_INV_REQ;   /* misaligned atomic (IBA 9.4.5) */
 	if (c->dma_len == 0) {
@@ -229,13 +236,15 @@ static enum resp_state execute(struct resp_ctx *c)
 		roce_sgl_copy_in(s->rwqe.sge, s->rwqe.num_sge, s->recv_off, c->m, c->pay_off, len);
 		s->recv_off += len;
 	} else if (f & RNIC_ROCE_OPF_WRITE) {
-		if (rnic_roce_pkt_reth(c->pkt) != NULL) {
-			s->wr_dst = c->dst;
+		const struct rnic_roce_reth *reth = rnic_roce_pkt_reth(c->pkt);
+		if (reth != NULL) {
+			s->wr_va = rnic_roce_reth_va(reth);
+			s->wr_rkey = rnic_roce_reth_rkey(reth);
 			s->wr_left = s->wr_len = c->dma_len;
 		}
 		if (len > 0)
-			roce_mbuf_copy(c->m, c->pay_off, s->wr_dst, len);
-		s->wr_dst += len;
+			roce_mbuf_copy(c->m, c->pay_off, c->dst, len);
+		s->wr_va += len;
 		s->wr_left -= len;
 	} else if (f & RNIC_ROCE_OPF_READ) {
 		const struct rnic_roce_reth *reth = rnic_roce_pkt_reth(c->pkt);
