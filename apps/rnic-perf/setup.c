@@ -205,7 +205,10 @@ int perf_roce_connect(struct perf_end *e, const union ibv_gid *dgid, uint32_t dq
 	}
 	struct ibv_qp_attr rts = {
 		.qp_state = IBV_QPS_RTS,
-		.timeout = 14,                  /* 67 ms */
+		/* 268 ms: eight expiries are 2 s of a starved worker, which a
+		 * shared 2-core machine does produce (14, 67 ms, failed reads
+		 * with RETRY_EXC_ERR there) */
+		.timeout = 16,
 		.retry_cnt = 7,
 		.rnr_retry = 7,                 /* for ever */
 		.sq_psn = e->psn,
