@@ -7,6 +7,7 @@
  * list and its eventfd. Control path only.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +216,7 @@ int rnic_cm_channel_fd(const struct rnic_cm_channel *ch)
 
 int rnic_cm_get_event(struct rnic_cm_channel *ch, struct rnic_cm_event *ev, int timeout_ms)
 {
+	bool last_look = false;   /* timeout 0: one more look after a wake-up */
 	for (;;) {
 		pthread_mutex_lock(&ch->lock);
 		struct ev_node *n = ch->head;
@@ -229,6 +231,8 @@ int rnic_cm_get_event(struct rnic_cm_channel *ch, struct rnic_cm_event *ev, int 
 			free(n);
 			return 0;
 		}
+		if (last_look)
+			return EAGAIN;
 		struct pollfd p = { .fd = ch->fd, .events = POLLIN };
 		int r = poll(&p, 1, timeout_ms);
 		if (r == 0)
@@ -238,11 +242,7 @@ int rnic_cm_get_event(struct rnic_cm_channel *ch, struct rnic_cm_event *ev, int 
 		uint64_t v;
 		ssize_t k = read(ch->fd, &v, sizeof(v));
 		(void)k;
-		if (timeout_ms == 0) {
-			timeout_ms = -2;   /* one more look, then give up */
-		} else if (timeout_ms == -2) {
-			return EAGAIN;
-		}
+		last_look = timeout_ms == 0;
 	}
 }
 
