@@ -5,8 +5,11 @@
 #   2. the guest's `ibv_rc_pingpong -d rxe0 -g 1 ADDR` against rnic-pingpong;
 # both sides must exit 0 with every iteration done. Each run is captured on
 # rnic's port; when tshark is installed it must decode the RoCE frames as
-# RRoCE (infiniband) with nothing malformed.
-# Knobs: RXE_PP_SIZES="64 4096 65536", RXE_PP_ITERS=200.
+# RRoCE (infiniband) with nothing malformed. A failed run is tried once more
+# (the emulated guest can freeze for seconds when the host is busy), and the
+# retry is printed with the first attempt's error.
+# Knobs: RXE_PP_SIZES="64 4096 65536", RXE_PP_ITERS=200, RXE_PP_KEEP=1 (keep the
+# logs and captures of a failed run).
 # Skips (exit 77) with a reason when root, /dev/net/tun or the guest harness
 # is missing, when the guest cannot be built or booted, or while rnic has
 # no RoCE QPs (EOPNOTSUPP).
@@ -24,7 +27,9 @@ work=$(mktemp -d)
 skip() { echo "SKIP: $*"; rm -rf "$work"; exit 77; }
 stop_guest() { [ -f "$work/guest.pid" ] && kill "$(cat "$work/guest.pid")" 2>/dev/null; sleep 1; }
 fail() { echo "FAIL: $*"; for f in "$work"/*.log; do echo "--- $f"; tail -8 "$f"; done
-	 stop_guest; rm -rf "$work"; exit 1; }
+	 stop_guest
+	 if [ -n "${RXE_PP_KEEP:-}" ]; then echo "logs and captures kept in $work"; else rm -rf "$work"; fi
+	 exit 1; }
 [ "$(id -u)" = 0 ] || skip "needs root (network namespace, tap, qemu)"
 [ -c /dev/net/tun ] || skip "/dev/net/tun is missing"
 [ -n "$interop" ] && [ -x "$interop/boot.sh" ] || skip "shared/interop is not beside the project"
@@ -76,6 +81,7 @@ check_capture() {  # $1: pcapng, $2: what ran
 	[ "$roce" -ge $((2 * iters)) ] || fail "$2: tshark decoded only $roce RRoCE frames"
 }
 
+t0=$SECONDS
 "$interop/net.sh" up >/dev/null 2>&1 || skip "cannot create the rnic-peers namespace"
 APPEND="peer.ip=$guest_ip/24 peer.order=rxe,siw peer.end=wait" TAP=peertap4 \
 	MAC=52:54:00:5a:00:04 PIDFILE="$work/guest.pid" TIMEOUT=900 \
@@ -87,46 +93,62 @@ for _ in $(seq 600); do
 done
 grep -q "PEER: waiting" "$work/guest.log" ||
 	skip "the rxe guest did not come up (see shared/interop/README.md): $(tail -2 "$work/guest.log" | tr '\n' ' ')"
-echo "rxe counters before: $(counters)"
+echo "guest up in $((SECONDS - t0)) s; rxe counters: $(counters)"
 
-n=0
+# One run of role $1 (client: rnic connects to the guest; server: the guest
+# connects to rnic) at size $2, attempt $3. @return 0, or 1 with $why set.
+run() {
+	local role=$1 size=$2 tag=$1-$2-$3 pid
+	gsh "killall ibv_rc_pingpong" >/dev/null 2>&1   # a failed attempt's leftovers
+	if [ "$role" = client ]; then
+		guest_pp $tag "$size" ""
+		for _ in $(seq 50); do
+			gsh "netstat -ltn" | grep -q ":18515 " && break
+			sleep 0.2
+		done
+		ip netns exec rnic-peers timeout 120 "$pp" -g 1 -s "$size" -n "$iters" $port \
+			--pcap "$work/$tag.pcapng" $guest_ip >"$work/rnic-$tag.log" 2>&1 &
+		pid=$!
+		attach
+	else
+		ip netns exec rnic-peers timeout 120 "$pp" -g 1 -s "$size" -n "$iters" $port \
+			--pcap "$work/$tag.pcapng" >"$work/rnic-$tag.log" 2>&1 &
+		pid=$!
+		attach
+		for _ in $(seq 100); do
+			grep -q "local address" "$work/rnic-$tag.log" && break
+			sleep 0.1
+		done
+		guest_pp $tag "$size" $rnic_ip
+	fi
+	wait $pid || { why="rnic exit $?: $(tail -1 "$work/rnic-$tag.log")"; return 1; }
+	guest_result $tag || { why="guest: $(grep -v '^rc=' "$work/guest-$tag.log" | tail -1)"; return 1; }
+	grep -q "^$iters iters in" "$work/rnic-$tag.log" || { why="rnic printed no result"; return 1; }
+	last=$tag
+}
+
+n=0 retries=0
 for size in $sizes; do
-	# 1. rnic-pingpong connects to the guest's server
-	guest_pp srv$size "$size" ""
-	for _ in $(seq 50); do
-		gsh "netstat -ltn" | grep -q ":18515 " && break
-		sleep 0.2
+	for role in client server; do
+		t1=$SECONDS
+		if [ $role = client ]; then what="rnic-pingpong -> rxe ibv_rc_pingpong"
+		else what="rxe ibv_rc_pingpong -> rnic-pingpong"; fi
+		# the guest is an emulated CPU on a shared host and can freeze for
+		# seconds (soft lockups): a failed run gets one more attempt, said aloud
+		if ! run $role "$size" 1; then
+			echo "RETRY: $what, $size B: $why"
+			retries=$((retries + 1))
+			run $role "$size" 2 || fail "$what, $size B: $why"
+		fi
+		echo "$what, $size B x $iters: rnic $(usec "$work/rnic-$last.log") usec/iter," \
+		     "rxe $(usec "$work/guest-$last.log") usec/iter"
+		check_capture "$work/$last.pcapng" "$what, $size B"
+		echo "  ($((SECONDS - t1)) s)"
+		n=$((n + 1))
 	done
-	ip netns exec rnic-peers timeout 120 "$pp" -g 1 -s "$size" -n "$iters" $port \
-		--pcap "$work/cli-$size.pcapng" $guest_ip >"$work/rnic-cli-$size.log" 2>&1 &
-	pid=$!
-	attach
-	wait $pid || fail "rnic-pingpong -> ibv_rc_pingpong -s $size: rnic exit $?"
-	guest_result srv$size || fail "rnic-pingpong -> ibv_rc_pingpong -s $size: guest failed"
-	grep -q "^$iters iters in" "$work/rnic-cli-$size.log" || fail "rnic: no result line"
-	echo "rnic-pingpong -> rxe ibv_rc_pingpong, $size B x $iters: rnic" \
-	     "$(usec "$work/rnic-cli-$size.log") usec/iter, rxe $(usec "$work/guest-srv$size.log") usec/iter"
-	check_capture "$work/cli-$size.pcapng" "client $size"
-
-	# 2. the guest's client connects to rnic-pingpong
-	ip netns exec rnic-peers timeout 120 "$pp" -g 1 -s "$size" -n "$iters" $port \
-		--pcap "$work/srv-$size.pcapng" >"$work/rnic-srv-$size.log" 2>&1 &
-	pid=$!
-	attach
-	for _ in $(seq 100); do
-		grep -q "local address" "$work/rnic-srv-$size.log" && break
-		sleep 0.1
-	done
-	guest_pp cli$size "$size" $rnic_ip
-	wait $pid || fail "rxe ibv_rc_pingpong -> rnic-pingpong -s $size: rnic exit $?"
-	guest_result cli$size || fail "rxe ibv_rc_pingpong -> rnic-pingpong -s $size: guest failed"
-	grep -q "^$iters iters in" "$work/rnic-srv-$size.log" || fail "rnic: no result line"
-	echo "rxe ibv_rc_pingpong -> rnic-pingpong, $size B x $iters: rnic" \
-	     "$(usec "$work/rnic-srv-$size.log") usec/iter, rxe $(usec "$work/guest-cli$size.log") usec/iter"
-	check_capture "$work/srv-$size.pcapng" "server $size"
-	n=$((n + 2))
 done
 echo "rxe counters after: $(counters)"
+echo "total $((SECONDS - t0)) s"
 stop_guest
 rm -rf "$work"
-echo "$n passed, 0 failed"
+echo "$n passed ($retries after a retry), 0 failed"
