@@ -3,17 +3,20 @@
  * rnic-perf: a perftest-like benchmark of rnic's verbs, over iWARP or
  * RoCEv2.
  *
- *   rnic-perf --loopback --transport iwarp|roce --test TEST [options]
- *   rnic-perf --server --transport T --test TEST [options] PORT-OPTIONS
- *   rnic-perf --client ADDR --transport T --test TEST [options] PORT-OPTIONS
+ *   rnic-perf [TEST] --loopback --transport iwarp|roce [--test TEST] [options]
+ *   rnic-perf [TEST] --server --transport T [options] PORT-OPTIONS
+ *   rnic-perf [TEST] --client ADDR --transport T [options] PORT-OPTIONS
  *
- * TEST is write_bw, write_lat, read_bw, read_lat, send_bw, send_lat or
+ * The test is named once, as the argument or with --test. TEST is write_bw, write_lat, read_bw, read_lat, send_bw, send_lat or
  * atomic_bw (what each measures: run.c). Bandwidth tests report Gbit/s and
  * million messages per second; latency tests the average, median and 99th
  * percentile in microseconds. --json prints one JSON object instead.
  * Every completion's status is checked: a failed one ends the run with
  * exit status 1 and names the work request. Exit status 2: a bad command
  * line; 3: the transport refuses the test's operation (atomics on iWARP).
+ * --verify (--loopback, bandwidth tests) accounts for every completion and
+ * checks each Send's payload; a run that does not verify exits 1 after
+ * its report.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -42,15 +45,16 @@ const char *const perf_test_names[PERF_NTESTS] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rnic-perf --loopback --transport iwarp|roce --test TEST [options]\n"
-		"       rnic-perf --server --transport T --test TEST [options] PORT-OPTIONS\n"
-		"       rnic-perf --client ADDR --transport T --test TEST [options] PORT-OPTIONS\n"
+		"usage: rnic-perf TEST --loopback --transport iwarp|roce [options]\n"
+		"       rnic-perf TEST --server --transport T [options] PORT-OPTIONS\n"
+		"       rnic-perf TEST --client ADDR --transport T [options] PORT-OPTIONS\n"
 		"TEST: write_bw write_lat read_bw read_lat send_bw send_lat atomic_bw\n"
+		"(the argument, or --test TEST)\n"
 		"  --loopback          two stacks in this process, joined by net_ring\n"
 		"  --server            wait for one client on the port(s) given\n"
 		"  --client ADDR       run against the server at ADDR (A.B.C.D)\n"
 		"  --transport T       iwarp or roce (default iwarp)\n"
-		"  --test TEST         what to measure (required)\n"
+		"  --test TEST         what to measure, instead of the argument\n"
 		"  -s, --size N        bytes per message (bw: 65536, lat: 8; atomic_bw: 8 only)\n"
 		"  -n, --iters N       operations per QP (bw: 5000, lat: 1000)\n"
 		"  --duration S        run for S seconds instead of -n\n"
@@ -62,6 +66,10 @@ static void usage(FILE *f)
 		"  --tcp-port P        CM listener (iWARP) or address exchange (RoCE) port\n"
 		"                      for --server/--client (default %d)\n"
 		"  --json              one JSON object on stdout\n"
+		"  --verify            (--loopback, bandwidth) count every completion per QP\n"
+		"                      and queue: duplicates, missing, out of order; every\n"
+		"                      Send is signaled and its payload checked; exit 1\n"
+		"                      unless all is well\n"
 		"  --workers N         workers per stack; --busy-poll: workers never sleep\n"
 		"Exit status: 0 done, 1 failed, 2 bad arguments, 3 operation not supported\n"
 		"by the transport.\n\n%s",
@@ -90,14 +98,14 @@ static int test_arg(const char *s, enum perf_test *t)
 			*t = (enum perf_test)i;
 			return 0;
 		}
-	fprintf(stderr, "rnic-perf: --test: '%s' is not one of write_bw, write_lat, read_bw, "
+	fprintf(stderr, "rnic-perf: test '%s' is not one of write_bw, write_lat, read_bw, "
 		"read_lat, send_bw, send_lat, atomic_bw\n", s);
 	return -1;
 }
 
 enum {
 	OPT_LOOPBACK = 256, OPT_SERVER, OPT_CLIENT, OPT_TRANSPORT, OPT_TEST, OPT_DURATION,
-	OPT_QPS, OPT_TX_DEPTH, OPT_CQS, OPT_REBIND, OPT_JSON, OPT_TCP_PORT,
+	OPT_QPS, OPT_TX_DEPTH, OPT_CQS, OPT_REBIND, OPT_JSON, OPT_TCP_PORT, OPT_VERIFY,
 };
 
 /* One option of ours. @return 0 or -1 (message printed). */
@@ -129,7 +137,13 @@ static int one_opt(struct perf_opts *o, int c, const char *arg, bool *have_test,
 			return -1;
 		}
 		return 0;
-	case OPT_TEST: *have_test = true; return test_arg(arg, &o->test);
+	case OPT_TEST:
+		if (*have_test) {
+			fprintf(stderr, "rnic-perf: --test '%s': the test is already named\n", arg);
+			return -1;
+		}
+		*have_test = true;
+		return test_arg(arg, &o->test);
 	case 's':
 		*have_size = true;
 		if (num_arg("--size", arg, 1, 1ull << 30, &v) != 0)
@@ -177,6 +191,7 @@ static int one_opt(struct perf_opts *o, int c, const char *arg, bool *have_test,
 		o->tcp_port = (uint16_t)v;
 		return 0;
 	case OPT_JSON: o->json = true; return 0;
+	case OPT_VERIFY: o->verify = true; return 0;
 	default: return -1;
 	}
 }
@@ -194,7 +209,7 @@ static int check_opts(struct perf_opts *o, const struct rnic_config *cfg, bool h
 		return -1;
 	}
 	if (!have_test) {
-		fprintf(stderr, "rnic-perf: --test is required (write_bw, write_lat, read_bw, "
+		fprintf(stderr, "rnic-perf: name the test (write_bw, write_lat, read_bw, "
 			"read_lat, send_bw, send_lat, atomic_bw)\n");
 		return -1;
 	}
@@ -232,7 +247,17 @@ static int check_opts(struct perf_opts *o, const struct rnic_config *cfg, bool h
 			o->qps);
 		return -1;
 	}
-	if ((uint64_t)o->qps * 4 * (((uint64_t)o->size + 63) & ~63ull) > (2ull << 30)) {
+	if (o->verify && (!o->loopback || lat)) {
+		fprintf(stderr, "rnic-perf: --verify needs --loopback and a bandwidth test\n");
+		return -1;
+	}
+	if (o->verify && o->test == PERF_SEND_BW && o->size < sizeof(struct perf_stamp)) {
+		fprintf(stderr, "rnic-perf: --verify: -s %u cannot hold the %zu-byte stamp of "
+			"a Send\n", o->size, sizeof(struct perf_stamp));
+		return -1;
+	}
+	if ((uint64_t)o->qps * 2 * (2 + perf_verify_slots(o)) *
+	    (((uint64_t)o->size + 63) & ~63ull) > (2ull << 30)) {
 		fprintf(stderr, "rnic-perf: --qps %u x -s %u needs more than 2 GiB of buffers\n",
 			o->qps, o->size);
 		return -1;
@@ -260,6 +285,7 @@ static int parse(struct perf_opts *o, const struct rnic_config *cfg, int argc, c
 		{ "rebind-ms", required_argument, NULL, OPT_REBIND },
 		{ "tcp-port", required_argument, NULL, OPT_TCP_PORT },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -285,8 +311,15 @@ static int parse(struct perf_opts *o, const struct rnic_config *cfg, int argc, c
 		if (one_opt(o, c, optarg, &have_test, &have_size, &modes) != 0)
 			return -1;
 	}
+	/* getopt_long() moved the arguments behind the options */
+	if (optind < argc && !have_test) {
+		if (test_arg(argv[optind++], &o->test) != 0)
+			return -1;
+		have_test = true;
+	}
 	if (optind < argc) {
-		fprintf(stderr, "rnic-perf: unexpected argument '%s' (try --help)\n", argv[optind]);
+		fprintf(stderr, "rnic-perf: unexpected argument '%s' (the test is named once; "
+			"try --help)\n", argv[optind]);
 		return -1;
 	}
 	return check_opts(o, cfg, have_test, have_size, modes);
@@ -315,6 +348,7 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 	double gbps = r->seconds > 0 ? (double)r->ops * o->size * 8 / r->seconds / 1e9 : 0;
 	double mpps = r->seconds > 0 ? (double)r->ops / r->seconds / 1e6 : 0;
 	double avg = 0, p50 = 0, p99 = 0;
+	double rebind_avg = r->rebinds ? r->rebind_us_sum / (double)r->rebinds : 0;
 
 	if (o->server) {
 		if (o->json)
@@ -346,7 +380,20 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 			       avg, p50, p99);
 		else
 			printf(", \"gbps\": %.3f, \"mpps\": %.4f", gbps, mpps);
-		printf(", \"rebinds\": %lu}\n", (unsigned long)r->rebinds);
+		printf(", \"rebinds\": %lu", (unsigned long)r->rebinds);
+		if (o->rebind_ms != 0)
+			printf(", \"rebind_us_avg\": %.3f, \"rebind_us_max\": %.3f",
+			       rebind_avg, r->rebind_us_max);
+		if (o->verify)
+			printf(", \"completions\": %lu, \"expected\": %lu, \"duplicates\": %lu, "
+			       "\"missing\": %lu, \"out_of_order\": %lu, \"bad_payload\": %lu, "
+			       "\"events\": %lu, \"stalled\": %s, \"verified\": %s",
+			       (unsigned long)r->completions, (unsigned long)r->expected,
+			       (unsigned long)r->duplicates, (unsigned long)r->missing,
+			       (unsigned long)r->out_of_order, (unsigned long)r->bad_payload,
+			       (unsigned long)r->events, r->stalled ? "true" : "false",
+			       perf_verified(r) ? "true" : "false");
+		printf("}\n");
 		return;
 	}
 	printf("rnic-perf %s over %s (%s): %u bytes, %u QP(s), tx depth %u, %u worker(s) "
@@ -360,7 +407,16 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 		printf("  %lu messages in %.3f s: %.3f Gbit/s, %.4f M messages/s\n",
 		       (unsigned long)r->ops, r->seconds, gbps, mpps);
 	if (o->rebind_ms != 0)
-		printf("  %lu CQ re-binds\n", (unsigned long)r->rebinds);
+		printf("  %lu CQ re-binds, %.3f us each on average, %.3f us at most\n",
+		       (unsigned long)r->rebinds, rebind_avg, r->rebind_us_max);
+	if (o->verify)
+		printf("  verify: %lu of %lu completions, %lu duplicate(s), %lu missing, %lu "
+		       "out of order, %lu bad payload(s), %lu CQ events%s: %s\n",
+		       (unsigned long)r->completions, (unsigned long)r->expected,
+		       (unsigned long)r->duplicates, (unsigned long)r->missing,
+		       (unsigned long)r->out_of_order, (unsigned long)r->bad_payload,
+		       (unsigned long)r->events, r->stalled ? ", stalled" : "",
+		       perf_verified(r) ? "verified" : "NOT verified");
 }
 
 static void on_signal(int sig)
@@ -391,8 +447,11 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	rc = o.loopback ? perf_loopback(&o, &cfg, &r) : perf_remote(&o, &cfg, &r);
-	if (rc == 0)
+	if (rc == 0) {
 		report(&o, &cfg, &r);
+		if (o.verify && !perf_verified(&r))
+			rc = PERF_EXIT_FAIL;
+	}
 	free(r.lat_us);
 	rnic_request_stop();
 	fflush(stdout);

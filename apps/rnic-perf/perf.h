@@ -6,7 +6,9 @@
  *   setup.c   verbs objects of one side; --loopback's two stacks and how
  *             their QPs are connected (iWARP through the CM, RoCE out of band)
  *   remote.c  --server / --client over real ports
- *   run.c     the test loops: bandwidth, latency, CQ polling, re-binding
+ *   run.c     the test loops: bandwidth, latency, CQ polling
+ *   verify.c  --verify: every completion's sequence, each Send's payload
+ *   rebind.c  the thread that re-binds CQs to other completion handlers
  *
  * A run is a set of QP ends. The requester end of a QP pair issues the
  * test's operations; the responder end answers where the test needs it
@@ -17,6 +19,7 @@
 #ifndef RNIC_PERF_H
 #define RNIC_PERF_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -60,6 +63,7 @@ struct perf_opts {
 	unsigned cqs;                    /* CQs per side, QP i on CQ i % cqs */
 	unsigned rebind_ms;              /* 0: no re-binding */
 	bool json;
+	bool verify;                     /* count every completion, check payloads */
 	bool loopback;
 	bool server;                     /* --server; neither: --client */
 	uint32_t server_ip;              /* --client ADDR, host order */
@@ -78,6 +82,23 @@ struct perf_side {
 	bool watch;                      /* server: watch ch for the client's close */
 	unsigned conns, closed;          /* server: connections, DISCONNECTED seen */
 	bool peer_gone;                  /* server: the client closed them all */
+	struct perf_arm *arm;            /* --verify: one per CQ, NULL otherwise */
+};
+
+/* --verify keeps every CQ armed, so that re-binds move live events: the
+ * handler (on a worker) counts the event and asks the main thread to arm
+ * the CQ again. */
+struct perf_arm {
+	uint64_t events;                 /* written by the handler's worker */
+	int pending;                     /* 1 while armed; the handler clears it */
+};
+
+/* --verify: which sequence numbers of one queue have completed. */
+struct perf_seqlog {
+	uint8_t *bits;                   /* one bit per sequence number */
+	uint64_t cap;                    /* bits allocated */
+	uint64_t next;                   /* highest sequence seen + 1 */
+	uint64_t unique;                 /* distinct sequences seen */
 };
 
 /* One end of a QP pair. Its buffer holds two regions of the message size:
@@ -98,6 +119,11 @@ struct perf_end {
 	uint32_t rkey;
 	uint32_t psn;                    /* RoCE: first PSN we send */
 	bool inline_ok;                  /* size fits max_inline_data */
+	/* --verify: a Send's payload must stay put until it completes and a
+	 * receive's until it is checked, so each in-flight one has its slot */
+	uint8_t *send_slots, *recv_slots;
+	unsigned nsend_slots, nrecv_slots;
+	struct perf_seqlog sends, recvs;
 	struct perf_end *peer;           /* --loopback: the other end */
 
 	uint64_t total;                  /* operations to issue (bw: may shrink) */
@@ -114,8 +140,35 @@ struct perf_result {
 	double seconds;
 	double *lat_us;                  /* latency samples, one per exchange */
 	uint64_t nlat, lat_cap;
-	uint64_t rebinds;
+	uint64_t rebinds;                /* done by the re-bind thread */
+	double rebind_us_sum, rebind_us_max;   /* rnic_modify_cq_handler() calls */
 	bool unsupported;                /* the transport refused the operation */
+	/* --verify */
+	uint64_t completions;            /* every completion polled, duplicates too */
+	uint64_t expected;               /* what the posted work should produce */
+	uint64_t duplicates, missing, out_of_order, bad_payload;
+	uint64_t events;                 /* CQ events delivered to the handlers */
+	bool stalled;                    /* the run ended on the stall timeout */
+};
+
+/* The payload of a Send under --verify. */
+struct perf_stamp {
+	uint32_t end;                    /* the sending end's index */
+	uint32_t pad;
+	uint64_t seq;                    /* its send sequence number */
+};
+
+/* The re-bind thread's state. */
+struct perf_rebinder {
+	pthread_t thread;
+	struct perf_side *sides;
+	unsigned nsides;
+	unsigned ms;                     /* period */
+	uint64_t rng;
+	int stop;                        /* set by the main thread */
+	int err;                         /* an errno from rnic_modify_cq_handler */
+	uint64_t count;
+	double us_sum, us_max;
 };
 
 extern const char *const perf_test_names[PERF_NTESTS];
@@ -145,6 +198,24 @@ int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 
 /* remote.c */
 int perf_remote(const struct perf_opts *o, struct rnic_config *cfg, struct perf_result *r);
+
+/* verify.c */
+unsigned perf_verify_slots(const struct perf_opts *o);
+int perf_verify_init(struct perf_end *e, const struct perf_opts *o);
+int perf_verify_send(struct perf_result *r, struct perf_end *e, uint64_t seq);
+int perf_verify_recv(struct perf_result *r, struct perf_end *e, uint64_t seq,
+		     const struct ibv_wc *wc, uint32_t size);
+void perf_stamp(struct perf_end *e, uint64_t seq);
+uint8_t *perf_send_buf(struct perf_end *e, uint64_t seq);
+uint8_t *perf_recv_buf(struct perf_end *e, uint64_t seq);
+void perf_verify_finish(struct perf_result *r, const struct perf_opts *o,
+			const struct perf_end *ends, unsigned nends);
+bool perf_verified(const struct perf_result *r);
+
+/* rebind.c */
+int perf_rebind_start(struct perf_rebinder *rb, struct perf_side *sides, unsigned nsides,
+		      unsigned ms);
+void perf_rebind_stop(struct perf_rebinder *rb, struct perf_result *r);
 
 /* run.c */
 int perf_run(const struct perf_opts *o, struct perf_side *sides, unsigned nsides,

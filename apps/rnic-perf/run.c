@@ -10,7 +10,11 @@
  * to tx_depth operations in flight, posted in chains; one in cq_mod is
  * signaled, and the last one always, so the sequence of a completion says
  * how many finished (completions leave the send queue in posting order).
- * A Send is posted only against a receive the peer has posted.
+ * A Send is posted only against a receive the peer has posted. --verify
+ * signals every one and accounts for each completion (verify.c); it also
+ * keeps the CQs armed, their events counted by a handler callback.
+ *
+ * CQ re-binding (--rebind-ms) runs on a thread of its own (rebind.c).
  *
  * Latency, one exchange at a time, every operation signaled:
  *   write_lat  requester Writes byte value v into the peer's second region;
@@ -46,10 +50,8 @@ struct run {
 	unsigned cq_mod;            /* one signaled send WR in cq_mod */
 	double t_end;               /* --duration: when to stop issuing */
 	double t_progress;          /* last completion or exchange */
-	double next_rebind;
 	double next_watch;          /* --server: next look at the CM channel */
 	bool local_requesters;      /* false on a --server: no stall check */
-	uint64_t rng;
 };
 
 double perf_now(void)
@@ -77,14 +79,6 @@ const char *perf_wc_status(enum ibv_wc_status s)
 	if ((unsigned)s < sizeof(wc_names) / sizeof(wc_names[0]) && wc_names[s] != NULL)
 		return wc_names[s];
 	return "unknown status";
-}
-
-static uint64_t xorshift(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
 }
 
 static const char *end_name(const struct perf_end *e)
@@ -130,8 +124,25 @@ static int on_wc(struct run *R, const struct ibv_wc *wc)
 			(unsigned long)seq, perf_wc_status(wc->status), wc->status);
 		return -1;
 	}
-	if (wc->wr_id & WRID_RECV)
+	if (wc->wr_id & WRID_RECV) {
+		if (R->o->verify && perf_verify_recv(R->r, e, seq, wc, R->o->size) != 0)
+			return -1;
 		return on_recv(R, e, wc);
+	}
+	if (R->o->verify) {
+		/* duplicates and reordering are counted, not fatal: the
+		 * report says what went wrong */
+		if (seq >= e->posted) {
+			fprintf(stderr, "rnic-perf: %s QP %u: completion %lu was never posted\n",
+				end_name(e), wc->qp_num, (unsigned long)seq);
+			return -1;
+		}
+		if (perf_verify_send(R->r, e, seq) != 0)
+			return -1;
+		if (seq >= e->completed)
+			e->completed = seq + 1;
+		return 0;
+	}
 	if (seq < e->completed || seq >= e->posted) {
 		fprintf(stderr, "rnic-perf: %s QP %u: completion %lu out of order (%lu "
 			"completed, %lu posted)\n", end_name(e), wc->qp_num, (unsigned long)seq,
@@ -171,8 +182,9 @@ static void fill_wr(struct run *R, struct perf_end *e, uint64_t seq,
 {
 	const struct perf_opts *o = R->o;
 
+	perf_stamp(e, seq);
 	*sge = (struct ibv_sge){
-		.addr = (uintptr_t)e->buf,
+		.addr = (uintptr_t)perf_send_buf(e, seq),
 		.length = o->size,
 		.lkey = e->mr->lkey,
 	};
@@ -356,21 +368,65 @@ static bool lat_done(const struct perf_end *e)
 
 /* --- the loop ------------------------------------------------------------------- */
 
-/* Move one CQ, chosen at random, to a random handler. @return 0 or -1. */
-static int rebind_one(struct run *R)
+/* --verify: a CQ event, on the worker of the CQ's handler. */
+static void on_event(struct ibv_cq *cq, void *arg)
 {
-	struct perf_side *s = &R->sides[xorshift(&R->rng) % R->nsides];
-	struct ibv_cq *cq = s->cq[xorshift(&R->rng) % s->ncq];
-	int handlers = rnic_query_handlers(s->ctx);
-	int h = (int)(xorshift(&R->rng) % (uint64_t)(handlers > 0 ? handlers : 1));
-	int rc = rnic_modify_cq_handler(cq, h);
+	struct perf_arm *a = arg;
 
-	if (rc != 0) {
-		fprintf(stderr, "rnic-perf: re-binding a CQ to handler %d: %s\n", h, strerror(rc));
-		return -1;
+	(void)cq;
+	__atomic_fetch_add(&a->events, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->pending, 0, __ATOMIC_RELEASE);
+}
+
+/* --verify: register on_event on every CQ. @return 0 or -1. */
+static int arm_init(struct run *R)
+{
+	for (unsigned s = 0; s < R->nsides; s++) {
+		struct perf_side *sd = &R->sides[s];
+		sd->arm = calloc(sd->ncq, sizeof(*sd->arm));
+		if (sd->arm == NULL) {
+			fprintf(stderr, "rnic-perf: out of memory\n");
+			return -1;
+		}
+		for (unsigned k = 0; k < sd->ncq; k++) {
+			int rc = rnic_set_comp_handler(sd->cq[k], on_event, &sd->arm[k]);
+			if (rc != 0) {
+				fprintf(stderr, "rnic-perf: CQ handler callback: %s\n", strerror(rc));
+				return -1;
+			}
+		}
 	}
-	R->r->rebinds++;
 	return 0;
+}
+
+/* --verify: arm again each CQ whose event was delivered. @return 0 or -1. */
+static int arm_again(struct run *R)
+{
+	for (unsigned s = 0; s < R->nsides; s++) {
+		struct perf_side *sd = &R->sides[s];
+		for (unsigned k = 0; sd->arm != NULL && k < sd->ncq; k++) {
+			if (__atomic_load_n(&sd->arm[k].pending, __ATOMIC_ACQUIRE))
+				continue;
+			__atomic_store_n(&sd->arm[k].pending, 1, __ATOMIC_RELEASE);
+			int rc = ibv_req_notify_cq(sd->cq[k], 0);
+			if (rc != 0) {
+				fprintf(stderr, "rnic-perf: arming a CQ: %s\n", strerror(rc));
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* --verify: the events the handlers delivered. The callbacks stay
+ * registered (and their perf_arm allocated) as long as the CQs live. */
+static void arm_fini(struct run *R)
+{
+	for (unsigned s = 0; s < R->nsides; s++) {
+		struct perf_side *sd = &R->sides[s];
+		for (unsigned k = 0; sd->arm != NULL && k < sd->ncq; k++)
+			R->r->events += __atomic_load_n(&sd->arm[k].events, __ATOMIC_RELAXED);
+	}
 }
 
 /* Every end's and stack's counters, for a run that went wrong. */
@@ -436,11 +492,8 @@ static int pass(struct run *R, bool lat)
 		watch_closes(R);
 		R->next_watch = t + 1e-3;
 	}
-	if (R->o->rebind_ms != 0 && t >= R->next_rebind) {
-		if (rebind_one(R) != 0)
-			return -1;
-		R->next_rebind = t + R->o->rebind_ms / 1e3;
-	}
+	if (R->o->verify && arm_again(R) != 0)
+		return -1;
 	bool stop = (R->t_end > 0 && t >= R->t_end) || rnic_stop_requested();
 	if (!R->local_requesters && rnic_stop_requested()) {
 		fprintf(stderr, "rnic-perf: interrupted\n");
@@ -465,7 +518,10 @@ static int pass(struct run *R, bool lat)
 		fprintf(stderr, "rnic-perf: %s: no progress for %d s\n",
 			perf_test_names[R->o->test], PERF_STALL_S);
 		dump_state(R);
-		return -1;
+		if (!R->o->verify)
+			return -1;
+		R->r->stalled = true;   /* the report counts what is missing */
+		return 1;
 	}
 	return 0;
 }
@@ -476,11 +532,15 @@ int perf_run(const struct perf_opts *o, struct perf_side *sides, unsigned nsides
 	bool lat = perf_is_lat(o->test);
 	struct run R = {
 		.o = o, .sides = sides, .nsides = nsides, .ends = ends, .nends = nends, .r = r,
-		.rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL),
 	};
+	struct perf_rebinder rb;
 	int rc;
 
 	R.cq_mod = lat ? 1 : o->tx_depth / 2 < 1 ? 1 : o->tx_depth / 2 > 64 ? 64 : o->tx_depth / 2;
+	if (o->verify)
+		R.cq_mod = 1;   /* every Send signaled: every sequence is seen */
+	if (o->verify && arm_init(&R) != 0)
+		return PERF_EXIT_FAIL;
 	for (unsigned i = 0; i < nends; i++) {
 		struct perf_end *e = &ends[i];
 		e->total = o->iters ? o->iters : UINT64_MAX;
@@ -488,12 +548,22 @@ int perf_run(const struct perf_opts *o, struct perf_side *sides, unsigned nsides
 	}
 	double t0 = perf_now();
 	R.t_progress = t0;
-	R.next_rebind = t0 + o->rebind_ms / 1e3;
 	if (o->duration > 0)
 		R.t_end = t0 + o->duration;
+	if (o->rebind_ms != 0 && perf_rebind_start(&rb, sides, nsides, o->rebind_ms) != 0)
+		return PERF_EXIT_FAIL;
 	while ((rc = pass(&R, lat)) == 0)
 		;
 	r->seconds = perf_now() - t0;
+	if (o->rebind_ms != 0) {
+		perf_rebind_stop(&rb, r);
+		if (rb.err != 0)
+			rc = -1;
+	}
+	if (o->verify) {
+		arm_fini(&R);
+		perf_verify_finish(r, o, ends, nends);
+	}
 	for (unsigned i = 0; i < nends; i++)
 		if (ends[i].requester)
 			r->ops += lat ? ends[i].iter : ends[i].completed;

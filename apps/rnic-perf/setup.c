@@ -88,15 +88,18 @@ int perf_end_init(struct perf_end *e, struct perf_side *s, unsigned idx, bool re
 	e->requester = requester;
 	e->cq = s->cq[(idx / (o->loopback ? 2 : 1)) % s->ncq];
 	e->region = ((size_t)o->size + 63) & ~(size_t)63;
-	e->buf = aligned_alloc(4096, (2 * e->region + 4095) & ~(size_t)4095);
+	size_t len = (2 + (size_t)perf_verify_slots(o)) * e->region;
+	e->buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
 	if (e->buf == NULL) {
 		fprintf(stderr, "rnic-perf: out of memory for %zu-byte buffers\n", e->region);
 		return -1;
 	}
-	memset(e->buf, 0, 2 * e->region);
-	e->mr = rnic_reg_mr(s->pd, e->buf, 2 * e->region, access);
+	memset(e->buf, 0, len);
+	if (perf_verify_init(e, o) != 0)
+		return -1;
+	e->mr = rnic_reg_mr(s->pd, e->buf, len, access);
 	if (e->mr == NULL) {
-		fprintf(stderr, "rnic-perf: cannot register %zu bytes: %s\n", 2 * e->region,
+		fprintf(stderr, "rnic-perf: cannot register %zu bytes: %s\n", len,
 			strerror(errno));
 		return -1;
 	}
@@ -142,12 +145,13 @@ int perf_end_init(struct perf_end *e, struct perf_side *s, unsigned idx, bool re
 	return 0;
 }
 
-/* Post @p n receives into the end's first region. @return 0 or -1. */
+/* Post @p n receives into the end's first region (--verify: each into its
+ * slot). @return 0 or -1. */
 int perf_post_recvs(struct perf_end *e, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
 		struct ibv_sge sge = {
-			.addr = (uintptr_t)e->buf,
+			.addr = (uintptr_t)perf_recv_buf(e, e->recv_posted),
 			.length = (uint32_t)e->region,
 			.lkey = e->mr->lkey,
 		};
