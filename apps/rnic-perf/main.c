@@ -385,7 +385,7 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 			printf(", \"rebind_us_avg\": %.3f, \"rebind_us_max\": %.3f",
 			       rebind_avg, r->rebind_us_max);
 		if (o->verify)
-			printf(", \"completions\": %lu, \"expected\": %lu, \"duplicates\": %lu, "
+			printf(", \"completions_seen\": %lu, \"completions_expected\": %lu, \"duplicates\": %lu, "
 			       "\"missing\": %lu, \"out_of_order\": %lu, \"bad_payload\": %lu, "
 			       "\"events\": %lu, \"stalled\": %s, \"verified\": %s",
 			       (unsigned long)r->completions, (unsigned long)r->expected,

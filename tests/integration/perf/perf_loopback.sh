@@ -92,7 +92,7 @@ for tr in iwarp roce; do
 	elif [ -z "$rebinds" ] || [ "$rebinds" -le 0 ]; then
 		fail "$name: no re-bind during the run" "$out"
 	else
-		check_json "$name" "$out" completions expected duplicates missing \
+		check_json "$name" "$out" completions_seen completions_expected duplicates missing \
 			out_of_order bad_payload rebind_us_avg rebind_us_max
 	fi
 done
