@@ -1462,6 +1462,65 @@ static void t_peer_destroyed(void)
 	no_stray(&b, "after the error");
 }
 
+/* Destroying a QP and a CQ while the other side is busy: B streams 64
+ * Writes of 64 KiB and 64 Reads at A; A destroys its QP in the middle. B's
+ * work completes exactly once, in order: successes, then one
+ * RETRY_EXC_ERR, then flushes; A's CQ refuses destruction while a QP uses
+ * it and is destroyed with completions still queued once it does not. */
+static void t_destroy_busy(void)
+{
+	enum { N = 128, LEN = 64 * 1024 };
+	struct ropts o = DEF;
+	o.timeout = 10;
+	o.retry_cnt = 2;
+	o.sq = 256;
+	pair_up(&o);
+	fill(b.buf + BASE, LEN, 9);
+	for (int i = 0; i < N; i++) {
+		bool rd = i & 1;
+		CHECK_RC(post1(&b, rd ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE, 1000 + (uint64_t)i,
+			       b.buf + BASE + (rd ? LEN : 0), LEN, (uintptr_t)a.buf + BASE,
+			       a.mr->rkey, IBV_SEND_SIGNALED), 0);
+	}
+	/* A's QP goes while B's stream is in flight, after its first 8 */
+	struct ibv_wc wc;
+	int ok = 0, stage = 0;   /* 0 successes, 1 the error seen, flushes after */
+	for (; ok < 8; ok++) {
+		wait_wc(b.cq, &wc, 1, "B's stream");
+		CHECK(wc.wr_id == 1000 + (uint64_t)ok && wc.status == IBV_WC_SUCCESS,
+		      "completion %d: wr_id %llu status %d", ok, (unsigned long long)wc.wr_id,
+		      wc.status);
+	}
+	recv1(&a, 1, a.buf + BASE + 2 * LEN, 64);
+	CHECK_RC(rnic_destroy_cq(a.cq), EBUSY);
+	CHECK_RC(rnic_destroy_qp(a.qp), 0);
+	a.qp = NULL;
+	for (int i = ok; i < N; i++) {
+		wait_wc(b.cq, &wc, 1, "B's stream");
+		CHECK(wc.wr_id == 1000 + (uint64_t)i, "completion %d: wr_id %llu", i,
+		      (unsigned long long)wc.wr_id);
+		if (stage == 0 && wc.status == IBV_WC_SUCCESS) {
+			ok++;
+			continue;
+		}
+		if (stage == 0) {
+			CHECK(wc.status == IBV_WC_RETRY_EXC_ERR, "completion %d: status %d, "
+			      "expected SUCCESS or RETRY_EXC_ERR", i, wc.status);
+			stage = 1;
+			continue;
+		}
+		CHECK(wc.status == IBV_WC_WR_FLUSH_ERR, "completion %d after the error: status %d",
+		      i, wc.status);
+	}
+	printf("    %d of %d completed before the QP went, then the error and %d flushes\n",
+	       ok, N, stage ? N - ok - 1 : 0);
+	CHECK(stage == 1 || ok == N, "no error and not all successful");
+	CHECK_RC(rnic_destroy_cq(a.cq), 0);   /* the flushed receive still queued in it */
+	a.cq = NULL;
+	usleep(20000);
+	no_stray(&b, "after the error");
+}
+
 /* modify_qp to ERR flushes the posted receives and what is posted after. */
 static void t_modify_err_flush(void)
 {
@@ -1872,6 +1931,7 @@ static void t_ud(void)
 
 static const struct tcase cases[] = {
 	{ "ud", t_ud, false },
+	{ "destroy_busy", t_destroy_busy, false },
 	{ "send_mtu256", t_K_SEND_256, true },
 	{ "send_mtu1024", t_K_SEND_1024, true },
 	{ "send_mtu4096", t_K_SEND_4096, true },
