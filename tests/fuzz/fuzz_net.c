@@ -4,9 +4,10 @@
  * ARP, IPv4, ICMP, UDP demux; lib/tcp segment input behind a listener).
  *
  * Set-up (once): EAL with --no-huge, a net_ring pair, a one-worker stack on
- * end "a" (192.0.2.1/24) driven in run-to-completion mode, UDP handlers on
- * 4791 and 9999, a TCP listener on port 80 whose connections drop what
- * they receive. The harness owns end "b".
+ * end "a" (192.0.2.1/24) driven in run-to-completion mode, the stack's own
+ * RoCEv2 handler on 4791 (no device is open: every packet that parses ends
+ * as an unknown QP), a UDP handler on 9999, a TCP listener on port 80 whose
+ * connections drop what they receive. The harness owns end "b".
  *
  * Input: flags byte, then frames as [length (2)][bytes]. Flags bit 0: fix
  * up the IPv4 header checksum and the UDP/TCP checksum of frames that hold
@@ -19,6 +20,7 @@
  * allows. (mbuf accounting is not asserted per input: ARP legitimately
  * holds frames for unresolved neighbours and TCP holds its queues.)
  */
+#include <errno.h>
 #include <rte_ethdev.h>
 #include <rte_ip.h>
 #include <rte_tcp.h>
@@ -114,7 +116,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	FUZZ_CHECK(net_st != NULL);
 	net_sp = net_st->ports[0];
 	FUZZ_CHECK(rnic_stack_register_udp(net_st, 9999, &udp_h) == 0);
-	FUZZ_CHECK(rnic_stack_register_udp(net_st, 4791, &udp_h) == 0);
+	/* 4791 belongs to lib/roce: a second binding is refused */
+	FUZZ_CHECK(rnic_stack_register_udp(net_st, 4791, &udp_h) == -EEXIST);
 	FUZZ_CHECK(rnic_tcp_listen(net_st, 80, &net_tcp_ops, NULL, 64) == 0);
 	FUZZ_CHECK(rte_eth_dev_get_port_by_name("net_ring_fnet.b",
 						&net_peer) == 0);
