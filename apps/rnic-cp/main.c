@@ -373,6 +373,14 @@ out:
 	if (mr)
 		rnic_dereg_mr(mr);
 	free(buf);
+	if (cq)
+		rnic_destroy_cq(cq);
+	if (ch)
+		rnic_cm_destroy_channel(ch);
+	if (pd)
+		rnic_dealloc_pd(pd);
+	if (ctx)
+		rnic_close_device(ctx);
 	rnic_stack_stop(st);
 	rnic_stack_destroy(st);
 	return rc;

@@ -94,8 +94,10 @@ int rnic_tcp_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t dst_port,
 		     struct rnic_tcp_conn **out);
 
 /** Queue an mbuf chain for sending. @return 0, -EAGAIN (send buffer full:
- *  wait for sent()), -ENOTCONN, -EPIPE (already closed for sending). On
- *  error the caller keeps @p m. */
+ *  wait for sent()), -ENOBUFS (the port's mbuf pool is short: try again
+ *  later; no sent() is promised, the connection may have nothing in
+ *  flight), -ENOTCONN, -EPIPE (already closed for sending). On error the
+ *  caller keeps @p m. */
 int rnic_tcp_send(struct rnic_tcp_conn *c, struct rte_mbuf *m);
 
 /** Bytes rnic_tcp_send() accepts now. */
@@ -148,6 +150,7 @@ struct rnic_tcp_stats {
 		 challenge_acks, no_listener, backlog_full, dup_segs;
 	uint64_t spurious_rtos;  /**< RTOs undone by Eifel detection (RFC 3522) */
 	uint64_t tail_probes;    /**< tail loss probes sent (RFC 8985 section 7) */
+	uint64_t pool_short;     /**< sends refused with -ENOBUFS: the mbuf pool was short */
 };
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);
 

@@ -108,6 +108,12 @@ struct job {
 #define RQ_MAX  256
 #define JOB_MAX 512
 #define ORD_MAX RNIC_MAX_RD_ATOMIC
+/* An MPA request, reply or reject frame with the most private data. */
+#define MPA_FRAME_MAX (sizeof(struct rnic_mpa_rr_hdr) + 16 + RNIC_MPA_PD_MAX)
+/* A transmit that found no free mbuf tries again this much later: TCP's
+ * sent() callback only comes when an ACK frees room, and a connection
+ * with nothing in flight gets no ACK. */
+#define TX_RETRY_US 200
 
 struct rnic_iw_ep {
 	struct rnic_tcp_conn *c;
@@ -160,6 +166,9 @@ struct rnic_iw_ep {
 	uint8_t rreq[28];
 	uint8_t term_in[64];
 	struct rnic_timer rts_timer;
+	struct rnic_timer tx_timer;    /* retries a transmit that found no mbuf */
+	uint8_t mpa_tx[MPA_FRAME_MAX]; /* our MPA request/reply TCP has not taken */
+	uint16_t mpa_tx_len;
 	uint64_t stats_fpdus_in, stats_fpdus_out, terms_out, terms_in;
 	struct rnic_qp_xfer own_xfer;
 	struct rnic_qp_xfer *xfer;     /* the bound QP's, or own_xfer */
@@ -210,6 +219,7 @@ static void iw_debug(const char *fmt, ...)
 	va_end(ap);
 }
 static void ep_close(struct rnic_iw_ep *ep, int err);
+static void ep_free(struct rnic_iw_ep *ep);
 static const struct rnic_fpdu_rx_ops frx_ops;
 
 static void complete_wc(struct rnic_iw_ep *ep, const struct ibv_wc *wc, bool solicited)
@@ -290,8 +300,75 @@ static unsigned gather(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 	return n;
 }
 
+/* A transmit found no free mbuf: try again from the tx timer, since
+ * nothing else may wake this endpoint. @return -ENOBUFS. */
+static int tx_stalled(struct rnic_iw_ep *ep)
+{
+	if (!rnic_timer_pending(&ep->tx_timer))
+		rnic_timer_arm(&ep->w->timers, &ep->tx_timer, ep->w->now_tsc, TX_RETRY_US);
+	return -ENOBUFS;
+}
+
+static void tx_timer_cb(struct rnic_timer *t, void *arg)
+{
+	(void)t;
+	struct rnic_iw_ep *ep = arg;
+	ep->busy++;   /* a completion may close the endpoint under us */
+	ep_pump(ep);
+	if (--ep->busy == 0 && ep->state == EP_CLOSED)
+		ep_free(ep);
+}
+
+/*
+ * Hand the pending MPA frame (our request or reply) to TCP; FPDUs may
+ * only follow it. @return 0 when it is out (or none is pending), -ENOBUFS
+ * when it waits for the tx timer, another -errno when the connection
+ * cannot take it any more (it is dropped then).
+ */
+static int mpa_tx_flush(struct rnic_iw_ep *ep)
+{
+	if (ep->mpa_tx_len == 0)
+		return 0;
+	if (ep->c == NULL) {
+		ep->mpa_tx_len = 0;
+		return -ENOTCONN;
+	}
+	struct rte_mbuf *m = rte_pktmbuf_alloc(rnic_tcp_pool(ep->c));
+	if (m == NULL)
+		return tx_stalled(ep);
+	if (ep->mpa_tx_len > rte_pktmbuf_tailroom(m)) {
+		rte_pktmbuf_free(m);
+		ep->mpa_tx_len = 0;
+		return -EMSGSIZE;
+	}
+	memcpy(rte_pktmbuf_append(m, ep->mpa_tx_len), ep->mpa_tx, ep->mpa_tx_len);
+	int rc = rnic_tcp_send(ep->c, m);
+	if (rc != 0) {
+		rte_pktmbuf_free(m);
+		/* nothing is in flight yet: no ACK would bring a sent() */
+		if (rc == -EAGAIN || rc == -ENOBUFS)
+			return tx_stalled(ep);
+		ep->mpa_tx_len = 0;
+		return rc;
+	}
+	ep->mpa_tx_len = 0;
+	return 0;
+}
+
+/* Queue @p n bytes of MPA frame in ep->mpa_tx for TCP and try to send it.
+ * Its stream bytes count from now on (markers), sent or still waiting. */
+static int mpa_tx_queue(struct rnic_iw_ep *ep, uint16_t n)
+{
+	ep->mpa_tx_len = n;
+	ep->tx_pos += n;
+	int rc = mpa_tx_flush(ep);
+	return rc == -ENOBUFS ? 0 : rc;
+}
+
 /* Frame one ULPDU (header + payload pieces) and hand it to TCP. @return 0,
- * -EAGAIN when TCP has no room now. */
+ * -EAGAIN when TCP has no room now (its sent() callback resumes us),
+ * -ENOBUFS when no mbuf was free (the tx timer does), another -errno when
+ * the connection takes nothing more. */
 static int send_fpdu(struct rnic_iw_ep *ep, const void *hdr, size_t hdr_len,
 		     const struct iovec *iov, unsigned niov, uint32_t len)
 {
@@ -300,20 +377,24 @@ static int send_fpdu(struct rnic_iw_ep *ep, const void *hdr, size_t hdr_len,
 		return -EAGAIN;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(rnic_tcp_pool(ep->c));
 	if (m == NULL)
-		return -EAGAIN;
+		return tx_stalled(ep);
 	if (flen > rte_pktmbuf_tailroom(m)) {
 		rte_pktmbuf_free(m);
 		return -EMSGSIZE;
 	}
 	uint8_t *out = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)flen);
+	/* the builder advances the marker position: undone if TCP refuses */
+	struct rnic_fpdu_tx ftx = ep->ftx;
 	int n = rnic_fpdu_build(&ep->ftx, hdr, hdr_len, iov, len ? niov : 0, out, flen);
 	if (n < 0) {
 		rte_pktmbuf_free(m);
 		return n;
 	}
-	if (rnic_tcp_send(ep->c, m) != 0) {
+	int rc = rnic_tcp_send(ep->c, m);
+	if (rc != 0) {
 		rte_pktmbuf_free(m);
-		return -EAGAIN;
+		ep->ftx = ftx;
+		return rc == -ENOBUFS ? tx_stalled(ep) : rc;
 	}
 	ep->stats_fpdus_out++;
 	__atomic_store_n(&ep->xfer->bytes_out, ep->xfer->bytes_out + len, __ATOMIC_RELAXED);
@@ -326,12 +407,13 @@ static uint32_t seg_max(struct rnic_iw_ep *ep, uint32_t hdr_len)
 	return rnic_ddp_max_payload(rnic_tcp_mss(ep->c), ep->res.markers_tx, hdr_len);
 }
 
-/* Send as much of @p j as TCP takes. @return true when it is all sent. */
-static bool job_run(struct rnic_iw_ep *ep, struct job *j)
+/* Send as much of @p j as TCP takes. @return 0 when it is all sent, else
+ * send_fpdu()'s error. */
+static int job_run(struct rnic_iw_ep *ep, struct job *j)
 {
 	if (j->kind == JOB_TERM) {
 		/* the Terminate ULPDU already holds its DDP header */
-		return send_fpdu(ep, j->term, j->len, NULL, 0, 0) == 0;
+		return send_fpdu(ep, j->term, j->len, NULL, 0, 0);
 	}
 	if (j->kind == JOB_READ_REQ) {
 		struct {
@@ -345,10 +427,11 @@ static bool job_run(struct rnic_iw_ep *ep, struct job *j)
 			       rte_cpu_to_be_32(j->len), rte_cpu_to_be_32(j->src_stag),
 			       rte_cpu_to_be_64(j->src_to) },
 		};
-		if (send_fpdu(ep, &h, sizeof(h), NULL, 0, 0) != 0)
-			return false;
+		int rc = send_fpdu(ep, &h, sizeof(h), NULL, 0, 0);
+		if (rc != 0)
+			return rc;
 		ep->msn[RNIC_DDP_QN_READ_REQ]++;
-		return true;
+		return 0;
 	}
 	bool tagged = j->kind != JOB_SEND;
 	uint32_t hl = tagged ? RNIC_DDP_TAGGED_HDR_LEN : RNIC_DDP_UNTAGGED_HDR_LEN;
@@ -374,23 +457,26 @@ static bool job_run(struct rnic_iw_ep *ep, struct job *j)
 		}
 		struct iovec iov[RNIC_MAX_SGE];
 		unsigned niov = gather(j->sge, j->num_sge, j->off, n, iov);
-		if (send_fpdu(ep, &h, hl, iov, niov, n) != 0)
-			return false;
+		int rc = send_fpdu(ep, &h, hl, iov, niov, n);
+		if (rc != 0)
+			return rc;
 		j->off += n;
 	} while (j->off < j->len);
 	if (!tagged)
 		ep->msn[RNIC_DDP_QN_SEND]++;
-	return true;
+	return 0;
 }
 
 /* Send queued work while TCP has room; complete what went out. */
 static void ep_pump(struct rnic_iw_ep *ep)
 {
 	bool was_full = ep->job_tail - ep->job_head >= JOB_MAX / 2;
+	if (ep->c == NULL || mpa_tx_flush(ep) != 0)
+		return;   /* FPDUs go only behind our MPA frame */
 	while (ep->job_head != ep->job_tail) {
 		struct job *j = &ep->jobs[ep->job_head % JOB_MAX];
-		if (!job_run(ep, j))
-			return;   /* resumed from the TCP sent() callback */
+		if (job_run(ep, j) != 0)
+			return;   /* resumed by TCP's sent() callback or the tx timer */
 		ep->job_head++;
 		if (j->kind != JOB_TERM)
 			__atomic_store_n(&ep->xfer->ops_out, ep->xfer->ops_out + 1, __ATOMIC_RELAXED);
@@ -769,24 +855,16 @@ static void start_fpdus(struct rnic_iw_ep *ep)
 			  &frx_ops, ep);
 }
 
-/* Send the MPA reply (accept or reject) of the passive side. */
-static void send_reply(struct rnic_iw_ep *ep, bool reject, const void *pdata, uint16_t pd_len)
+/* Send the MPA reply (accept or reject) of the passive side. An accept
+ * that finds no mbuf goes from the tx timer, ahead of every FPDU; a reject
+ * is sent once, the connection closes behind it. @return 0 or -errno. */
+static int send_reply(struct rnic_iw_ep *ep, bool reject, const void *pdata, uint16_t pd_len)
 {
-	uint8_t frame[sizeof(struct rnic_mpa_rr_hdr) + 16 + RNIC_MPA_PD_MAX];
-	int n = rnic_mpa_build_reply(&ep->res, reject, pdata, pd_len, frame, sizeof(frame));
+	int n = rnic_mpa_build_reply(&ep->res, reject, pdata, pd_len, ep->mpa_tx,
+				     sizeof(ep->mpa_tx));
 	if (n <= 0)
-		return;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(rnic_tcp_pool(ep->c));
-	if (m == NULL)
-		return;
-	if ((size_t)n > rte_pktmbuf_tailroom(m)) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	memcpy(rte_pktmbuf_append(m, (uint16_t)n), frame, (size_t)n);
-	if (rnic_tcp_send(ep->c, m) != 0)
-		rte_pktmbuf_free(m);
-	ep->tx_pos += (uint32_t)n;
+		return n < 0 ? n : -EINVAL;
+	return mpa_tx_queue(ep, (uint16_t)n);
 }
 
 /* Feed received stream bytes to the MPA or FPDU parser. */
@@ -797,7 +875,7 @@ static void ep_input(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
 	ep->busy++;
 	ep_input_run(ep, p, len);
 	if (--ep->busy == 0 && ep->state == EP_CLOSED)
-		rte_free(ep);
+		ep_free(ep);
 }
 
 static void ep_input_run(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
@@ -850,9 +928,9 @@ static void ep_input_run(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
 					ep_close(ep, -EPROTO);
 				return;
 			}
-			send_reply(ep, ctx == NULL, NULL, 0);
-			if (ctx == NULL) {
-				ep_close(ep, -ECONNREFUSED);
+			int src = send_reply(ep, ctx == NULL, NULL, 0);
+			if (ctx == NULL || src != 0) {
+				ep_close(ep, ctx == NULL ? -ECONNREFUSED : src);
 				return;
 			}
 			ep->ctx = ctx;
@@ -896,7 +974,9 @@ int rnic_iw_accept(struct rnic_iw_ep *ep, void *ctx, const void *pdata,
 	if (rnic_mpa_accept(&ep->mp, &ep->mrx, &ep->res) != 0)
 		return -EPROTO;
 	ep->ctx = ctx;
-	send_reply(ep, false, pdata, pd_len);
+	int rc = send_reply(ep, false, pdata, pd_len);
+	if (rc != 0)
+		return rc;
 	start_fpdus(ep);
 	enter_rts(ep);
 	if (ep->state != EP_CLOSED)
@@ -922,7 +1002,7 @@ static void tcp_recv(struct rnic_tcp_conn *c, void *ctx, struct rte_mbuf *m)
 		ep_input(ep, rte_pktmbuf_mtod(s, const uint8_t *), s->data_len);
 	rte_pktmbuf_free(m);
 	if (--ep->busy == 0 && ep->state == EP_CLOSED)
-		rte_free(ep);
+		ep_free(ep);
 }
 
 static void tcp_sent(struct rnic_tcp_conn *c, void *ctx)
@@ -984,6 +1064,7 @@ static void ep_close(struct rnic_iw_ep *ep, int err)
 		err = ep->term_err;
 	ep->state = EP_CLOSED;
 	rnic_timer_cancel(&ep->w->timers, &ep->rts_timer);
+	rnic_timer_cancel(&ep->w->timers, &ep->tx_timer);
 	ep_flush(ep);
 	if (ep->c != NULL) {
 		struct rnic_tcp_conn *c = ep->c;
@@ -1034,6 +1115,7 @@ static struct rnic_iw_ep *ep_new(struct rnic_worker *w, const struct rnic_iw_ops
 	ep->mp.ord = ep->p.ord;
 	ep->mp.p2p = ep->p.p2p;
 	rnic_timer_init(&ep->rts_timer, rts_timer_cb, ep);
+	rnic_timer_init(&ep->tx_timer, tx_timer_cb, ep);
 	/* RFC 5041 section 5.1: the first message of each queue has MSN 1 */
 	for (int q = 0; q < 3; q++)
 		ep->msn[q] = ep->rx_msn[q] = 1;
@@ -1123,28 +1205,25 @@ void rnic_iw_ep_counters(const struct rnic_iw_ep *ep, uint64_t *fpdus_in,
 	*terms_out = ep->terms_out;
 }
 
+/* The TCP connection is up (or a stream is being switched): send the MPA
+ * request; one that finds no mbuf goes from the tx timer. */
 static void tcp_connected(struct rnic_tcp_conn *c, void *ctx)
 {
+	(void)c;
 	struct rnic_iw_ep *ep = ctx;
-	uint8_t frame[sizeof(struct rnic_mpa_rr_hdr) + 16 + RNIC_MPA_PD_MAX];
 	ep->mp.pdata = ep->pdata;
 	ep->mp.pd_len = ep->pd_len;
-	int n = rnic_mpa_build_request(&ep->mp, frame, sizeof(frame));
-	struct rte_mbuf *m = n > 0 ? rte_pktmbuf_alloc(rnic_tcp_pool(c)) : NULL;
-	if (m == NULL) {
-		ep_close(ep, -ENOMEM);
-		return;
-	}
-	memcpy(rte_pktmbuf_append(m, (uint16_t)n), frame, (size_t)n);
-	if (rnic_tcp_send(c, m) != 0) {
-		rte_pktmbuf_free(m);
-		ep_close(ep, -ENOBUFS);
+	int n = rnic_mpa_build_request(&ep->mp, ep->mpa_tx, sizeof(ep->mpa_tx));
+	if (n <= 0) {
+		ep_close(ep, -EINVAL);
 		return;
 	}
 	ep->tcp_up = true;
-	ep->tx_pos += (uint32_t)n;
 	rnic_mpa_rx_init(&ep->mrx, true);
 	ep->state = EP_MPA_REP;
+	int rc = mpa_tx_queue(ep, (uint16_t)n);
+	if (rc != 0)
+		ep_close(ep, rc);
 }
 
 static void *tcp_accept(struct rnic_tcp_conn *c, void *lctx)

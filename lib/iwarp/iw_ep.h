@@ -44,7 +44,9 @@ int rnic_iw_post_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr);
 bool rnic_iw_has_room(const struct rnic_iw_ep *ep);
 
 /* Decide on a deferred request: accept with context @p ctx (the reply
- * carries @p pdata, and the given IRD/ORD), or reject. */
+ * carries @p pdata, and the given IRD/ORD), or reject. @return 0 (a reply
+ * that found no mbuf goes from the tx timer), -EINVAL, -EPROTO, or the
+ * error of a connection that cannot send any more. */
 int rnic_iw_accept(struct rnic_iw_ep *ep, void *ctx, const void *pdata,
 		   uint16_t pd_len, uint16_t ird, uint16_t ord);
 int rnic_iw_reject(struct rnic_iw_ep *ep, const void *pdata, uint16_t pd_len);

@@ -303,6 +303,10 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 		rc = -rte_errno;
 		goto fail;
 	}
+	/* send queues may hold at most three quarters of what the RX rings
+	 * leave: with every mbuf queued for sending, no ACK could come in to
+	 * free one (rnic_port_pool_short) */
+	p->tx_reserve = (nmbufs - p->nb_rxq * rxd) / 4;
 	/* DPDK 22.11 takes the MTU at configure time (rxmode.mtu); a frame
 	 * larger than one mbuf needs scattered RX where the PMD has it */
 	conf.rxmode.mtu = p->mtu;

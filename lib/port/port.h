@@ -41,6 +41,7 @@ struct rnic_port {
 	uint16_t nb_rxq, nb_txq;      /* queues set up */
 	bool rss;                     /* hardware RSS spreads flows over queues */
 	struct rte_mempool *pool;
+	unsigned tx_reserve;          /* free mbufs kept from send queues (0: none) */
 
 	/* per-queue fault injectors; queue q touched by worker q only */
 	struct rnic_fault rx_fault[RNIC_MAX_WORKERS];
@@ -59,6 +60,25 @@ struct rnic_port {
 	int pcap_fd;
 	rte_spinlock_t pcap_lock;
 };
+
+/**
+ * The pool is short: fewer than p->tx_reserve mbufs are free. Senders of
+ * new data (rnic_tcp_send) back off then, so that what is already queued
+ * can still be sent, retransmitted and, above all, acknowledged: ACKs need
+ * free mbufs to be received. Any thread; cheap while the pool is not short.
+ */
+static inline bool rnic_port_pool_short(const struct rnic_port *p)
+{
+	if (p->tx_reserve == 0)
+		return false;
+	/* the common pool's own count first: O(1), where the exact count
+	 * visits every lcore's cache. It is the body of
+	 * rte_mempool_ops_get_count(), which DPDK 22.11 does not export. */
+	const struct rte_mempool *mp = p->pool;
+	if (rte_mempool_get_ops(mp->ops_index)->get_count(mp) >= p->tx_reserve)
+		return false;
+	return rte_mempool_avail_count(mp) < p->tx_reserve;
+}
 
 /**
  * Open and start the port described by @p cfg for @p nb_workers workers.

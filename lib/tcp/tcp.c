@@ -574,6 +574,10 @@ int rnic_tcp_send(struct rnic_tcp_conn *c, struct rte_mbuf *m)
 	uint32_t need = units_needed(c, len, m->nb_segs);
 	if (len > rnic_tcp_send_space(c) || need > TCP_UNITS - (c->u_tail - c->u_head))
 		return -EAGAIN;
+	if (rnic_port_pool_short(c->port)) {
+		tcp_w(c->w)->st.pool_short++;
+		return -ENOBUFS;
+	}
 	if (tcp_units_reserve(c, need) != 0) {
 		c->w->drops[RNIC_DROP_NO_MBUF]++;
 		return -ENOBUFS;

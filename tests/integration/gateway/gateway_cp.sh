@@ -5,7 +5,10 @@
 #    gateway (exit 0, file synced), restart it, get it back: identical;
 #  - rejects: an address outside allow, a write to an ro target, an unknown
 #    target, a port nobody listens on, a range past the target's end;
-#  - 16 clients at once;
+#  - 16 clients at once, on a gateway whose mbuf pool is smaller than their
+#    send queues would take (4096 mbufs; 16 x 1 MiB of Read Responses
+#    is about 11600): the gateway must hold back and keep every client
+#    going, not stall one of them for good;
 #  - a client killed mid-transfer: the gateway keeps serving the others.
 set -uo pipefail
 build=${RNIC_BUILD_DIR:?}
@@ -48,6 +51,7 @@ cat > "$work/gw.ini" <<INI
 [port.0]
 vdev = net_tap0,iface=gwtap0
 ip = 192.0.2.10/24
+mbufs = 4096
 [target.scratch]
 size = 64M
 file = $work/scratch.bin
@@ -136,11 +140,16 @@ wait "$victim" "$bp" 2>/dev/null
 for n in $(seq 3 18); do
 	rcp "$n" get "rdma://192.0.2.10/scratch?offset=$(( (n - 3) * 1048576 ))" "$work/c$n.bin" \
 		--length 1048576 > "$work/c$n.out" 2>&1 &
-	pids="${pids:-} $!"
+	cpid[n]=$!
 done
-wait $pids
 all=1
 for n in $(seq 3 18); do
+	wait "${cpid[n]}"
+	rc=$?
+	# exit 124: timeout(1) stopped a client that hung
+	[ "$rc" = 0 ] || { all=0; cat "$work/c$n.out"; echo "client $n: exit $rc" \
+		"$([ "$rc" = 124 ] && echo '(hung, stopped after 120 s)')," \
+		"$(stat -c %s "$work/c$n.bin") of 1048576 bytes written"; continue; }
 	cmp -s "$work/c$n.bin" <(tail -c +$(( (n - 3) * 1048576 + 1 )) "$work/put.bin" | head -c 1048576) ||
 		{ all=0; cat "$work/c$n.out"; echo "client $n differs"; }
 done

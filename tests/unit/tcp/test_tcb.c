@@ -1343,6 +1343,35 @@ static void odd_sized_writes(void **state)
 	h_app_fini(&sb);
 }
 
+/* A short pool refuses new data with -ENOBUFS (so a sender cannot take the
+ * mbufs the ACKs need to come in) and queues nothing; data goes once the
+ * pool has its reserve again. */
+static void pool_reserve_refuses_sends(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 8000);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5030);
+	assert_non_null(c);
+	h_a.port.tx_reserve = rte_mempool_avail_count(h_pool) + 1;
+	assert_int_equal(h_send(c, 0, 3000), -ENOBUFS);
+	assert_int_equal(h_stats(&h_a).pool_short, 1);
+	assert_int_equal(c->queued_bytes, 0);
+	assert_int_equal(h_pump(NULL, NULL, NULL, 100), 0);
+	assert_int_equal(sb.got, 0);
+	/* the reserve is there again: the same bytes go */
+	h_a.port.tx_reserve = 1;
+	assert_int_equal(h_send(c, 0, 3000), 0);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(sb.got, 3000);
+	assert_true(h_pattern_ok(sb.buf, 0, 3000));
+	assert_int_equal(h_stats(&h_a).pool_short, 1);
+	h_a.port.tx_reserve = 0;
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 /* lib/tcp's fast checksum equals lib/net's reference on random chains:
  * random segment lengths (odd ones too), offsets and pseudo headers. */
 static void csum_matches_reference(void **state)
@@ -1759,7 +1788,7 @@ int main(void)
 		T(fin_to_time_wait), T(simultaneous_close), T(orphan_close),
 		T(rst_validation), T(paws_drop),
 		T(malformed_dropped_and_counted), T(handoff_in_order),
-		T(odd_sized_writes), T(csum_matches_reference),
+		T(odd_sized_writes), T(pool_reserve_refuses_sends), T(csum_matches_reference),
 		T(close_and_abort_from_callbacks),
 		T(newreno_partial_ack), T(keepalive_probes_then_timeout),
 		T(handoff_with_fin), T(lossy_link_newreno), T(lossy_link_cubic),
