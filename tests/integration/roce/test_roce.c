@@ -651,7 +651,10 @@ static void sweep(enum kind k, enum ibv_mtu mtu)
 		do_op(k, &b, &a, list[i], o1[0], o1[1], ++tag);
 		do_op(k, &a, &b, list[i], o2[0], o2[1], ++tag);
 	}
-	if (k == K_WRITE || k == K_READ) {
+	/* RNIC_TEST_BIG=0 (the sanitizer pass, where 16 MiB through the
+	 * injector takes minutes) leaves the 16 MiB transfer out */
+	const char *big = getenv("RNIC_TEST_BIG");
+	if ((k == K_WRITE || k == K_READ) && !(big != NULL && strcmp(big, "0") == 0)) {
 		/* 16 MiB, and the frames carrying it are at most path_mtu long */
 		struct rnic_stack_stats s0, s1;
 		struct rnic_stack *data_st = cur->st[k == K_READ ? 0 : 1];

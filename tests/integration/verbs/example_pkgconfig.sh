@@ -18,6 +18,11 @@ mkdir -p "$work/pc"
 sed "s|^prefix=|prefix=$work/root|" "$pc" > "$work/pc/rnic.pc"
 export PKG_CONFIG_PATH="$work/pc"
 flags=$(pkg-config --cflags --libs rnic)
+# a sanitized build's library needs the application built the same way (the
+# ASan runtime must come first); a user's build would match its library too
+san=$(meson introspect --buildoptions "$build" 2>/dev/null |
+      python3 -c 'import json,sys; print(next((o["value"] for o in json.load(sys.stdin) if o["name"] == "b_sanitize"), "none"))' 2>/dev/null)
+[ -n "$san" ] && [ "$san" != none ] && flags="-fsanitize=$san $flags"
 cc -O2 -Wall -Wextra -Werror -o "$work/cq_per_thread" "$src/apps/examples/cq_per_thread.c" \
 	$flags -lpthread
 libdir=$(dirname "$(find "$work/root" -name 'librnic.so*' | head -1)")
