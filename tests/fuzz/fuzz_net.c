@@ -21,6 +21,7 @@
  * holds frames for unresolved neighbours and TCP holds its queues.)
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <rte_ethdev.h>
 #include <rte_ip.h>
 #include <rte_tcp.h>
@@ -91,6 +92,14 @@ net_drain(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
+/* At exit (before LeakSanitizer looks, whose handler was registered first):
+ * the stack goes, so what its protocols allocated is freed. */
+static void net_fini(void)
+{
+	rnic_stack_destroy(net_st);
+	net_st = NULL;
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -114,6 +123,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	c.ports[0].prefix_len = 24;
 	net_st = rnic_stack_create(&c);
 	FUZZ_CHECK(net_st != NULL);
+	atexit(net_fini);
 	net_sp = net_st->ports[0];
 	FUZZ_CHECK(rnic_stack_register_udp(net_st, 9999, &udp_h) == 0);
 	/* 4791 belongs to lib/roce: a second binding is refused */
