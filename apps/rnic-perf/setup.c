@@ -196,13 +196,7 @@ int perf_roce_connect(struct perf_end *e, const union ibv_gid *dgid, uint32_t dq
 		},
 	};
 	int rc = rnic_modify_qp(e->qp, &rtr,
-				IBV_QP_STATE |
-				IBV_QP_AV |
-				IBV_QP_PATH_MTU |
-				IBV_QP_DEST_QPN |
-				IBV_QP_RQ_PSN |
-				IBV_QP_MAX_DEST_RD_ATOMIC |
-				IBV_QP_MIN_RNR_TIMER);
+				RNIC_QP_RTR_MASK);
 	if (rc != 0) {
 		fprintf(stderr, "rnic-perf: RoCE QP to RTR: %s\n", strerror(rc));
 		return -1;
@@ -219,12 +213,7 @@ int perf_roce_connect(struct perf_end *e, const union ibv_gid *dgid, uint32_t dq
 		.max_rd_atomic = PERF_RD_ATOMIC,
 	};
 	rc = rnic_modify_qp(e->qp, &rts,
-			    IBV_QP_STATE |
-			    IBV_QP_TIMEOUT |
-			    IBV_QP_RETRY_CNT |
-			    IBV_QP_RNR_RETRY |
-			    IBV_QP_SQ_PSN |
-			    IBV_QP_MAX_QP_RD_ATOMIC);
+			    RNIC_QP_RTS_MASK);
 	if (rc != 0) {
 		fprintf(stderr, "rnic-perf: RoCE QP to RTS: %s\n", strerror(rc));
 		return -1;

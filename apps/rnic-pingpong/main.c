@@ -398,13 +398,7 @@ static int qp_connect(const struct pp_dest *rem, void *arg)
 		},
 	};
 	int rc = rnic_modify_qp(pp->qp, &attr,
-				IBV_QP_STATE |
-				IBV_QP_AV |
-				IBV_QP_PATH_MTU |
-				IBV_QP_DEST_QPN |
-				IBV_QP_RQ_PSN |
-				IBV_QP_MAX_DEST_RD_ATOMIC |
-				IBV_QP_MIN_RNR_TIMER);
+				RNIC_QP_RTR_MASK);
 	if (rc != 0) {
 		fprintf(stderr, "rnic-pingpong: Failed to modify QP to RTR: %s\n", strerror(rc));
 		return -1;
@@ -416,12 +410,7 @@ static int qp_connect(const struct pp_dest *rem, void *arg)
 	attr.sq_psn = pp->my_psn;
 	attr.max_rd_atomic = 1;
 	rc = rnic_modify_qp(pp->qp, &attr,
-			    IBV_QP_STATE |
-			    IBV_QP_TIMEOUT |
-			    IBV_QP_RETRY_CNT |
-			    IBV_QP_RNR_RETRY |
-			    IBV_QP_SQ_PSN |
-			    IBV_QP_MAX_QP_RD_ATOMIC);
+			    RNIC_QP_RTS_MASK);
 	if (rc != 0) {
 		fprintf(stderr, "rnic-pingpong: Failed to modify QP to RTS: %s\n", strerror(rc));
 		return -1;

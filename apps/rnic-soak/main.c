@@ -312,13 +312,7 @@ static int roce_rtr_rts(struct ibv_qp *x, struct ibv_context *peer, struct ibv_q
 			     .grh = { .dgid = gid, .sgid_index = 1, .hop_limit = 64 } },
 	};
 	rc = rnic_modify_qp(x, &rtr,
-			    IBV_QP_STATE |
-			    IBV_QP_AV |
-			    IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
+			    RNIC_QP_RTR_MASK);
 	if (rc != 0)
 		return rc;
 	struct ibv_qp_attr rts = {
@@ -330,12 +324,7 @@ static int roce_rtr_rts(struct ibv_qp *x, struct ibv_context *peer, struct ibv_q
 		.max_rd_atomic = WIN,
 	};
 	return rnic_modify_qp(x, &rts,
-			      IBV_QP_STATE |
-			      IBV_QP_TIMEOUT |
-			      IBV_QP_RETRY_CNT |
-			      IBV_QP_RNR_RETRY |
-			      IBV_QP_SQ_PSN |
-			      IBV_QP_MAX_QP_RD_ATOMIC);
+			      RNIC_QP_RTS_MASK);
 }
 
 int main(int argc, char **argv)

@@ -239,6 +239,16 @@ int rnic_destroy_srq(struct ibv_srq *srq);
  */
 struct ibv_qp *rnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 
+/** The attribute masks of the two steps that connect a RoCE RC QP out of
+ *  band, as libibverbs RC programs (rc_pingpong) use them: RTR takes the
+ *  path and the peer (ah_attr, path_mtu, dest_qp_num, rq_psn,
+ *  max_dest_rd_atomic, min_rnr_timer), RTS the requester's side (timeout,
+ *  retry_cnt, rnr_retry, sq_psn, max_rd_atomic). */
+#define RNIC_QP_RTR_MASK (IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | \
+			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
+#define RNIC_QP_RTS_MASK (IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | \
+			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)
+
 /** Same, with the transport chosen explicitly. */
 struct ibv_qp *rnic_create_qp_transport(struct ibv_pd *pd,
 					struct ibv_qp_init_attr *attr,

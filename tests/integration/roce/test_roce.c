@@ -332,10 +332,8 @@ static void rtr_attr(struct ibv_qp_attr *at, struct ibv_context *peer, uint32_t 
 	};
 }
 
-#define RTR_MASK (IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | \
-		  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
-#define RTS_MASK (IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | \
-		  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)
+#define RTR_MASK RNIC_QP_RTR_MASK
+#define RTS_MASK RNIC_QP_RTS_MASK
 
 static void rts_attr(struct ibv_qp_attr *at, uint32_t sq_psn, const struct ropts *o)
 {
