@@ -11,6 +11,7 @@
 
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
+#include <rte_random.h>
 
 #include "engine/stack.h"
 #include "engine/worker.h"
@@ -111,7 +112,10 @@ struct ibv_context *rnic_open_device(struct rnic_stack *st)
 	}
 	d->st = st;
 	d->refs = 1;
-	d->next_qpn = 2;   /* 0 and 1 are the IB special QPs */
+	/* 0 and 1 are the IB special QPs; the first number is random, as a
+	 * NIC's after a reset, so a peer still retransmitting to a QP of an
+	 * earlier process does not hit this one's first QP */
+	d->next_qpn = 2 + (uint32_t)(rte_rand() % (RNIC_MAX_QP - 2));
 	pthread_mutex_init(&d->lock, NULL);
 	d->transport = RNIC_TRANSPORT_IWARP;   /* RoCE QPs: issue 5 */
 	snprintf(d->dev.name, sizeof(d->dev.name), "rnic%u", st->id);
