@@ -8,6 +8,7 @@
  *   static const char *case_name;       the case running
  *   enum { R_PASS, R_FAIL, R_SKIP };    the outcomes
  *   fail_at(int line, const char *fmt, ...)   reports and longjmps
+ *   #define GUARD                     the byte guard zones are filled with
  */
 #ifndef RNIC_TESTS_INTEGRATION_CHECK_H
 #define RNIC_TESTS_INTEGRATION_CHECK_H
@@ -18,6 +19,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+
+#include <infiniband/verbs.h>
+
+#include "rnic/rnic_verbs.h"
 
 static void __attribute__((noreturn, format(printf, 1, 2))) skip_case(const char *fmt, ...)
 {
@@ -85,5 +90,54 @@ static long first_not(const uint8_t *p, size_t n, uint8_t v)
 #define CHECK_UNTOUCHED(p, n, v, what) do { long d_ = first_not((p), (n), (v)); \
 	CHECK(d_ < 0, "%s: byte %ld of %zu changed to 0x%02x (was 0x%02x)", (what), d_, \
 	      (size_t)(n), (p)[d_ < 0 ? 0 : d_], (unsigned)(v)); } while (0)
+
+/* --- scatter/gather lists ------------------------------------------------------- */
+
+static const uint32_t sg_send[RNIC_MAX_SGE] = { 1, 7, 4096, 3, 65536, 13, 1000, 70000 };
+static const uint32_t sg_recv[RNIC_MAX_SGE] = { 5, 100, 65536, 1, 9, 8192, 70000, 200000 };
+
+/* @p n gather pieces of @p len[] bytes in @p base (registered, @p lkey),
+ * @p stride apart plus a growing @p skew, filled from @p seed; their
+ * concatenation is copied to @p expect when given. */
+static void gather_sges(uint8_t *base, uint32_t lkey, struct ibv_sge *sg, const uint32_t *len,
+			unsigned n, uint32_t stride, uint32_t skew, uint8_t *expect, uint64_t seed)
+{
+	size_t off = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *p = base + i * stride + i * skew + 1;
+		fill(p, len[i], seed + i);
+		sg[i] = (struct ibv_sge){ (uintptr_t)p, len[i], lkey };
+		if (expect)
+			memcpy(expect + off, p, len[i]);
+		off += len[i];
+	}
+}
+
+/* @p n scatter pieces likewise, in guard bytes (GUARD) that must stay. */
+static void scatter_sges(uint8_t *base, uint32_t lkey, struct ibv_sge *sg, const uint32_t *len,
+			 unsigned n, uint32_t stride, uint32_t skew)
+{
+	memset(base - 64, GUARD, (size_t)n * stride + n * skew + 64);
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *p = base + i * stride + i * skew + 2;
+		sg[i] = (struct ibv_sge){ (uintptr_t)p, len[i], lkey };
+	}
+}
+
+/* A scatter list holds @p expect (@p total bytes) and nothing past it. */
+static void check_scatter(const struct ibv_sge *sg, unsigned n, const uint8_t *expect,
+			  size_t total, const char *what)
+{
+	size_t off = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *p = (uint8_t *)(uintptr_t)sg[i].addr;
+		size_t take = total - off < sg[i].length ? total - off : sg[i].length;
+		CHECK_DATA(p, expect + off, take, what);
+		CHECK_UNTOUCHED(p + take, sg[i].length - take, GUARD, what);
+		CHECK_UNTOUCHED(p - 1, 1, GUARD, what);
+		CHECK_UNTOUCHED(p + sg[i].length, 1, GUARD, what);
+		off += take;
+	}
+}
 
 #endif

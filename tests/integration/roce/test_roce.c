@@ -685,48 +685,6 @@ SWEEP(K_READ, 4096)
 
 /* --- scatter/gather, inline, chains, unsignaled --------------------------------------------- */
 
-static const uint32_t sg_send[RNIC_MAX_SGE] = { 1, 7, 4096, 3, 65536, 13, 1000, 70000 };
-static const uint32_t sg_recv[RNIC_MAX_SGE] = { 5, 100, 65536, 1, 9, 8192, 70000, 200000 };
-
-static void gather_sges(struct end *e, struct ibv_sge *sg, const uint32_t *len, unsigned n,
-			uint32_t stride, uint32_t skew, uint8_t *expect, uint64_t seed)
-{
-	size_t off = 0;
-	for (unsigned i = 0; i < n; i++) {
-		uint8_t *p = e->buf + BASE + i * stride + i * skew + 1;
-		fill(p, len[i], seed + i);
-		sg[i] = (struct ibv_sge){ (uintptr_t)p, len[i], e->mr->lkey };
-		if (expect)
-			memcpy(expect + off, p, len[i]);
-		off += len[i];
-	}
-}
-
-static void scatter_sges(struct end *e, struct ibv_sge *sg, const uint32_t *len, unsigned n,
-			 uint32_t stride, uint32_t skew)
-{
-	memset(e->buf + BASE - 64, GUARD, (size_t)n * stride + n * skew + 64);
-	for (unsigned i = 0; i < n; i++) {
-		uint8_t *p = e->buf + BASE + i * stride + i * skew + 2;
-		sg[i] = (struct ibv_sge){ (uintptr_t)p, len[i], e->mr->lkey };
-	}
-}
-
-/* A scatter list holds @p expect (@p total bytes) and nothing past it. */
-static void check_scatter(const struct ibv_sge *sg, unsigned n, const uint8_t *expect,
-			  size_t total, const char *what)
-{
-	size_t off = 0;
-	for (unsigned i = 0; i < n; i++) {
-		uint8_t *p = (uint8_t *)(uintptr_t)sg[i].addr;
-		size_t take = total - off < sg[i].length ? total - off : sg[i].length;
-		CHECK_DATA(p, expect + off, take, what);
-		CHECK_UNTOUCHED(p + take, sg[i].length - take, GUARD, what);
-		CHECK_UNTOUCHED(p - 1, 1, GUARD, what);
-		CHECK_UNTOUCHED(p + sg[i].length, 1, GUARD, what);
-		off += take;
-	}
-}
 
 static size_t sg_total(const uint32_t *len, unsigned n)
 {
@@ -747,8 +705,10 @@ static void t_multi_sge_send(void)
 	CHECK(expect != NULL, "malloc");
 	for (int round = 0; round < 3; round++) {
 		struct end *s = round == 2 ? &a : &b, *r = round == 2 ? &b : &a;
-		gather_sges(s, ss, sg_send, RNIC_MAX_SGE, 128 * KiB, 3, expect, 40 + round);
-		scatter_sges(r, rs, round == 1 ? sg_send : sg_recv, RNIC_MAX_SGE, 256 * KiB, 5);
+		gather_sges(s->buf + BASE, s->mr->lkey,
+			    ss, sg_send, RNIC_MAX_SGE, 128 * KiB, 3, expect, 40 + round);
+		scatter_sges(r->buf + BASE, r->mr->lkey,
+			    rs, round == 1 ? sg_send : sg_recv, RNIC_MAX_SGE, 256 * KiB, 5);
 		struct ibv_recv_wr rw = { .wr_id = 50 + round, .sg_list = rs,
 					  .num_sge = RNIC_MAX_SGE }, *rbad;
 		CHECK_RC(ibv_post_recv(r->qp, &rw, &rbad), 0);
@@ -770,7 +730,8 @@ static void t_multi_sge_write(void)
 	CHECK(expect != NULL, "malloc");
 	for (int nsge = 2; nsge <= RNIC_MAX_SGE; nsge += RNIC_MAX_SGE - 2) {
 		size_t t = sg_total(sg_send, (unsigned)nsge);
-		gather_sges(&b, ss, sg_send, (unsigned)nsge, 128 * KiB, 7, expect, 70 + nsge);
+		gather_sges(b.buf + BASE, b.mr->lkey,
+			    ss, sg_send, (unsigned)nsge, 128 * KiB, 7, expect, 70 + nsge);
 		uint8_t *dst = a.buf + BASE + 3;
 		memset(dst - 64, GUARD, t + 128);
 		CHECK_RC(post_wr(b.qp, IBV_WR_RDMA_WRITE, 80 + nsge, ss, nsge, (uintptr_t)dst,
@@ -792,7 +753,7 @@ static void t_multi_sge_read(void)
 	size_t total = sg_total(sg_send, RNIC_MAX_SGE);
 	uint8_t *src = a.buf + BASE + 1;
 	fill(src, total, 99);
-	scatter_sges(&b, rs, sg_send, RNIC_MAX_SGE, 128 * KiB, 3);
+	scatter_sges(b.buf + BASE, b.mr->lkey, rs, sg_send, RNIC_MAX_SGE, 128 * KiB, 3);
 	int rc = post_wr(b.qp, IBV_WR_RDMA_READ, 1, rs, RNIC_MAX_SGE, (uintptr_t)src, a.mr->rkey,
 			 IBV_SEND_SIGNALED);
 	CHECK(rc == 0, "RDMA_READ with %d SGEs refused with %d, though max_send_sge is %d "
