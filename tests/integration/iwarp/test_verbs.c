@@ -58,6 +58,9 @@ static int hang_s = 60;        /* hang guard of one wait, never an assertion on 
 /* Library bugs found by these tests (see the report in the commit log). A
  * check made while known_bug names one reports SKIP with the bug, not FAIL,
  * unless RNIC_TEST_STRICT=1; every other check of the case still runs. */
+#define BUG_COOKIE_ACK "a TCP handshake whose last ACK is lost never completes on the " \
+	"passive side when the active side sends nothing (SYN cookies keep no state to " \
+	"retransmit the SYN-ACK from; issue 3)"
 #define BUG_PDATA_504 "private data over 504 bytes refused with EINVAL by rnic_cm_connect/" \
 	"accept/reject, though rnic_cm.h allows RNIC_CM_PDATA_MAX (512)"
 #define BUG_RECV_AFTER_CLOSE "a receive posted to a QP in ERR after its connection closed " \
@@ -1223,6 +1226,7 @@ static void remote_fault_case(enum remote_fault k)
 	CHECK(ev.status == -EPROTO || (faults && ev.status == -ECONNRESET),
 	      "B (received the Terminate): DISCONNECTED status %d, expected -EPROTO (docs/verbs.md: "
 	      "-EPROTO after a Terminate either way)", ev.status);
+	bool term_lost = ev.status == -ECONNRESET;
 	/* B: its request completes once (a Read with an error), its receive
 	 * is flushed; the order between the two queues is free */
 	struct ibv_wc wc[2];
@@ -1263,7 +1267,8 @@ static void remote_fault_case(enum remote_fault k)
 	struct rnic_qp_stats qa, qb;
 	rnic_qp_stats(a.qp, &qa);
 	rnic_qp_stats(b.qp, &qb);
-	CHECK(qa.terminates_out == 1 && qb.terminates_in == 1, "Terminates: A out %llu, B in %llu",
+	CHECK(qa.terminates_out == 1 && qb.terminates_in == (term_lost ? 0u : 1u),
+	      "Terminates: A out %llu, B in %llu",
 	      (unsigned long long)qa.terminates_out, (unsigned long long)qb.terminates_in);
 }
 
@@ -2008,11 +2013,17 @@ static void t_stream_switch(void)
 	CHECK_RC(rnic_worker_call_sync(rnic_stack_worker(SB, 0), ss_connect, NULL), 0);
 	CHECK_RC(ss.rc_b, 0);
 	double t0 = now_s();
+	/* through the injector the handshake's last ACK may be lost; with SYN
+	 * cookies A then has no connection, and B, waiting for A, sends
+	 * nothing that would carry the cookie again (issue 3) */
+	if (faults)
+		known_bug = BUG_COOKIE_ACK;
 	while (!__atomic_load_n(&ss.connected, __ATOMIC_ACQUIRE) ||
 	       !__atomic_load_n(&ss.accepted, __ATOMIC_ACQUIRE)) {
 		CHECK(now_s() - t0 < HANG_S, "TCP connection not up in %d s (hang guard)", HANG_S);
 		usleep(1000);
 	}
+	known_bug = NULL;
 	t0 = now_s();
 	while (!ss.attach_b) {
 		CHECK_RC(rnic_worker_call_sync(rnic_stack_worker(SB, 0), ss_pump, NULL), 0);
