@@ -182,7 +182,6 @@ static inline bool perf_is_lat(enum perf_test t)
 unsigned perf_rx_depth(const struct perf_opts *o);
 
 double perf_now(void);
-const char *perf_wc_status(enum ibv_wc_status s);
 
 /* setup.c */
 int perf_side_init(struct perf_side *s, struct rnic_stack *st, const struct perf_opts *o);

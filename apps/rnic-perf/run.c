@@ -61,25 +61,6 @@ double perf_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-#define WC_NAME(s) [IBV_WC_##s] = #s
-static const char *const wc_names[] = {
-	WC_NAME(SUCCESS), WC_NAME(LOC_LEN_ERR), WC_NAME(LOC_QP_OP_ERR),
-	WC_NAME(LOC_EEC_OP_ERR), WC_NAME(LOC_PROT_ERR), WC_NAME(WR_FLUSH_ERR),
-	WC_NAME(MW_BIND_ERR), WC_NAME(BAD_RESP_ERR), WC_NAME(LOC_ACCESS_ERR),
-	WC_NAME(REM_INV_REQ_ERR), WC_NAME(REM_ACCESS_ERR), WC_NAME(REM_OP_ERR),
-	WC_NAME(RETRY_EXC_ERR), WC_NAME(RNR_RETRY_EXC_ERR), WC_NAME(LOC_RDD_VIOL_ERR),
-	WC_NAME(REM_INV_RD_REQ_ERR), WC_NAME(REM_ABORT_ERR), WC_NAME(INV_EECN_ERR),
-	WC_NAME(INV_EEC_STATE_ERR), WC_NAME(FATAL_ERR), WC_NAME(RESP_TIMEOUT_ERR),
-	WC_NAME(GENERAL_ERR),
-};
-
-/* ibv_wc_status_str() lives in libibverbs, which rnic does not link. */
-const char *perf_wc_status(enum ibv_wc_status s)
-{
-	if ((unsigned)s < sizeof(wc_names) / sizeof(wc_names[0]) && wc_names[s] != NULL)
-		return wc_names[s];
-	return "unknown status";
-}
 
 static const char *end_name(const struct perf_end *e)
 {
@@ -121,7 +102,7 @@ static int on_wc(struct run *R, const struct ibv_wc *wc)
 		fprintf(stderr, "rnic-perf: %s: %s QP %u: %s %lu completed with %s (%d)\n",
 			perf_test_names[R->o->test], end_name(e), wc->qp_num,
 			(wc->wr_id & WRID_RECV) ? "receive" : "work request",
-			(unsigned long)seq, perf_wc_status(wc->status), wc->status);
+			(unsigned long)seq, rnic_wc_status_str(wc->status), wc->status);
 		return -1;
 	}
 	if (wc->wr_id & WRID_RECV) {

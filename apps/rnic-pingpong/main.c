@@ -81,25 +81,7 @@ struct pp_ctx {
 	unsigned events;                    /* CQ events taken (-e) */
 };
 
-#define WC_NAME(s) [IBV_WC_##s] = #s
-static const char *const wc_names[] = {
-	WC_NAME(SUCCESS), WC_NAME(LOC_LEN_ERR), WC_NAME(LOC_QP_OP_ERR),
-	WC_NAME(LOC_EEC_OP_ERR), WC_NAME(LOC_PROT_ERR), WC_NAME(WR_FLUSH_ERR),
-	WC_NAME(MW_BIND_ERR), WC_NAME(BAD_RESP_ERR), WC_NAME(LOC_ACCESS_ERR),
-	WC_NAME(REM_INV_REQ_ERR), WC_NAME(REM_ACCESS_ERR), WC_NAME(REM_OP_ERR),
-	WC_NAME(RETRY_EXC_ERR), WC_NAME(RNR_RETRY_EXC_ERR), WC_NAME(LOC_RDD_VIOL_ERR),
-	WC_NAME(REM_INV_RD_REQ_ERR), WC_NAME(REM_ABORT_ERR), WC_NAME(INV_EECN_ERR),
-	WC_NAME(INV_EEC_STATE_ERR), WC_NAME(FATAL_ERR), WC_NAME(RESP_TIMEOUT_ERR),
-	WC_NAME(GENERAL_ERR),
-};
 
-/* ibv_wc_status_str() is libibverbs code, which rnic does not link. */
-static const char *wc_name(enum ibv_wc_status s)
-{
-	if ((unsigned)s < sizeof(wc_names) / sizeof(wc_names[0]) && wc_names[s])
-		return wc_names[s];
-	return "unknown";
-}
 
 static double now_s(void)
 {
@@ -477,7 +459,7 @@ static int handle_wc(struct pp_ctx *pp, const struct ibv_wc *wc)
 {
 	if (wc->status != IBV_WC_SUCCESS) {
 		fprintf(stderr, "rnic-pingpong: Failed status %s (%d) for wr_id %d\n",
-			wc_name(wc->status), wc->status, (int)wc->wr_id);
+			rnic_wc_status_str(wc->status), wc->status, (int)wc->wr_id);
 		return -1;
 	}
 	switch (wc->wr_id) {

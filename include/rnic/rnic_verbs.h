@@ -249,6 +249,10 @@ struct ibv_qp *rnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 #define RNIC_QP_RTS_MASK (IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | \
 			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)
 
+/** The name of a completion status ("RETRY_EXC_ERR"), or "unknown": what
+ *  ibv_wc_status_str() gives, without linking libibverbs. */
+const char *rnic_wc_status_str(enum ibv_wc_status s);
+
 /** Same, with the transport chosen explicitly. */
 struct ibv_qp *rnic_create_qp_transport(struct ibv_pd *pd,
 					struct ibv_qp_init_attr *attr,

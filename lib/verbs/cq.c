@@ -353,3 +353,24 @@ void rnic_cq_stats(struct ibv_cq *icq, struct rnic_cq_stats *s)
 	s->rebinds = __atomic_load_n(&cq->rebinds, __ATOMIC_RELAXED);
 	s->handler = __atomic_load_n(&cq->handler, __ATOMIC_RELAXED);
 }
+
+/* The names of the completion statuses, generated from the enum's symbols:
+ * ibv_wc_status_str() is libibverbs code, which rnic does not link. */
+#define WC_NAME(st) [IBV_WC_##st] = #st
+static const char *const wc_names[] = {
+	WC_NAME(SUCCESS), WC_NAME(LOC_LEN_ERR), WC_NAME(LOC_QP_OP_ERR),
+	WC_NAME(LOC_EEC_OP_ERR), WC_NAME(LOC_PROT_ERR), WC_NAME(WR_FLUSH_ERR),
+	WC_NAME(MW_BIND_ERR), WC_NAME(BAD_RESP_ERR), WC_NAME(LOC_ACCESS_ERR),
+	WC_NAME(REM_INV_REQ_ERR), WC_NAME(REM_ACCESS_ERR), WC_NAME(REM_OP_ERR),
+	WC_NAME(RETRY_EXC_ERR), WC_NAME(RNR_RETRY_EXC_ERR), WC_NAME(LOC_RDD_VIOL_ERR),
+	WC_NAME(REM_INV_RD_REQ_ERR), WC_NAME(REM_ABORT_ERR), WC_NAME(INV_EECN_ERR),
+	WC_NAME(INV_EEC_STATE_ERR), WC_NAME(FATAL_ERR), WC_NAME(RESP_TIMEOUT_ERR),
+	WC_NAME(GENERAL_ERR),
+};
+#undef WC_NAME
+
+const char *rnic_wc_status_str(enum ibv_wc_status s)
+{
+	return (unsigned)s < sizeof(wc_names) / sizeof(wc_names[0]) && wc_names[s] != NULL
+		? wc_names[s] : "unknown";
+}

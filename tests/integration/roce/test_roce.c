@@ -413,41 +413,10 @@ static void wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, int n, const char *wha
 	CHECK(got == n, "%s: %d of %d completions in %d s (hang guard)", what, got, n, hang_s);
 }
 
-/* Names of the completion statuses (ibv_wc_status_str() is libibverbs',
- * which rnic does not link). */
-static const char *wc_status_name(enum ibv_wc_status s)
-{
-	static const char *const names[] = {
-		[IBV_WC_SUCCESS] = "SUCCESS",
-		[IBV_WC_LOC_LEN_ERR] = "LOC_LEN_ERR",
-		[IBV_WC_LOC_QP_OP_ERR] = "LOC_QP_OP_ERR",
-		[IBV_WC_LOC_EEC_OP_ERR] = "LOC_EEC_OP_ERR",
-		[IBV_WC_LOC_PROT_ERR] = "LOC_PROT_ERR",
-		[IBV_WC_WR_FLUSH_ERR] = "WR_FLUSH_ERR",
-		[IBV_WC_MW_BIND_ERR] = "MW_BIND_ERR",
-		[IBV_WC_BAD_RESP_ERR] = "BAD_RESP_ERR",
-		[IBV_WC_LOC_ACCESS_ERR] = "LOC_ACCESS_ERR",
-		[IBV_WC_REM_INV_REQ_ERR] = "REM_INV_REQ_ERR",
-		[IBV_WC_REM_ACCESS_ERR] = "REM_ACCESS_ERR",
-		[IBV_WC_REM_OP_ERR] = "REM_OP_ERR",
-		[IBV_WC_RETRY_EXC_ERR] = "RETRY_EXC_ERR",
-		[IBV_WC_RNR_RETRY_EXC_ERR] = "RNR_RETRY_EXC_ERR",
-		[IBV_WC_LOC_RDD_VIOL_ERR] = "LOC_RDD_VIOL_ERR",
-		[IBV_WC_REM_INV_RD_REQ_ERR] = "REM_INV_RD_REQ_ERR",
-		[IBV_WC_REM_ABORT_ERR] = "REM_ABORT_ERR",
-		[IBV_WC_INV_EECN_ERR] = "INV_EECN_ERR",
-		[IBV_WC_INV_EEC_STATE_ERR] = "INV_EEC_STATE_ERR",
-		[IBV_WC_FATAL_ERR] = "FATAL_ERR",
-		[IBV_WC_RESP_TIMEOUT_ERR] = "RESP_TIMEOUT_ERR",
-		[IBV_WC_GENERAL_ERR] = "GENERAL_ERR",
-	};
-	return (unsigned)s < RTE_DIM(names) && names[s] ? names[s] : "unknown";
-}
-
 #define ANY (-1)
 static const char *st_str(int s)
 {
-	return s == ANY ? "any" : wc_status_name((enum ibv_wc_status)s);
+	return s == ANY ? "any" : rnic_wc_status_str((enum ibv_wc_status)s);
 }
 
 static struct ibv_wc expect_wc(struct ibv_cq *cq, const struct ibv_qp *qp, uint64_t wr_id,
@@ -460,7 +429,7 @@ static struct ibv_wc expect_wc(struct ibv_cq *cq, const struct ibv_qp *qp, uint6
 	      (len < 0 || wc.byte_len == (unsigned long long)len) && wc.qp_num == qp->qp_num,
 	      "%s: completion wr_id %llu status %d (%s) opcode %d byte_len %u qp %u; expected "
 	      "wr_id %llu status %d (%s) opcode %d byte_len %lld qp %u", what,
-	      (unsigned long long)wc.wr_id, wc.status, wc_status_name(wc.status), wc.opcode,
+	      (unsigned long long)wc.wr_id, wc.status, rnic_wc_status_str(wc.status), wc.opcode,
 	      wc.byte_len, wc.qp_num, (unsigned long long)wr_id, status, st_str(status), opcode,
 	      len, qp->qp_num);
 	return wc;
@@ -490,7 +459,7 @@ static void no_stray(struct end *e, const char *what)
 	int k = ibv_poll_cq(e->cq, 1, &wc);
 	CHECK(k == 0, "%s: stray completion on %s: wr_id %llu status %d (%s) opcode %d qp %u",
 	      what, e->name, (unsigned long long)wc.wr_id, wc.status,
-	      wc_status_name(wc.status), wc.opcode, wc.qp_num);
+	      rnic_wc_status_str(wc.status), wc.opcode, wc.qp_num);
 }
 
 /* The end of a case: no late or duplicated completion shows up on
@@ -986,7 +955,7 @@ static void t_reads_1000(void)
 			      wc[j].qp_num == b.qp->qp_num,
 			      "read completion %d: wr_id %llu status %d (%s) opcode %d len %u "
 			      "(want %u)", done, (unsigned long long)wc[j].wr_id, wc[j].status,
-			      wc_status_name(wc[j].status), wc[j].opcode, wc[j].byte_len,
+			      rnic_wc_status_str(wc[j].status), wc[j].opcode, wc[j].byte_len,
 			      len[done]);
 			uint8_t *dst = b.buf + BASE + (size_t)done * SLOT;
 			CHECK_DATA(dst, src + soff[done], len[done], "read data");
@@ -1104,7 +1073,7 @@ static void t_atomic_4qp(void)
 			      (int)wc[j].opcode == (cas ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD),
 			      "atomic completion wr_id %#llx qp %u status %d (%s) opcode %d len %u; "
 			      "expected QP %d op %d", (unsigned long long)wc[j].wr_id, wc[j].qp_num,
-			      wc[j].status, wc_status_name(wc[j].status), wc[j].opcode,
+			      wc[j].status, rnic_wc_status_str(wc[j].status), wc[j].opcode,
 			      wc[j].byte_len, i, done[i]);
 			uint64_t v = res[i * PER + seq];
 			CHECK(v - start < (uint64_t)NQ * PER && v >= last[i],
@@ -1223,16 +1192,16 @@ static void t_send_with_inv(void)
 		   (faults && w[0].status == IBV_WC_RETRY_EXC_ERR);
 	CHECK(w[0].wr_id == 6 && ok6, "write through the invalidated window: wr_id %llu status "
 	      "%d (%s), expected IBV_WC_REM_ACCESS_ERR", (unsigned long long)w[0].wr_id,
-	      w[0].status, wc_status_name(w[0].status));
+	      w[0].status, rnic_wc_status_str(w[0].status));
 	if (w[0].status != IBV_WC_REM_ACCESS_ERR)
 		printf("    (the NAK was lost: the write ended with %s)\n",
-		       wc_status_name(w[0].status));
+		       rnic_wc_status_str(w[0].status));
 	CHECK(w[1].wr_id == 7 && w[1].status == IBV_WC_WR_FLUSH_ERR, "the send behind it: "
 	      "wr_id %llu status %d (%s), expected flushed", (unsigned long long)w[1].wr_id,
-	      w[1].status, wc_status_name(w[1].status));
+	      w[1].status, rnic_wc_status_str(w[1].status));
 	CHECK(w[2].wr_id == 900 && w[2].status == IBV_WC_WR_FLUSH_ERR, "B's receive: wr_id %llu "
 	      "status %d (%s), expected flushed", (unsigned long long)w[2].wr_id, w[2].status,
-	      wc_status_name(w[2].status));
+	      rnic_wc_status_str(w[2].status));
 	CHECK(b.qp->state == IBV_QPS_ERR, "B's QP in state %d, expected ERR", b.qp->state);
 	CHECK_UNTOUCHED(win, 4096, 0, "the invalidated window");
 	CHECK_UNTOUCHED(win + 4096, 4096, 0x11, "above the window");
@@ -1350,13 +1319,13 @@ static void remote_fault(enum rfault k)
 		CHECK(wc[i].wr_id == (uint64_t)i + 1 && (int)wc[i].status == want[i] &&
 		      wc[i].qp_num == b.qp->qp_num, "B's request %d: wr_id %llu status %d (%s), "
 		      "expected %s", i + 1, (unsigned long long)wc[i].wr_id, wc[i].status,
-		      wc_status_name(wc[i].status),
-		      wc_status_name((enum ibv_wc_status)want[i]));
+		      rnic_wc_status_str(wc[i].status),
+		      rnic_wc_status_str((enum ibv_wc_status)want[i]));
 	CHECK(wc[0].opcode == IBV_WC_RDMA_WRITE && wc[1].opcode == IBV_WC_SEND,
 	      "opcodes of the good requests: %d %d", wc[0].opcode, wc[1].opcode);
 	CHECK(wc[5].wr_id == 900 && wc[5].status == IBV_WC_WR_FLUSH_ERR, "B's receive: wr_id "
 	      "%llu status %d (%s), expected flushed", (unsigned long long)wc[5].wr_id,
-	      wc[5].status, wc_status_name(wc[5].status));
+	      wc[5].status, rnic_wc_status_str(wc[5].status));
 	CHECK(b.qp->state == IBV_QPS_ERR, "B's QP in state %d, expected ERR", b.qp->state);
 	expect_recv(&a, a.qp, 901, IBV_WC_RECV, 32, NO_IMM, "A's receive of the good Send");
 	CHECK_DATA(a.buf + 3 * G, src, 32, "the good Send");
@@ -1680,7 +1649,7 @@ static void t_bad_atomic(void)
 			struct ibv_wc wc = expect_wc(b.cq, b.qp, 1, ANY, ANY, ANY, v[i].what);
 			CHECK(wc.status != IBV_WC_SUCCESS, "%s: the atomic completed successfully",
 			      v[i].what);
-			printf("    %s: completed with %s\n", v[i].what, wc_status_name(wc.status));
+			printf("    %s: completed with %s\n", v[i].what, rnic_wc_status_str(wc.status));
 		}
 		CHECK_UNTOUCHED(tw - 64, 192, 0x5a, v[i].what);
 		CHECK_UNTOUCHED((uint8_t *)res + 8, 24, 0x33, v[i].what);

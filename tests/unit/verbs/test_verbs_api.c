@@ -197,6 +197,9 @@ static void test_objects(void **state)
 	assert_int_equal(g.raw[10], 0xff);  /* ::ffff:IPv4 */
 	assert_int_equal(g.raw[15], 0x01);
 	assert_int_equal(rnic_query_gid(ca, 1, 2, &g), EINVAL);
+	assert_string_equal(rnic_wc_status_str(IBV_WC_RETRY_EXC_ERR), "RETRY_EXC_ERR");
+	assert_string_equal(rnic_wc_status_str(IBV_WC_SUCCESS), "SUCCESS");
+	assert_string_equal(rnic_wc_status_str((enum ibv_wc_status)999), "unknown");
 
 	struct ibv_pd *pd = rnic_alloc_pd(ca);
 	uint8_t buf[64];
