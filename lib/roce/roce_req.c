@@ -128,9 +128,10 @@ static uint8_t req_opcode(enum ibv_wr_opcode op, uint32_t i, uint32_t n)
 	       inv ? RNIC_ROCE_OP_RC_SEND_LAST_INV : RNIC_ROCE_OP_RC_SEND_LAST;
 }
 
-/* Fill the extended headers of @p opcode for @p e. */
+/* Fill the extended headers of @p opcode for @p e; a RETH names the DMA
+ * range [@p off, @p off + @p dma_len) of the message. */
 static void fill_hdrs(struct rte_mbuf *m, uint8_t opcode, const struct roce_wqe *e,
-		      uint32_t off)
+		      uint32_t off, uint32_t dma_len)
 {
 	struct rnic_roce_pkt p = { .bth = rte_pktmbuf_mtod(m, uint8_t *), .opcode = opcode };
 	struct rnic_roce_reth *reth = rnic_roce_pkt_reth(&p);
@@ -140,7 +141,7 @@ static void fill_hdrs(struct rte_mbuf *m, uint8_t opcode, const struct roce_wqe 
 	if (reth != NULL) {
 		rnic_roce_reth_set_va(reth, e->wr.wr.rdma.remote_addr + off);
 		rnic_roce_reth_set_rkey(reth, e->wr.wr.rdma.rkey);
-		rnic_roce_reth_set_len(reth, e->len - off);
+		rnic_roce_reth_set_len(reth, dma_len);
 	}
 	if (atm != NULL) {
 		bool cas = e->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
@@ -190,11 +191,11 @@ static int emit(struct roce_qp *rq, struct roce_wqe *e)
 		return -ENOBUFS;
 	if (ackreq)
 		r->since_ackreq = 0;
-	fill_hdrs(m, opcode, e, e->rd_atomic ? off : 0);
 	if (opcode == RNIC_ROCE_OP_RC_READ_REQUEST)   /* this chunk's bytes only */
-		rnic_roce_reth_set_len(rnic_roce_pkt_reth(&(struct rnic_roce_pkt){
-			.bth = rte_pktmbuf_mtod(m, uint8_t *), .opcode = opcode }),
-			RTE_MIN(e->len - off, (read_chunk_end(e, i) - i) * rq->pmtu));
+		fill_hdrs(m, opcode, e, off,
+			  RTE_MIN(e->len - off, (read_chunk_end(e, i) - i) * rq->pmtu));
+	else   /* a Write's RETH (FIRST/ONLY) names the whole message */
+		fill_hdrs(m, opcode, e, 0, e->len);
 	if (plen > 0)
 		roce_sgl_copy_out(e->wr.sg_list, (uint32_t)e->wr.num_sge, off, pay, plen);
 	roce_pkt_send(rq, m);
