@@ -221,6 +221,65 @@ unsigned rnic_worker_poll(struct rnic_stack *st, unsigned idx);
 int rnic_ping(struct rnic_stack *st, uint32_t dst, unsigned count,
 	      unsigned interval_ms, unsigned timeout_ms);
 
+/*
+ * Port failover (address takeover between the ports of one stack).
+ *
+ * When a port's link goes down, a port of the same stack that is up on the
+ * same subnet takes over its IPv4 address (answers ARP for it, accepts its
+ * frames, announces it with a gratuitous ARP) and every worker moves its
+ * connections there; they keep their addresses and stay established, and
+ * what was lost while the link was down is retransmitted. This happens by
+ * itself on a link-down (rnic_port_set_link() or the PMD's report); when
+ * the link returns nothing moves back (no failback). docs/design.md,
+ * "Port failover".
+ */
+struct rnic_port;
+
+/** Failover counters of a stack (rnic_failover_stats()). */
+struct rnic_failover_stats {
+	uint64_t failovers;     /**< takeovers started */
+	uint64_t completed;     /**< takeovers every worker has carried out */
+	uint64_t no_survivor;   /**< link losses (or requests) no port could take over */
+	uint64_t conns_moved;   /**< transport connections moved to a survivor */
+	uint64_t last_us;       /**< latest: link down -> every worker moved, microseconds */
+	uint64_t max_us;        /**< largest last_us seen */
+	int last_failed;        /**< port index of the latest failover, -1: none yet */
+	int last_survivor;      /**< the port that took over then, -1: none yet */
+	unsigned taken[RNIC_MAX_PORTS];  /**< addresses port i serves besides its own */
+	int served_by[RNIC_MAX_PORTS];   /**< port serving port i's own address */
+};
+
+/** Read the failover counters of @p st (lock-free). */
+void rnic_failover_stats(const struct rnic_stack *st, struct rnic_failover_stats *s);
+
+/**
+ * Move port @p failed_port's addresses and connections to another port of
+ * @p st that is up on the same subnet, now, whatever the link state (an
+ * administrative failover). Waits until every worker has moved its
+ * connections, unless called from a worker of @p st.
+ * @return 0, -ENODEV (no survivor: no other port up on the subnet),
+ *   -EALREADY (its address is already served by another port), -EINVAL.
+ */
+int rnic_port_failover(struct rnic_stack *st, unsigned failed_port);
+
+/**
+ * The port currently answering for local address @p ip (host order): its
+ * own port, or the port that took it over. NULL when no port has it.
+ */
+struct rnic_port *rnic_port_serving(const struct rnic_stack *st, uint32_t ip);
+
+/**
+ * Be told of every failover of @p st: @p cb runs on each worker, after that
+ * worker's TCP connections moved, with the indexes of the failed port and
+ * of the survivor (which already answers for the failed port's addresses).
+ * At most 8 subscribers; there is no unsubscribe (subscribe for the life
+ * of the stack). @return 0, -ENOSPC, -EINVAL.
+ */
+int rnic_failover_subscribe(struct rnic_stack *st,
+			    void (*cb)(struct rnic_worker *w, unsigned failed,
+				       unsigned survivor, void *arg),
+			    void *arg);
+
 /** Ask every process-wide rnic loop to stop (used by signal handlers). */
 void rnic_request_stop(void);
 

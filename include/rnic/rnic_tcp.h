@@ -151,6 +151,7 @@ struct rnic_tcp_stats {
 	uint64_t spurious_rtos;  /**< RTOs undone by Eifel detection (RFC 3522) */
 	uint64_t tail_probes;    /**< tail loss probes sent (RFC 8985 section 7) */
 	uint64_t pool_short;     /**< sends refused with -ENOBUFS: the mbuf pool was short */
+	uint64_t failover_moves; /**< connections moved to another port by a failover */
 };
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);
 

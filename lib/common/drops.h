@@ -36,7 +36,8 @@
 	X(UDP_NO_LISTENER,    "udp_no_listener")              \
 	X(REDIRECT_FULL,      "redirect_ring_full")           \
 	X(TX_FULL,            "tx_queue_full")                \
-	X(NO_MBUF,            "no_mbuf")
+	X(NO_MBUF,            "no_mbuf")                      \
+	X(LINK_DOWN,          "link_down")
 
 enum rnic_drop_cause {
 #define RNIC_DROP_ENUM(sym, name) RNIC_DROP_##sym,

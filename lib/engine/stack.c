@@ -12,6 +12,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
+#include <rte_pause.h>
 
 #include "engine/engine_internal.h"
 #include "engine/stack.h"
@@ -20,6 +21,11 @@
 #include "port/port.h"
 
 static volatile bool stop_flag;
+
+/* port failover (end of this file) */
+static void fo_attach(struct rnic_stack *st);
+static void fo_detach(struct rnic_stack *st);
+static void fo_gc(struct rnic_stack *st, bool all);
 
 void rnic_request_stop(void)
 {
@@ -100,6 +106,7 @@ static struct {
 static void stack_teardown(struct rnic_stack *st, unsigned protos_done)
 {
 	rnic_registry_remove(st);
+	fo_detach(st);
 	while (protos_done-- > 0) {
 		const struct rnic_proto_ops *ops = rnic_protocols[protos_done];
 		for (unsigned i = st->n_workers; i-- > 0; )
@@ -110,6 +117,7 @@ static void stack_teardown(struct rnic_stack *st, unsigned protos_done)
 	}
 	for (unsigned i = 0; i < st->n_workers; i++)
 		rnic_worker_drain(st->workers[i]);
+	fo_gc(st, true);
 	for (unsigned i = st->n_workers; i-- > 0; )
 		rnic_worker_free(st->workers[i]);
 	for (unsigned i = st->n_ports; i-- > 0; )
@@ -198,6 +206,7 @@ struct rnic_stack *rnic_stack_create(const struct rnic_config *cfg)
 		rte_errno = -rc;
 		return NULL;
 	}
+	fo_attach(st);
 	rnic_registry_publish(st);
 	return st;
 }
@@ -290,6 +299,7 @@ void rnic_stack_stats(const struct rnic_stack *st, struct rnic_stack_stats *s)
 		s->fault_corrupted += fs.corrupted;
 		s->fault_delayed += fs.delayed;
 		s->mbufs_in_use += rnic_port_mbufs_in_use(st->ports[i]);
+		s->drops += rnic_port_link_down_drops(st->ports[i]);
 	}
 	rnic_arp_stats(st, &as);
 	s->arp_requests = as.requests_in + as.requests_out;
@@ -319,4 +329,368 @@ void rnic_stack_status_line(const struct rnic_stack *st, FILE *f)
 	status_prev[id].tsc = now;
 	status_prev[id].rx = s.rx_pkts;
 	status_prev[id].tx = s.tx_pkts;
+}
+
+/* --- port failover --------------------------------------------------------
+ *
+ * Address takeover, as Linux bonding's active-backup mode does it between
+ * hosts: when a port's link goes down, another port of the stack that is up
+ * on the same subnet (the survivor) starts answering for the failed port's
+ * address (ARP, IPv4, ICMP), announces it with a gratuitous ARP, and every
+ * worker moves the connections it owns from the failed port to the
+ * survivor. Frames of those flows keep their source address; lost data is
+ * recovered by the transports' own retransmission.
+ *
+ * Control plane only: the takeover decision runs under fo.lock (any thread:
+ * worker 0's link poll and kick command, rnic_port_failover()); the address
+ * lists are written there and read by the workers without locks; each
+ * worker moves its own TCBs from a command on its ring.
+ */
+
+/* One takeover: a command per worker. Freed once every command's done flag
+ * is set (poll_cmd writes it after the function returns), so the memory is
+ * reclaimed lazily: at the next takeover, and when the stack goes. */
+struct fo_event {
+	struct fo_event *next;
+	struct rnic_stack *st;
+	unsigned failed, survivor;
+	uint64_t down_tsc;
+	unsigned n_cmds;
+	volatile unsigned workers_done;
+	struct rnic_cmd cmd[RNIC_MAX_WORKERS];
+};
+
+static bool fo_event_finished(const struct fo_event *ev)
+{
+	for (unsigned i = 0; i < ev->n_cmds; i++)
+		if (!__atomic_load_n(&ev->cmd[i].done, __ATOMIC_ACQUIRE))
+			return false;
+	return true;
+}
+
+/* Free finished events (all of them when @p all). Caller holds fo.lock. */
+static void fo_gc(struct rnic_stack *st, bool all)
+{
+	struct fo_event **pp = (struct fo_event **)&st->fo.events;
+	while (*pp != NULL) {
+		struct fo_event *ev = *pp;
+		if (all || fo_event_finished(ev)) {
+			*pp = ev->next;
+			rte_free(ev);
+		} else {
+			pp = &ev->next;
+		}
+	}
+}
+
+/* On each worker: worker 0 announces the survivor's addresses, then every
+ * protocol moves its connections, then the subscribers run. The last
+ * worker to finish times the failover. */
+static void fo_worker_move(struct rnic_worker *w, void *arg)
+{
+	struct fo_event *ev = arg;
+	struct rnic_stack *st = ev->st;
+	uint64_t moved = 0;
+
+	if (!__atomic_load_n(&st->fo.dead, __ATOMIC_ACQUIRE)) {
+		struct rnic_port *fp = st->ports[ev->failed];
+		struct rnic_port *sp = st->ports[ev->survivor];
+		if (w->id == 0)
+			rnic_arp_announce(w, sp);
+		for (unsigned i = 0; rnic_protocols[i] != NULL; i++)
+			if (rnic_protocols[i]->failover != NULL)
+				moved += rnic_protocols[i]->failover(w, fp, sp);
+		unsigned n = __atomic_load_n(&st->fo.n_subs, __ATOMIC_ACQUIRE);
+		for (unsigned i = 0; i < n; i++)
+			st->fo.subs[i].cb(w, ev->failed, ev->survivor, st->fo.subs[i].arg);
+	}
+	__atomic_fetch_add(&st->fo.conns_moved, moved, __ATOMIC_RELAXED);
+	if (__atomic_add_fetch(&ev->workers_done, 1, __ATOMIC_ACQ_REL) == ev->n_cmds) {
+		uint64_t now = rte_rdtsc();
+		uint64_t us = now > ev->down_tsc ? rnic_tsc_to_us(now - ev->down_tsc) : 0;
+		st->fo.last_us = us;
+		if (us > st->fo.max_us)
+			st->fo.max_us = us;
+		__atomic_fetch_add(&st->fo.completed, 1, __ATOMIC_RELEASE);
+	}
+}
+
+/* Give address @p ip, whose own port is @p home, to port @p to. Caller
+ * holds fo.lock. Readers see it in to's list before it leaves any other. */
+static void fo_give_addr(struct rnic_stack *st, uint32_t ip, struct rnic_port *home,
+			 struct rnic_port *to)
+{
+	(void)st;
+	if (home == to) {             /* back home: its own port serves it again */
+		__atomic_store_n(&home->taken_by, 0, __ATOMIC_RELEASE);
+		return;
+	}
+	for (unsigned i = 0; i < RNIC_MAX_PORTS; i++) {
+		if (to->taken_ip[i] == ip)
+			break;
+		if (to->taken_ip[i] == 0) {
+			__atomic_store_n(&to->taken_ip[i], ip, __ATOMIC_RELEASE);
+			if (to->n_taken < i + 1)
+				__atomic_store_n(&to->n_taken, i + 1, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	if (home != NULL)
+		__atomic_store_n(&home->taken_by, (uint8_t)(to->idx + 1), __ATOMIC_RELEASE);
+}
+
+/* A port up on @p f's subnet, serving its own address, with an MTU at
+ * least f's (the connections keep their segment size). NULL if none. */
+static struct rnic_port *fo_pick_survivor(struct rnic_stack *st, struct rnic_port *f)
+{
+	for (unsigned i = 0; i < st->n_ports; i++) {
+		struct rnic_port *s = st->ports[i];
+		if (s != f && s->link_up && s->taken_by == 0 &&
+		    rnic_port_on_link(s, f->ip) && s->mtu >= f->mtu)
+			return s;
+	}
+	return NULL;
+}
+
+/* The port whose own address is @p ip, or NULL. */
+static struct rnic_port *fo_home(struct rnic_stack *st, uint32_t ip)
+{
+	for (unsigned i = 0; i < st->n_ports; i++)
+		if (st->ports[i]->ip == ip)
+			return st->ports[i];
+	return NULL;
+}
+
+/*
+ * Move every address @p f answers for to @p s and make the event that
+ * moves the connections. Caller holds fo.lock. @return the event (posted
+ * by the caller), or NULL when memory ran out (the addresses moved anyway;
+ * the connections follow on their next output, lib/net sends through the
+ * serving port).
+ */
+static struct fo_event *fo_takeover(struct rnic_stack *st, struct rnic_port *f,
+				    struct rnic_port *s)
+{
+	if (f->taken_by == 0)
+		fo_give_addr(st, f->ip, f, s);
+	for (unsigned i = 0; i < RNIC_MAX_PORTS; i++) {
+		uint32_t ip = f->taken_ip[i];
+		if (ip == 0)
+			continue;
+		fo_give_addr(st, ip, fo_home(st, ip), s);
+		__atomic_store_n(&f->taken_ip[i], 0, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&f->n_taken, 0, __ATOMIC_RELEASE);
+	f->fo_needed = false;
+	st->fo.last_failed = f->idx;
+	st->fo.last_survivor = s->idx;
+	__atomic_fetch_add(&st->fo.failovers, 1, __ATOMIC_RELEASE);
+
+	fo_gc(st, false);
+	struct fo_event *ev = rte_zmalloc("rnic_failover", sizeof(*ev), 0);
+	if (ev == NULL)
+		return NULL;
+	ev->st = st;
+	ev->failed = f->idx;
+	ev->survivor = s->idx;
+	ev->down_tsc = !f->link_up && f->link_down_tsc ? f->link_down_tsc : rte_rdtsc();
+	ev->n_cmds = st->n_workers;
+	for (unsigned i = 0; i < ev->n_cmds; i++) {
+		ev->cmd[i].fn = fo_worker_move;
+		ev->cmd[i].arg = ev;
+	}
+	ev->next = st->fo.events;
+	st->fo.events = ev;
+	return ev;
+}
+
+/* Run the event's command on every worker: inline when the stack is not
+ * started (the caller drives it), else through the command rings; with
+ * @p wait, until every worker has run it. */
+static void fo_post(struct rnic_stack *st, struct fo_event *ev, bool wait)
+{
+	if (!st->running) {
+		for (unsigned i = 0; i < ev->n_cmds; i++) {
+			ev->cmd[i].fn(st->workers[i], ev);
+			__atomic_store_n(&ev->cmd[i].done, 1, __ATOMIC_RELEASE);
+		}
+		return;
+	}
+	for (unsigned i = 0; i < ev->n_cmds; i++)
+		while (rnic_worker_call(st->workers[i], &ev->cmd[i]) == -ENOBUFS)
+			rte_pause();
+	if (wait)
+		while (!fo_event_finished(ev))
+			rte_pause();
+}
+
+void rnic_failover_check(struct rnic_stack *st)
+{
+	struct fo_event *evs[RNIC_MAX_PORTS];
+	unsigned n = 0;
+	bool any = false;
+
+	for (unsigned i = 0; i < st->n_ports; i++)
+		any |= st->ports[i]->fo_needed;
+	if (!any || __atomic_load_n(&st->fo.dead, __ATOMIC_ACQUIRE))
+		return;
+	rte_spinlock_lock(&st->fo.lock);
+	for (unsigned i = 0; i < st->n_ports; i++) {
+		struct rnic_port *f = st->ports[i];
+		if (!f->fo_needed)
+			continue;
+		if (f->link_up) {          /* back before anyone took over */
+			f->fo_needed = false;
+			continue;
+		}
+		if (f->taken_by != 0 && f->n_taken == 0) {
+			f->fo_needed = false;  /* nothing of its own left to move */
+			continue;
+		}
+		struct rnic_port *s = fo_pick_survivor(st, f);
+		if (s == NULL) {
+			/* counted once per link loss; the link poll retries */
+			if (!st->fo.nosurv_noted[i]) {
+				st->fo.nosurv_noted[i] = true;
+				__atomic_fetch_add(&st->fo.no_survivor, 1, __ATOMIC_RELAXED);
+			}
+			continue;
+		}
+		struct fo_event *ev = fo_takeover(st, f, s);
+		if (ev != NULL)
+			evs[n++] = ev;
+	}
+	rte_spinlock_unlock(&st->fo.lock);
+	for (unsigned i = 0; i < n; i++)
+		fo_post(st, evs[i], false);
+}
+
+/* Worker 0's command: look at the links now rather than at the next poll. */
+static void fo_kick_fn(struct rnic_worker *w, void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&w->st->fo.kick_posted, 0, __ATOMIC_RELEASE);
+	rnic_failover_check(w->st);
+}
+
+/* p->on_link of every port of a stack (any thread). */
+static void fo_on_link(struct rnic_port *p, bool up)
+{
+	struct rnic_stack *st = p->st;
+
+	if (st == NULL || __atomic_load_n(&st->fo.dead, __ATOMIC_ACQUIRE))
+		return;
+	if (up) {
+		/* no failback: a port that returns serves again only what
+		 * nobody took over (documented in docs/design.md) */
+		p->fo_needed = false;
+		return;
+	}
+	st->fo.nosurv_noted[p->idx] = false;
+	p->fo_needed = true;
+	if (st->n_workers == 0 ||
+	    __atomic_exchange_n(&st->fo.kick_posted, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (rnic_worker_call(st->workers[0], &st->fo.kick) != 0)
+		__atomic_store_n(&st->fo.kick_posted, 0, __ATOMIC_RELEASE); /* the poll retries */
+}
+
+static void fo_attach(struct rnic_stack *st)
+{
+	rte_spinlock_init(&st->fo.lock);
+	st->fo.kick.fn = fo_kick_fn;
+	st->fo.kick.arg = NULL;
+	for (unsigned i = 0; i < st->n_ports; i++)
+		st->ports[i]->on_link = fo_on_link;
+}
+
+/* First step of the teardown: no takeover starts, no hook runs any more. */
+static void fo_detach(struct rnic_stack *st)
+{
+	__atomic_store_n(&st->fo.dead, true, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < st->n_ports; i++)
+		st->ports[i]->on_link = NULL;
+}
+
+int rnic_port_failover(struct rnic_stack *st, unsigned failed_port)
+{
+	if (st == NULL || failed_port >= st->n_ports)
+		return -EINVAL;
+	struct rnic_port *f = st->ports[failed_port];
+	rte_spinlock_lock(&st->fo.lock);
+	if (f->taken_by != 0 && f->n_taken == 0) {
+		rte_spinlock_unlock(&st->fo.lock);
+		return -EALREADY;
+	}
+	struct rnic_port *s = fo_pick_survivor(st, f);
+	if (s == NULL) {
+		__atomic_fetch_add(&st->fo.no_survivor, 1, __ATOMIC_RELAXED);
+		rte_spinlock_unlock(&st->fo.lock);
+		return -ENODEV;
+	}
+	struct fo_event *ev = fo_takeover(st, f, s);
+	rte_spinlock_unlock(&st->fo.lock);
+	if (ev != NULL)
+		/* a worker of this stack must not wait for the others (they
+		 * may be waiting for it) */
+		fo_post(st, ev, rnic_stack_current_worker(st) == NULL);
+	return 0;
+}
+
+struct rnic_port *rnic_port_serving(const struct rnic_stack *st, uint32_t ip)
+{
+	if (st == NULL || ip == 0)
+		return NULL;
+	for (unsigned i = 0; i < st->n_ports; i++) {
+		const struct rnic_port *p = st->ports[i];
+		uint8_t by = __atomic_load_n(&p->taken_by, __ATOMIC_ACQUIRE);
+		if (p->ip == ip)
+			return by != 0 && by <= st->n_ports ? st->ports[by - 1] : st->ports[i];
+	}
+	for (unsigned i = 0; i < st->n_ports; i++)
+		if (st->ports[i]->ip != ip && rnic_port_has_ip(st->ports[i], ip))
+			return st->ports[i];
+	return NULL;
+}
+
+int rnic_failover_subscribe(struct rnic_stack *st,
+			    void (*cb)(struct rnic_worker *w, unsigned failed,
+				       unsigned survivor, void *arg),
+			    void *arg)
+{
+	int rc = 0;
+	if (st == NULL || cb == NULL)
+		return -EINVAL;
+	rte_spinlock_lock(&st->fo.lock);
+	if (st->fo.n_subs == RNIC_FAILOVER_SUBS) {
+		rc = -ENOSPC;
+	} else {
+		st->fo.subs[st->fo.n_subs].cb = cb;
+		st->fo.subs[st->fo.n_subs].arg = arg;
+		/* publish the entry before the count the workers read */
+		__atomic_store_n(&st->fo.n_subs, st->fo.n_subs + 1, __ATOMIC_RELEASE);
+	}
+	rte_spinlock_unlock(&st->fo.lock);
+	return rc;
+}
+
+void rnic_failover_stats(const struct rnic_stack *st, struct rnic_failover_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->failovers = __atomic_load_n(&st->fo.failovers, __ATOMIC_ACQUIRE);
+	s->completed = __atomic_load_n(&st->fo.completed, __ATOMIC_ACQUIRE);
+	s->no_survivor = st->fo.no_survivor;
+	s->conns_moved = st->fo.conns_moved;
+	s->last_us = st->fo.last_us;
+	s->max_us = st->fo.max_us;
+	s->last_failed = s->failovers ? (int)st->fo.last_failed : -1;
+	s->last_survivor = s->failovers ? (int)st->fo.last_survivor : -1;
+	for (unsigned i = 0; i < st->n_ports && i < RNIC_MAX_PORTS; i++) {
+		const struct rnic_port *p = st->ports[i];
+		unsigned n = 0;
+		for (unsigned k = 0; k < RNIC_MAX_PORTS; k++)
+			n += p->taken_ip[k] != 0;
+		s->taken[i] = n;
+		s->served_by[i] = p->taken_by ? p->taken_by - 1 : (int)i;
+	}
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <rte_mbuf.h>
+#include <rte_spinlock.h>
 
 #include "rnic/rnic.h"
 #include "engine/worker.h"
@@ -47,6 +48,39 @@ struct rnic_proto_ops {
 	void (*worker_fini)(struct rnic_worker *w);
 	/* established connections (status line, telemetry) */
 	uint64_t (*connections)(const struct rnic_stack *st);
+	/* port failover, on each worker: move what this worker owns on
+	 * @p failed to @p survivor (which already answers for failed's
+	 * addresses). @return connections moved. */
+	unsigned (*failover)(struct rnic_worker *w, struct rnic_port *failed,
+			     struct rnic_port *survivor);
+};
+
+#define RNIC_FAILOVER_SUBS 8
+
+/* A module told of failovers (rnic_failover_subscribe). */
+struct rnic_failover_sub {
+	void (*cb)(struct rnic_worker *w, unsigned failed, unsigned survivor,
+		   void *arg);
+	void *arg;
+};
+
+struct fo_event;
+
+/* Per-stack failover state (lib/engine/stack.c). */
+struct rnic_failover {
+	struct fo_event *events;         /* takeovers, freed once finished */
+	bool nosurv_noted[RNIC_MAX_PORTS]; /* a no-survivor loss counted */
+	rte_spinlock_t lock;             /* takeovers, subscriptions */
+	struct rnic_cmd kick;            /* "look at the links" to worker 0 */
+	volatile int kick_posted;
+	bool dead;                       /* the stack is being torn down */
+	unsigned n_subs;
+	struct rnic_failover_sub subs[RNIC_FAILOVER_SUBS];
+	/* counters (struct rnic_failover_stats) */
+	volatile uint64_t failovers, completed, no_survivor, conns_moved;
+	volatile uint64_t last_us, max_us;
+	volatile unsigned last_failed, last_survivor;
+	volatile unsigned in_flight;     /* failovers whose workers still move */
 };
 
 extern const struct rnic_proto_ops *const rnic_protocols[];
@@ -62,6 +96,7 @@ struct rnic_stack {
 	void *proto[RNIC_PROTO_MAX];                 /* per-protocol state */
 	volatile bool running;
 	unsigned id;                                 /* process-wide index */
+	struct rnic_failover fo;                     /* port failover */
 };
 
 /**
@@ -91,6 +126,14 @@ int rnic_stack_register_ip_proto(struct rnic_stack *st, uint8_t proto,
 /** Register a UDP port handler. @return 0, -EEXIST or -ENOSPC. */
 int rnic_stack_register_udp(struct rnic_stack *st, uint16_t port,
 			    const struct rnic_l4_handler *h);
+
+/**
+ * Look at every port of @p st: each whose link went down and whose address
+ * nobody serves yet is taken over by a port that is up on the same subnet
+ * (address takeover, then each worker moves its connections). Idempotent.
+ * Called on worker 0 (link poll, and the command a link-down posts).
+ */
+void rnic_failover_check(struct rnic_stack *st);
 
 /** Worker of the calling lcore in @p st, or NULL. */
 struct rnic_worker *rnic_stack_current_worker(struct rnic_stack *st);

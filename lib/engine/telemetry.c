@@ -122,6 +122,10 @@ static void fill_drops(const struct rnic_stack *st, struct rte_tel_data *d)
 		uint64_t n = 0;
 		for (unsigned i = 0; i < st->n_workers; i++)
 			n += st->workers[i]->drops[c];
+		/* lib/port counts what a down link swallowed per queue */
+		if (c == RNIC_DROP_LINK_DOWN)
+			for (unsigned i = 0; i < st->n_ports; i++)
+				n += rnic_port_link_down_drops(st->ports[i]);
 		rte_tel_data_add_dict_u64(d, rnic_drop_name(c), n);
 	}
 }
@@ -138,6 +142,14 @@ static void fill_stats(const struct rnic_stack *st, struct rte_tel_data *d)
 	TEL_STAT(mbufs_in_use); TEL_STAT(fault_dropped); TEL_STAT(fault_duplicated);
 	TEL_STAT(fault_reordered); TEL_STAT(fault_corrupted); TEL_STAT(fault_delayed);
 #undef TEL_STAT
+	struct rnic_failover_stats fs;
+	rnic_failover_stats(st, &fs);
+#define TEL_FO(f) rte_tel_data_add_dict_u64(d, "failover_" #f, fs.f)
+	TEL_FO(failovers); TEL_FO(completed); TEL_FO(no_survivor); TEL_FO(conns_moved);
+	TEL_FO(last_us); TEL_FO(max_us);
+#undef TEL_FO
+	rte_tel_data_add_dict_int(d, "failover_last_failed", fs.last_failed);
+	rte_tel_data_add_dict_int(d, "failover_last_survivor", fs.last_survivor);
 }
 
 /* Copy @p name into @p key with the characters telemetry accepts in a

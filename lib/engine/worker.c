@@ -117,6 +117,8 @@ static void link_timer_cb(struct rnic_timer *t, void *arg)
 	struct rnic_worker *w = arg;
 	for (unsigned i = 0; i < w->st->n_ports; i++)
 		rnic_port_poll_link(w->st->ports[i]);
+	/* a lost link nobody could take over yet: maybe a survivor now */
+	rnic_failover_check(w->st);
 	rnic_timer_arm(&w->timers, t, w->now_tsc, LINK_POLL_US);
 }
 

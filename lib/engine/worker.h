@@ -89,6 +89,9 @@ struct rnic_worker {
 	void *proto[RNIC_PROTO_MAX]; /* per-protocol worker state */
 	unsigned idle_loops;
 	uint16_t ip_id;                /* IPv4 identification counter */
+	uint32_t tx_src_ip;            /* source address for the frame being
+					* output (host order; 0: the port's):
+					* lib/tcp sets it around each segment */
 	struct rnic_timer link_timer;  /* worker 0: link polling */
 	struct rnic_timer arp_timer;   /* ARP ageing */
 	volatile bool stop;

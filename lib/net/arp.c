@@ -116,10 +116,11 @@ static struct arp_entry *arp_slot(struct rnic_worker *w,
 	return victim;
 }
 
-/* Build an ARP frame in a new mbuf. */
+/* Build an ARP frame in a new mbuf, from sender address @p sip. */
 static struct rte_mbuf *arp_build(struct rnic_port *p, uint16_t op,
 				  const struct rte_ether_addr *eth_dst,
-				  const struct rte_ether_addr *tha, uint32_t tip)
+				  const struct rte_ether_addr *tha, uint32_t sip,
+				  uint32_t tip)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
 	if (m == NULL)
@@ -136,7 +137,7 @@ static struct rte_mbuf *arp_build(struct rnic_port *p, uint16_t op,
 	ah->arp_plen = 4;
 	ah->arp_opcode = rte_cpu_to_be_16(op);
 	ah->arp_data.arp_sha = p->mac;
-	ah->arp_data.arp_sip = rte_cpu_to_be_32(p->ip);
+	ah->arp_data.arp_sip = rte_cpu_to_be_32(sip);
 	ah->arp_data.arp_tha = *tha;
 	ah->arp_data.arp_tip = rte_cpu_to_be_32(tip);
 	return m;
@@ -148,7 +149,8 @@ static const struct rte_ether_addr zero_mac;
 static void arp_send_request(struct rnic_worker *w, struct rnic_port *p,
 			     uint32_t ip)
 {
-	struct rte_mbuf *m = arp_build(p, RTE_ARP_OP_REQUEST, &bcast, &zero_mac, ip);
+	struct rte_mbuf *m = arp_build(p, RTE_ARP_OP_REQUEST, &bcast, &zero_mac,
+				       p->ip, ip);
 	if (m == NULL) {
 		w->drops[RNIC_DROP_NO_MBUF]++;
 		return;
@@ -157,16 +159,24 @@ static void arp_send_request(struct rnic_worker *w, struct rnic_port *p,
 	rnic_worker_tx(w, p, m);
 }
 
-void rnic_arp_announce(struct rnic_worker *w, struct rnic_port *p)
+void rnic_arp_announce_ip(struct rnic_worker *w, struct rnic_port *p, uint32_t ip)
 {
 	struct rte_mbuf *m = arp_build(p, RTE_ARP_OP_REQUEST, &bcast, &zero_mac,
-				       p->ip);
+				       ip, ip);
 	if (m == NULL) {
 		w->drops[RNIC_DROP_NO_MBUF]++;
 		return;
 	}
 	CNT(p->arp, gratuitous_out);
 	rnic_worker_tx(w, p, m);
+}
+
+void rnic_arp_announce(struct rnic_worker *w, struct rnic_port *p)
+{
+	rnic_arp_announce_ip(w, p, p->ip);
+	for (unsigned i = 0, n = p->n_taken; i < n && i < RNIC_MAX_PORTS; i++)
+		if (p->taken_ip[i] != 0)
+			rnic_arp_announce_ip(w, p, p->taken_ip[i]);
 }
 
 /* Learn or refresh ip -> mac; send frames that waited for it. Takes the
@@ -226,9 +236,10 @@ void rnic_arp_input(struct rnic_worker *w, struct rnic_port *p,
 		CNT(p->arp, requests_in);
 	else
 		CNT(p->arp, replies_in);
-	bool for_us = tip == p->ip;
+	/* ours: the port's address, or one it took over (failover) */
+	bool for_us = rnic_port_has_ip(p, tip);
 	/* RFC 826 merge: refresh a known sender; add it when the frame is ours */
-	if (sip != 0 && sip != p->ip && rnic_port_on_link(p, sip))
+	if (sip != 0 && !rnic_port_has_ip(p, sip) && rnic_port_on_link(p, sip))
 		arp_learn(w, p, sip, &ah->arp_data.arp_sha, for_us);
 	if (!for_us || sip == tip) {  /* not ours, or someone's gratuitous ARP */
 		if (!for_us)
@@ -243,7 +254,7 @@ void rnic_arp_input(struct rnic_worker *w, struct rnic_port *p,
 		ah->arp_data.arp_tha = ah->arp_data.arp_sha;
 		ah->arp_data.arp_tip = ah->arp_data.arp_sip;
 		ah->arp_data.arp_sha = p->mac;
-		ah->arp_data.arp_sip = rte_cpu_to_be_32(p->ip);
+		ah->arp_data.arp_sip = rte_cpu_to_be_32(tip);
 		eh->dst_addr = ah->arp_data.arp_tha;
 		eh->src_addr = p->mac;
 		CNT(p->arp, replies_out);

@@ -26,13 +26,14 @@ static uint16_t icmp_sum(const struct rte_mbuf *m, uint32_t off, uint32_t len)
 /* Answer an echo request: same identifier, sequence and data, type 0. */
 static void icmp_echo_reply(struct rnic_worker *w, struct rnic_port *p,
 			    struct rte_mbuf *m, struct rte_icmp_hdr *ic,
-			    uint32_t off, uint32_t len, uint32_t peer)
+			    uint32_t off, uint32_t len, uint32_t peer,
+			    uint32_t local)
 {
 	ic->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
 	ic->icmp_cksum = 0;
 	ic->icmp_cksum = (uint16_t)~icmp_sum(m, off, len);
 	rte_pktmbuf_adj(m, (uint16_t)off);
-	if (rnic_net_output_ipv4(w, p, m, peer, IPPROTO_ICMP) == 0)
+	if (rnic_net_output_ipv4_src(w, p, m, local, peer, IPPROTO_ICMP, 0, NULL) == 0)
 		w->stats.icmp_echo_replies++;
 }
 
@@ -64,9 +65,11 @@ void rnic_icmp_input(struct rnic_worker *w, struct rnic_port *p,
 	/* echo to a broadcast address is not answered (RFC 1122 3.2.2.6
 	 * allows silence, and it keeps rnic out of smurf amplification) */
 	if (ic->icmp_type != RTE_IP_ICMP_ECHO_REQUEST || ic->icmp_code != 0 ||
-	    rte_be_to_cpu_32(ip->dst_addr) != p->ip) {
+	    !rnic_port_has_ip(p, rte_be_to_cpu_32(ip->dst_addr))) {
 		rnic_worker_drop(w, RNIC_DROP_ICMP_TYPE, m);
 		return;
 	}
-	icmp_echo_reply(w, p, m, ic, off, len, rte_be_to_cpu_32(ip->src_addr));
+	/* answer from the address asked (a taken-over one after failover) */
+	icmp_echo_reply(w, p, m, ic, off, len, rte_be_to_cpu_32(ip->src_addr),
+			rte_be_to_cpu_32(ip->dst_addr));
 }

@@ -20,22 +20,23 @@ static uint32_t ipv4_subnet_bcast(const struct rnic_port *p)
 	return p->netmask >= 0xfffffffeu ? 0 : (p->ip | ~p->netmask);
 }
 
-/* Is @p ip (host order) one of our IPv4 destinations on @p p? */
+/* Is @p ip (host order) one of our IPv4 destinations on @p p? Its own
+ * address, one it took over from a failed port, or a broadcast. */
 static bool ipv4_for_us(const struct rnic_port *p, uint32_t ip)
 {
-	return ip == p->ip || ip == UINT32_MAX ||
+	return rnic_port_has_ip(p, ip) || ip == UINT32_MAX ||
 	       (ip != 0 && ip == ipv4_subnet_bcast(p));
 }
 
 /*
  * Sources no host may use (RFC 1122 3.2.1.3): unspecified, limited or
- * directed broadcast, multicast, loopback, and our own address (a looped
+ * directed broadcast, multicast, loopback, and our own addresses (a looped
  * or spoofed frame).
  */
 static bool ipv4_bad_source(const struct rnic_port *p, uint32_t ip)
 {
 	return ip == 0 || ip == UINT32_MAX || (ip >> 28) == 0xe ||
-	       (ip >> 24) == 127 || ip == p->ip ||
+	       (ip >> 24) == 127 || rnic_port_has_ip(p, ip) ||
 	       ip == ipv4_subnet_bcast(p);
 }
 

@@ -33,8 +33,12 @@ unsigned rnic_arp_poll(struct rnic_worker *w, struct rnic_port *p);
 /** Called by ICMP input for every echo reply (rnic_ping bookkeeping). */
 void rnic_ping_reply_in(struct rnic_stack *st, uint16_t ident, uint16_t seq);
 
-/** Send a gratuitous ARP for the port's address (start, failover). */
+/** Send a gratuitous ARP for each address the port answers for: its own
+ *  and those it took over from failed ports (start, failover). */
 void rnic_arp_announce(struct rnic_worker *w, struct rnic_port *p);
+
+/** Send one gratuitous ARP for address @p ip (host order) from port @p p. */
+void rnic_arp_announce_ip(struct rnic_worker *w, struct rnic_port *p, uint32_t ip);
 
 /**
  * Receive one frame on worker @p w from port @p p. Consumes @p m: delivers,
@@ -79,6 +83,17 @@ int rnic_net_output_ipv4_fin(struct rnic_worker *w, struct rnic_port *p,
 			     uint8_t tos, rnic_net_fin_fn fin);
 
 /**
+ * rnic_net_output_ipv4_fin() from a given source address @p src_ip (host
+ * order; 0: the port's own). Flows of an address a port took over after a
+ * failover keep their address. When @p p is a port whose address was taken
+ * over (p->taken_by), the frame leaves through the port serving it, from
+ * @p p's address unless @p src_ip says otherwise.
+ */
+int rnic_net_output_ipv4_src(struct rnic_worker *w, struct rnic_port *p,
+			     struct rte_mbuf *m, uint32_t src_ip, uint32_t dst_ip,
+			     uint8_t proto, uint8_t tos, rnic_net_fin_fn fin);
+
+/**
  * Send a UDP datagram: @p m holds the payload from its data start. Prepends
  * the UDP header; @p csum computes the checksum in software (RoCEv2 sends 0).
  * Consumes @p m. @return as rnic_net_output_ipv4().
@@ -91,6 +106,22 @@ int rnic_net_output_udp(struct rnic_worker *w, struct rnic_port *p,
 int rnic_net_output_udp_fin(struct rnic_worker *w, struct rnic_port *p,
 			    struct rte_mbuf *m, uint32_t dst_ip, uint16_t sport,
 			    uint16_t dport, bool csum, uint8_t tos, rnic_net_fin_fn fin);
+
+/** rnic_net_output_udp_fin() from source address @p src_ip (0: the port's). */
+int rnic_net_output_udp_fin_src(struct rnic_worker *w, struct rnic_port *p,
+				struct rte_mbuf *m, uint32_t src_ip, uint32_t dst_ip,
+				uint16_t sport, uint16_t dport, bool csum,
+				uint8_t tos, rnic_net_fin_fn fin);
+
+/**
+ * The port, source address and next hop a datagram to @p dst_ip takes:
+ * *pp is the caller's port (NULL: route), *src_ip the caller's source (0:
+ * w->tx_src_ip, else the port's address). A port whose address was taken
+ * over hands over to the port serving it. Both are updated.
+ * @return 0 or -EHOSTUNREACH.
+ */
+int rnic_net_out_select(struct rnic_worker *w, struct rnic_port **pp,
+			uint32_t dst_ip, uint32_t *src_ip, uint32_t *next_hop);
 
 /** The port that reaches @p dst_ip (host order) and the next hop. */
 struct rnic_port *rnic_net_route(struct rnic_stack *st, uint32_t dst_ip,

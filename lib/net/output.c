@@ -47,26 +47,49 @@ struct rnic_port *rnic_net_route(struct rnic_stack *st, uint32_t dst_ip,
 	return NULL;
 }
 
+int rnic_net_out_select(struct rnic_worker *w, struct rnic_port **pp,
+			uint32_t dst_ip, uint32_t *src_ip, uint32_t *next_hop)
+{
+	struct rnic_port *p = *pp;
+	uint32_t src = *src_ip ? *src_ip : w->tx_src_ip;
+	uint32_t nh = dst_ip;
+
+	/* a port whose address another port took over (failover) sends
+	 * through that port, from its own address */
+	if (p != NULL && p->taken_by != 0 && p->st != NULL &&
+	    p->taken_by <= p->st->n_ports) {
+		if (src == 0)
+			src = p->ip;
+		p = p->st->ports[p->taken_by - 1];
+	}
+	if (p == NULL || (!rnic_port_on_link(p, dst_ip) && dst_ip != UINT32_MAX)) {
+		struct rnic_port *rp = rnic_net_route(w->st, dst_ip, &nh);
+		if (rp == NULL || (p != NULL && rp != p && !rnic_port_on_link(p, nh)))
+			return -EHOSTUNREACH;
+		if (p == NULL)
+			p = rp;
+	}
+	*pp = p;
+	*src_ip = src ? src : p->ip;
+	*next_hop = nh;
+	return 0;
+}
+
 /*
  * Prepend Ethernet + IPv4 (no options, DF, TTL 64, software checksum: rnic
  * enables no TX offloads on its ports) and hand the frame to ARP, which
  * sends it or holds it until the next hop resolves. A given port @p p is
  * kept when the next hop is reachable through it.
  */
-int rnic_net_output_ipv4_fin(struct rnic_worker *w, struct rnic_port *p,
-			     struct rte_mbuf *m, uint32_t dst_ip, uint8_t proto,
-			     uint8_t tos, rnic_net_fin_fn fin)
+int rnic_net_output_ipv4_src(struct rnic_worker *w, struct rnic_port *p,
+			     struct rte_mbuf *m, uint32_t src_ip, uint32_t dst_ip,
+			     uint8_t proto, uint8_t tos, rnic_net_fin_fn fin)
 {
-	uint32_t nh = dst_ip;
+	uint32_t nh;
 
-	if (p == NULL || (!rnic_port_on_link(p, dst_ip) && dst_ip != UINT32_MAX)) {
-		struct rnic_port *rp = rnic_net_route(w->st, dst_ip, &nh);
-		if (rp == NULL || (p != NULL && rp != p && !rnic_port_on_link(p, nh))) {
-			rnic_worker_drop(w, RNIC_DROP_IP_NO_ROUTE, m);
-			return -EHOSTUNREACH;
-		}
-		if (p == NULL)
-			p = rp;
+	if (rnic_net_out_select(w, &p, dst_ip, &src_ip, &nh) != 0) {
+		rnic_worker_drop(w, RNIC_DROP_IP_NO_ROUTE, m);
+		return -EHOSTUNREACH;
 	}
 	uint32_t l4len = rte_pktmbuf_pkt_len(m);
 	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m,
@@ -84,7 +107,7 @@ int rnic_net_output_ipv4_fin(struct rnic_worker *w, struct rnic_port *p,
 	ip->time_to_live = 64;
 	ip->next_proto_id = proto;
 	ip->hdr_checksum = 0;
-	ip->src_addr = rte_cpu_to_be_32(p->ip);
+	ip->src_addr = rte_cpu_to_be_32(src_ip);
 	ip->dst_addr = rte_cpu_to_be_32(dst_ip);
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
 	eh->src_addr = p->mac;
@@ -95,6 +118,13 @@ int rnic_net_output_ipv4_fin(struct rnic_worker *w, struct rnic_port *p,
 		fin(m);
 	rnic_arp_resolve_and_send(w, p, m, nh);
 	return 0;
+}
+
+int rnic_net_output_ipv4_fin(struct rnic_worker *w, struct rnic_port *p,
+			     struct rte_mbuf *m, uint32_t dst_ip, uint8_t proto,
+			     uint8_t tos, rnic_net_fin_fn fin)
+{
+	return rnic_net_output_ipv4_src(w, p, m, 0, dst_ip, proto, tos, fin);
 }
 
 int rnic_net_output_ipv4_tos(struct rnic_worker *w, struct rnic_port *p,

@@ -73,8 +73,8 @@ const struct rnic_l4_handler *rnic_udp_lookup(const struct rnic_stack *st,
 
 /*
  * Prepend the UDP header and, when asked, the checksum over the pseudo
- * header with the source address the IPv4 layer will use (the given port's,
- * or the routed one's). Works on chained mbufs.
+ * header with the source address the IPv4 layer will use (the given one,
+ * else the port's, or the routed one's). Works on chained mbufs.
  */
 int rnic_net_output_udp(struct rnic_worker *w, struct rnic_port *p,
 			struct rte_mbuf *m, uint32_t dst_ip, uint16_t sport,
@@ -86,6 +86,15 @@ int rnic_net_output_udp(struct rnic_worker *w, struct rnic_port *p,
 int rnic_net_output_udp_fin(struct rnic_worker *w, struct rnic_port *p,
 			    struct rte_mbuf *m, uint32_t dst_ip, uint16_t sport,
 			    uint16_t dport, bool csum, uint8_t tos, rnic_net_fin_fn fin)
+{
+	return rnic_net_output_udp_fin_src(w, p, m, 0, dst_ip, sport, dport,
+					   csum, tos, fin);
+}
+
+int rnic_net_output_udp_fin_src(struct rnic_worker *w, struct rnic_port *p,
+				struct rte_mbuf *m, uint32_t src_ip, uint32_t dst_ip,
+				uint16_t sport, uint16_t dport, bool csum,
+				uint8_t tos, rnic_net_fin_fn fin)
 {
 	uint32_t len = rte_pktmbuf_pkt_len(m) + sizeof(struct rte_udp_hdr);
 	if (len > UINT16_MAX - sizeof(struct rte_ipv4_hdr)) {
@@ -102,18 +111,18 @@ int rnic_net_output_udp_fin(struct rnic_worker *w, struct rnic_port *p,
 	uh->dst_port = rte_cpu_to_be_16(dport);
 	uh->dgram_len = rte_cpu_to_be_16((uint16_t)len);
 	uh->dgram_cksum = 0;
+	/* the source the IPv4 layer will write, for the pseudo header */
+	uint32_t nh;
+	if (rnic_net_out_select(w, &p, dst_ip, &src_ip, &nh) != 0) {
+		rnic_worker_drop(w, RNIC_DROP_IP_NO_ROUTE, m);
+		return -EHOSTUNREACH;
+	}
 	if (csum) {
-		uint32_t nh;
-		const struct rnic_port *sp = p ? p : rnic_net_route(w->st, dst_ip, &nh);
-		if (sp == NULL) {
-			rnic_worker_drop(w, RNIC_DROP_IP_NO_ROUTE, m);
-			return -EHOSTUNREACH;
-		}
 		uint16_t ck = (uint16_t)~rnic_net_l4_cksum(m, 0,
-				rte_cpu_to_be_32(sp->ip), rte_cpu_to_be_32(dst_ip),
+				rte_cpu_to_be_32(src_ip), rte_cpu_to_be_32(dst_ip),
 				IPPROTO_UDP, (uint16_t)len);
 		/* 0 on the wire means "none": a computed 0 is sent as 0xffff */
 		uh->dgram_cksum = ck == 0 ? 0xffff : ck;
 	}
-	return rnic_net_output_ipv4_fin(w, p, m, dst_ip, IPPROTO_UDP, tos, fin);
+	return rnic_net_output_ipv4_src(w, p, m, src_ip, dst_ip, IPPROTO_UDP, tos, fin);
 }

@@ -85,6 +85,23 @@ static int port_find_dev(const struct rnic_port_cfg *cfg, uint16_t *port_id)
 	return -EINVAL;
 }
 
+/* Record a link state; a change is timed (down) and told to p->on_link.
+ * Several threads may report the same change: only the one that flips the
+ * flag counts it and calls the hook. */
+static void port_link_changed(struct rnic_port *p, bool up)
+{
+	bool was = !up;
+	if (!__atomic_compare_exchange_n(&p->link_up, &was, up, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	if (!up)
+		p->link_down_tsc = rte_rdtsc();
+	__atomic_fetch_add(&p->link_changes, 1, __ATOMIC_RELAXED);
+	void (*hook)(struct rnic_port *, bool) = p->on_link;
+	if (hook != NULL)
+		hook(p, up);
+}
+
 static int port_lsc_cb(uint16_t port_id, enum rte_eth_event_type ev,
 		       void *arg, void *ret)
 {
@@ -93,11 +110,8 @@ static int port_lsc_cb(uint16_t port_id, enum rte_eth_event_type ev,
 
 	(void)ev;
 	(void)ret;
-	if (rte_eth_link_get_nowait(port_id, &link) == 0 &&
-	    p->link_up != (link.link_status == RTE_ETH_LINK_UP)) {
-		p->link_up = link.link_status == RTE_ETH_LINK_UP;
-		p->link_changes++;
-	}
+	if (rte_eth_link_get_nowait(port_id, &link) == 0)
+		port_link_changed(p, link.link_status == RTE_ETH_LINK_UP);
 	return 0;
 }
 
@@ -454,6 +468,16 @@ uint16_t rnic_port_rx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 
 	if (q >= p->nb_rxq || n == 0)
 		return 0;
+	if (unlikely(!p->link_up)) {
+		/* the cable is out: nothing arrives. Frames the PMD still
+		 * has (a net_ring's peer kept sending) are thrown away;
+		 * those the injector holds wait for the link to return. */
+		got = rte_eth_rx_burst(p->port_id, q, pkts, n);
+		if (got)
+			rte_pktmbuf_free_bulk(pkts, got);
+		p->link_down_drops[q] += got;
+		return 0;
+	}
 	f = &p->rx_fault[q];
 	if (!f->enabled) {
 		if (p->pcap == NULL)
@@ -518,6 +542,11 @@ uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 
 	if (q >= p->nb_txq || n == 0)
 		return 0;
+	if (unlikely(!p->link_up)) {
+		rte_pktmbuf_free_bulk(pkts, n);
+		p->link_down_drops[q] += n;
+		return n;
+	}
 	f = &p->tx_fault[q];
 	if (!f->enabled && p->pcap == NULL)
 		return rte_eth_tx_burst(p->port_id, q, pkts, n);
@@ -554,6 +583,12 @@ unsigned rnic_port_fault_poll(struct rnic_port *p, uint16_t q)
 		return 0;
 	now = rte_rdtsc();
 	n = rnic_fault_release(&p->tx_fault[q], out, RTE_DIM(out), now);
+	if (unlikely(!p->link_up)) {
+		if (n)
+			rte_pktmbuf_free_bulk(out, n);
+		p->link_down_drops[q] += n;
+		return n;
+	}
 	return port_tx_all(p, q, out, (uint16_t)n, now);
 }
 
@@ -561,10 +596,7 @@ int rnic_port_set_link(struct rnic_port *p, bool up)
 {
 	int rc = up ? rte_eth_dev_set_link_up(p->port_id) :
 		      rte_eth_dev_set_link_down(p->port_id);
-	if (p->link_up != up) {
-		p->link_up = up;
-		p->link_changes++;
-	}
+	port_link_changed(p, up);
 	return rc == -ENOTSUP ? 0 : rc;
 }
 
@@ -607,6 +639,18 @@ void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "mtu", p->mtu);
 	rte_tel_data_add_dict_int(d, "link_up", p->link_up);
 	rte_tel_data_add_dict_u64(d, "link_changes", p->link_changes);
+	rte_tel_data_add_dict_u64(d, "link_down_drops", rnic_port_link_down_drops(p));
+	/* failover: the addresses taken over, the port serving ours */
+	buf[0] = '\0';
+	for (unsigned i = 0, n = p->n_taken; i < n && i < RNIC_MAX_PORTS; i++) {
+		uint32_t a = p->taken_ip[i];
+		size_t l = strlen(buf);
+		if (a != 0 && l + 17 < sizeof(buf))
+			snprintf(buf + l, sizeof(buf) - l, "%s%u.%u.%u.%u", l ? " " : "",
+				 a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+	}
+	rte_tel_data_add_dict_string(d, "taken_over", buf);
+	rte_tel_data_add_dict_int(d, "served_by", p->taken_by ? p->taken_by - 1 : (int)p->idx);
 	rte_tel_data_add_dict_int(d, "rx_queues", p->nb_rxq);
 	rte_tel_data_add_dict_int(d, "tx_queues", p->nb_txq);
 	rte_tel_data_add_dict_int(d, "rss", p->rss);

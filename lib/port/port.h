@@ -53,6 +53,25 @@ struct rnic_port {
 	/* link status, updated from the LSC callback or by polling */
 	volatile bool link_up;
 	volatile uint64_t link_changes;
+	volatile uint64_t link_down_tsc;  /* when the link last went down */
+	/* told of every link change (the engine's failover trigger); any
+	 * thread: the LSC interrupt thread, worker 0's poll, the caller of
+	 * rnic_port_set_link() */
+	void (*on_link)(struct rnic_port *p, bool up);
+
+	/* Port failover (lib/engine/stack.c writes, under the stack's
+	 * failover lock; workers read without locks). taken_ip[] holds the
+	 * addresses this port answers for besides its own (0 = free slot),
+	 * n_taken how many slots may be used. taken_by is 0, or 1 + the index
+	 * of the port now serving this port's own address. */
+	volatile uint32_t taken_ip[RNIC_MAX_PORTS];
+	volatile unsigned n_taken;
+	volatile uint8_t taken_by;
+	volatile bool fo_needed;       /* link went down, takeover not done */
+
+	/* frames dropped because the link is down, per queue (writer:
+	 * worker q), both directions */
+	uint64_t link_down_drops[RNIC_MAX_WORKERS];
 
 	/* pcapng capture (optional); the lock serialises writers */
 	struct rte_pcapng *pcap;
@@ -95,15 +114,18 @@ void rnic_port_close(struct rnic_port *p);
 
 /**
  * Receive up to @p n frames on queue @p q, through the RX fault injector
- * and the pcapng capture. @return frames placed in @p pkts.
+ * and the pcapng capture. While the link is down, whatever the PMD still
+ * hands over is discarded (counted in link_down_drops) and 0 returned.
+ * @return frames placed in @p pkts.
  */
 uint16_t rnic_port_rx(struct rnic_port *p, uint16_t q,
 		      struct rte_mbuf **pkts, uint16_t n);
 
 /**
  * Transmit up to @p n frames on queue @p q through the TX fault injector.
- * Frames the injector drops count as sent. @return frames consumed; the
- * caller still owns pkts[ret..n-1].
+ * Frames the injector drops count as sent. While the link is down every
+ * frame is freed and counted in link_down_drops (consumed, not sent).
+ * @return frames consumed; the caller still owns pkts[ret..n-1].
  */
 uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q,
 		      struct rte_mbuf **pkts, uint16_t n);
@@ -112,7 +134,9 @@ uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q,
  *  (delay/reorder) on queue @p q, in both directions. @return work done. */
 unsigned rnic_port_fault_poll(struct rnic_port *p, uint16_t q);
 
-/** Force the link state (tests, failover); real ports report their own. */
+/** Force the link state (tests, failover); real ports report their own.
+ *  A change is passed to p->on_link (taking the link down is how a test
+ *  pulls the cable: the stack's failover starts from there). */
 int rnic_port_set_link(struct rnic_port *p, bool up);
 
 /** Refresh p->link_up from the PMD (for PMDs without LSC interrupts). */
@@ -129,6 +153,30 @@ void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d);
 /** Sum of the fault-injector counters of every queue, both directions. */
 void rnic_port_fault_stats(const struct rnic_port *p,
 			   struct rnic_fault_stats *s);
+
+/**
+ * Is @p ip (host order) one of the local addresses this port answers for:
+ * its own, or one taken over from a failed port? Lock-free (workers).
+ */
+static inline bool rnic_port_has_ip(const struct rnic_port *p, uint32_t ip)
+{
+	if (ip == p->ip)
+		return true;
+	unsigned n = p->n_taken;
+	for (unsigned i = 0; i < n && i < RNIC_MAX_PORTS; i++)
+		if (p->taken_ip[i] == ip && ip != 0)
+			return true;
+	return false;
+}
+
+/** Frames dropped on the port because its link was down (all queues). */
+static inline uint64_t rnic_port_link_down_drops(const struct rnic_port *p)
+{
+	uint64_t n = 0;
+	for (unsigned q = 0; q < RNIC_MAX_WORKERS; q++)
+		n += p->link_down_drops[q];
+	return n;
+}
 
 /** True when @p ip (host order) is in this port's subnet. */
 static inline bool rnic_port_on_link(const struct rnic_port *p, uint32_t ip)

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -789,6 +790,94 @@ static void tcp_worker_fini(struct rnic_worker *w)
 	w->proto[RNIC_PROTO_TCP] = NULL;
 }
 
+/* --- port failover -------------------------------------------------------- */
+
+/*
+ * Move one TCB to @p s, which answers for its address now. The state is
+ * kept. What is in flight was probably lost with the link, and the RTO
+ * that would find out has been backing off while the link was down: it
+ * fires now instead, on the new port, from an un-backed-off timer (the
+ * outage was no congestion signal) and with its retry budget renewed.
+ * A receiving side sends an ACK, so a peer that is not failing over
+ * itself learns at once where we are.
+ */
+static void tcp_conn_failover(struct rnic_tcp_conn *c, struct rnic_port *s)
+{
+	c->port = s;
+	tcp_w(c->w)->st.failover_moves++;
+	switch (c->state) {
+	case TCP_SYN_SENT:
+	case TCP_SYN_RECEIVED:
+		tcp_send_syn(c, c->state == TCP_SYN_RECEIVED);
+		tcp_arm_rto(c);
+		return;
+	case TCP_ESTABLISHED:
+	case TCP_CLOSE_WAIT:
+	case TCP_FIN_WAIT_1:
+	case TCP_CLOSING:
+	case TCP_LAST_ACK:
+		break;
+	case TCP_FIN_WAIT_2:
+	case TCP_TIME_WAIT:
+		tcp_send_ack(c);
+		return;
+	default:
+		return;
+	}
+	if (c->snd_una != c->snd_max) {
+		rnic_timer_cancel(&c->w->timers, &c->rtx_timer);
+		c->rtt.backoff = 0;
+		c->rto_retries = 0;
+		c->tlp_armed = false;
+		rtx_timer_cb(&c->rtx_timer, c);
+	} else if (c->u_next != c->u_tail) {
+		tcp_output(c);
+	} else {
+		tcp_send_ack(c);
+	}
+}
+
+/* The stack's failover hook, on each worker: move the TCBs of @p failed. */
+static unsigned tcp_failover(struct rnic_worker *w, struct rnic_port *failed,
+			     struct rnic_port *survivor)
+{
+	struct tcp_worker *tw = tcp_w(w);
+	struct rnic_tcp_conn **v = NULL;
+	unsigned n = 0, cap = 0;
+	const void *key;
+	void *data;
+	uint32_t it = 0;
+
+	if (tw == NULL)
+		return 0;
+	/* collect first: moving may close a connection (its RTO budget, an
+	 * application callback), and the table must not change under the
+	 * iteration */
+	while (rte_hash_iterate(tw->tcbs, &key, &data, &it) >= 0) {
+		struct rnic_tcp_conn *c = data;
+		if (c->port != failed)
+			continue;
+		if (n == cap) {
+			unsigned ncap = cap ? 2 * cap : 64;
+			struct rnic_tcp_conn **nv = realloc(v, ncap * sizeof(*v));
+			if (nv == NULL)
+				break;  /* the rest still leave through the survivor
+					 * (lib/net follows taken_by), just later */
+			v = nv;
+			cap = ncap;
+		}
+		c->busy++;
+		v[n++] = c;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (!v[i]->free_pending)
+			tcp_conn_failover(v[i], survivor);
+		tcp_conn_put(v[i]);
+	}
+	free(v);
+	return n;
+}
+
 static uint64_t tcp_connections(const struct rnic_stack *st)
 {
 	struct rnic_tcp_stats s;
@@ -803,4 +892,5 @@ const struct rnic_proto_ops rnic_tcp_proto = {
 	.worker_init = tcp_worker_init,
 	.worker_fini = tcp_worker_fini,
 	.connections = tcp_connections,
+	.failover = tcp_failover,
 };

@@ -119,7 +119,12 @@ static int tcp_xmit(struct rnic_worker *w, struct rnic_port *p,
 	}
 	th->cksum = tcp_cksum(k, h, len);
 	tcp_w(w)->st.segs_out++;
-	return rnic_net_output_ipv4(w, p, h, rte_be_to_cpu_32(k->raddr), IPPROTO_TCP);
+	/* from the connection's address, which is not the port's own once
+	 * the port took it over from a failed one (port failover) */
+	w->tx_src_ip = rte_be_to_cpu_32(k->laddr);
+	int rc = rnic_net_output_ipv4(w, p, h, rte_be_to_cpu_32(k->raddr), IPPROTO_TCP);
+	w->tx_src_ip = 0;
+	return rc;
 }
 
 /* Options for a non-SYN segment of @p c (timestamps, SACK blocks). */
