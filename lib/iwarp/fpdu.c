@@ -354,8 +354,10 @@ fpdu_st_hdr(struct rnic_fpdu_rx *rx, const uint8_t *p, uint32_t n)
 {
 	int rc;
 
-	memcpy(rx->hdr + rx->got, p, n);
-	fpdu_eat(rx, p, n);
+	if (n > 0) {
+		memcpy(rx->hdr + rx->got, p, n);
+		fpdu_eat(rx, p, n);
+	}
 	rx->hdr_got = (uint16_t)rx->got;
 	if (rx->got < rx->need)
 		return 0;
@@ -364,6 +366,8 @@ fpdu_st_hdr(struct rnic_fpdu_rx *rx, const uint8_t *p, uint32_t n)
 		return 0;
 	}
 	rc = rx->ops->hdr != NULL ? rx->ops->hdr(rx->arg, &rx->info) : 0;
+	if (rc == RNIC_FPDU_WAIT)
+		return -EINPROGRESS;   /* still in HDR, complete: hdr runs again */
 	if (rc < 0) {
 		rx->stage = RNIC_FPDU_ST_ERROR;
 		rx->err = RNIC_TERM_RDMAP_CATASTROPHIC_STREAM;

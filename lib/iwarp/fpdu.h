@@ -78,6 +78,11 @@ struct rnic_fpdu_info {
 /* Return value of the hdr callback: do not deliver the payload (the DDP
  * layer found an error it will report after the CRC check, in done()). */
 #define RNIC_FPDU_SKIP 1
+/* Return value of the hdr callback: not yet (an STag migration query is
+ * under way). The parser stops with the header kept and
+ * rnic_fpdu_rx_input() returns -EINPROGRESS; the next call, with or without
+ * bytes, runs hdr again for the same FPDU before anything else. */
+#define RNIC_FPDU_WAIT 2
 
 /*
  * Upcalls. Each returns 0 to continue; hdr may return RNIC_FPDU_SKIP; a
@@ -144,7 +149,9 @@ void rnic_fpdu_rx_init(struct rnic_fpdu_rx *rx, bool crc, bool markers,
 /**
  * Feed @p len stream bytes. Consumes what it can and reports it in
  * *@p consumed. @return -EAGAIN when all input was consumed (more bytes are
- * needed to progress), -EPROTO on a protocol error (rx->err is the
+ * needed to progress), -EINPROGRESS when hdr asked to wait (see
+ * RNIC_FPDU_WAIT; the bytes after *@p consumed are the caller's to keep),
+ * -EPROTO on a protocol error (rx->err is the
  * Terminate cause; the stream is dead), or a callback's negative value.
  */
 int rnic_fpdu_rx_input(struct rnic_fpdu_rx *rx, const void *buf, size_t len,

@@ -38,6 +38,7 @@
 #include "verbs/wq.h"
 #include "iwarp/iw_ep.h"
 #include "tcp/tcp_internal.h"
+#include "port/port.h"
 
 /* --- memory regions ------------------------------------------------------- */
 
@@ -174,6 +175,18 @@ struct rnic_iw_ep {
 	struct rnic_qp_xfer *xfer;     /* the bound QP's, or own_xfer */
 	int term_err;                  /* we sent a Terminate: close with -EPROTO */
 	unsigned busy;                 /* inside ep_input: free later */
+
+	/* STag migration (seed 000): a tagged segment (or a Read Request) for
+	 * an STag of another port waits for the control component; the rest
+	 * of the received chunk is parked, later bytes wait in TCP (hold) */
+	struct rnic_stag_mig mig;
+	bool mig_wait;                 /* a query is out */
+	bool mig_answered;             /* hdr runs again with the answer */
+	struct rte_mbuf *park;         /* the chunk being parsed, from park_seg */
+	struct rte_mbuf *park_seg;
+	uint32_t park_off;
+	size_t park_left;              /* bytes of the segment not parsed */
+	uint64_t migrations;
 };
 
 struct iw_listener {
@@ -240,15 +253,58 @@ static void complete(struct rnic_iw_ep *ep, uint64_t wr_id, enum ibv_wc_opcode o
 
 /* The MR or window an STag names, checked for this stream's PD/QP, rights
  * and bounds. @return the host address or NULL with *cause set. */
-static uint8_t *mr_check(const struct rnic_iw_ep *ep, uint32_t stag, uint64_t to,
-			 uint64_t len, int need, enum rnic_term_cause *cause,
-			 bool tagged_ddp)
+static unsigned ep_port(const struct rnic_iw_ep *ep)
+{
+	return ep->c != NULL && ep->c->port != NULL ? ep->c->port->idx : 0;
+}
+
+/* The access check of a remote request that arrived through the stream's
+ * port. With @p may_wait, an STag of another port that this port has not
+ * imported yet returns NULL with *cause = 0 and *wait set: ask (ep_migrate). */
+static uint8_t *mr_check_wait(struct rnic_iw_ep *ep, uint32_t stag, uint64_t to,
+			      uint64_t len, int need, enum rnic_term_cause *cause,
+			      bool tagged_ddp, bool *wait)
 {
 	enum rnic_stag_fault e;
-	uint8_t *a = rnic_stag_check(ep->st, stag, ep->pd, ep->qpn, to, len, need, &e);
+	uint8_t *a = rnic_stag_check_at(ep->st, ep_port(ep), stag, ep->pd, ep->qpn, to, len,
+					need, &e);
+	if (wait != NULL)
+		*wait = false;
+	if (a == NULL && e == RNIC_STAG_MIGRATE) {
+		if (wait != NULL && !ep->mig_answered) {
+			*wait = true;
+			return NULL;
+		}
+		e = RNIC_STAG_INVALID;   /* the owner refused it (or revoked it since) */
+	}
 	if (a == NULL)
 		*cause = tagged_ddp ? rnic_term_tagged_fault(e) : rnic_term_read_src_fault(e);
 	return a;
+}
+
+static uint8_t *mr_check(struct rnic_iw_ep *ep, uint32_t stag, uint64_t to,
+			 uint64_t len, int need, enum rnic_term_cause *cause,
+			 bool tagged_ddp)
+{
+	return mr_check_wait(ep, stag, to, len, need, cause, tagged_ddp, NULL);
+}
+
+static void ep_mig_done(struct rnic_stag_mig *q);
+
+/* Ask the control component about @p stag; the FPDU waits (hdr runs again
+ * with the answer, from ep_mig_done()). */
+static int ep_migrate(struct rnic_iw_ep *ep, uint32_t stag)
+{
+	ep->mig.st = ep->st;
+	ep->mig.w = ep->w;
+	ep->mig.stag = stag;
+	ep->mig.port = (uint8_t)ep_port(ep);
+	ep->mig.done = ep_mig_done;
+	ep->mig_wait = true;
+	ep->migrations++;
+	ep->busy++;   /* alive until the answer */
+	rnic_stag_migrate(&ep->mig);
+	return RNIC_FPDU_WAIT;
 }
 
 /* Queue a Terminate for @p cause and close after it is sent. */
@@ -631,7 +687,11 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 			ep_terminate(ep, RNIC_TERM_RDMAP_OPCODE, fi->hdr, fi->ulpdu_len);
 			return RNIC_FPDU_SKIP;
 		}
-		ep->place = mr_check(ep, stag, to, fi->payload_len, need, &cause, true);
+		bool wait;
+		ep->place = mr_check_wait(ep, stag, to, fi->payload_len, need, &cause, true, &wait);
+		if (wait)
+			return ep_migrate(ep, stag);
+		ep->mig_answered = false;
 		if (ep->place == NULL) {   /* never placed: Terminate */
 			ep_terminate(ep, cause, fi->hdr, fi->ulpdu_len);
 			return RNIC_FPDU_SKIP;
@@ -675,6 +735,18 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 		}
 		memcpy(ep->rreq, fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN, sizeof(ep->rreq));
 		ep->place = ep->rreq;
+		{
+			/* a source STag of another port migrates before the Read
+			 * is served; serve_read() then checks it for real */
+			const struct rnic_rdmap_read_req_hdr *r = (const void *)ep->rreq;
+			uint32_t src = rte_be_to_cpu_32(r->src_stag);
+			bool wait;
+			mr_check_wait(ep, src, rte_be_to_cpu_64(r->src_to), 0, 0, &cause,
+				      false, &wait);
+			if (wait)
+				return ep_migrate(ep, src);
+			ep->mig_answered = false;
+		}
 		return 0;
 	case RNIC_DDP_QN_TERMINATE: {
 		uint32_t fixed = fi->hdr_len - RNIC_DDP_UNTAGGED_HDR_LEN;
@@ -942,6 +1014,10 @@ static void ep_input_run(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
 			int rc = rnic_fpdu_rx_input(&ep->frx, p, len, &used);
 			p += used;
 			len -= used;
+			if (rc == -EINPROGRESS) {   /* a migration query: park the rest */
+				ep->park_left = len;
+				return;
+			}
 			if (rc == -EAGAIN || (rc == 0 && used == 0))
 				return;
 			if (rc < 0 && ep->state != EP_CLOSED) {
@@ -993,14 +1069,82 @@ int rnic_iw_reject(struct rnic_iw_ep *ep, const void *pdata, uint16_t pd_len)
 	return 0;
 }
 
+/* Parse the chain @p head from segment @p s, offset @p off. A migration
+ * query parks the rest (the chain is kept) and holds the TCP stream: what
+ * arrives meanwhile waits in TCP, in order. Consumes @p head. */
+static void ep_feed(struct rnic_iw_ep *ep, struct rte_mbuf *head, struct rte_mbuf *s,
+		    uint32_t off)
+{
+	for (; s != NULL && ep->state != EP_CLOSED; s = s->next, off = 0) {
+		ep_input(ep, rte_pktmbuf_mtod_offset(s, const uint8_t *, off), s->data_len - off);
+		if (ep->mig_wait && ep->state != EP_CLOSED) {
+			ep->park = head;
+			ep->park_seg = s;
+			ep->park_off = (uint32_t)(s->data_len - ep->park_left);
+			rnic_tcp_hold(ep->c, true);
+			return;
+		}
+	}
+	rte_pktmbuf_free(head);
+}
+
+/* The control component answered (on this worker): the waiting FPDU's
+ * header is checked again, then the parked bytes and what TCP held. */
+static void ep_mig_done(struct rnic_stag_mig *q)
+{
+	struct rnic_iw_ep *ep = (struct rnic_iw_ep *)((char *)q - offsetof(struct rnic_iw_ep, mig));
+	struct rte_mbuf *head = ep->park, *s = ep->park_seg;
+	uint32_t off = ep->park_off;
+	ep->mig_wait = false;
+	ep->mig_answered = true;
+	ep->park = NULL;
+	ep->park_seg = NULL;
+	if (ep->state != EP_CLOSED) {
+		static const uint8_t none[1];
+		size_t used;
+		ep->busy++;
+		int rc = rnic_fpdu_rx_input(&ep->frx, none, 0, &used);
+		ep->mig_answered = false;
+		if (rc < 0 && rc != -EAGAIN && rc != -EINPROGRESS && ep->state != EP_CLOSED) {
+			struct rnic_term_offender of;
+			rnic_fpdu_rx_offender(&ep->frx, &of);
+			ep_terminate(ep, ep->frx.err, of.ddp_hdr, of.ddp_seg_len);
+		}
+		if (head != NULL && ep->state != EP_CLOSED && !ep->mig_wait)
+			ep_feed(ep, head, s, off);
+		else if (head != NULL && !ep->mig_wait)
+			rte_pktmbuf_free(head);
+		else if (head != NULL) {   /* cannot happen: hdr used the answer */
+			ep->park = head;
+			ep->park_seg = s;
+			ep->park_off = off;
+		}
+		if (!ep->mig_wait && ep->state != EP_CLOSED && ep->c != NULL)
+			rnic_tcp_hold(ep->c, false);   /* what came meanwhile, in order */
+		ep->busy--;
+	} else if (head != NULL) {
+		rte_pktmbuf_free(head);
+	}
+	if (--ep->busy == 0 && ep->state == EP_CLOSED)
+		ep_free(ep);
+}
+
 static void tcp_recv(struct rnic_tcp_conn *c, void *ctx, struct rte_mbuf *m)
 {
 	(void)c;
 	struct rnic_iw_ep *ep = ctx;
 	ep->busy++;
-	for (struct rte_mbuf *s = m; s != NULL && ep->state != EP_CLOSED; s = s->next)
-		ep_input(ep, rte_pktmbuf_mtod(s, const uint8_t *), s->data_len);
-	rte_pktmbuf_free(m);
+	if (ep->mig_wait && ep->park != NULL) {
+		/* TCP holds the stream while parked; should bytes come anyway,
+		 * they go behind the parked ones, in order */
+		if (rte_pktmbuf_chain(ep->park, m) != 0) {
+			rte_pktmbuf_free(m);
+			ep_close(ep, -ENOBUFS);
+		}
+	} else if (ep->mig_wait) {
+		rte_pktmbuf_free(m);   /* closed meanwhile */
+	} else
+		ep_feed(ep, m, m, 0);
 	if (--ep->busy == 0 && ep->state == EP_CLOSED)
 		ep_free(ep);
 }
@@ -1052,6 +1196,8 @@ static void tcp_closed(struct rnic_tcp_conn *c, void *ctx, int err)
 
 static void ep_free(struct rnic_iw_ep *ep)
 {
+	rte_pktmbuf_free(ep->park);
+	ep->park = NULL;
 	rnic_rq_fini(&ep->own_rq);
 	rte_free(ep);
 }

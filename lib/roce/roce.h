@@ -30,6 +30,7 @@
 #include "engine/timer.h"
 #include "roce/roce_wire.h"
 #include "verbs/verbs.h"
+#include "verbs/stag.h"
 
 struct rnic_port;
 struct rnic_worker;
@@ -52,6 +53,7 @@ struct rnic_worker;
 #define ROCE_JOBS          128u
 /* Atomic results kept for duplicate atomics (IBA 9.7.7.3.2). */
 #define ROCE_ATOMIC_CACHE  RNIC_MAX_RD_ATOMIC
+#define ROCE_PARK          64   /* request packets kept during a migration query */
 
 /* Counters, one set per worker, summed for telemetry (/rnic/roce). */
 #define ROCE_COUNTERS(X)                                                     \
@@ -68,7 +70,8 @@ struct rnic_worker;
 	X(naks_op_out)      X(rnr_naks_out)     X(read_resps_out)                \
 	X(atomic_acks_out)  X(no_mbuf)          X(rx_wrong_service)              \
 	X(ud_pkts_in)       X(ud_pkts_out)      X(ud_bad_qkey)                   \
-	X(ud_no_recv)       X(ud_too_long)
+	X(ud_no_recv)       X(ud_too_long)      X(mig_queries)                   \
+	X(mig_parked)       X(mig_park_drops)   X(mig_rejects)
 
 struct roce_counters {
 #define ROCE_CTR_FIELD(n) uint64_t n;
@@ -192,6 +195,19 @@ struct roce_qp {
 
 	struct roce_req req;
 	struct roce_resp resp;
+
+	/* STag migration (seed 000): a request whose R_Key another port
+	 * generated waits for the control component; it and every request
+	 * packet behind it are parked, then run again in order */
+	struct rnic_stag_mig mig;
+	volatile bool mig_wait;
+	bool mig_answered;
+	uint16_t park_n;
+	struct roce_parked {
+		struct rte_mbuf *m;
+		uint32_t bth_off, pay_off;
+		uint8_t port;
+	} park[ROCE_PARK];
 };
 
 static inline struct roce_qp *rq_of(struct rnic_qp *qp) { return qp->tp; }
@@ -258,11 +274,14 @@ void roce_comp_input(struct roce_qp *rq, const struct rnic_roce_pkt *pkt,
 
 /* roce_resp.c ---------------------------------------------------------------- */
 void roce_resp_init(struct roce_qp *rq, uint32_t rq_psn);
-void roce_resp_input(struct roce_qp *rq, const struct rnic_roce_pkt *pkt,
+/* @p port: the port the packet arrived on (its R_Key is looked up there). */
+void roce_resp_input(struct roce_qp *rq, unsigned port, const struct rnic_roce_pkt *pkt,
 		     const struct rte_mbuf *m, uint32_t pay_off);
 /* Emit owed ACKs and queued responses, up to @p budget packets. */
 unsigned roce_resp_pump(struct roce_qp *rq, unsigned budget);
 /* Flush the receive in progress (QP going to ERR). */
 void roce_resp_flush(struct roce_qp *rq);
+/* Free the packets parked for a migration query (destroy). */
+void roce_resp_unpark(struct roce_qp *rq);
 
 #endif

@@ -238,7 +238,6 @@ static unsigned roce_owner(struct rnic_stack *st, struct rnic_port *p, struct rt
 static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 {
 	struct roce_worker *rw = w->proto[RNIC_PROTO_ROCE];
-	(void)p;
 	rw->c.rx_pkts++;
 	uint32_t ip_off = m->l2_len;
 	uint32_t bth_off = ip_off + m->l3_len + sizeof(struct rte_udp_hdr);
@@ -291,7 +290,7 @@ static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mb
 			goto drop;
 		}
 		rw->c.resp_pkts_in++;
-		roce_resp_input(rq, &pkt, m, pay_off);
+		roce_resp_input(rq, p->idx, &pkt, m, pay_off);
 	} else {
 		if (rq->state != ROCE_RTS) {
 			rw->c.rx_bad_state++;
@@ -328,6 +327,14 @@ static void roce_destroy(struct rnic_qp *qp)
 	struct roce_qp *rq = rq_of(qp);
 	if (rq == NULL)
 		return;
+	/* a migration query out names this QP: its answer must come first */
+	for (unsigned i = 0; __atomic_load_n(&rq->mig_wait, __ATOMIC_ACQUIRE) && i < 20000; i++)
+		rte_delay_us_sleep(100);
+	if (__atomic_load_n(&rq->mig_wait, __ATOMIC_ACQUIRE)) {
+		qp->tp = NULL;   /* never answered (stack stopped): leak, never reuse */
+		return;
+	}
+	roce_resp_unpark(rq);
 	rte_free(rq->req.wq);
 	rte_free(rq);
 	qp->tp = NULL;

@@ -11,7 +11,10 @@
  *   CHECK_RESOURCE  a receive WQE for a Send or Write with Immediate (RNR
  *                   NAK when none); room for a Read or atomic (IRD)
  *   CHECK_LENGTH    payload against the path MTU, the receive, the RETH
- *   CHECK_RKEY      R_Key, PD, rights and bounds of a RETH or AtomicETH
+ *   CHECK_RKEY      R_Key, PD, rights and bounds of a RETH or AtomicETH,
+ *                   at the port the packet arrived on (MIGRATE: the R_Key
+ *                   is another port's; the control component is asked and
+ *                   the packet, with every request behind it, is parked)
  *   EXECUTE         place, queue the Read Responses, do the atomic
  *   COMPLETE        receive completion at the end of a message, PSN/MSN
  *   ACK             AckReq: an ACK is owed (sent once per poll: coalesced)
@@ -43,6 +46,7 @@ enum resp_state {
 	RESP_ERR_LENGTH,       /* the same, the receive fails with LOC_LEN_ERR */
 	RESP_ERR_ACCESS,       /* NAK remote access error, QP to ERR */
 	RESP_ERR_OP,           /* NAK remote operational error, QP to ERR */
+	RESP_MIGRATE,          /* the R_Key is another port's: ask, park */
 	RESP_DONE,
 };
 
@@ -51,6 +55,8 @@ struct resp_ctx {
 	const struct rnic_roce_pkt *pkt;
 	const struct rte_mbuf *m;
 	uint32_t pay_off;
+	unsigned port;         /* where the packet arrived */
+	uint32_t rkey;         /* CHECK_RKEY: the R_Key checked */
 	uint32_t psn;
 	uint8_t *dst;          /* CHECK_RKEY: host address of the RETH/AtomicETH VA */
 	uint32_t dma_len;
@@ -201,8 +207,15 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 		c->dst = NULL;             /* no R_Key check for 0 bytes (IBA 9.7.5.1.3) */
 		return RESP_EXECUTE;
 	}
-	c->dst = rnic_stag_check(rq->qp->dev->st, rkey, rq->qp->qp.pd, rq->qp->qp.qp_num,
-				 va, c->dma_len, needed_access(c->pkt->flags), &err);
+	c->rkey = rkey;
+	c->dst = rnic_stag_check_at(rq->qp->dev->st, c->port, rkey, rq->qp->qp.pd,
+				    rq->qp->qp.qp_num, va, c->dma_len,
+				    needed_access(c->pkt->flags), &err);
+	if (c->dst == NULL && err == RNIC_STAG_MIGRATE) {
+		if (!rq->mig_answered)
+			return RESP_MIGRATE;
+		rq->rw->c.mig_rejects++;   /* the owner refused it */
+	}
 	return c->dst != NULL ? RESP_EXECUTE : RESP_ERR_ACCESS;
 }
 
@@ -466,6 +479,40 @@ static enum resp_state err_op(struct resp_ctx *c)
 	return resp_error(c, RNIC_ROCE_NAK_REMOTE_OP_ERR, IBV_WC_REM_OP_ERR);
 }
 
+/* Keep the packet (a reference) for a run after the migration answer. */
+static void park(struct roce_qp *rq, const struct rte_mbuf *m, uint32_t pay_off,
+		 unsigned port, const struct rnic_roce_pkt *pkt)
+{
+	if (rq->park_n >= ROCE_PARK) {
+		/* the requester sends it again: a sequence NAK or its timer */
+		rq->rw->c.mig_park_drops++;
+		return;
+	}
+	struct rte_mbuf *mm = (struct rte_mbuf *)(uintptr_t)m;
+	rte_mbuf_refcnt_update(mm, 1);
+	rq->park[rq->park_n++] = (struct roce_parked){
+		.m = mm, .pay_off = pay_off, .port = (uint8_t)port,
+		.bth_off = (uint32_t)(pkt->bth - rte_pktmbuf_mtod(m, const uint8_t *)) };
+	rq->rw->c.mig_parked++;
+}
+
+static void mig_done(struct rnic_stag_mig *q);
+
+static enum resp_state migrate(struct resp_ctx *c)
+{
+	struct roce_qp *rq = c->rq;
+	rq->mig.st = rq->qp->dev->st;
+	rq->mig.w = rq->w;
+	rq->mig.stag = c->rkey;
+	rq->mig.port = (uint8_t)c->port;
+	rq->mig.done = mig_done;
+	rq->mig_wait = true;
+	rq->rw->c.mig_queries++;
+	park(rq, c->m, c->pay_off, c->port, c->pkt);
+	rnic_stag_migrate(&rq->mig);
+	return RESP_DONE;
+}
+
 typedef enum resp_state (*resp_step)(struct resp_ctx *c);
 
 static const resp_step resp_steps[RESP_DONE] = {
@@ -485,16 +532,53 @@ static const resp_step resp_steps[RESP_DONE] = {
 	[RESP_ERR_LENGTH] = err_length,
 	[RESP_ERR_ACCESS] = err_access,
 	[RESP_ERR_OP] = err_op,
+	[RESP_MIGRATE] = migrate,
 };
 
-void roce_resp_input(struct roce_qp *rq, const struct rnic_roce_pkt *pkt,
+void roce_resp_input(struct roce_qp *rq, unsigned port, const struct rnic_roce_pkt *pkt,
 		     const struct rte_mbuf *m, uint32_t pay_off)
 {
+	if (rq->mig_wait) {   /* behind a packet that waits: in order */
+		park(rq, m, pay_off, port, pkt);
+		return;
+	}
 	struct resp_ctx c = { .rq = rq, .pkt = pkt, .m = m, .pay_off = pay_off,
-			      .psn = rnic_roce_pkt_psn(pkt) };
+			      .port = port, .psn = rnic_roce_pkt_psn(pkt) };
 	enum resp_state s = RESP_CHECK_PSN;
 	while (s != RESP_DONE)
 		s = resp_steps[s](&c);
+}
+
+/* The control component answered (on the QP's worker): the parked
+ * packets run again, in order; the first one checks its R_Key with the
+ * answer (installed, or refused: a remote access NAK). */
+static void mig_done(struct rnic_stag_mig *q)
+{
+	struct roce_qp *rq = (struct roce_qp *)((char *)q - offsetof(struct roce_qp, mig));
+	struct roce_parked p[ROCE_PARK];
+	unsigned n = rq->park_n;
+	memcpy(p, rq->park, n * sizeof(p[0]));
+	rq->park_n = 0;
+	rq->mig_answered = true;
+	__atomic_store_n(&rq->mig_wait, false, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < n; i++) {
+		struct rnic_roce_pkt pkt;
+		uint8_t *bth = rte_pktmbuf_mtod_offset(p[i].m, uint8_t *, p[i].bth_off);
+		if ((rq->state == ROCE_RTR || rq->state == ROCE_RTS) &&
+		    rnic_roce_pkt_parse(&pkt, bth, rte_pktmbuf_pkt_len(p[i].m) - p[i].bth_off,
+					NULL) == 0)
+			roce_resp_input(rq, p[i].port, &pkt, p[i].m, p[i].pay_off);
+		rq->mig_answered = false;
+		rte_pktmbuf_free(p[i].m);
+	}
+	rq->mig_answered = false;
+}
+
+void roce_resp_unpark(struct roce_qp *rq)
+{
+	for (unsigned i = 0; i < rq->park_n; i++)
+		rte_pktmbuf_free(rq->park[i].m);
+	rq->park_n = 0;
 }
 
 /* --- responses ------------------------------------------------------------------ */

@@ -66,7 +66,10 @@ static int verbs_worker_init(struct rnic_worker *w)
 	}
 	w->proto[RNIC_PROTO_VERBS] = vw;
 	int rc = rnic_worker_add_poller(w, "verbs", rnic_verbs_poll, vw);
-	return rc ? rc : rnic_worker_add_poller(w, "cq_events", rnic_cq_events_poll, vw);
+	rc = rc ? rc : rnic_worker_add_poller(w, "cq_events", rnic_cq_events_poll, vw);
+	if (rc == 0 && w->id == 0)   /* the STag migration control component */
+		rc = rnic_worker_add_poller(w, "stag_mig", rnic_stag_mig_poll, NULL);
+	return rc;
 }
 
 static void verbs_worker_fini(struct rnic_worker *w)
@@ -311,7 +314,13 @@ int rnic_dealloc_pd(struct ibv_pd *ipd)
 
 struct ibv_mr *rnic_reg_mr(struct ibv_pd *ipd, void *addr, size_t length, int access)
 {
-	if (ipd == NULL || (addr == NULL && length) || length > RNIC_MAX_MR_SIZE ||
+	return rnic_reg_mr_port(ipd, addr, length, access, 1);
+}
+
+struct ibv_mr *rnic_reg_mr_port(struct ibv_pd *ipd, void *addr, size_t length, int access,
+				uint8_t port_num)
+{
+	if (ipd == NULL || port_num == 0 || (addr == NULL && length) || length > RNIC_MAX_MR_SIZE ||
 	    (access & ~ACCESS_ALL) || (access & IBV_ACCESS_ZERO_BASED) ||
 	    /* IBA 10.6.3.1: remote write/atomic need local write */
 	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
@@ -326,15 +335,17 @@ struct ibv_mr *rnic_reg_mr(struct ibv_pd *ipd, void *addr, size_t length, int ac
 		return NULL;
 	}
 	mr->m.kind = RNIC_MEM_MR;
+	mr->m.port = (uint8_t)(port_num - 1);
 	mr->m.pd = ipd;
 	mr->m.access = access;
 	mr->m.va = (uint64_t)(uintptr_t)addr;
 	mr->m.len = length;
 	mr->m.addr = addr;
 	mr->m.owner = mr;
-	if (rnic_stag_insert(d->st, &mr->m) != 0) {
+	int rc = rnic_stag_insert(d->st, &mr->m);
+	if (rc != 0) {
 		free(mr);
-		errno = ENOMEM;
+		errno = rc == -EINVAL ? EINVAL : ENOMEM;
 		return NULL;
 	}
 	mr->mr.context = ipd->context;
@@ -346,6 +357,21 @@ struct ibv_mr *rnic_reg_mr(struct ibv_pd *ipd, void *addr, size_t length, int ac
 	__atomic_fetch_add(&pd_of(ipd)->users, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&mr->m.valid, 1, __ATOMIC_RELEASE);
 	return &mr->mr;
+}
+
+int rnic_query_stag_stats(struct ibv_context *ctx, uint8_t port_num,
+			  struct rnic_stag_port_stats *s)
+{
+	if (ctx == NULL || s == NULL || port_num == 0)
+		return EINVAL;
+	return rnic_stag_port_stats(dev_of(ctx)->st, port_num - 1u, s) == 0 ? 0 : EINVAL;
+}
+
+int rnic_migration_hold(struct ibv_context *ctx, int hold)
+{
+	if (ctx == NULL)
+		return EINVAL;
+	return rnic_stag_mig_hold(dev_of(ctx)->st, hold != 0) == 0 ? 0 : EINVAL;
 }
 
 int rnic_dereg_mr(struct ibv_mr *imr)

@@ -81,6 +81,7 @@ int rnic_mw_bind_exec(struct rnic_qp *qp, struct rnic_mw *mw, uint32_t new_rkey,
 		if (w->mw_type == 2)
 			return IBV_WC_MW_BIND_ERR;
 		w->valid = 0;
+		rnic_stag_revoke(qp->dev->st, w, w->stag);
 		if (w->parent != NULL)
 			__atomic_fetch_sub(&w->parent->binds, 1, __ATOMIC_RELAXED);
 		w->parent = NULL;
@@ -97,6 +98,7 @@ int rnic_mw_bind_exec(struct rnic_qp *qp, struct rnic_mw *mw, uint32_t new_rkey,
 	     !(m->access & IBV_ACCESS_LOCAL_WRITE)))
 		return IBV_WC_MW_BIND_ERR;
 	w->valid = 0;
+	rnic_stag_revoke(qp->dev->st, w, w->stag);   /* the old key's copies */
 	if (w->parent != NULL)
 		__atomic_fetch_sub(&w->parent->binds, 1, __ATOMIC_RELAXED);
 	w->parent = m;
