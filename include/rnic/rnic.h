@@ -280,6 +280,13 @@ int rnic_failover_subscribe(struct rnic_stack *st,
 				       unsigned survivor, void *arg),
 			    void *arg);
 
+/**
+ * Force the link of port @p port of @p st up or down (tests and benchmarks
+ * "pull the cable"): a down port neither sends nor receives, and a failover
+ * follows when another port can take over. @return 0 or -EINVAL.
+ */
+int rnic_stack_set_link(struct rnic_stack *st, unsigned port, bool up);
+
 /** Ask every process-wide rnic loop to stop (used by signal handlers). */
 void rnic_request_stop(void);
 

@@ -439,17 +439,23 @@ static void fo_give_addr(struct rnic_stack *st, uint32_t ip, struct rnic_port *h
 		__atomic_store_n(&home->taken_by, (uint8_t)(to->idx + 1), __ATOMIC_RELEASE);
 }
 
-/* A port up on @p f's subnet, serving its own address, with an MTU at
- * least f's (the connections keep their segment size). NULL if none. */
+/* A port up on @p f's subnet with an MTU at least f's (the connections
+ * keep their segment size), preferring one that serves its own address:
+ * a port whose address was taken over and whose link came back is only
+ * second choice (taking over gives it its own address back). NULL if none. */
 static struct rnic_port *fo_pick_survivor(struct rnic_stack *st, struct rnic_port *f)
 {
+	struct rnic_port *second = NULL;
 	for (unsigned i = 0; i < st->n_ports; i++) {
 		struct rnic_port *s = st->ports[i];
-		if (s != f && s->link_up && s->taken_by == 0 &&
-		    rnic_port_on_link(s, f->ip) && s->mtu >= f->mtu)
+		if (s == f || !s->link_up || !rnic_port_on_link(s, f->ip) || s->mtu < f->mtu)
+			continue;
+		if (s->taken_by == 0)
 			return s;
+		if (second == NULL)
+			second = s;
 	}
-	return NULL;
+	return second;
 }
 
 /* The port whose own address is @p ip, or NULL. */

@@ -592,6 +592,13 @@ unsigned rnic_port_fault_poll(struct rnic_port *p, uint16_t q)
 	return port_tx_all(p, q, out, (uint16_t)n, now);
 }
 
+int rnic_stack_set_link(struct rnic_stack *st, unsigned port, bool up)
+{
+	if (st == NULL || port >= st->n_ports)
+		return -EINVAL;
+	return rnic_port_set_link(st->ports[port], up);
+}
+
 int rnic_port_set_link(struct rnic_port *p, bool up)
 {
 	int rc = up ? rte_eth_dev_set_link_up(p->port_id) :
