@@ -70,6 +70,10 @@ static void usage(FILE *f)
 		"                      and queue: duplicates, missing, out of order; every\n"
 		"                      Send is signaled and its payload checked; exit 1\n"
 		"                      unless all is well\n"
+		"  --ports N           (--loopback) ring pairs between the stacks, 1 or 2;\n"
+		"                      QPs connect through port 0, MRs are port 0's\n"
+		"  --fail-port N       take port N down on both stacks mid-run (the cable);\n"
+		"  --fail-at PERCENT   ... once PERCENT of the operations completed (50)\n"
 		"  --workers N         workers per stack; --busy-poll: workers never sleep\n"
 		"Exit status: 0 done, 1 failed, 2 bad arguments, 3 operation not supported\n"
 		"by the transport.\n\n%s",
@@ -106,6 +110,7 @@ static int test_arg(const char *s, enum perf_test *t)
 enum {
 	OPT_LOOPBACK = 256, OPT_SERVER, OPT_CLIENT, OPT_TRANSPORT, OPT_TEST, OPT_DURATION,
 	OPT_QPS, OPT_TX_DEPTH, OPT_CQS, OPT_REBIND, OPT_JSON, OPT_TCP_PORT, OPT_VERIFY,
+	OPT_PORTS, OPT_FAIL_PORT, OPT_FAIL_AT,
 };
 
 /* One option of ours. @return 0 or -1 (message printed). */
@@ -192,6 +197,21 @@ static int one_opt(struct perf_opts *o, int c, const char *arg, bool *have_test,
 		return 0;
 	case OPT_JSON: o->json = true; return 0;
 	case OPT_VERIFY: o->verify = true; return 0;
+	case OPT_PORTS:
+		if (num_arg("--ports", arg, 1, 2, &v) != 0)
+			return -1;
+		o->ports = (unsigned)v;
+		return 0;
+	case OPT_FAIL_PORT:
+		if (num_arg("--fail-port", arg, 0, 1, &v) != 0)
+			return -1;
+		o->fail_port = (int)v;
+		return 0;
+	case OPT_FAIL_AT:
+		if (num_arg("--fail-at", arg, 0, 100, &v) != 0)
+			return -1;
+		o->fail_at = (unsigned)v;
+		return 0;
 	default: return -1;
 	}
 }
@@ -221,6 +241,22 @@ static int check_opts(struct perf_opts *o, const struct rnic_config *cfg, bool h
 	if (!o->loopback && cfg->n_ports == 0) {
 		fprintf(stderr, "rnic-perf: --server/--client need a port: --vdev SPEC --ip "
 			"A.B.C.D/LEN (or --pci, --config)\n");
+		return -1;
+	}
+	if (o->ports > 1 && !o->loopback) {
+		fprintf(stderr, "rnic-perf: --ports 2 is a --loopback option (give --server "
+			"and --client their ports with --config)\n");
+		return -1;
+	}
+	if (o->fail_port >= 0 && (unsigned)o->fail_port >= o->ports) {
+		fprintf(stderr, "rnic-perf: --fail-port %d: there %s only %u port%s (--ports)\n",
+			o->fail_port, o->ports == 1 ? "is" : "are", o->ports,
+			o->ports == 1 ? "" : "s");
+		return -1;
+	}
+	if (o->fail_port >= 0 && o->duration > 0) {
+		fprintf(stderr, "rnic-perf: --fail-port needs -n (the failure point is a "
+			"share of the operations)\n");
 		return -1;
 	}
 	if (o->iters != 0 && o->duration > 0) {
@@ -286,6 +322,9 @@ static int parse(struct perf_opts *o, const struct rnic_config *cfg, int argc, c
 		{ "tcp-port", required_argument, NULL, OPT_TCP_PORT },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "ports", required_argument, NULL, OPT_PORTS },
+		{ "fail-port", required_argument, NULL, OPT_FAIL_PORT },
+		{ "fail-at", required_argument, NULL, OPT_FAIL_AT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -375,6 +414,16 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 		       "\"cqs\": %u, \"iterations\": %lu, \"seconds\": %.6f",
 		       perf_test_names[o->test], tr, mode, o->size, o->qps, o->tx_depth,
 		       cfg->workers, o->cqs, (unsigned long)r->ops, r->seconds);
+		printf(", \"completed\": %lu", (unsigned long)r->ops);
+		if (o->ports > 1)
+			printf(", \"ports\": %u, \"migrated_stags\": %lu, \"migration_queries\": %lu",
+			       o->ports, (unsigned long)r->migrated_stags,
+			       (unsigned long)r->mig_queries);
+		if (o->fail_port >= 0)
+			printf(", \"fail_port\": %d, \"fail_at\": %u, \"failover_ms\": %.3f",
+			       o->fail_port, o->fail_at, r->failover_ms);
+		if (o->verify && o->test == PERF_WRITE_BW)
+			printf(", \"writes_checked\": %lu", (unsigned long)r->written_checked);
 		if (perf_is_lat(o->test))
 			printf(", \"lat_avg_us\": %.3f, \"lat_p50_us\": %.3f, \"lat_p99_us\": %.3f",
 			       avg, p50, p99);
@@ -409,6 +458,15 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 	if (o->rebind_ms != 0)
 		printf("  %lu CQ re-binds, %.3f us each on average, %.3f us at most\n",
 		       (unsigned long)r->rebinds, rebind_avg, r->rebind_us_max);
+	if (o->ports > 1)
+		printf("  %u ports: %lu STag(s) migrated, %lu migration queries\n", o->ports,
+		       (unsigned long)r->migrated_stags, (unsigned long)r->mig_queries);
+	if (o->fail_port >= 0)
+		printf("  port %d failed at %u%%: first data placed through the survivor %.3f ms "
+		       "after link down\n",
+		       o->fail_port, o->fail_at, r->failover_ms);
+	if (o->verify && o->test == PERF_WRITE_BW)
+		printf("  %lu Write target slots compared\n", (unsigned long)r->written_checked);
 	if (o->verify)
 		printf("  verify: %lu of %lu completions, %lu duplicate(s), %lu missing, %lu "
 		       "out of order, %lu bad payload(s), %lu CQ events%s: %s\n",
@@ -430,6 +488,7 @@ int main(int argc, char **argv)
 	struct perf_opts o = {
 		.test = PERF_WRITE_BW, .transport = RNIC_TRANSPORT_IWARP, .qps = 1,
 		.tx_depth = 128, .cqs = 1, .tcp_port = DEFAULT_PORT,
+		.ports = 1, .fail_port = -1, .fail_at = 50,
 	};
 	struct perf_result r = { 0 };
 	struct rnic_config cfg;

@@ -68,6 +68,9 @@ struct perf_opts {
 	bool server;                     /* --server; neither: --client */
 	uint32_t server_ip;              /* --client ADDR, host order */
 	uint16_t tcp_port;               /* CM listener / RoCE exchange */
+	unsigned ports;                  /* --loopback: ring pairs (1 or 2) */
+	int fail_port;                   /* port taken down mid-run, -1: none */
+	unsigned fail_at;                /* ... when this percent of the ops completed */
 };
 
 /* One stack's device and the objects its QP ends share. */
@@ -149,6 +152,11 @@ struct perf_result {
 	uint64_t duplicates, missing, out_of_order, bad_payload;
 	uint64_t events;                 /* CQ events delivered to the handlers */
 	bool stalled;                    /* the run ended on the stall timeout */
+	/* --ports 2, --fail-port */
+	uint64_t migrated_stags;         /* imports installed, every port of both stacks */
+	uint64_t mig_queries;            /* migration queries asked */
+	double failover_ms;              /* link down -> first completion after, -1: none */
+	uint64_t written_checked;        /* write_bw --verify: target slots compared */
 };
 
 /* The payload of a Send under --verify. */
@@ -182,6 +190,17 @@ static inline bool perf_is_lat(enum perf_test t)
 unsigned perf_rx_depth(const struct perf_opts *o);
 
 double perf_now(void);
+
+/* verify.c: write_bw --verify writes a pattern of (end, seq) into slot
+ * seq % tx_depth of the peer; the last write of every slot is compared at
+ * the end. */
+void perf_write_pattern(uint8_t *p, uint32_t size, unsigned end, uint64_t seq);
+uint8_t *perf_write_target(struct perf_end *e, uint64_t seq);
+void perf_verify_writes(struct perf_result *r, const struct perf_opts *o,
+			const struct perf_end *ends, unsigned nends);
+
+/* run.c: the stacks of the run (--fail-port takes a port of each down). */
+void perf_set_stacks(struct rnic_stack *a, struct rnic_stack *b);
 
 /* setup.c */
 int perf_side_init(struct perf_side *s, struct rnic_stack *st, const struct perf_opts *o);

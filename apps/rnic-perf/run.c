@@ -52,6 +52,8 @@ struct run {
 	double t_progress;          /* last completion or exchange */
 	double next_watch;          /* --server: next look at the CM channel */
 	bool local_requesters;      /* false on a --server: no stall check */
+	double t_fail;              /* --fail-port: when the link went down */
+	uint64_t placed_at_fail;    /* ... and the responders' bytes then */
 };
 
 double perf_now(void)
@@ -201,6 +203,11 @@ static void fill_wr(struct run *R, struct perf_end *e, uint64_t seq,
 		wr->send_flags |= IBV_SEND_INLINE;
 	wr->wr.rdma.remote_addr = e->raddr;
 	wr->wr.rdma.rkey = e->rkey;
+	if (o->verify && o->test == PERF_WRITE_BW && e->peer != NULL) {
+		/* every Write carries its own pattern into its own slot */
+		perf_write_pattern((uint8_t *)(uintptr_t)sge->addr, o->size, e->idx, seq);
+		wr->wr.rdma.remote_addr = (uintptr_t)perf_write_target(e, seq);
+	}
 }
 
 /* Post @p n operations of @p e as one chain. @return 0 or -1. */
@@ -459,6 +466,54 @@ static void watch_closes(struct run *R)
 
 /* One pass: completions, re-binding, each end's step. @return 1 when every
  * end is done, 0 to go on, -1 on a failure. */
+static struct rnic_stack *run_stacks[2];
+
+void perf_set_stacks(struct rnic_stack *a, struct rnic_stack *b)
+{
+	run_stacks[0] = a;
+	run_stacks[1] = b;
+}
+
+/* Payload the responders have placed (their QPs' counters). A down link
+ * neither sends nor receives, so what is placed after it went down came
+ * through the surviving port. */
+static uint64_t placed_bytes(const struct run *R)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < R->nends; i++)
+		if (!R->ends[i].requester) {
+			struct rnic_qp_stats qs;
+			rnic_qp_stats(R->ends[i].qp, &qs);
+			sum += qs.bytes_in;
+		}
+	return sum;
+}
+
+/* --fail-port: once fail_at percent of the operations completed, the link
+ * of that port goes down on both stacks (the cable between them). */
+static void maybe_fail(struct run *R, double t)
+{
+	const struct perf_opts *o = R->o;
+	uint64_t done = 0, total = 0;
+	if (o->fail_port < 0 || R->t_fail > 0 || o->iters == 0)
+		return;
+	for (unsigned i = 0; i < R->nends; i++)
+		if (R->ends[i].requester) {
+			done += R->ends[i].completed;
+			total += R->ends[i].total;
+		}
+	if (done * 100 < total * o->fail_at)
+		return;
+	for (int i = 0; i < 2; i++)
+		if (run_stacks[i] != NULL)
+			rnic_stack_set_link(run_stacks[i], (unsigned)o->fail_port, false);
+	R->placed_at_fail = placed_bytes(R);
+	R->t_fail = t;
+	if (!o->json)
+		printf("  port %d down after %lu of %lu operations\n", o->fail_port,
+		       (unsigned long)done, (unsigned long)total);
+}
+
 static int pass(struct run *R, bool lat)
 {
 	int n = poll_all(R);
@@ -469,6 +524,9 @@ static int pass(struct run *R, bool lat)
 		return -1;
 	if (n > 0)
 		R->t_progress = t;
+	if (R->t_fail > 0 && R->r->failover_ms < 0 && placed_bytes(R) > R->placed_at_fail)
+		R->r->failover_ms = (t - R->t_fail) * 1e3;
+	maybe_fail(R, t);
 	if (t >= R->next_watch) {
 		watch_closes(R);
 		R->next_watch = t + 1e-3;
@@ -517,6 +575,7 @@ int perf_run(const struct perf_opts *o, struct perf_side *sides, unsigned nsides
 	struct perf_rebinder rb;
 	int rc;
 
+	r->failover_ms = -1;
 	R.cq_mod = lat ? 1 : o->tx_depth / 2 < 1 ? 1 : o->tx_depth / 2 > 64 ? 64 : o->tx_depth / 2;
 	if (o->verify)
 		R.cq_mod = 1;   /* every Send signaled: every sequence is seen */
@@ -544,6 +603,8 @@ int perf_run(const struct perf_opts *o, struct perf_side *sides, unsigned nsides
 	if (o->verify) {
 		arm_fini(&R);
 		perf_verify_finish(r, o, ends, nends);
+		if (o->test == PERF_WRITE_BW)
+			perf_verify_writes(r, o, ends, nends);
 	}
 	for (unsigned i = 0; i < nends; i++)
 		if (ends[i].requester)

@@ -8,6 +8,13 @@
  * connect through the CM (B connects, A accepts); RoCE QPs are connected
  * out of band, since both ends live here: INIT, then RTR towards the peer's
  * GID 1 (::ffff:its IPv4) and QPN, then RTS.
+ *
+ * --ports 2 adds a second ring pair, port 1 of each stack (A 192.0.2.3,
+ * B 192.0.2.4, the same /24): the QPs connect through port 0, and the
+ * memory they write is registered on port 0. --fail-port 0 takes the first
+ * pair down mid-run: each stack's port 1 takes over its port 0 address,
+ * the connections move, and the first tagged segment through port 1 for a
+ * port-0 STag migrates it (seed 000).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +28,9 @@
 #define LO_RING "perf"
 #define LO_A_IP 0xc0000201u     /* 192.0.2.1: responders */
 #define LO_B_IP 0xc0000202u     /* 192.0.2.2: requesters */
+#define LO_RING1 "perf1"        /* --ports 2: the second pair */
+#define LO_A1_IP 0xc0000203u
+#define LO_B1_IP 0xc0000204u
 #define LO_MBUFS 32767
 
 unsigned perf_rx_depth(const struct perf_opts *o)
@@ -310,22 +320,25 @@ static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common
 	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "1024");
 	if (rnic_eal_init("rnic-perf", &c[0], 2 * c[0].workers) != 0)
 		return -1;
-	if (rnic_ring_pair(LO_RING, c[0].workers) != 0) {
+	if (rnic_ring_pair(LO_RING, c[0].workers) != 0 ||
+	    (o->ports > 1 && rnic_ring_pair(LO_RING1, c[0].workers) != 0)) {
 		fprintf(stderr, "rnic-perf: cannot make the net_ring pair\n");
 		return -1;
 	}
 	c[0].n_eal_args = 0;
 	c[1] = c[0];
 	for (int i = 0; i < 2; i++) {
-		struct rnic_port_cfg *pc = &c[i].ports[0];
-		c[i].n_ports = 1;
-		rnic_port_cfg_init(pc);
-		snprintf(pc->ring, sizeof(pc->ring), LO_RING ".%c", i ? 'b' : 'a');
-		pc->ip = i ? LO_B_IP : LO_A_IP;
-		pc->prefix_len = 24;
-		pc->mbufs = LO_MBUFS;
+		c[i].n_ports = o->ports;
+		for (unsigned k = 0; k < o->ports; k++) {
+			struct rnic_port_cfg *pc = &c[i].ports[k];
+			rnic_port_cfg_init(pc);
+			snprintf(pc->ring, sizeof(pc->ring), "%s.%c", k ? LO_RING1 : LO_RING,
+				 i ? 'b' : 'a');
+			pc->ip = k ? (i ? LO_B1_IP : LO_A1_IP) : (i ? LO_B_IP : LO_A_IP);
+			pc->prefix_len = 24;
+			pc->mbufs = LO_MBUFS;
+		}
 	}
-	(void)o;
 	for (int i = 0; i < 2; i++) {
 		st[i] = rnic_stack_create(&c[i]);
 		if (st[i] == NULL) {
@@ -376,7 +389,16 @@ int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 		if (rc != 0)
 			return PERF_EXIT_FAIL;
 	}
+	perf_set_stacks(st[0], st[1]);
 	int rc = perf_run(o, sides, 2, ends, 2 * o->qps, r);
+	for (int i = 0; i < 2; i++)
+		for (unsigned k = 1; k <= o->ports; k++) {
+			struct rnic_stag_port_stats ss;
+			if (rnic_query_stag_stats(sides[i].ctx, (uint8_t)k, &ss) == 0) {
+				r->migrated_stags += ss.imported;
+				r->mig_queries += ss.queries;
+			}
+		}
 	if (rc != 0 || o->test != PERF_ATOMIC_BW)
 		return rc;
 	/* each Fetch and Add added one to the responder's counter */

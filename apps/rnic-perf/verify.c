@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "perf.h"
 
@@ -158,6 +159,62 @@ void perf_verify_finish(struct perf_result *r, const struct perf_opts *o,
 			if (s >= l->cap || !(l->bits[s / 8] & (1u << (s & 7))))
 				r->missing++;
 	}
+}
+
+void perf_write_pattern(uint8_t *p, uint32_t size, unsigned end, uint64_t seq)
+{
+	uint64_t base = (uint64_t)end << 56 ^ seq << 24 ^ 0x5bd1e995u;
+	uint32_t i = 0;
+	for (; i + 8 <= size; i += 8) {
+		uint64_t w = base + i;
+		memcpy(p + i, &w, 8);
+	}
+	for (; i < size; i++)
+		p[i] = (uint8_t)(base >> (i & 7));
+}
+
+/* The peer's slot Write @p seq of @p e lands in: its send-slot area, which
+ * a write_bw responder never sends from. */
+uint8_t *perf_write_target(struct perf_end *e, uint64_t seq)
+{
+	struct perf_end *p = e->peer;
+	return p->buf + (2 + (size_t)(seq % p->nsend_slots)) * p->region;
+}
+
+void perf_verify_writes(struct perf_result *r, const struct perf_opts *o,
+			const struct perf_end *ends, unsigned nends)
+{
+	uint8_t *want = malloc(o->size ? o->size : 1);
+	if (want == NULL) {
+		r->bad_payload++;
+		return;
+	}
+	for (unsigned i = 0; i < nends; i++) {
+		const struct perf_end *e = &ends[i];
+		if (!e->requester || e->peer == NULL || e->completed == 0)
+			continue;
+		/* a Write completes at the requester once the transport took it
+		 * (iWARP: TCP has it): wait until the peer placed every byte */
+		struct rnic_qp_stats qs;
+		double until = perf_now() + 10;
+		do {
+			rnic_qp_stats(e->peer->qp, &qs);
+			if (qs.bytes_in >= e->completed * (uint64_t)o->size)
+				break;
+			struct timespec ts = { 0, 1000000 };
+			nanosleep(&ts, NULL);
+		} while (perf_now() < until);
+		uint64_t n = e->peer->nsend_slots, first = e->completed > n ? e->completed - n : 0;
+		for (uint64_t seq = first; seq < e->completed; seq++) {
+			perf_write_pattern(want, o->size, e->idx, seq);
+			const uint8_t *got = perf_write_target((struct perf_end *)e, seq);
+			r->written_checked++;
+			if (memcmp(got, want, o->size) != 0 && r->bad_payload++ < 5)
+				fprintf(stderr, "rnic-perf: QP %u: Write %lu is not in its slot at "
+					"the peer\n", e->qp->qp_num, (unsigned long)seq);
+		}
+	}
+	free(want);
 }
 
 bool perf_verified(const struct perf_result *r)
