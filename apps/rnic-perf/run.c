@@ -53,7 +53,8 @@ struct run {
 	double next_watch;          /* --server: next look at the CM channel */
 	bool local_requesters;      /* false on a --server: no stall check */
 	double t_fail;              /* --fail-port: when the link went down */
-	uint64_t placed_at_fail;    /* ... and the responders' bytes then */
+	bool moved;                 /* ... and both stacks have failed over */
+	uint64_t placed_at_fail;    /* the responders' bytes then */
 };
 
 double perf_now(void)
@@ -507,7 +508,6 @@ static void maybe_fail(struct run *R, double t)
 	for (int i = 0; i < 2; i++)
 		if (run_stacks[i] != NULL)
 			rnic_stack_set_link(run_stacks[i], (unsigned)o->fail_port, false);
-	R->placed_at_fail = placed_bytes(R);
 	R->t_fail = t;
 	if (!o->json)
 		printf("  port %d down after %lu of %lu operations\n", o->fail_port,
@@ -524,8 +524,21 @@ static int pass(struct run *R, bool lat)
 		return -1;
 	if (n > 0)
 		R->t_progress = t;
-	if (R->t_fail > 0 && R->r->failover_ms < 0 && placed_bytes(R) > R->placed_at_fail)
-		R->r->failover_ms = (t - R->t_fail) * 1e3;
+	if (R->t_fail > 0 && R->r->failover_ms < 0) {
+		if (!R->moved) {
+			/* frames taken in before the link went down may still be
+			 * placed: count from when both stacks have moved */
+			struct rnic_failover_stats fs[2];
+			rnic_failover_stats(run_stacks[0], &fs[0]);
+			rnic_failover_stats(run_stacks[1], &fs[1]);
+			if (fs[0].completed > 0 && fs[1].completed > 0) {
+				R->moved = true;
+				R->placed_at_fail = placed_bytes(R);
+			}
+		} else if (placed_bytes(R) > R->placed_at_fail) {
+			R->r->failover_ms = (t - R->t_fail) * 1e3;
+		}
+	}
 	maybe_fail(R, t);
 	if (t >= R->next_watch) {
 		watch_closes(R);

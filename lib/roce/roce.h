@@ -181,6 +181,7 @@ struct roce_qp {
 	int access;               /* qp_access_flags */
 	uint8_t port_num;
 	uint32_t dest_qpn;
+	uint32_t src_ip;          /* host order: the port's address at RTR (SGID 1) */
 	uint32_t dst_ip;          /* host order, from the GRH's DGID */
 	uint8_t tos;              /* traffic class */
 	uint16_t sport;           /* UDP source port: per-QP entropy */
@@ -261,6 +262,8 @@ unsigned roce_req_pump(struct roce_qp *rq, unsigned budget);
 void roce_req_rewind(struct roce_qp *rq, uint32_t psn);
 /* (Re)arm or stop the retransmission timer after progress. */
 void roce_req_timer_update(struct roce_qp *rq);
+/* After a port failover: send again from the first unacknowledged PSN. */
+void roce_req_resend_now(struct roce_qp *rq);
 /* Wait the RNR timer of @p code, then resend from @p psn. */
 void roce_req_rnr_wait(struct roce_qp *rq, uint32_t psn, unsigned code);
 /* Complete every WQE with @p status (the first) and FLUSH_ERR (the rest). */

@@ -112,8 +112,10 @@ static void icrc_fin(struct rte_mbuf *m)
 void roce_pkt_send_to(struct roce_qp *rq, struct rte_mbuf *m, uint32_t dst_ip, uint8_t tos)
 {
 	rq->rw->c.tx_pkts++;
-	rnic_net_output_udp_fin(rq->w, rq->port, m, dst_ip, rq->sport, RNIC_ROCE_UDP_PORT,
-				false, tos, icrc_fin);
+	/* from the QP's own address (its GID), also after a failover moved
+	 * it to another port */
+	rnic_net_output_udp_fin_src(rq->w, rq->port, m, rq->src_ip ? rq->src_ip : rq->port->ip,
+				    dst_ip, rq->sport, RNIC_ROCE_UDP_PORT, false, tos, icrc_fin);
 }
 
 void roce_pkt_send(struct roce_qp *rq, struct rte_mbuf *m)
@@ -448,6 +450,7 @@ static int rtr_check(struct rnic_qp *qp, struct roce_qp *rq, const struct ibv_qp
 		return EINVAL;
 	rq->port = p;
 	rq->port_num = port;
+	rq->src_ip = p->ip;
 	rq->dst_ip = rte_be_to_cpu_32(dst);
 	rq->dest_qpn = a->dest_qp_num;
 	rq->pmtu = pmtu;
@@ -466,6 +469,7 @@ static int ud_rtr_check(struct rnic_qp *qp, struct roce_qp *rq)
 	if (rq->port_num < 1 || rq->port_num > st->n_ports)
 		return EINVAL;
 	rq->port = st->ports[rq->port_num - 1];
+	rq->src_ip = rq->port->ip;
 	rq->pmtu = 256;
 	while (rq->pmtu < 4096 && 2 * rq->pmtu + RNIC_ROCE_OVERHEAD <= rq->port->mtu)
 		rq->pmtu *= 2;
@@ -634,6 +638,34 @@ static int roce_stack_init(struct rnic_stack *st)
 	return rnic_stack_register_udp(st, RNIC_ROCE_UDP_PORT, &h);
 }
 
+/* Port failover, on each worker: this worker's RC and UD QPs on the failed
+ * port send from the survivor now (it answers for their address). Their
+ * STags stay the failed port's: the first request through the survivor
+ * migrates them (docs/migration.md). @return QPs moved. */
+static unsigned roce_failover(struct rnic_worker *w, struct rnic_port *failed,
+			      struct rnic_port *survivor)
+{
+	struct rnic_verbs_stack *vs = verbs_st(w->st);
+	struct rnic_device *d = vs ? vs->dev : NULL;
+	unsigned n = 0;
+	if (d == NULL)
+		return 0;
+	/* the table is read as the receive path reads it (QP destruction
+	 * waits for the workers) */
+	for (unsigned i = 0; i < RNIC_MAX_QP; i++) {
+		struct rnic_qp *qp = d->qps[i];
+		if (qp == NULL || qp->transport != RNIC_TRANSPORT_ROCE || qp->tp == NULL)
+			continue;
+		struct roce_qp *rq = rq_of(qp);
+		if (rq->w == w && rq->port == failed) {
+			rq->port = survivor;
+			roce_req_resend_now(rq);
+			n++;
+		}
+	}
+	return n;
+}
+
 static int roce_worker_init(struct rnic_worker *w)
 {
 	struct roce_worker *rw = rte_zmalloc("roce_w", sizeof(*rw), RTE_CACHE_LINE_SIZE);
@@ -653,6 +685,7 @@ static void roce_worker_fini(struct rnic_worker *w)
 const struct rnic_proto_ops rnic_roce_proto = {
 	.name = "roce",
 	.stack_init = roce_stack_init,
+	.failover = roce_failover,
 	.worker_init = roce_worker_init,
 	.worker_fini = roce_worker_fini,
 };

@@ -369,6 +369,18 @@ static void timer_cb(struct rnic_timer *t, void *arg)
 	roce_req_timer_update(rq);
 }
 
+void roce_req_resend_now(struct roce_qp *rq)
+{
+	struct roce_req *r = &rq->req;
+	if (rq->state != ROCE_RTS || r->rnr_wait || !outstanding(r))
+		return;
+	/* what was in flight on the failed link is gone: go back now, not a
+	 * timeout later, and without spending the retry budget */
+	rq->rw->c.retransmits++;
+	roce_req_rewind(rq, first_unacked(rq));
+	roce_req_timer_update(rq);
+}
+
 void roce_req_flush(struct roce_qp *rq, enum ibv_wc_status first)
 {
 	struct roce_req *r = &rq->req;

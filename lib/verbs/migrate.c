@@ -21,7 +21,9 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_ring.h>
+#include <rte_telemetry.h>
 
+#include "engine/engine_internal.h"
 #include "engine/stack.h"
 #include "engine/worker.h"
 #include "verbs/stag.h"
@@ -31,8 +33,58 @@
 #define MIGQ_SIZE 1024
 #define MIG_BURST 32
 
+/* /rnic/stags: per stack, per port, the STags generated and imported,
+ * migration queries and refusals by cause (one level of containers, as
+ * DPDK telemetry allows: keys are "port<i>_<counter>"). */
+static void tel_one(struct rnic_stack *st, void *arg)
+{
+	struct rte_tel_data *d = arg;
+	struct rnic_stag_table *t = rnic_stag_table_of(st);
+	char key[48];
+	if (t == NULL)
+		return;
+	struct rte_tel_data *c = rte_tel_data_alloc();
+	if (c == NULL)
+		return;
+	rte_tel_data_start_dict(c);
+	for (unsigned p = 0; p < t->n_ports; p++) {
+		struct rnic_stag_port_stats s;
+		if (rnic_stag_port_stats(st, p, &s) != 0)
+			continue;
+#define TEL_STAT(f) do { snprintf(key, sizeof(key), "port%u_%s", p, #f); \
+		rte_tel_data_add_dict_u64(c, key, s.f); } while (0)
+		TEL_STAT(generated);
+		TEL_STAT(imported);
+		TEL_STAT(imports_live);
+		TEL_STAT(queries);
+		TEL_STAT(rejects_unknown);
+		TEL_STAT(rejects_invalid);
+		TEL_STAT(rejects_bad_port);
+		TEL_STAT(revoked);
+		TEL_STAT(query_us_max);
+#undef TEL_STAT
+	}
+	snprintf(key, sizeof(key), "stack%u", st->id);
+	rte_tel_data_add_dict_container(d, key, c, 0);
+}
+
+static int tel_stags(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	rnic_registry_foreach(tel_one, d);
+	return 0;
+}
+
 int rnic_stag_mig_init(struct rnic_stack *st, struct rnic_stag_table *t)
 {
+	static bool tel_done;
+	if (!tel_done) {
+		tel_done = true;
+		rte_telemetry_register_cmd("/rnic/stags", tel_stags,
+			"STags per port: generated, imported (migrated), queries, refusals by cause");
+	}
 	char name[RTE_RING_NAMESIZE];
 	snprintf(name, sizeof(name), "stagmig%u", st->id);
 	t->backlog_tail = &t->backlog;

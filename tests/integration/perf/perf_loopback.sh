@@ -7,8 +7,9 @@
 # transport with two workers, two CQs and CQ re-binding; issue 6's
 # acceptance check with --verify over both transports (16 QPs on 4 CQs,
 # re-bound every 5 ms: every completion seen once and in order, each Send's
-# payload checked, at least one re-bind); and the exit status 2 of bad
-# command lines. No figure is checked: the machine is shared.
+# payload checked, at least one re-bind); issue 9's acceptance check (a port
+# fails mid-run, every Write verified, STags migrated) over both transports;
+# and the exit status 2 of bad command lines. No figure is checked: the machine is shared.
 set -uo pipefail
 perf=${RNIC_BUILD_DIR:?}/apps/rnic-perf/rnic-perf
 pass=0 fails=0
@@ -97,6 +98,29 @@ for tr in iwarp roce; do
 	fi
 done
 
+# issue 9: port 0's cable is pulled halfway through a write_bw over two
+# ports; every Write completes, the last Write of every slot is where it
+# should be, and the target STag (port 0's) migrated to port 1
+for tr in iwarp roce; do
+	name="$tr write_bw --ports 2 --fail-port 0 --fail-at 50 --verify"
+	out=$("$perf" write_bw --transport "$tr" --loopback --ports 2 --fail-port 0 --fail-at 50 \
+		--size 65536 --iters 20000 --verify --json 2>&1)
+	rc=$?
+	line=$(echo "$out" | grep '^{' | tail -1)
+	migrated=$(echo "$line" | sed -n 's/.*"migrated_stags": \([0-9]*\).*/\1/p')
+	if [ "$rc" != 0 ]; then
+		fail "$name: exit status $rc" "$out"
+	elif ! echo "$line" | grep -q '"completed": 20000,'; then
+		fail "$name: not all 20000 Writes completed" "$out"
+	elif ! echo "$line" | grep -q '"verified": true'; then
+		fail "$name: not verified" "$out"
+	elif [ -z "$migrated" ] || [ "$migrated" -le 0 ]; then
+		fail "$name: no STag migrated" "$out"
+	else
+		check_json "$name" "$out" completed migrated_stags failover_ms writes_checked
+	fi
+done
+
 # bad command lines: exit 2 with a message, before any stack is made
 while read -r args; do
 	out=$("$perf" $args 2>&1)
@@ -124,6 +148,11 @@ send_bw --loopback --iters 0
 send_lat --loopback --verify
 send_bw --loopback --verify --size 8
 --client 192.0.2.1 --verify send_bw --vdev net_null0 --ip 192.0.2.2/24
+write_bw --loopback --ports 3
+write_bw --loopback --fail-port 1
+write_bw --loopback --ports 2 --fail-port 0 --fail-at 101
+write_bw --loopback --ports 2 --fail-port 0 --duration 1
+write_bw --client 192.0.2.1 --ports 2 --vdev net_null0 --ip 192.0.2.2/24
 ARGS
 echo "$pass passed, $fails failed"
 [ "$fails" = 0 ]
