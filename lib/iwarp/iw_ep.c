@@ -328,6 +328,7 @@ static void ep_terminate(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
 	j->len = (uint32_t)n;
 	ep->job_tail++;
 	ep->terms_out++;
+	__atomic_store_n(&ep->xfer->terms_out, ep->xfer->terms_out + 1, __ATOMIC_RELAXED);
 	ep->term_err = -EPROTO;
 	ep_pump(ep);
 	ep->state = EP_CLOSING;
@@ -672,6 +673,10 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 	enum rnic_term_cause cause;
 	ep->place = NULL;
 	ep->scatter = false;
+	/* after our Terminate the stream is dead (RFC 5040 section 5.4.2):
+	 * nothing behind the offending segment is placed or acted on */
+	if (ep->term_err)
+		return RNIC_FPDU_SKIP;
 	if (fi->tagged) {
 		const struct rnic_ddp_tagged_hdr *t = (const void *)fi->hdr;
 		uint32_t stag = rte_be_to_cpu_32(t->stag);
@@ -885,6 +890,7 @@ static int frx_done(void *arg, const struct rnic_fpdu_info *fi)
 		break;
 	case RNIC_RDMAP_OP_TERMINATE:
 		ep->terms_in++;
+		__atomic_store_n(&ep->xfer->terms_in, ep->xfer->terms_in + 1, __ATOMIC_RELAXED);
 		ep->rx_msn[RNIC_DDP_QN_TERMINATE]++;
 		iw_debug("Terminate received: %02x %02x %02x %02x", ep->term_in[0],
 			 ep->term_in[1], ep->term_in[2], ep->term_in[3]);

@@ -170,8 +170,38 @@ static void qp_stop(struct roce_qp *rq)
 	rq->state = ROCE_ERR;
 }
 
+/* RNIC_ROCE_DEBUG: the responder side of every other RoCE QP in this
+ * process (a loopback peer), read racily: debugging only. */
+static void dump_peer(struct rnic_stack *st, void *arg)
+{
+	const struct roce_qp *self = arg;
+	struct rnic_verbs_stack *vs = verbs_st(st);
+	struct rnic_device *d = vs ? vs->dev : NULL;
+	for (unsigned i = 0; d != NULL && i < RNIC_MAX_QP; i++) {
+		struct rnic_qp *qp = d->qps[i];
+		if (qp == NULL || qp->transport != RNIC_TRANSPORT_ROCE || qp->tp == NULL ||
+		    qp->tp == self)
+			continue;
+		const struct roce_qp *rq = qp->tp;
+		const struct roce_counters *c = &rq->rw->c;
+		fprintf(stderr, "  stack%u qp %u: state %u resp epsn %#x nak_sent %d ack_due %d "
+			"since_ack %u jobs %u mig_wait %d park %u; req acked %#x;", st->id,
+			qp->qp.qp_num, rq->state, rq->resp.epsn, rq->resp.nak_sent,
+			rq->resp.ack_due, rq->resp.since_ack,
+			rq->resp.job_tail - rq->resp.job_head, rq->mig_wait, rq->park_n,
+			rq->req.acked);
+#define ROCE_CTR_PRINT(n) if (c->n) fprintf(stderr, " " #n " %" PRIu64, c->n);
+		ROCE_COUNTERS(ROCE_CTR_PRINT)
+#undef ROCE_CTR_PRINT
+		for (unsigned k = 0; k < RNIC_DROP_MAX; k++)
+			if (rq->w->drops[k])
+				fprintf(stderr, " drop%u %" PRIu64, k, rq->w->drops[k]);
+		fprintf(stderr, "\n");
+	}
+}
+
 /* RNIC_ROCE_DEBUG=1: one line of requester and responder state when a QP
- * fails (tests print it next to their failure). */
+ * fails (tests print it next to their failure), then the other QPs'. */
 static void qp_dump(const struct roce_qp *rq, enum ibv_wc_status status)
 {
 	static int on = -1;
@@ -199,6 +229,7 @@ static void qp_dump(const struct roce_qp *rq, enum ibv_wc_status status)
 		if (rq->w->drops[i])
 			fprintf(stderr, " drop%u %" PRIu64, i, rq->w->drops[i]);
 	fprintf(stderr, "\n");
+	rnic_registry_foreach(dump_peer, (void *)(uintptr_t)rq);
 }
 
 void roce_qp_fatal(struct roce_qp *rq, enum ibv_wc_status status)

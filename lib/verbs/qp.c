@@ -236,8 +236,8 @@ void rnic_qp_conn_lost(struct rnic_qp *qp)
 		rnic_iw_ep_counters(qp->ep, &a, &b, &c, &d);
 		qp->fpdus_in += a;
 		qp->fpdus_out += b;
-		qp->terms_in += c;
-		qp->terms_out += d;
+		(void)c;   /* Terminates: counted live in qp->xfer */
+		(void)d;
 	}
 	qp->ep = NULL;
 	qp->conn = QP_CLOSED;
@@ -746,8 +746,8 @@ void rnic_qp_stats(struct ibv_qp *iqp, struct rnic_qp_stats *s)
 	s->flushed = qp->flushed;
 	s->fpdus_in = qp->fpdus_in;
 	s->fpdus_out = qp->fpdus_out;
-	s->terminates_in = qp->terms_in;
-	s->terminates_out = qp->terms_out;
+	s->terminates_in = __atomic_load_n(&qp->xfer.terms_in, __ATOMIC_RELAXED);
+	s->terminates_out = __atomic_load_n(&qp->xfer.terms_out, __ATOMIC_RELAXED);
 	s->bytes_in = __atomic_load_n(&qp->xfer.bytes_in, __ATOMIC_RELAXED);
 	s->bytes_out = __atomic_load_n(&qp->xfer.bytes_out, __ATOMIC_RELAXED);
 	s->ops_in = __atomic_load_n(&qp->xfer.ops_in, __ATOMIC_RELAXED);

@@ -179,7 +179,7 @@ struct rnic_qp {
 
 	struct rnic_qp_xfer xfer;     /* written by the transport */
 	uint64_t send_wrs, recv_wrs, completions, flushed;
-	uint64_t fpdus_in, fpdus_out, terms_in, terms_out;
+	uint64_t fpdus_in, fpdus_out;
 };
 
 struct rnic_srq {
