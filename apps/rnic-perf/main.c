@@ -416,9 +416,10 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 		       cfg->workers, o->cqs, (unsigned long)r->ops, r->seconds);
 		printf(", \"completed\": %lu", (unsigned long)r->ops);
 		if (o->ports > 1)
-			printf(", \"ports\": %u, \"migrated_stags\": %lu, \"migration_queries\": %lu",
-			       o->ports, (unsigned long)r->migrated_stags,
-			       (unsigned long)r->mig_queries);
+			printf(", \"ports\": %u, \"migrated_stags\": %lu, \"migration_queries\": %lu, "
+			       "\"migration_query_us_max\": %lu", o->ports,
+			       (unsigned long)r->migrated_stags, (unsigned long)r->mig_queries,
+			       (unsigned long)r->mig_query_us_max);
 		if (o->fail_port >= 0)
 			printf(", \"fail_port\": %d, \"fail_at\": %u, \"failover_ms\": %.3f",
 			       o->fail_port, o->fail_at, r->failover_ms);
@@ -459,8 +460,9 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 		printf("  %lu CQ re-binds, %.3f us each on average, %.3f us at most\n",
 		       (unsigned long)r->rebinds, rebind_avg, r->rebind_us_max);
 	if (o->ports > 1)
-		printf("  %u ports: %lu STag(s) migrated, %lu migration queries\n", o->ports,
-		       (unsigned long)r->migrated_stags, (unsigned long)r->mig_queries);
+		printf("  %u ports: %lu STag(s) migrated, %lu migration queries (slowest %lu us)\n",
+		       o->ports, (unsigned long)r->migrated_stags, (unsigned long)r->mig_queries,
+		       (unsigned long)r->mig_query_us_max);
 	if (o->fail_port >= 0)
 		printf("  port %d failed at %u%%: first data placed through the survivor %.3f ms "
 		       "after link down\n",

@@ -155,6 +155,7 @@ struct perf_result {
 	/* --ports 2, --fail-port */
 	uint64_t migrated_stags;         /* imports installed, every port of both stacks */
 	uint64_t mig_queries;            /* migration queries asked */
+	uint64_t mig_query_us_max;       /* the slowest, asked to answered */
 	double failover_ms;              /* link down -> first completion after, -1: none */
 	uint64_t written_checked;        /* write_bw --verify: target slots compared */
 };

@@ -475,18 +475,18 @@ void perf_set_stacks(struct rnic_stack *a, struct rnic_stack *b)
 	run_stacks[1] = b;
 }
 
-/* Payload the responders have placed (their QPs' counters). A down link
- * neither sends nor receives, so what is placed after it went down came
- * through the surviving port. */
+/* Payload placed at either end (the QPs' counters: Writes and Sends at
+ * the responders, Read Responses at the requesters). A down link neither
+ * sends nor receives, so what is placed once both stacks moved came through
+ * the surviving port. */
 static uint64_t placed_bytes(const struct run *R)
 {
 	uint64_t sum = 0;
-	for (unsigned i = 0; i < R->nends; i++)
-		if (!R->ends[i].requester) {
-			struct rnic_qp_stats qs;
-			rnic_qp_stats(R->ends[i].qp, &qs);
-			sum += qs.bytes_in;
-		}
+	for (unsigned i = 0; i < R->nends; i++) {
+		struct rnic_qp_stats qs;
+		rnic_qp_stats(R->ends[i].qp, &qs);
+		sum += qs.bytes_in;
+	}
 	return sum;
 }
 

@@ -397,6 +397,8 @@ int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 			if (rnic_query_stag_stats(sides[i].ctx, (uint8_t)k, &ss) == 0) {
 				r->migrated_stags += ss.imported;
 				r->mig_queries += ss.queries;
+				if (ss.query_us_max > r->mig_query_us_max)
+					r->mig_query_us_max = ss.query_us_max;
 			}
 		}
 	if (rc != 0 || o->test != PERF_ATOMIC_BW)
