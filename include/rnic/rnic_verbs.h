@@ -250,6 +250,60 @@ int rnic_add_handler(struct ibv_context *ctx, unsigned worker, int prio);
  *  handlers are delivered first (default 0 for all). */
 int rnic_set_handler_priority(struct ibv_context *ctx, int handler, int prio);
 
+/* --- asynchronous events ----------------------------------------------------- */
+
+/**
+ * Asynchronous events, as libibverbs delivers them (ibv_get_async_event):
+ * ctx->async_fd is an eventfd that is readable (poll/epoll) exactly while
+ * an event waits. Raised today:
+ *
+ *  - IBV_EVENT_CQ_ERR (element.cq): a completion found the CQ full. Raised
+ *    once per CQ (the CQ is in error from then on; further overruns are
+ *    only counted in rnic_cq_stats()).
+ *  - IBV_EVENT_QP_FATAL (element.qp): that completion was this QP's. The QP
+ *    is in IBV_QPS_ERR at once, its transport is stopped on its worker
+ *    (RoCE: stops sending and answering; iWARP: the connection is aborted,
+ *    the CM reports DISCONNECTED with -ECONNABORTED) and its work is
+ *    flushed. Raised once per QP.
+ *
+ * Every event taken must be acknowledged with rnic_ack_async_event() before
+ * its CQ or QP is destroyed (destroy returns EBUSY otherwise); events still
+ * queued, not taken, when their CQ or QP is destroyed are dropped (counted
+ * as purged). At most RNIC_ASYNC_DEPTH events wait; more are counted lost.
+ */
+#define RNIC_ASYNC_DEPTH 1024   /**< events queued per device at most */
+
+/**
+ * Take the next event, waiting for one unless ctx->async_fd was made
+ * O_NONBLOCK (then EAGAIN when none waits). @return 0 or a positive errno.
+ */
+int rnic_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event);
+
+/** Same with a bound: @p timeout_ms 0 polls, -1 waits for ever.
+ *  @return 0, EAGAIN (none within the timeout), EINVAL. */
+int rnic_get_async_event_timeout(struct ibv_context *ctx, struct ibv_async_event *event,
+				 int timeout_ms);
+
+/** Acknowledge an event taken by rnic_get_async_event(). */
+void rnic_ack_async_event(struct ibv_async_event *event);
+
+/** Asynchronous-event counters of a device (any thread). */
+struct rnic_async_stats {
+	uint64_t raised;      /**< every event raised (queued or lost) */
+	uint64_t delivered;   /**< taken by rnic_get_async_event() */
+	uint64_t acked;       /**< acknowledged */
+	uint64_t lost;        /**< not queued: the queue was full */
+	uint64_t purged;      /**< dropped unread: their CQ or QP was destroyed */
+	uint64_t cq_err;      /**< IBV_EVENT_CQ_ERR raised */
+	uint64_t qp_fatal;    /**< IBV_EVENT_QP_FATAL raised */
+	unsigned queued;      /**< waiting now */
+};
+void rnic_async_stats(struct ibv_context *ctx, struct rnic_async_stats *s);
+
+/** The name of an event type ("CQ_ERR", "QP_FATAL", ...), or "unknown":
+ *  what ibv_event_type_str() gives, without linking libibverbs. */
+const char *rnic_event_type_str(enum ibv_event_type t);
+
 /* --- shared receive queues ----------------------------------------------- */
 
 struct ibv_srq *rnic_create_srq(struct ibv_pd *pd,

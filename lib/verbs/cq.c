@@ -148,7 +148,8 @@ int rnic_destroy_cq(struct ibv_cq *icq)
 	struct rnic_cq *cq = cq_of(icq);
 	struct rnic_device *d = dev_of(icq->context);
 	if (__atomic_load_n(&cq->users, __ATOMIC_ACQUIRE) != 0 ||
-	    cq->events_acked != cq->events_got)
+	    cq->events_acked != cq->events_got ||
+	    __atomic_load_n(&cq->async_acked, __ATOMIC_ACQUIRE) != cq->async_got)
 		return EBUSY;
 	pthread_mutex_lock(&d->lock);
 	__atomic_store_n(&d->cqs[icq->handle], NULL, __ATOMIC_RELEASE);
@@ -160,6 +161,7 @@ int rnic_destroy_cq(struct ibv_cq *icq)
 			rnic_worker_call_sync(d->st->workers[i], quiesce, NULL);
 	if (cq->chan != NULL)
 		__atomic_fetch_sub(&cq->chan->users, 1, __ATOMIC_RELAXED);
+	rnic_async_purge(d, icq);   /* its CQ_ERR, if still unread */
 	rte_ring_free(cq->ring);
 	pthread_cond_destroy(&icq->cond);
 	pthread_mutex_destroy(&icq->mutex);
@@ -170,7 +172,7 @@ int rnic_destroy_cq(struct ibv_cq *icq)
 int rnic_cq_push(struct rnic_cq *cq, const struct ibv_wc *wc, bool solicited)
 {
 	if (rte_ring_mp_enqueue_elem(cq->ring, (void *)(uintptr_t)wc, sizeof(*wc)) != 0) {
-		__atomic_fetch_add(&cq->overruns, 1, __ATOMIC_RELAXED);
+		rnic_cq_overrun(cq);
 		return -ENOSPC;
 	}
 	__atomic_fetch_add(&cq->completions, 1, __ATOMIC_RELAXED);
@@ -188,6 +190,18 @@ int rnic_cq_push(struct rnic_cq *cq, const struct ibv_wc *wc, bool solicited)
 	if (rte_ring_mp_enqueue(handler_evq(d, h), (void *)(uintptr_t)cq->cq.handle) != 0)
 		__atomic_store_n(&cq->armed, 1, __ATOMIC_RELEASE);   /* cannot happen: sized */
 	return 0;
+}
+
+void rnic_cq_overrun(struct rnic_cq *cq)
+{
+	__atomic_fetch_add(&cq->overruns, 1, __ATOMIC_RELAXED);
+	/* the CQ is in error from now on (IBA 11.6.2: a CQ overrun is an
+	 * affiliated asynchronous error); the event is raised once */
+	if (__atomic_exchange_n(&cq->err, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	struct ibv_async_event ev = { .event_type = IBV_EVENT_CQ_ERR };
+	ev.element.cq = &cq->cq;
+	rnic_async_raise(dev_of(cq->cq.context), &ev);
 }
 
 /* Deliver one CQ event: the callback, else the channel. */

@@ -5,9 +5,14 @@
  * doorbell ring and poller).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
@@ -128,7 +133,16 @@ struct ibv_context *rnic_open_device(struct rnic_stack *st)
 								    : IBV_TRANSPORT_IWARP;
 	d->ctx.device = &d->dev;
 	d->ctx.cmd_fd = -1;
-	d->ctx.async_fd = -1;
+	/* readable while an async event waits (rnic_get_async_event) */
+	d->ctx.async_fd = eventfd(0, EFD_CLOEXEC);
+	if (d->ctx.async_fd < 0) {
+		int e = errno;
+		pthread_mutex_unlock(&vs->lock);
+		free(d);
+		errno = e;
+		return NULL;
+	}
+	pthread_mutex_init(&d->alock, NULL);
 	/* one completion handler per worker (seed 003), equal priorities */
 	d->n_handlers = st->n_workers;
 	for (unsigned h = 0; h < d->n_handlers; h++)
@@ -164,6 +178,8 @@ int rnic_close_device(struct ibv_context *ctx)
 	}
 	vs->dev = NULL;
 	pthread_mutex_unlock(&vs->lock);
+	close(d->ctx.async_fd);
+	pthread_mutex_destroy(&d->alock);
 	pthread_mutex_destroy(&d->ctx.mutex);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
@@ -274,6 +290,165 @@ int rnic_query_gid(struct ibv_context *ctx, uint8_t port_num, int index, union i
 	gid->raw[14] = (uint8_t)(p->ip >> 8);
 	gid->raw[15] = (uint8_t)p->ip;
 	return 0;
+}
+
+/* --- asynchronous events ------------------------------------------------------ */
+
+/* The eventfd holds 1 exactly while the queue is not empty; both
+ * transitions happen under alock, so a read never blocks and a waiter
+ * that saw the fd readable finds the event (or another thread took it,
+ * and it waits again). */
+static void afd_set(struct rnic_device *d, bool on)
+{
+	uint64_t v = 1;
+	ssize_t n = on ? write(d->ctx.async_fd, &v, sizeof(v))
+		       : read(d->ctx.async_fd, &v, sizeof(v));
+	(void)n;
+}
+
+static bool ev_is_cq(enum ibv_event_type t)
+{
+	return t == IBV_EVENT_CQ_ERR;
+}
+
+static bool ev_is_qp(enum ibv_event_type t)
+{
+	return t == IBV_EVENT_QP_FATAL || t == IBV_EVENT_QP_REQ_ERR ||
+	       t == IBV_EVENT_QP_ACCESS_ERR || t == IBV_EVENT_COMM_EST ||
+	       t == IBV_EVENT_SQ_DRAINED || t == IBV_EVENT_PATH_MIG ||
+	       t == IBV_EVENT_PATH_MIG_ERR || t == IBV_EVENT_QP_LAST_WQE_REACHED;
+}
+
+void rnic_async_raise(struct rnic_device *d, const struct ibv_async_event *ev)
+{
+	pthread_mutex_lock(&d->alock);
+	d->astats.raised++;
+	if (ev->event_type == IBV_EVENT_CQ_ERR)
+		d->astats.cq_err++;
+	else if (ev->event_type == IBV_EVENT_QP_FATAL)
+		d->astats.qp_fatal++;
+	if (d->aq_count == RNIC_ASYNC_DEPTH) {
+		d->astats.lost++;
+	} else {
+		d->aq[(d->aq_head + d->aq_count) % RNIC_ASYNC_DEPTH] = *ev;
+		if (d->aq_count++ == 0)
+			afd_set(d, true);
+	}
+	pthread_mutex_unlock(&d->alock);
+}
+
+void rnic_async_purge(struct rnic_device *d, const void *obj)
+{
+	pthread_mutex_lock(&d->alock);
+	unsigned keep = 0;
+	for (unsigned i = 0; i < d->aq_count; i++) {
+		const struct ibv_async_event *e = &d->aq[(d->aq_head + i) % RNIC_ASYNC_DEPTH];
+		if ((ev_is_cq(e->event_type) && (const void *)e->element.cq == obj) ||
+		    (ev_is_qp(e->event_type) && (const void *)e->element.qp == obj)) {
+			d->astats.purged++;
+			continue;
+		}
+		d->aq[(d->aq_head + keep++) % RNIC_ASYNC_DEPTH] = *e;
+	}
+	if (d->aq_count > 0 && keep == 0)
+		afd_set(d, false);
+	d->aq_count = keep;
+	pthread_mutex_unlock(&d->alock);
+}
+
+int rnic_get_async_event_timeout(struct ibv_context *ctx, struct ibv_async_event *ev,
+				 int timeout_ms)
+{
+	if (ctx == NULL || ev == NULL)
+		return EINVAL;
+	struct rnic_device *d = dev_of(ctx);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		pthread_mutex_lock(&d->alock);
+		if (d->aq_count > 0) {
+			*ev = d->aq[d->aq_head];
+			d->aq_head = (d->aq_head + 1) % RNIC_ASYNC_DEPTH;
+			if (--d->aq_count == 0)
+				afd_set(d, false);
+			d->astats.delivered++;
+			if (ev_is_cq(ev->event_type))
+				cq_of(ev->element.cq)->async_got++;
+			else if (ev_is_qp(ev->event_type))
+				qp_of(ev->element.qp)->async_got++;
+			pthread_mutex_unlock(&d->alock);
+			return 0;
+		}
+		pthread_mutex_unlock(&d->alock);
+		int wait = timeout_ms;
+		if (timeout_ms > 0) {
+			struct timespec t;
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			long el = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+			if (el >= timeout_ms)
+				return EAGAIN;
+			wait = timeout_ms - (int)el;
+		} else if (timeout_ms == 0) {
+			return EAGAIN;
+		}
+		struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+		if (poll(&pfd, 1, wait) < 0 && errno != EINTR)
+			return errno;
+	}
+}
+
+int rnic_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
+{
+	if (ctx == NULL)
+		return EINVAL;
+	int fl = fcntl(ctx->async_fd, F_GETFL);
+	/* libibverbs: an application that made async_fd O_NONBLOCK gets
+	 * EAGAIN instead of waiting (our own reads never block: the count is
+	 * known to be there, under alock) */
+	return rnic_get_async_event_timeout(ctx, ev, fl >= 0 && (fl & O_NONBLOCK) ? 0 : -1);
+}
+
+void rnic_ack_async_event(struct ibv_async_event *ev)
+{
+	struct rnic_device *d = NULL;
+	if (ev_is_cq(ev->event_type) && ev->element.cq != NULL) {
+		d = dev_of(ev->element.cq->context);
+		__atomic_fetch_add(&cq_of(ev->element.cq)->async_acked, 1, __ATOMIC_RELEASE);
+	} else if (ev_is_qp(ev->event_type) && ev->element.qp != NULL) {
+		d = dev_of(ev->element.qp->context);
+		__atomic_fetch_add(&qp_of(ev->element.qp)->async_acked, 1, __ATOMIC_RELEASE);
+	}
+	if (d != NULL) {
+		pthread_mutex_lock(&d->alock);
+		d->astats.acked++;
+		pthread_mutex_unlock(&d->alock);
+	}
+}
+
+void rnic_async_stats(struct ibv_context *ctx, struct rnic_async_stats *s)
+{
+	struct rnic_device *d = dev_of(ctx);
+	pthread_mutex_lock(&d->alock);
+	*s = d->astats;
+	s->queued = d->aq_count;
+	pthread_mutex_unlock(&d->alock);
+}
+
+#define EV_NAME(t) [IBV_EVENT_##t] = #t
+static const char *const ev_names[] = {
+	EV_NAME(CQ_ERR), EV_NAME(QP_FATAL), EV_NAME(QP_REQ_ERR), EV_NAME(QP_ACCESS_ERR),
+	EV_NAME(COMM_EST), EV_NAME(SQ_DRAINED), EV_NAME(PATH_MIG), EV_NAME(PATH_MIG_ERR),
+	EV_NAME(DEVICE_FATAL), EV_NAME(PORT_ACTIVE), EV_NAME(PORT_ERR), EV_NAME(LID_CHANGE),
+	EV_NAME(PKEY_CHANGE), EV_NAME(SM_CHANGE), EV_NAME(SRQ_ERR), EV_NAME(SRQ_LIMIT_REACHED),
+	EV_NAME(QP_LAST_WQE_REACHED), EV_NAME(CLIENT_REREGISTER), EV_NAME(GID_CHANGE),
+	EV_NAME(WQ_FATAL),
+};
+#undef EV_NAME
+
+const char *rnic_event_type_str(enum ibv_event_type t)
+{
+	return (unsigned)t < sizeof(ev_names) / sizeof(ev_names[0]) && ev_names[t] != NULL
+		? ev_names[t] : "unknown";
 }
 
 /* --- protection domains -------------------------------------------------------- */

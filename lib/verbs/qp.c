@@ -51,6 +51,28 @@ static void qp_error_state(struct rnic_qp *qp)
 	__atomic_store_n(&qp->qp.state, IBV_QPS_ERR, __ATOMIC_RELEASE);
 }
 
+static void ring_doorbell(struct rnic_qp *qp);
+static void abort_on_worker(struct rnic_worker *w, void *arg);
+
+/* A completion of @p qp found its CQ full (the CQ raised IBV_EVENT_CQ_ERR,
+ * rnic_cq_overrun): the QP is fatally in error. It is in ERR at once (the
+ * worker hands it no more work, posters see ERR), IBV_EVENT_QP_FATAL is
+ * raised once, and its transport is stopped from the verbs poller of its
+ * worker: not here, inside the transport's own completion path. */
+static void qp_overrun(struct rnic_qp *qp)
+{
+	qp_error_state(qp);
+	if (__atomic_exchange_n(&qp->fatal, true, __ATOMIC_ACQ_REL))
+		return;
+	struct ibv_async_event ev = { .event_type = IBV_EVENT_QP_FATAL };
+	ev.element.qp = &qp->qp;
+	rnic_async_raise(qp->dev, &ev);
+	if (__atomic_load_n(&qp->w, __ATOMIC_ACQUIRE) != NULL && qp->conn != QP_CLOSED) {
+		__atomic_store_n(&qp->fatal_pending, 1, __ATOMIC_RELEASE);
+		ring_doorbell(qp);
+	}
+}
+
 /* Push completions of finished entries at the head, in posting order. The
  * slot is released before its completion is visible: an application that
  * polled a completion may post again at once (IBA 10.8.3). */
@@ -73,7 +95,7 @@ static void sq_retire(struct rnic_qp *qp)
 		__atomic_store_n(&qp->sq_retired, r, __ATOMIC_RELEASE);
 		if (report) {
 			if (rnic_cq_push(cq, &wc, false) != 0)
-				qp_error_state(qp);
+				qp_overrun(qp);
 			qp->completions++;
 			if (wc.status == IBV_WC_WR_FLUSH_ERR)
 				qp->flushed++;
@@ -102,7 +124,8 @@ static void qp_flush(struct rnic_qp *qp)
 		while (rnic_rq_take(&qp->rq, &r)) {
 			struct ibv_wc wc = { .wr_id = r.wr_id, .status = IBV_WC_WR_FLUSH_ERR,
 					     .opcode = IBV_WC_RECV, .qp_num = qp->qp.qp_num };
-			rnic_cq_push(cq, &wc, false);
+			if (rnic_cq_push(cq, &wc, false) != 0)
+				qp_overrun(qp);
 			qp->completions++;
 			qp->flushed++;
 		}
@@ -174,7 +197,7 @@ void rnic_qp_complete(struct rnic_qp *qp, const struct ibv_wc *wc, bool solicite
 		struct ibv_wc w = *wc;
 		w.qp_num = qp->qp.qp_num;
 		if (rnic_cq_push(cq_of(qp->qp.recv_cq), &w, solicited) != 0)
-			qp_error_state(qp);
+			qp_overrun(qp);
 		qp->completions++;
 		if (wc->status == IBV_WC_WR_FLUSH_ERR)
 			qp->flushed++;
@@ -259,6 +282,9 @@ unsigned rnic_verbs_poll(struct rnic_worker *w, void *arg)
 		if (qp == NULL || qp->w != w)
 			continue;   /* destroyed, or moved */
 		__atomic_store_n(&qp->db_pending, 0, __ATOMIC_RELEASE);
+		if (__atomic_exchange_n(&qp->fatal_pending, 0, __ATOMIC_ACQ_REL) &&
+		    qp->conn != QP_CLOSED)
+			abort_on_worker(w, qp);   /* its CQ overran: stop the transport */
 		sq_drain(qp);
 	}
 	vw->doorbells += n;
@@ -708,7 +734,8 @@ int rnic_destroy_qp(struct ibv_qp *iqp)
 {
 	struct rnic_qp *qp = qp_of(iqp);
 	struct rnic_device *d = qp->dev;
-	if (qp->cm_id != NULL)
+	if (qp->cm_id != NULL ||
+	    __atomic_load_n(&qp->async_acked, __ATOMIC_ACQUIRE) != qp->async_got)
 		return EBUSY;
 	if (qp->w != NULL && (qp->ep != NULL || (qp->tops && qp->conn == QP_CONNECTED)))
 		qp_to_error(qp);
@@ -720,6 +747,7 @@ int rnic_destroy_qp(struct ibv_qp *iqp)
 	if (d->st->running)
 		for (unsigned i = 0; i < d->st->n_workers; i++)
 			rnic_worker_call_sync(d->st->workers[i], quiesce, NULL);
+	rnic_async_purge(d, iqp);   /* its QP_FATAL, if still unread */
 	__atomic_fetch_sub(&pd_of(iqp->pd)->users, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&cq_of(iqp->send_cq)->users, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&cq_of(iqp->recv_cq)->users, 1, __ATOMIC_RELAXED);

@@ -63,6 +63,13 @@ struct rnic_device {
 	struct rnic_cq *cqs[RNIC_MAX_CQ];   /* by handle (0 unused) */
 	unsigned n_handlers;
 	struct rnic_handler handlers[RNIC_MAX_HANDLERS];
+
+	/* asynchronous events (device.c): a FIFO under alock; ctx.async_fd is
+	 * an eventfd holding 1 exactly while the FIFO is not empty */
+	pthread_mutex_t alock;
+	struct ibv_async_event aq[RNIC_ASYNC_DEPTH];
+	unsigned aq_head, aq_count;
+	struct rnic_async_stats astats;   /* under alock */
 };
 
 struct rnic_pd {
@@ -98,6 +105,8 @@ struct rnic_cq {
 	unsigned users;               /* QPs */
 	unsigned events_got, events_acked;
 	uint64_t completions, events, overruns;
+	int err;                      /* overran: IBV_EVENT_CQ_ERR raised (once) */
+	unsigned async_got, async_acked;   /* async events taken / acked */
 };
 
 /* A send work request as the worker sees it. */
@@ -176,6 +185,11 @@ struct rnic_qp {
 	bool draining;
 	bool in_error;
 	void *cm_id;
+	/* a completion found its CQ full: IBV_EVENT_QP_FATAL raised, the
+	 * transport is stopped from the verbs poller (fatal_pending) */
+	bool fatal;
+	volatile int fatal_pending;
+	unsigned async_got, async_acked;   /* async events taken / acked */
 
 	struct rnic_qp_xfer xfer;     /* written by the transport */
 	uint64_t send_wrs, recv_wrs, completions, flushed;
@@ -203,6 +217,15 @@ static inline struct rnic_verbs_stack *verbs_st(const struct rnic_stack *st);
 int rnic_cq_push(struct rnic_cq *cq, const struct ibv_wc *wc, bool solicited);
 int rnic_cq_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int rnic_cq_req_notify(struct ibv_cq *cq, int solicited_only);
+/* cq.c: a push to @p cq failed (full): the CQ is in error; the first time
+ * IBV_EVENT_CQ_ERR is raised. Any thread. */
+void rnic_cq_overrun(struct rnic_cq *cq);
+
+/* device.c: queue an asynchronous event (any thread, also workers) and
+ * count it; a full queue counts it as lost. Events naming a CQ or QP are
+ * dropped from the queue when it is destroyed (rnic_async_purge). */
+void rnic_async_raise(struct rnic_device *d, const struct ibv_async_event *ev);
+void rnic_async_purge(struct rnic_device *d, const void *obj);
 
 /* qp.c */
 int rnic_qp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
