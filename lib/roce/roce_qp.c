@@ -170,6 +170,20 @@ static void qp_stop(struct roce_qp *rq)
 	rq->state = ROCE_ERR;
 }
 
+/* The non-zero RoCE counters and drop causes of @p rq's worker, ending
+ * the line. */
+static void print_worker(const struct roce_qp *rq)
+{
+	const struct roce_counters *c = &rq->rw->c;
+#define ROCE_CTR_PRINT(n) if (c->n) fprintf(stderr, " " #n " %" PRIu64, c->n);
+	ROCE_COUNTERS(ROCE_CTR_PRINT)
+#undef ROCE_CTR_PRINT
+	for (unsigned i = 0; i < RNIC_DROP_MAX; i++)
+		if (rq->w->drops[i])
+			fprintf(stderr, " drop%u %" PRIu64, i, rq->w->drops[i]);
+	fprintf(stderr, "\n");
+}
+
 /* RNIC_ROCE_DEBUG: the responder side of every other RoCE QP in this
  * process (a loopback peer), read racily: debugging only. */
 static void dump_peer(struct rnic_stack *st, void *arg)
@@ -183,20 +197,13 @@ static void dump_peer(struct rnic_stack *st, void *arg)
 		    qp->tp == self)
 			continue;
 		const struct roce_qp *rq = qp->tp;
-		const struct roce_counters *c = &rq->rw->c;
 		fprintf(stderr, "  stack%u qp %u: state %u resp epsn %#x nak_sent %d ack_due %d "
 			"since_ack %u jobs %u mig_wait %d park %u; req acked %#x;", st->id,
 			qp->qp.qp_num, rq->state, rq->resp.epsn, rq->resp.nak_sent,
 			rq->resp.ack_due, rq->resp.since_ack,
 			rq->resp.job_tail - rq->resp.job_head, rq->mig_wait, rq->park_n,
 			rq->req.acked);
-#define ROCE_CTR_PRINT(n) if (c->n) fprintf(stderr, " " #n " %" PRIu64, c->n);
-		ROCE_COUNTERS(ROCE_CTR_PRINT)
-#undef ROCE_CTR_PRINT
-		for (unsigned k = 0; k < RNIC_DROP_MAX; k++)
-			if (rq->w->drops[k])
-				fprintf(stderr, " drop%u %" PRIu64, k, rq->w->drops[k]);
-		fprintf(stderr, "\n");
+		print_worker(rq);
 	}
 }
 
@@ -210,7 +217,6 @@ static void qp_dump(const struct roce_qp *rq, enum ibv_wc_status status)
 	if (!on)
 		return;
 	const struct roce_req *r = &rq->req;
-	const struct roce_counters *c = &rq->rw->c;
 	fprintf(stderr, "roce qp %u: fatal status %d; req psn %#x acked %#x sent_end %#x "
 		"head %u next %u+%u tail %u rd_out %u retry %u rnr %u; resp epsn %#x jobs %u; "
 		"worker:", rq->qp->qp.qp_num, (int)status, r->psn, r->acked, r->sent_end, r->head,
@@ -222,13 +228,7 @@ static void qp_dump(const struct roce_qp *rq, enum ibv_wc_status status)
 			"issued %u/%u;", (int)e->wr.opcode, e->first_psn, e->npkts, e->len,
 			e->resp_next, e->issued_pkts, (unsigned)e->issued);
 	}
-#define ROCE_CTR_PRINT(n) if (c->n) fprintf(stderr, " " #n " %" PRIu64, c->n);
-	ROCE_COUNTERS(ROCE_CTR_PRINT)
-#undef ROCE_CTR_PRINT
-	for (unsigned i = 0; i < RNIC_DROP_MAX; i++)
-		if (rq->w->drops[i])
-			fprintf(stderr, " drop%u %" PRIu64, i, rq->w->drops[i]);
-	fprintf(stderr, "\n");
+	print_worker(rq);
 	rnic_registry_foreach(dump_peer, (void *)(uintptr_t)rq);
 }
 

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -168,17 +169,15 @@ void rnic_stag_mig_resolve(struct rnic_stack *st, struct rnic_stag_mig *q)
 		b->stats.rejects_unknown++;
 		goto out;
 	}
-	e->stag = m->stag;
+	/* the mapping as the owner has it: STag, range, address, rights, PD */
+	*e = *m;
 	e->kind = RNIC_MEM_IMPORT;
 	e->mw_type = m->kind == RNIC_MEM_MW ? m->mw_type : 0;
 	e->port = q->port;
-	e->pd = m->pd;
-	e->qpn = m->qpn;
-	e->access = m->access;
-	e->va = m->va;
-	e->len = m->len;
-	e->addr = m->addr;
-	e->owner = m->owner;
+	e->parent = NULL;
+	e->binds = 0;
+	e->imported_by = 0;
+	memset(e->retired, 0, sizeof(e->retired));
 	e->origin = m;
 	e->valid = 1;
 	e->next = b->imp[idx];
