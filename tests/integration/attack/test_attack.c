@@ -53,8 +53,8 @@
  *
  *   test_attack [roce|iwarp]
  *   RNIC_ATTACK_SEED   the seed (printed at start); default fixed
- *   RNIC_ATTACK_N      RoCE attacks (default 100000)
- *   RNIC_ATTACK_N_IWARP iWARP attacks (default 2000)
+ *   RNIC_ATTACK_N      RoCE attacks (default 30000)
+ *   RNIC_ATTACK_N_IWARP iWARP attacks (default 1500)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -84,7 +84,7 @@
 #define CANARY 4096u
 #define MAXLEN (64u * KiB)
 #define HANG_S 20
-#define P_MAX 16
+#define P_MAX 64
 #define SLOTS 6                 /* WRs of one pair in one round, at most */
 #define ALL_R (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 #define LW IBV_ACCESS_LOCAL_WRITE
@@ -175,17 +175,18 @@ static void tap_inspect(struct rte_mbuf *m)
 		unsigned doff = (l4[12] >> 4) * 4u;
 		unsigned pay = tot - ihl - doff;
 		const uint8_t *f = l4 + doff;
-		if (pay < 20 || 14 + ihl + doff + 20 > n)
+		if (pay < 24 || 14 + ihl + doff + 24 > n)
 			return;
-		/* ULPDU_Length, DDP control (T=0, L=1, DV=1), RDMAP control
-		 * (RV=1, opcode 7), QN 2, MSN, MO, Terminate control */
+		/* ULPDU_Length (2), DDP control (T=0, L=1, DV=1), RDMAP control
+		 * (RV=1, opcode 7), reserved for the ULP (4), QN 2 (4), MSN (4),
+		 * MO (4), then the Terminate control word (RFC 5040 4.8) */
 		if ((f[2] & 0xc3) != 0x41 || f[3] != 0x47 ||
-		    !(f[4] == 0 && f[5] == 0 && f[6] == 0 && f[7] == 2))
+		    !(f[8] == 0 && f[9] == 0 && f[10] == 0 && f[11] == 2))
 			return;
 		e.term = 1;
-		e.layer = f[16] >> 4;
-		e.etype = f[16] & 0xf;
-		e.code = f[17];
+		e.layer = f[20] >> 4;
+		e.etype = f[20] & 0xf;
+		e.code = f[21];
 		e.key = (uint32_t)l4[2] << 8 | l4[3];
 		e.seq = (uint32_t)l4[4] << 24 | (uint32_t)l4[5] << 16 | (uint32_t)l4[6] << 8 | l4[7];
 		__atomic_fetch_add(&tap_terms, 1, __ATOMIC_RELAXED);
@@ -273,8 +274,8 @@ static void drain(void)
 /* Victim regions of one kit. */
 enum reg { G_RW, G_WO, G_RO, G_NONE, G_OPD, G_MWP, G_DEAD, G_N };
 static const char *const reg_name[G_N] = { "RW", "WO", "RO", "NONE", "OPD", "MWP", "DEAD" };
-static const uint32_t reg_len[G_N] = { 192 * KiB, 128 * KiB, 96 * KiB, 64 * KiB, 96 * KiB,
-				       128 * KiB, 64 * KiB };
+static const uint32_t reg_len[G_N] = { 128 * KiB, 96 * KiB, 80 * KiB, 64 * KiB, 80 * KiB,
+				       96 * KiB, 64 * KiB };
 static const int reg_acc[G_N] = {
 	LW | ALL_R, LW | IBV_ACCESS_REMOTE_WRITE, IBV_ACCESS_REMOTE_READ, LW, LW | ALL_R,
 	LW | IBV_ACCESS_MW_BIND, 0 };
@@ -719,6 +720,8 @@ static void bind_window(unsigned i)
 	p->mw_valid = true;
 }
 
+static void dump_pair(unsigned i);
+
 /* --- connecting --------------------------------------------------------------------- */
 
 static uint32_t rnd_psn(void) { return (uint32_t)rnd() & 0xffffffu; }
@@ -841,7 +844,18 @@ static void iw_teardown(void)
 	for (unsigned i = 0; i < P; i++)
 		if (rp[i].attack)
 			n += 2;
+	double t0 = now_s();
 	while (got < n) {
+		if (now_s() - t0 > HANG_S) {
+			for (unsigned i = 0; i < P; i++)
+				if (rp[i].attack && (!pr[i].disc_a || !pr[i].disc_b)) {
+					fprintf(stderr, "  pair %u: DISCONNECTED A %d B %d; QPs A %d B %d\n",
+						i, pr[i].disc_a, pr[i].disc_b, pr[i].qa->state,
+						pr[i].qb->state);
+					dump_pair(i);
+				}
+			CHECK(false, "%u of %u DISCONNECTED events in %d s (hang guard)", got, n, HANG_S);
+		}
 		for (int side = 0; side < 2 && got < n; side++) {
 			struct rnic_cm_event ev;
 			int rc = rnic_cm_get_event(side ? cmB : cmA, &ev, 0);
@@ -1179,6 +1193,8 @@ static void check_wire(void)
 		seen_seq[i] = e.seq;
 		if (tr == ROCE) {
 			int want = roce_expect_nak(a->fault);
+			if (e.code != want)
+				dump_pair(i);
 			CHECK(e.code == want, "pair %u: %s %s (%s): NAK code %u, expected %d (rkey %#x "
 			      "va %#" PRIx64 " len %u)", i, kind_name[a->kind], op_name[a->op],
 			      fault_name[a->fault], e.code, want, a->rkey, a->va, a->len);
@@ -1186,6 +1202,8 @@ static void check_wire(void)
 		} else {
 			uint8_t l, t, c;
 			iw_expect(a->op, a->fault, &l, &t, &c);
+			if (!(e.layer == l && e.etype == t && e.code == c))
+				dump_pair(i);
 			CHECK(e.layer == l && e.etype == t && e.code == c, "pair %u: %s %s (%s): "
 			      "Terminate layer %u etype %u code %#x, expected %u/%u/%#x (rkey %#x va %#"
 			      PRIx64 " len %u)", i, kind_name[a->kind], op_name[a->op],
@@ -1208,6 +1226,9 @@ static void run_round(uint64_t *attacks_left)
 	const int full = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	round_no++;
 	T.rounds++;
+	double ph[16];
+	int nph = 0;
+	ph[nph++] = now_s();
 	/* connections: iWARP through the CM; RoCE out of band, and a new RoCE
 	 * connection may lack one right on B's QP (its attack then uses it) */
 	if (tr == IW) {
@@ -1215,6 +1236,7 @@ static void run_round(uint64_t *attacks_left)
 		for (unsigned i = 0; i < P; i++)
 			want[i] = true;
 		iw_connect_all(want);
+		ph[nph++] = now_s();
 	} else {
 		for (unsigned i = 0; i < P; i++) {
 			struct pair *p = &pr[i];
@@ -1259,6 +1281,7 @@ static void run_round(uint64_t *attacks_left)
 		}
 		plan_pair(i, attacks_left);
 	}
+	ph[nph++] = now_s();
 	/* B: dead STags, LOCAL_INV of the windows (after their legal op),
 	 * receives for Send with Invalidate */
 	for (unsigned i = 0; i < P; i++) {
@@ -1279,6 +1302,7 @@ static void run_round(uint64_t *attacks_left)
 			CHECK_RC(ibv_post_recv(p->qb, &rw, &bad), 0);
 		}
 	}
+	ph[nph++] = now_s();
 	/* phase 1: the early legal ops (window ops, Sends with Invalidate
 	 * included), completed; then B invalidates the LOCAL_INV windows */
 	int n1 = 0;
@@ -1299,7 +1323,12 @@ static void run_round(uint64_t *attacks_left)
 			      a->window ? ", window" : "", rnic_wc_status_str(wc[k].status));
 		}
 	}
+	ph[nph++] = now_s();
 	{
+		/* iWARP: a Write completes when sent; placed once B has
+		 * handled everything on the link */
+		if (tr == IW && n1)
+			drain();
 		for (unsigned i = 0; i < P; i++)
 			if (rp[i].linv) {
 				struct ibv_send_wr li = { .opcode = IBV_WR_LOCAL_INV,
@@ -1308,6 +1337,7 @@ static void run_round(uint64_t *attacks_left)
 				pr[i].mw_valid = false;
 			}
 	}
+	ph[nph++] = now_s();
 	/* the attacker's work */
 	int na = 0, nb = 0;
 	for (unsigned i = 0; i < P; i++) {
@@ -1324,7 +1354,16 @@ static void run_round(uint64_t *attacks_left)
 			T.kind[r->a[r->n - 1].kind]++, T.fault[r->a[r->n - 1].fault]++;
 	}
 	struct ibv_wc wca[P_MAX * SLOTS], *wcb = b_recv;
+	double tw0 = now_s();
 	wait_n(cqA, wca, na, "A's completions");
+	if (now_s() - tw0 > 0.5 && getenv("RNIC_ATTACK_SLOW"))
+		for (int k = 0; k < na; k++) {
+			unsigned i = (unsigned)(wca[k].wr_id >> 8) & 0xff;
+			struct att *a = &rp[i].a[wca[k].wr_id & 0xff];
+			fprintf(stderr, "  completion %d: pair %u %s %s len %u %s\n", k, i,
+				kind_name[a->kind], op_name[a->op], a->len,
+				rnic_wc_status_str(wca[k].status));
+		}
 	if (nb > n_b_recv)
 		wait_n(cqB, b_recv + n_b_recv, nb - n_b_recv, "B's receives");
 	n_b_recv = 0;
@@ -1365,9 +1404,18 @@ static void run_round(uint64_t *attacks_left)
 			      op_name[a->op], fault_name[a->fault], rnic_wc_status_str(w->status));
 		}
 	}
+	ph[nph++] = now_s();
 	if (tr == IW)
 		iw_teardown();
+	ph[nph++] = now_s();
 	drain();
+	ph[nph++] = now_s();
+	if (ph[nph - 1] - ph[0] > 0.5 && getenv("RNIC_ATTACK_SLOW")) {
+		fprintf(stderr, "  slow round %" PRIu64 ":", round_no);
+		for (int k = 1; k < nph; k++)
+			fprintf(stderr, " %.3f", ph[k] - ph[k - 1]);
+		fprintf(stderr, "\n");
+	}
 	check_wire();
 	check_memory();
 	for (unsigned i = 0; i < P; i++)
@@ -1502,6 +1550,7 @@ static void print_summary(const char *name, uint64_t attacks, double secs)
 	printf("\n  faults:");
 	for (int f = 1; f < FT_N; f++)
 		printf(" %s %" PRIu64, fault_name[f], T.fault[f]);
+	T.legal_ops[OP_SEND_INV] = T.kind[K_MW_SINV];
 	printf("\n  legal: Write %" PRIu64 " Read %" PRIu64 " FetchAdd %" PRIu64 " CmpSwap %"
 	       PRIu64 " SendInv %" PRIu64 ", %" PRIu64 " bytes\n", T.legal_ops[0], T.legal_ops[1],
 	       T.legal_ops[2], T.legal_ops[3], T.legal_ops[4], T.legal_bytes);
@@ -1529,13 +1578,13 @@ static void print_summary(const char *name, uint64_t attacks, double secs)
 
 static uint64_t n_attacks(void)
 {
-	return tr == ROCE ? env_u64("RNIC_ATTACK_N", 100000) : env_u64("RNIC_ATTACK_N_IWARP", 2000);
+	return tr == ROCE ? env_u64("RNIC_ATTACK_N", 30000) : env_u64("RNIC_ATTACK_N_IWARP", 1500);
 }
 
 static void run_transport(void)
 {
 	memset(&T, 0, sizeof(T));
-	P = tr == ROCE ? (unsigned)env_u64("RNIC_ATTACK_PAIRS", 16)
+	P = tr == ROCE ? (unsigned)env_u64("RNIC_ATTACK_PAIRS", 32)
 		       : (unsigned)env_u64("RNIC_ATTACK_PAIRS_IWARP", 8);
 	if (P < 1 || P > P_MAX)
 		P = P_MAX;
@@ -1663,7 +1712,7 @@ int main(int argc, char **argv)
 	rng_s = seed;
 	printf("seed %#" PRIx64 " (RNIC_ATTACK_SEED), RoCE attacks %" PRIu64 " (RNIC_ATTACK_N), "
 	       "iWARP attacks %" PRIu64 " (RNIC_ATTACK_N_IWARP)\n", seed,
-	       env_u64("RNIC_ATTACK_N", 100000), env_u64("RNIC_ATTACK_N_IWARP", 2000));
+	       env_u64("RNIC_ATTACK_N", 30000), env_u64("RNIC_ATTACK_N_IWARP", 1500));
 	struct rnic_config c[2];
 	rnic_config_init(&c[0]);
 	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--no-huge");
