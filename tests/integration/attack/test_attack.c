@@ -55,6 +55,11 @@
  *   RNIC_ATTACK_SEED   the seed (printed at start); default fixed
  *   RNIC_ATTACK_N      RoCE attacks (default 30000)
  *   RNIC_ATTACK_N_IWARP iWARP attacks (default 1500)
+ *   RNIC_ATTACK_TIME_S stop a transport's run after this many seconds
+ *                      (default 45 RoCE, 30 iWARP, unless RNIC_ATTACK_N /
+ *                      RNIC_ATTACK_N_IWARP is set: then 0, no cap)
+ *   RNIC_ATTACK_PAIRS, RNIC_ATTACK_PAIRS_IWARP  QP pairs per round (32, 8)
+ *   RNIC_ATTACK_INFLIGHT  orderings avoided by default (bit mask, below)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -1721,7 +1726,20 @@ static void run_transport(void)
 		rnic_qp_stats(pr[i].qa, &qs);
 		tin0 += qs.terminates_in;
 	}
+	/* the CI default stops early on a slow (shared) machine; an explicit
+	 * RNIC_ATTACK_N / RNIC_ATTACK_N_IWARP runs every attack */
+	const char *nv = getenv(tr == ROCE ? "RNIC_ATTACK_N" : "RNIC_ATTACK_N_IWARP");
+	double cap = env_u64("RNIC_ATTACK_TIME_S", nv && *nv ? 0 : tr == ROCE ? 45 : 30);
+	bool capped = false;
 	while (left > 0) {
+		if (cap > 0 && now_s() - t0 > cap) {
+			capped = true;
+			printf("  time cap %.0f s (RNIC_ATTACK_TIME_S) reached after %" PRIu64 " of %"
+			       PRIu64 " attacks\n", cap, want - left, want);
+			want -= left;
+			left = 0;
+			break;
+		}
 		run_round(&left);
 		if (now_s() - tp > 10) {
 			tp = now_s();
@@ -1770,6 +1788,8 @@ static void run_transport(void)
 		      " attacks", tin - tin0, attacks);
 	}
 	print_summary(tr == ROCE ? "roce" : "iwarp", attacks, secs);
+	if (capped)
+		printf("  (stopped by the time cap)\n");
 }
 
 static int run_case(const char *name, enum tr t)
