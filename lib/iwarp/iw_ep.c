@@ -87,7 +87,8 @@ void rnic_iw_dereg_mr(struct rnic_iw_mr *mr)
 enum ep_state { EP_CONNECTING, EP_MPA_REQ, EP_DECIDING, EP_MPA_REP, EP_RTS_WAIT,
 		EP_RTS, EP_CLOSING, EP_CLOSED };
 
-enum job_kind { JOB_SEND, JOB_WRITE, JOB_READ_REQ, JOB_READ_RESP, JOB_TERM };
+enum job_kind { JOB_SEND, JOB_WRITE, JOB_READ_REQ, JOB_READ_RESP, JOB_ATOMIC_REQ,
+		JOB_ATOMIC_RESP, JOB_TERM };
 
 struct job {
 	enum job_kind kind;
@@ -103,6 +104,16 @@ struct job {
 	uint64_t to;
 	uint32_t src_stag;         /* read request: the source */
 	uint64_t src_to;
+	/* RFC 7306: Write/Send with Immediate send an Immediate Data message
+	 * behind their data (data_done: the data part went out) */
+	bool imm, data_done;
+	uint8_t imm_op;            /* IMM_DATA or IMM_DATA_SE */
+	uint32_t imm_data;         /* network order, as libibverbs has it */
+	/* atomic request (stag/to: the remote word) and atomic response */
+	uint8_t atomic_op;
+	uint32_t req_id;
+	uint64_t add_swap, add_swap_mask, compare, compare_mask;
+	uint64_t orig;             /* response: the word before the operation */
 	uint8_t term[RNIC_TERM_ULPDU_MAX];
 };
 
@@ -146,25 +157,44 @@ struct rnic_iw_ep {
 	struct rnic_fpdu_rx frx;
 	uint32_t tx_pos, rx_pos;       /* MPA stream positions (markers) */
 
-	uint32_t msn[3];               /* next MSN to send per queue number */
-	uint32_t rx_msn[3];            /* next MSN expected per queue number */
+	uint32_t msn[RNIC_DDP_QN_COUNT];    /* next MSN to send per queue number */
+	uint32_t rx_msn[RNIC_DDP_QN_COUNT]; /* next MSN expected per queue number */
 	struct rnic_rq *rq;            /* receives: the QP's, an SRQ, or own_rq */
 	struct rnic_rq own_rq;
 	struct rnic_rwqe cur;          /* the receive a Send is placed into */
 	bool in_msg;
-	uint32_t inreads;              /* Read Requests being served (IRD) */
+	uint32_t inreads;              /* Read and Atomic Requests being served (IRD) */
 
 	struct job jobs[JOB_MAX];
 	unsigned job_head, job_tail;
 
-	struct { uint64_t wr_id; uint32_t len; bool signaled; } ord[ORD_MAX];
+	/* outstanding Reads and Atomics (ORD), answered in this order */
+	struct {
+		uint64_t wr_id;
+		uint32_t len;
+		bool signaled;
+		bool atomic;
+		uint8_t wc_op;         /* enum ibv_wc_opcode of the completion */
+		uint32_t req_id;       /* atomic: the Request Identifier */
+		uint64_t res_addr;     /* atomic: where the original value goes */
+	} ord[ORD_MAX];
 	unsigned ord_head, ord_tail;
+	uint32_t next_req_id;          /* Atomic Request Identifiers */
 
 	/* placement of the FPDU being parsed */
 	uint8_t *place;                /* contiguous target, or NULL */
 	bool scatter;                  /* into cur's SGEs at place_mo */
 	uint32_t place_mo;
 	uint8_t rreq[28];
+	uint8_t areq[sizeof(struct rnic_rdmap_atomic_req_hdr)];
+	uint8_t aresp[sizeof(struct rnic_rdmap_atomic_resp_hdr)];
+	uint8_t imm_in[sizeof(struct rnic_rdmap_imm_hdr)];
+	/* the last complete message was an RDMA Write of this many bytes: an
+	 * Immediate Data message right behind it completes as
+	 * IBV_WC_RECV_RDMA_WITH_IMM with that byte_len */
+	bool after_write;
+	uint32_t last_write_len;
+	uint64_t write_acc;            /* bytes of the Write being received */
 	uint8_t term_in[64];
 	struct rnic_timer rts_timer;
 	struct rnic_timer tx_timer;    /* retries a transmit that found no mbuf */
@@ -464,6 +494,66 @@ static uint32_t seg_max(struct rnic_iw_ep *ep, uint32_t hdr_len)
 	return rnic_ddp_max_payload(rnic_tcp_mss(ep->c), ep->res.markers_tx, hdr_len);
 }
 
+/* The Immediate Data message behind a Write or Send with Immediate (RFC
+ * 7306): untagged, QN 0, one segment, the 8 bytes of data as its ULPDU. */
+static int send_imm(struct rnic_iw_ep *ep, struct job *j)
+{
+	struct {
+		struct rnic_ddp_untagged_hdr d;
+		struct rnic_rdmap_imm_hdr i;
+	} __rte_packed h;
+	memset(&h, 0, sizeof(h));
+	h.d.ddp_ctrl = rnic_ddp_ctrl(false, true);
+	h.d.rdmap_ctrl = rnic_rdmap_ctrl(j->imm_op);
+	h.d.qn = RTE_BE32(RNIC_DDP_QN_SEND);
+	h.d.msn = rte_cpu_to_be_32(ep->msn[RNIC_DDP_QN_SEND]);
+	memcpy(h.i.immediate_data, &j->imm_data, sizeof(j->imm_data));
+	int rc = send_fpdu(ep, &h, sizeof(h), NULL, 0, 0);
+	if (rc == 0)
+		ep->msn[RNIC_DDP_QN_SEND]++;
+	return rc;
+}
+
+/* An Atomic Request (QN 1, shared with Read Requests) or an Atomic
+ * Response (QN 3): one untagged segment each, no payload. */
+static int send_atomic(struct rnic_iw_ep *ep, struct job *j)
+{
+	struct {
+		struct rnic_ddp_untagged_hdr d;
+		union {
+			struct rnic_rdmap_atomic_req_hdr q;
+			struct rnic_rdmap_atomic_resp_hdr r;
+		};
+	} __rte_packed h;
+	size_t n = sizeof(h.d);
+	uint32_t qn = j->kind == JOB_ATOMIC_REQ ? RNIC_DDP_QN_READ_REQ : RNIC_DDP_QN_ATOMIC_RESP;
+	memset(&h, 0, sizeof(h));
+	h.d.ddp_ctrl = rnic_ddp_ctrl(false, true);
+	h.d.qn = rte_cpu_to_be_32(qn);
+	h.d.msn = rte_cpu_to_be_32(ep->msn[qn]);
+	if (j->kind == JOB_ATOMIC_REQ) {
+		h.d.rdmap_ctrl = rnic_rdmap_ctrl(RNIC_RDMAP_OP_ATOMIC_REQ);
+		h.q.atomic_op = rte_cpu_to_be_32(j->atomic_op);
+		h.q.req_id = rte_cpu_to_be_32(j->req_id);
+		h.q.remote_stag = rte_cpu_to_be_32(j->stag);
+		h.q.remote_to = rte_cpu_to_be_64(j->to);
+		h.q.add_swap_data = rte_cpu_to_be_64(j->add_swap);
+		h.q.add_swap_mask = rte_cpu_to_be_64(j->add_swap_mask);
+		h.q.compare_data = rte_cpu_to_be_64(j->compare);
+		h.q.compare_mask = rte_cpu_to_be_64(j->compare_mask);
+		n += sizeof(h.q);
+	} else {
+		h.d.rdmap_ctrl = rnic_rdmap_ctrl(RNIC_RDMAP_OP_ATOMIC_RESP);
+		h.r.orig_req_id = rte_cpu_to_be_32(j->req_id);
+		h.r.orig_remote_data = rte_cpu_to_be_64(j->orig);
+		n += sizeof(h.r);
+	}
+	int rc = send_fpdu(ep, &h, n, NULL, 0, 0);
+	if (rc == 0)
+		ep->msn[qn]++;
+	return rc;
+}
+
 /* Send as much of @p j as TCP takes. @return 0 when it is all sent, else
  * send_fpdu()'s error. */
 static int job_run(struct rnic_iw_ep *ep, struct job *j)
@@ -490,6 +580,10 @@ static int job_run(struct rnic_iw_ep *ep, struct job *j)
 		ep->msn[RNIC_DDP_QN_READ_REQ]++;
 		return 0;
 	}
+	if (j->kind == JOB_ATOMIC_REQ || j->kind == JOB_ATOMIC_RESP)
+		return send_atomic(ep, j);
+	if (j->data_done)
+		return send_imm(ep, j);   /* only the Immediate Data was left */
 	bool tagged = j->kind != JOB_SEND;
 	uint32_t hl = tagged ? RNIC_DDP_TAGGED_HDR_LEN : RNIC_DDP_UNTAGGED_HDR_LEN;
 	uint32_t max = seg_max(ep, hl);
@@ -521,7 +615,8 @@ static int job_run(struct rnic_iw_ep *ep, struct job *j)
 	} while (j->off < j->len);
 	if (!tagged)
 		ep->msn[RNIC_DDP_QN_SEND]++;
-	return 0;
+	j->data_done = true;
+	return j->imm ? send_imm(ep, j) : 0;
 }
 
 /* Send queued work while TCP has room; complete what went out. */
@@ -537,7 +632,7 @@ static void ep_pump(struct rnic_iw_ep *ep)
 		ep->job_head++;
 		if (j->kind != JOB_TERM)
 			__atomic_store_n(&ep->xfer->ops_out, ep->xfer->ops_out + 1, __ATOMIC_RELAXED);
-		if (j->kind == JOB_READ_RESP) {
+		if (j->kind == JOB_READ_RESP || j->kind == JOB_ATOMIC_RESP) {
 			ep->inreads--;
 			continue;
 		}
@@ -583,6 +678,59 @@ static int queue_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr, bool ke
 	for (uint32_t i = 0; i < j->num_sge; i++)
 		j->len += j->sge[i].length;
 	switch (wr->opcode) {
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		/* RFC 7306: the data message, then an Immediate Data message;
+		 * a solicited event rides on the latter */
+		j->imm = true;
+		j->imm_data = wr->imm_data;
+		j->imm_op = (wr->send_flags & IBV_SEND_SOLICITED) ? RNIC_RDMAP_OP_IMM_DATA_SE :
+								      RNIC_RDMAP_OP_IMM_DATA;
+		if (wr->opcode == IBV_WR_SEND_WITH_IMM) {
+			j->kind = JOB_SEND;
+			j->rdmap_op = RNIC_RDMAP_OP_SEND;
+		} else {
+			j->kind = JOB_WRITE;
+			j->stag = wr->wr.rdma.rkey;
+			j->to = wr->wr.rdma.remote_addr;
+		}
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD: {
+		/* one 8-byte result buffer; Atomic Requests count against ORD
+		 * like Reads and are answered in order with them (RFC 7306) */
+		if (j->num_sge != 1 || j->len != 8)
+			return -EINVAL;
+		if (ep->ord_tail - ep->ord_head >= ep->res.ord ||
+		    ep->ord_tail - ep->ord_head >= ORD_MAX)
+			return -ENOMEM;
+		bool cas = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
+		j->kind = JOB_ATOMIC_REQ;
+		j->stag = wr->wr.atomic.rkey;
+		j->to = wr->wr.atomic.remote_addr;
+		j->req_id = ep->next_req_id++;
+		if (cas) {
+			j->atomic_op = RNIC_ATOMIC_CMP_SWAP;
+			j->add_swap = wr->wr.atomic.swap;
+			j->add_swap_mask = UINT64_MAX;     /* swap every bit */
+			j->compare = wr->wr.atomic.compare_add;
+			j->compare_mask = UINT64_MAX;      /* compare every bit */
+		} else {
+			j->atomic_op = RNIC_ATOMIC_FETCH_ADD;
+			j->add_swap = wr->wr.atomic.compare_add;
+			j->add_swap_mask = 0;              /* one 64-bit field */
+		}
+		unsigned o = ep->ord_tail % ORD_MAX;
+		ep->ord[o].wr_id = wr->wr_id;
+		ep->ord[o].len = 8;
+		ep->ord[o].signaled = j->signaled;
+		ep->ord[o].atomic = true;
+		ep->ord[o].wc_op = cas ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD;
+		ep->ord[o].req_id = j->req_id;
+		ep->ord[o].res_addr = j->sge[0].addr;
+		ep->ord_tail++;
+		break;
+	}
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_INV:
 		j->kind = JOB_SEND;
@@ -613,6 +761,8 @@ static int queue_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr, bool ke
 		ep->ord[ep->ord_tail % ORD_MAX].wr_id = wr->wr_id;
 		ep->ord[ep->ord_tail % ORD_MAX].len = j->len;
 		ep->ord[ep->ord_tail % ORD_MAX].signaled = j->signaled;
+		ep->ord[ep->ord_tail % ORD_MAX].atomic = false;
+		ep->ord[ep->ord_tail % ORD_MAX].wc_op = IBV_WC_RDMA_READ;
 		ep->ord_tail++;
 		break;
 	default:
@@ -667,6 +817,22 @@ int rnic_iw_post_recv(struct rnic_iw_ep *ep, uint64_t wr_id, void *buf, uint32_t
 
 /* --- receive: FPDU callbacks ---------------------------------------------- */
 
+/* The untagged queue an opcode travels on (RFC 5040 4.3, RFC 7306 4.1). */
+static uint32_t untagged_qn(uint8_t op)
+{
+	switch (op) {
+	case RNIC_RDMAP_OP_READ_REQ:
+	case RNIC_RDMAP_OP_ATOMIC_REQ:
+		return RNIC_DDP_QN_READ_REQ;
+	case RNIC_RDMAP_OP_TERMINATE:
+		return RNIC_DDP_QN_TERMINATE;
+	case RNIC_RDMAP_OP_ATOMIC_RESP:
+		return RNIC_DDP_QN_ATOMIC_RESP;
+	default:   /* the Sends and Immediate Data */
+		return RNIC_DDP_QN_SEND;
+	}
+}
+
 static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 {
 	struct rnic_iw_ep *ep = arg;
@@ -687,8 +853,10 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 			ep_terminate(ep, RNIC_TERM_RDMAP_OPCODE, fi->hdr, fi->ulpdu_len);
 			return RNIC_FPDU_SKIP;
 		}
-		if (fi->opcode == RNIC_RDMAP_OP_READ_RESP && ep->ord_head == ep->ord_tail) {
-			/* a response nobody asked for */
+		if (fi->opcode == RNIC_RDMAP_OP_READ_RESP && (ep->ord_head == ep->ord_tail ||
+							      ep->ord[ep->ord_head % ORD_MAX].atomic)) {
+			/* a response nobody asked for, or a Read Response
+			 * where the oldest outstanding request is an Atomic */
 			ep_terminate(ep, RNIC_TERM_RDMAP_OPCODE, fi->hdr, fi->ulpdu_len);
 			return RNIC_FPDU_SKIP;
 		}
@@ -706,13 +874,38 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 	const struct rnic_ddp_untagged_hdr *u = (const void *)fi->hdr;
 	uint32_t qn = rte_be_to_cpu_32(u->qn), mo = rte_be_to_cpu_32(u->mo);
 	uint32_t msn = rte_be_to_cpu_32(u->msn);
-	if (qn <= RNIC_DDP_QN_TERMINATE && msn != ep->rx_msn[qn]) {
+	if (qn < RNIC_DDP_QN_COUNT && untagged_qn(fi->opcode) != qn) {
+		/* every untagged opcode has its queue (RFC 5040 4.3, RFC 7306) */
+		ep_terminate(ep, RNIC_TERM_DDP_U_INVALID_QN, fi->hdr, fi->ulpdu_len);
+		return RNIC_FPDU_SKIP;
+	}
+	if (qn < RNIC_DDP_QN_COUNT && msn != ep->rx_msn[qn]) {
 		/* TCP delivers in order: any other MSN is out of range */
 		ep_terminate(ep, RNIC_TERM_DDP_U_MSN_RANGE, fi->hdr, fi->ulpdu_len);
 		return RNIC_FPDU_SKIP;
 	}
 	switch (qn) {
 	case RNIC_DDP_QN_SEND:
+		if (fi->opcode == RNIC_RDMAP_OP_IMM_DATA || fi->opcode == RNIC_RDMAP_OP_IMM_DATA_SE) {
+			/* RFC 7306 Immediate Data: a message of one segment
+			 * that takes a receive of its own */
+			if (mo != 0) {
+				ep_terminate(ep, RNIC_TERM_DDP_U_INVALID_MO, fi->hdr, fi->ulpdu_len);
+				return RNIC_FPDU_SKIP;
+			}
+			if (!fi->last || fi->payload_len != 0) {
+				ep_terminate(ep, RNIC_TERM_DDP_U_TOO_LONG, fi->hdr, fi->ulpdu_len);
+				return RNIC_FPDU_SKIP;
+			}
+			if (ep->rq == NULL || !rnic_rq_take(ep->rq, &ep->cur)) {
+				ep_terminate(ep, RNIC_TERM_DDP_U_NO_BUFFER, fi->hdr, fi->ulpdu_len);
+				return RNIC_FPDU_SKIP;
+			}
+			ep->in_msg = true;
+			memcpy(ep->imm_in, fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN, sizeof(ep->imm_in));
+			ep->place = ep->imm_in;
+			return 0;
+		}
 		if (!ep->in_msg) {
 			if (mo != 0) {
 				ep_terminate(ep, RNIC_TERM_DDP_U_INVALID_MO, fi->hdr, fi->ulpdu_len);
@@ -732,6 +925,26 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 		ep->place_mo = mo;
 		return 0;
 	case RNIC_DDP_QN_READ_REQ:
+		if (fi->opcode == RNIC_RDMAP_OP_ATOMIC_REQ) {
+			/* one segment, no payload: the 52-byte header is all */
+			if (fi->payload_len != 0 || mo != 0 || !fi->last) {
+				ep_terminate(ep, RNIC_TERM_DDP_U_INVALID_MO, fi->hdr, fi->ulpdu_len);
+				return RNIC_FPDU_SKIP;
+			}
+			memcpy(ep->areq, fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN, sizeof(ep->areq));
+			ep->place = ep->areq;
+			/* like a Read's source: an STag of another port
+			 * migrates first, serve_atomic() checks it for real */
+			const struct rnic_rdmap_atomic_req_hdr *r = (const void *)ep->areq;
+			uint32_t stag = rte_be_to_cpu_32(r->remote_stag);
+			bool wait;
+			mr_check_wait(ep, stag, rte_be_to_cpu_64(r->remote_to), 8, 0, &cause, false,
+				      &wait);
+			if (wait)
+				return ep_migrate(ep, stag);
+			ep->mig_answered = false;
+			return 0;
+		}
 		/* the parser counts the Read Request header as part of the header */
 		if (fi->hdr_len != RNIC_DDP_UNTAGGED_HDR_LEN + sizeof(ep->rreq) ||
 		    fi->payload_len != 0 || mo != 0) {
@@ -753,6 +966,25 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 			ep->mig_answered = false;
 		}
 		return 0;
+	case RNIC_DDP_QN_ATOMIC_RESP: {
+		const struct rnic_rdmap_atomic_resp_hdr *r =
+			(const void *)(fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN);
+		unsigned h = ep->ord_head % ORD_MAX;
+		if (fi->payload_len != 0 || mo != 0 || !fi->last) {
+			ep_terminate(ep, RNIC_TERM_DDP_U_INVALID_MO, fi->hdr, fi->ulpdu_len);
+			return RNIC_FPDU_SKIP;
+		}
+		/* responses come in request order: it must answer the oldest
+		 * outstanding request, and that must be this Atomic */
+		if (ep->ord_head == ep->ord_tail || !ep->ord[h].atomic ||
+		    rte_be_to_cpu_32(r->orig_req_id) != ep->ord[h].req_id) {
+			ep_terminate(ep, RNIC_TERM_RDMAP_OPCODE, fi->hdr, fi->ulpdu_len);
+			return RNIC_FPDU_SKIP;
+		}
+		memcpy(ep->aresp, r, sizeof(ep->aresp));
+		ep->place = ep->aresp;
+		return 0;
+	}
 	case RNIC_DDP_QN_TERMINATE: {
 		uint32_t fixed = fi->hdr_len - RNIC_DDP_UNTAGGED_HDR_LEN;
 		if (fixed > sizeof(ep->term_in) || fixed + fi->payload_len > sizeof(ep->term_in))
@@ -831,17 +1063,143 @@ static void serve_read(struct rnic_iw_ep *ep, const uint8_t *hdr, uint16_t seg_l
 	ep_pump(ep);
 }
 
+/* FetchAdd with an Add Mask: a set bit ends a field, the carry out of it
+ * is dropped (0: one 64-bit addition). */
+static uint64_t masked_add(uint64_t a, uint64_t b, uint64_t mask)
+{
+	if (mask == 0)
+		return a + b;
+	uint64_t r = 0, c = 0;
+	for (unsigned i = 0; i < 64; i++) {
+		uint64_t x = (a >> i) & 1, y = (b >> i) & 1;
+		r |= (x ^ y ^ c) << i;
+		c = (x & y) | (c & (x ^ y));
+		if ((mask >> i) & 1)
+			c = 0;
+	}
+	return r;
+}
+
+/* An Atomic Request (RFC 7306): check the target, run the operation on
+ * the host word, queue the Atomic Response behind whatever Read Responses
+ * are queued (responses leave in request order). */
+static void serve_atomic(struct rnic_iw_ep *ep, const uint8_t *hdr, uint16_t seg_len)
+{
+	const struct rnic_rdmap_atomic_req_hdr *r = (const void *)ep->areq;
+	enum rnic_term_cause cause;
+	uint8_t op = rnic_atomic_op(r);
+	uint64_t to = rte_be_to_cpu_64(r->remote_to);
+	if (op != RNIC_ATOMIC_FETCH_ADD && op != RNIC_ATOMIC_SWAP && op != RNIC_ATOMIC_CMP_SWAP) {
+		ep_terminate(ep, RNIC_TERM_RDMAP_OP_UNSPEC, hdr, seg_len);
+		return;
+	}
+	uint8_t *p = mr_check(ep, rte_be_to_cpu_32(r->remote_stag), to, 8,
+			      IBV_ACCESS_REMOTE_ATOMIC, &cause, false);
+	if (p == NULL) {
+		ep_terminate(ep, cause, hdr, seg_len);
+		return;
+	}
+	/* the word must be 8-byte aligned: a misaligned one is outside
+	 * anything an atomic may address */
+	if ((to & 7) != 0 || ((uintptr_t)p & 7) != 0) {
+		ep_terminate(ep, RNIC_TERM_RDMAP_BASE_BOUNDS, hdr, seg_len);
+		return;
+	}
+	/* IRD covers Reads and Atomics together */
+	if (ep->inreads >= ep->res.ird || ep->job_tail - ep->job_head >= JOB_MAX - 1) {
+		ep_terminate(ep, RNIC_TERM_RDMAP_CATASTROPHIC_STREAM, hdr, seg_len);
+		return;
+	}
+	uint64_t data = rte_be_to_cpu_64(r->add_swap_data);
+	uint64_t dmask = rte_be_to_cpu_64(r->add_swap_mask);
+	uint64_t cmp = rte_be_to_cpu_64(r->compare_data);
+	uint64_t cmask = rte_be_to_cpu_64(r->compare_mask);
+	uint64_t *w = (uint64_t *)(void *)p;
+	uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED), nv;
+	/* other QPs, on other workers, and the host may touch the word */
+	do {
+		if (op == RNIC_ATOMIC_FETCH_ADD)
+			nv = masked_add(old, data, dmask);
+		else if (op == RNIC_ATOMIC_SWAP || ((old ^ cmp) & cmask) == 0)
+			nv = (old & ~dmask) | (data & dmask);
+		else
+			nv = old;   /* compare failed: the word stays */
+	} while (!__atomic_compare_exchange_n(w, &old, nv, false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	__atomic_store_n(&ep->xfer->bytes_in, ep->xfer->bytes_in + 8, __ATOMIC_RELAXED);
+	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
+	memset(j, 0, offsetof(struct job, term));
+	j->kind = JOB_ATOMIC_RESP;
+	j->req_id = rte_be_to_cpu_32(r->req_id);
+	j->orig = old;
+	ep->job_tail++;
+	ep->inreads++;
+	ep_pump(ep);
+}
+
 static int frx_done(void *arg, const struct rnic_fpdu_info *fi)
 {
 	struct rnic_iw_ep *ep = arg;
 	ep->stats_fpdus_in++;
 	if (fi->last && (ep->place || ep->scatter) && (fi->opcode == RNIC_RDMAP_OP_WRITE || fi->opcode == RNIC_RDMAP_OP_SEND ||
 			 fi->opcode == RNIC_RDMAP_OP_SEND_SE || fi->opcode == RNIC_RDMAP_OP_SEND_INV ||
-			 fi->opcode == RNIC_RDMAP_OP_SEND_SE_INV || fi->opcode == RNIC_RDMAP_OP_READ_REQ))
+			 fi->opcode == RNIC_RDMAP_OP_SEND_SE_INV || fi->opcode == RNIC_RDMAP_OP_READ_REQ ||
+			 fi->opcode == RNIC_RDMAP_OP_ATOMIC_REQ))
 		__atomic_store_n(&ep->xfer->ops_in, ep->xfer->ops_in + 1, __ATOMIC_RELAXED);
 	if (ep->place == NULL && !ep->scatter && !(fi->opcode == RNIC_RDMAP_OP_TERMINATE))
 		return 0;   /* skipped: a Terminate is on its way */
+	/* what an Immediate Data message follows (Write with Immediate) */
+	if (fi->opcode == RNIC_RDMAP_OP_WRITE) {
+		ep->write_acc += fi->payload_len;
+		if (fi->last) {
+			ep->after_write = true;
+			ep->last_write_len = (uint32_t)ep->write_acc;
+			ep->write_acc = 0;
+		}
+	} else if (fi->last && fi->opcode != RNIC_RDMAP_OP_IMM_DATA &&
+		   fi->opcode != RNIC_RDMAP_OP_IMM_DATA_SE) {
+		ep->after_write = false;
+	}
 	switch (fi->opcode) {
+	case RNIC_RDMAP_OP_IMM_DATA:
+	case RNIC_RDMAP_OP_IMM_DATA_SE: {
+		/* behind a Write: the Write's completion at the data sink
+		 * (libibverbs RECV_RDMA_WITH_IMM, byte_len the Write's length);
+		 * otherwise (Send with Immediate) a receive of 0 bytes */
+		struct ibv_wc wc = { .wr_id = ep->cur.wr_id, .status = IBV_WC_SUCCESS,
+				     .opcode = IBV_WC_RECV, .qp_num = ep->qpn,
+				     .wc_flags = IBV_WC_WITH_IMM };
+		memcpy(&wc.imm_data, ep->imm_in, sizeof(wc.imm_data));
+		if (ep->after_write) {
+			wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+			wc.byte_len = ep->last_write_len;
+		}
+		ep->after_write = false;
+		ep->in_msg = false;
+		ep->rx_msn[RNIC_DDP_QN_SEND]++;
+		complete_wc(ep, &wc, fi->opcode == RNIC_RDMAP_OP_IMM_DATA_SE);
+		break;
+	}
+	case RNIC_RDMAP_OP_ATOMIC_REQ:
+		ep->rx_msn[RNIC_DDP_QN_READ_REQ]++;
+		serve_atomic(ep, fi->hdr, fi->ulpdu_len);
+		break;
+	case RNIC_RDMAP_OP_ATOMIC_RESP: {
+		const struct rnic_rdmap_atomic_resp_hdr *r = (const void *)ep->aresp;
+		unsigned i = ep->ord_head++ % ORD_MAX;
+		uint64_t orig = rte_be_to_cpu_64(r->orig_remote_data);
+		ep->rx_msn[RNIC_DDP_QN_ATOMIC_RESP]++;
+		/* the result buffer was checked (lkey, local write) at post time,
+		 * and stays registered until the work completes */
+		memcpy((void *)(uintptr_t)ep->ord[i].res_addr, &orig, sizeof(orig));
+		__atomic_store_n(&ep->xfer->bytes_in, ep->xfer->bytes_in + 8, __ATOMIC_RELAXED);
+		if (ep->ord[i].signaled)
+			complete(ep, ep->ord[i].wr_id, (enum ibv_wc_opcode)ep->ord[i].wc_op,
+				 IBV_WC_SUCCESS, 8);
+		if (ep->hooks && ep->hooks->tx_room && ep->state == EP_RTS)
+			ep->hooks->tx_room(ep->qp);
+		break;
+	}
 	case RNIC_RDMAP_OP_SEND:
 	case RNIC_RDMAP_OP_SEND_SE:
 	case RNIC_RDMAP_OP_SEND_INV:
@@ -1179,7 +1537,8 @@ static void ep_flush(struct rnic_iw_ep *ep)
 				 IBV_WC_WR_FLUSH_ERR, 0);
 	}
 	for (; ep->ord_head != ep->ord_tail; ep->ord_head++)
-		complete(ep, ep->ord[ep->ord_head % ORD_MAX].wr_id, IBV_WC_RDMA_READ,
+		complete(ep, ep->ord[ep->ord_head % ORD_MAX].wr_id,
+			 (enum ibv_wc_opcode)ep->ord[ep->ord_head % ORD_MAX].wc_op,
 			 IBV_WC_WR_FLUSH_ERR, 0);
 	if (ep->in_msg) {   /* the receive a message was being placed into */
 		ep->in_msg = false;
@@ -1269,7 +1628,7 @@ static struct rnic_iw_ep *ep_new(struct rnic_worker *w, const struct rnic_iw_ops
 	rnic_timer_init(&ep->rts_timer, rts_timer_cb, ep);
 	rnic_timer_init(&ep->tx_timer, tx_timer_cb, ep);
 	/* RFC 5041 section 5.1: the first message of each queue has MSN 1 */
-	for (int q = 0; q < 3; q++)
+	for (int q = 0; q < RNIC_DDP_QN_COUNT; q++)
 		ep->msn[q] = ep->rx_msn[q] = 1;
 	return ep;
 }

@@ -175,7 +175,12 @@ rnic_mpa_pad_len(uint32_t ulpdu_len)
 #define RNIC_RDMAP_OPCODE_MASK 0x0f
 #define RNIC_RDMAP_VERSION   1
 
-/* RDMAP opcodes: RFC 5040 section 4.3 and RFC 7306 section 8. */
+/*
+ * RDMAP opcodes: RFC 5040 section 4.3, and the four RFC 7306 adds (its
+ * section 4.1 table and the IANA "RDMAP Message Operation Codes" entries):
+ * 1000b Immediate Data, 1001b Immediate Data with SE, 1010b Atomic Request,
+ * 1011b Atomic Response. All four are untagged.
+ */
 #define RNIC_RDMAP_OPCODES(X)                                 \
 	X(WRITE,        0x0, "rdma_write")                    \
 	X(READ_REQ,     0x1, "rdma_read_request")             \
@@ -185,10 +190,10 @@ rnic_mpa_pad_len(uint32_t ulpdu_len)
 	X(SEND_SE,      0x5, "send_with_se")                  \
 	X(SEND_SE_INV,  0x6, "send_with_se_and_invalidate")   \
 	X(TERMINATE,    0x7, "terminate")                     \
+	X(IMM_DATA,     0x8, "immediate_data")                \
+	X(IMM_DATA_SE,  0x9, "immediate_data_with_se")        \
 	X(ATOMIC_REQ,   0xa, "atomic_request")                \
-	X(ATOMIC_RESP,  0xb, "atomic_response")               \
-	X(IMM_DATA,     0xc, "immediate_data")                \
-	X(IMM_DATA_SE,  0xd, "immediate_data_with_se")
+	X(ATOMIC_RESP,  0xb, "atomic_response")
 
 enum rnic_rdmap_opcode {
 #define RNIC_RDMAP_OP_ENUM(sym, val, name) RNIC_RDMAP_OP_##sym = val,
@@ -196,12 +201,19 @@ enum rnic_rdmap_opcode {
 #undef RNIC_RDMAP_OP_ENUM
 };
 
-/* Untagged queue numbers (RFC 5040 section 5.1, RFC 7306 section 8). */
+/*
+ * Untagged queue numbers (RFC 5040 section 5.1; RFC 7306 section 4.1 and
+ * its IANA "RDMAP DDP Untagged Queue Numbers" entry). Atomic Requests share
+ * queue 1 (and its MSN sequence and the IRD/ORD budget) with RDMA Read
+ * Requests, so the responder takes both in one order; Atomic Responses are
+ * untagged and need a queue of their own at the requester: queue 3.
+ */
 enum rnic_ddp_qn {
-	RNIC_DDP_QN_SEND = 0,       /* Send, Immediate Data */
-	RNIC_DDP_QN_READ_REQ = 1,   /* RDMA Read Request, Atomic Response */
+	RNIC_DDP_QN_SEND = 0,       /* Send variants, Immediate Data */
+	RNIC_DDP_QN_READ_REQ = 1,   /* RDMA Read Request, Atomic Request */
 	RNIC_DDP_QN_TERMINATE = 2,
-	RNIC_DDP_QN_ATOMIC = 3,     /* Atomic Request (RFC 7306) */
+	RNIC_DDP_QN_ATOMIC_RESP = 3, /* Atomic Response (RFC 7306) */
+	RNIC_DDP_QN_COUNT = 4,
 };
 
 static inline bool rnic_ddp_tagged(uint8_t ddp_ctrl)
@@ -331,20 +343,34 @@ rnic_term_set(struct rnic_rdmap_term_hdr *t, uint8_t layer, uint8_t etype,
 }
 
 /*
- * RFC 7306 Immediate Data message (opcodes 0xc/0xd, untagged, QN 0): the
- * ULPDU after the DDP header is 8 bytes of Immediate Data. Write with
- * Immediate is an RDMA Write followed by this message; Send with Immediate
- * a Send followed by it. libibverbs' 32-bit imm_data (already big endian)
- * goes in the first 4 bytes; the rest is zero.
+ * RFC 7306 Immediate Data message (opcodes 1000b/1001b, untagged, QN 0,
+ * one segment, MO 0): the ULPDU after the DDP header is 8 bytes of
+ * Immediate Data and nothing else. It is a message of its own that
+ * consumes an untagged buffer (a receive) at the data sink; "Write with
+ * Immediate" is an RDMA Write followed by it. libibverbs' 32-bit imm_data
+ * (already in network order) goes in bytes 0..3; bytes 4..7 are sent as 0
+ * and ignored on receive.
  */
 struct rnic_rdmap_imm_hdr {
 	uint8_t immediate_data[8];
 } __rte_packed;
 _Static_assert(sizeof(struct rnic_rdmap_imm_hdr) == 8, "Immediate Data");
 
-/* RFC 7306 Atomic Request header (untagged, QN 3): 52 bytes. */
+/*
+ * RFC 7306 Atomic Request header (untagged, QN 1, one segment, MO 0),
+ * after the untagged DDP header: 52 bytes.
+ *
+ *   Reserved (28) | Atomic Operation (4)
+ *   Request Identifier (32)
+ *   Remote STag (32)
+ *   Remote Tagged Offset (64)           8-byte aligned
+ *   Add or Swap Data (64)
+ *   Add or Swap Mask (64)
+ *   Compare Data (64)                   CmpSwap only, else 0
+ *   Compare Mask (64)                   CmpSwap only, else 0
+ */
 struct rnic_rdmap_atomic_req_hdr {
-	rte_be32_t atomic_op;       /* Reserved (28) | AtomicOperation (4) */
+	rte_be32_t atomic_op;       /* Reserved (28) | Atomic Operation (4) */
 	rte_be32_t req_id;          /* Request Identifier */
 	rte_be32_t remote_stag;
 	rte_be64_t remote_to;
@@ -355,8 +381,10 @@ struct rnic_rdmap_atomic_req_hdr {
 } __rte_packed;
 _Static_assert(sizeof(struct rnic_rdmap_atomic_req_hdr) == 52, "Atomic Req");
 
+/* Atomic Operation codes (IANA "RDMAP Message Atomic Operation Subcodes"). */
 #define RNIC_ATOMIC_OP_MASK     RTE_BE32(0x0000000f)
 #define RNIC_ATOMIC_FETCH_ADD   0x0
+#define RNIC_ATOMIC_SWAP        0x1
 #define RNIC_ATOMIC_CMP_SWAP    0x2
 
 static inline uint8_t
@@ -365,7 +393,9 @@ rnic_atomic_op(const struct rnic_rdmap_atomic_req_hdr *h)
 	return (uint8_t)(rte_be_to_cpu_32(h->atomic_op) & 0x0f);
 }
 
-/* RFC 7306 Atomic Response header (untagged, QN 1): 12 bytes. */
+/* RFC 7306 Atomic Response header (untagged, QN 3, one segment, MO 0):
+ * 12 bytes. The original value is the 64-bit word as it was before the
+ * operation. */
 struct rnic_rdmap_atomic_resp_hdr {
 	rte_be32_t orig_req_id;         /* Original Request Identifier */
 	rte_be64_t orig_remote_data;    /* Original Remote Data Value */

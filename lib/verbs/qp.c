@@ -337,16 +337,15 @@ static int check_send_wr(struct rnic_qp *qp, const struct ibv_send_wr *wr, uint3
 		return 0;   /* checked by the caller */
 	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		if (qp->transport != RNIC_TRANSPORT_ROCE)
-			return EOPNOTSUPP;   /* iWARP: RFC 7306, not yet */
-		break;
+		break;   /* iWARP: RFC 7306 Immediate Data (docs/iwarp.md) */
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		if (qp->transport != RNIC_TRANSPORT_ROCE)
-			return EOPNOTSUPP;   /* iWARP: RFC 7306, not yet */
-		/* one 8-byte local buffer, an 8-byte aligned remote address */
+		/* one 8-byte local buffer; RoCE wants an 8-byte aligned remote
+		 * address here, iWARP leaves that check to the responder, which
+		 * answers a misaligned one with a Terminate (docs/iwarp.md) */
 		if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
-		    (wr->wr.atomic.remote_addr & 7) != 0 || (wr->send_flags & IBV_SEND_INLINE))
+		    (qp->transport == RNIC_TRANSPORT_ROCE && (wr->wr.atomic.remote_addr & 7) != 0) ||
+		    (wr->send_flags & IBV_SEND_INLINE))
 			return EINVAL;
 		return rnic_sge_check(d, qp->qp.pd, wr->sg_list, 1, IBV_ACCESS_LOCAL_WRITE, total);
 	default:

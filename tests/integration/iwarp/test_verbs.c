@@ -1805,86 +1805,278 @@ static void t_srq(void)
 
 /* --- RFC 7306 --------------------------------------------------------------------------- */
 
+/* RFC 7306 on iWARP (docs/iwarp.md): Write with Immediate is a Write and
+ * an Immediate Data message, which takes a receive at the data sink and
+ * completes it as IBV_WC_RECV_RDMA_WITH_IMM with the Write's length; Send
+ * with Immediate is a Send and an Immediate Data message: two receives, the
+ * second one (0 bytes) carries the immediate data. */
 static void t_write_imm(void)
 {
+	static const uint32_t n_[] = { 0, 1, 64 * KiB, MiB };
 	pair_up(&DEF);
-	fill(b.buf + BASE, 4096, 1);
-	recv1(&a, 1, a.buf, 16);
-	struct ibv_sge s = { (uintptr_t)b.buf + BASE, 4096, b.mr->lkey };
-	struct ibv_send_wr w = { .wr_id = 2, .sg_list = &s, .num_sge = 1,
-				 .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
-				 .send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(0xabcd1234) }, *bad;
-	w.wr.rdma.remote_addr = (uintptr_t)a.buf + BASE;
-	w.wr.rdma.rkey = a.mr->rkey;
-	int rc = ibv_post_send(b.qp, &w, &bad);
-	if (rc == EOPNOTSUPP || rc == EINVAL)
-		skip_case("IBV_WR_RDMA_WRITE_WITH_IMM: post_send = %d (RFC 7306 not done, "
-			  "docs/verbs.md)", rc);
-	CHECK_RC(rc, 0);
-	expect_wc(b.cq, b.qp, 2, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, ANY, "write with imm");
-	struct ibv_wc wc = expect_wc(a.cq, a.qp, 1, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS, ANY,
-				     "recv of write with imm");
-	CHECK((wc.wc_flags & IBV_WC_WITH_IMM) && wc.imm_data == htonl(0xabcd1234), "imm %#x",
-	      wc.imm_data);
-	CHECK_DATA(a.buf + BASE, b.buf + BASE, 4096, "write with imm");
+	for (unsigned k = 0; k < RTE_DIM(n_); k++) {
+		uint32_t n = n_[k], imm = 0xabcd1200u + k;
+		uint8_t *src = b.buf + BASE, *dst = a.buf + BASE + 3;
+		char what[64];
+		snprintf(what, sizeof(what), "write with imm %u", n);
+		fill(src, n, 40 + k);
+		memset(dst - 64, GUARD, (size_t)n + 128);
+		recv1(&a, 10 + k, a.buf, 16);
+		struct ibv_sge s = { (uintptr_t)src, n, b.mr->lkey };
+		struct ibv_send_wr w = { .wr_id = 20 + k, .sg_list = &s, .num_sge = 1,
+					 .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+					 .send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(imm) }, *bad;
+		w.wr.rdma.remote_addr = (uintptr_t)dst;
+		w.wr.rdma.rkey = a.mr->rkey;
+		CHECK_RC(ibv_post_send(b.qp, &w, &bad), 0);
+		expect_wc(b.cq, b.qp, 20 + k, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, ANY, what);
+		struct ibv_wc wc = expect_wc(a.cq, a.qp, 10 + k, IBV_WC_RECV_RDMA_WITH_IMM,
+					     IBV_WC_SUCCESS, n, what);
+		CHECK((wc.wc_flags & IBV_WC_WITH_IMM) && wc.imm_data == htonl(imm), "%s: imm %#x "
+		      "flags %#x", what, ntohl(wc.imm_data), wc.wc_flags);
+		CHECK_DATA(dst, src, n, what);
+		CHECK_UNTOUCHED(dst - 64, 64, GUARD, what);
+		CHECK_UNTOUCHED(dst + n, 64, GUARD, what);
+	}
+	/* a plain Write, then a Send: no immediate data anywhere */
+	do_write(&b, &a, 100, 0, 0, 60);
 }
 
 static void t_send_imm(void)
 {
 	pair_up(&DEF);
 	fill(b.buf + BASE, 100, 1);
+	memset(a.buf + BASE, GUARD, 256);
 	recv1(&a, 1, a.buf + BASE, 128);
+	recv1(&a, 2, a.buf + BASE + 128, 16);
 	struct ibv_sge s = { (uintptr_t)b.buf + BASE, 100, b.mr->lkey };
-	struct ibv_send_wr w = { .wr_id = 2, .sg_list = &s, .num_sge = 1,
-				 .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+	struct ibv_send_wr w = { .wr_id = 3, .sg_list = &s, .num_sge = 1,
+				 .opcode = IBV_WR_SEND_WITH_IMM,
+				 .send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED,
 				 .imm_data = htonl(0x01020304) }, *bad;
-	int rc = ibv_post_send(b.qp, &w, &bad);
-	if (rc == EOPNOTSUPP || rc == EINVAL)
-		skip_case("IBV_WR_SEND_WITH_IMM: post_send = %d (RFC 7306 not done, docs/verbs.md)",
-			  rc);
-	CHECK_RC(rc, 0);
-	expect_wc(b.cq, b.qp, 2, IBV_WC_SEND, IBV_WC_SUCCESS, ANY, "send with imm");
-	struct ibv_wc wc = expect_wc(a.cq, a.qp, 1, IBV_WC_RECV, IBV_WC_SUCCESS, 100, "recv");
+	CHECK_RC(ibv_post_send(b.qp, &w, &bad), 0);
+	expect_wc(b.cq, b.qp, 3, IBV_WC_SEND, IBV_WC_SUCCESS, ANY, "send with imm");
+	struct ibv_wc wc = expect_wc(a.cq, a.qp, 1, IBV_WC_RECV, IBV_WC_SUCCESS, 100,
+				     "recv of the Send");
+	CHECK(!(wc.wc_flags & IBV_WC_WITH_IMM), "the Send's receive has flags %#x", wc.wc_flags);
+	wc = expect_wc(a.cq, a.qp, 2, IBV_WC_RECV, IBV_WC_SUCCESS, 0, "recv of the Immediate Data");
 	CHECK((wc.wc_flags & IBV_WC_WITH_IMM) && wc.imm_data == htonl(0x01020304), "imm %#x",
-	      wc.imm_data);
+	      ntohl(wc.imm_data));
 	CHECK_DATA(a.buf + BASE, b.buf + BASE, 100, "send with imm");
+	CHECK_UNTOUCHED(a.buf + BASE + 100, 156, GUARD, "behind the Send, the second receive");
+	/* the streams go on: a Send after it */
+	do_send(&b, &a, 33, 0, 0, 70);
 }
 
-static void atomic_case(bool cas)
+/* An MR on A for atomics and the word in it (value @p v). */
+static uint64_t *atomic_target(struct ibv_mr **mr, int acc, uint64_t v)
 {
-	pair_up(&DEF);
-	struct ibv_mr *am = rnic_reg_mr(a.pd, a.buf + 8 * MiB, 4096, IBV_ACCESS_LOCAL_WRITE |
-					IBV_ACCESS_REMOTE_ATOMIC);
-	if (am == NULL)
-		skip_case("reg_mr with IBV_ACCESS_REMOTE_ATOMIC: %s (atomics: RFC 7306 not done)",
-			  strerror(errno));
-	a.xmr[0] = am;
+	*mr = rnic_reg_mr(a.pd, a.buf + 8 * MiB, 4096, acc);
+	CHECK(*mr != NULL, "reg_mr (atomic): %s", strerror(errno));
+	a.xmr[0] = *mr;
 	uint64_t *t = (uint64_t *)(void *)(a.buf + 8 * MiB + 64);
-	*t = 1000;
-	uint64_t *res = (uint64_t *)(void *)(b.buf + BASE);
-	*res = 0;
-	struct ibv_sge s = { (uintptr_t)res, 8, b.mr->lkey };
-	struct ibv_send_wr w = { .wr_id = 1, .sg_list = &s, .num_sge = 1,
+	memset(a.buf + 8 * MiB, 0x5a, 4096);
+	*t = v;
+	return t;
+}
+
+static int post_atomic(struct ibv_qp *qp, struct ibv_mr *lmr, uint64_t id, uint64_t *res,
+		       bool cas, uint64_t raddr, uint32_t rkey, uint64_t cmp_add, uint64_t swap)
+{
+	struct ibv_sge s = { (uintptr_t)res, 8, lmr->lkey };
+	struct ibv_send_wr w = { .wr_id = id, .sg_list = &s, .num_sge = 1,
 				 .opcode = cas ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD,
 				 .send_flags = IBV_SEND_SIGNALED }, *bad;
-	w.wr.atomic.remote_addr = (uintptr_t)t;
-	w.wr.atomic.rkey = am->rkey;
-	w.wr.atomic.compare_add = cas ? 1000 : 5;
-	w.wr.atomic.swap = 77;
-	int rc = ibv_post_send(b.qp, &w, &bad);
-	if (rc == EOPNOTSUPP || rc == EINVAL)
-		skip_case("%s: post_send = %d (RFC 7306 atomics not done, docs/verbs.md)",
-			  cas ? "ATOMIC_CMP_AND_SWP" : "ATOMIC_FETCH_AND_ADD", rc);
-	CHECK_RC(rc, 0);
-	expect_wc(b.cq, b.qp, 1, cas ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD, IBV_WC_SUCCESS, 8,
-		  "atomic");
-	CHECK(*res == 1000, "atomic returned %llu, expected 1000", (unsigned long long)*res);
-	fence_send(&b, &a, 2);
-	CHECK(*t == (cas ? 77u : 1005u), "target %llu", (unsigned long long)*t);
+	w.wr.atomic.remote_addr = raddr;
+	w.wr.atomic.rkey = rkey;
+	w.wr.atomic.compare_add = cmp_add;
+	w.wr.atomic.swap = swap;
+	return ibv_post_send(qp, &w, &bad);
 }
 
-static void t_atomic_cas(void) { atomic_case(true); }
-static void t_atomic_faa(void) { atomic_case(false); }
+static void t_atomic_cas(void)
+{
+	pair_up(&DEF);
+	struct ibv_mr *am;
+	uint64_t *t = atomic_target(&am, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC, 1000);
+	uint64_t *res = (uint64_t *)(void *)(b.buf + BASE);
+	*res = 0;
+	/* success: 1000 == 1000, swapped to 77 */
+	CHECK_RC(post_atomic(b.qp, b.mr, 1, res, true, (uintptr_t)t, am->rkey, 1000, 77), 0);
+	expect_wc(b.cq, b.qp, 1, IBV_WC_COMP_SWAP, IBV_WC_SUCCESS, 8, "cmp&swap");
+	CHECK(*res == 1000, "cmp&swap returned %llu, expected 1000", (unsigned long long)*res);
+	CHECK(*t == 77, "target %llu after a successful cmp&swap", (unsigned long long)*t);
+	/* failure: 77 != 1000, the word stays, the original comes back */
+	CHECK_RC(post_atomic(b.qp, b.mr, 2, res, true, (uintptr_t)t, am->rkey, 1000, 5), 0);
+	expect_wc(b.cq, b.qp, 2, IBV_WC_COMP_SWAP, IBV_WC_SUCCESS, 8, "failing cmp&swap");
+	CHECK(*res == 77, "failing cmp&swap returned %llu, expected 77", (unsigned long long)*res);
+	CHECK(*t == 77, "target %llu after a failed cmp&swap", (unsigned long long)*t);
+	CHECK_UNTOUCHED(a.buf + 8 * MiB, 64, 0x5a, "below the word");
+	CHECK_UNTOUCHED(a.buf + 8 * MiB + 72, 4096 - 72, 0x5a, "above the word");
+	/* full 64-bit compare and swap */
+	*t = 0x8000000000000001ull;
+	CHECK_RC(post_atomic(b.qp, b.mr, 3, res, true, (uintptr_t)t, am->rkey,
+			     0x8000000000000001ull, 0xfedcba9876543210ull), 0);
+	expect_wc(b.cq, b.qp, 3, IBV_WC_COMP_SWAP, IBV_WC_SUCCESS, 8, "64-bit cmp&swap");
+	CHECK(*res == 0x8000000000000001ull && *t == 0xfedcba9876543210ull,
+	      "64-bit cmp&swap: returned %#llx, word %#llx", (unsigned long long)*res,
+	      (unsigned long long)*t);
+}
+
+static void t_atomic_faa(void)
+{
+	pair_up(&DEF);
+	struct ibv_mr *am;
+	uint64_t *t = atomic_target(&am, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+				    0xffffffffull);
+	uint64_t *res = (uint64_t *)(void *)(b.buf + BASE);
+	CHECK_RC(post_atomic(b.qp, b.mr, 1, res, false, (uintptr_t)t, am->rkey, 1, 0), 0);
+	expect_wc(b.cq, b.qp, 1, IBV_WC_FETCH_ADD, IBV_WC_SUCCESS, 8, "fetch&add");
+	CHECK(*res == 0xffffffffull && *t == 0x100000000ull, "fetch&add: returned %#llx, word "
+	      "%#llx (the carry crosses 32 bits)", (unsigned long long)*res, (unsigned long long)*t);
+	/* wraps at 64 bits */
+	CHECK_RC(post_atomic(b.qp, b.mr, 2, res, false, (uintptr_t)t, am->rkey,
+			     UINT64_MAX - 0xffffffffull, 0), 0);
+	expect_wc(b.cq, b.qp, 2, IBV_WC_FETCH_ADD, IBV_WC_SUCCESS, 8, "fetch&add wrap");
+	CHECK(*res == 0x100000000ull && *t == 0, "fetch&add wrap: returned %#llx, word %#llx",
+	      (unsigned long long)*res, (unsigned long long)*t);
+}
+
+/* Several connections add to one word; A's host sees the sum. */
+static void t_atomic_faa_many_qps(void)
+{
+	enum { N = 4, K = 200 };
+	struct rnic_cm_event ev;
+	uint16_t port;
+	end_init(&a, "A", CA, bufA, &DEF);
+	end_init(&b, "B", CB, bufB, &DEF);
+	struct ibv_mr *am;
+	uint64_t *t = atomic_target(&am, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC, 0);
+	listen_new(&port);
+	for (int i = 0; i < N; i++) {
+		a.xqp[i] = make_qp(&a, &DEF, NULL);
+		b.xqp[i] = make_qp(&b, &DEF, NULL);
+	}
+	for (int i = 0; i < N; i++) {
+		uint8_t pd[2] = { 'f', (uint8_t)i };
+		struct rnic_cm_conn_param p = { .private_data = pd, .private_data_len = 2,
+						.responder_resources = 8, .initiator_depth = 8 };
+		CHECK_RC(rnic_cm_create_id(b.cm, (void *)(uintptr_t)(i + 1), &b.xid[i]), 0);
+		CHECK_RC(rnic_cm_connect(b.xid[i], b.xqp[i], A_IP, port, &p), 0);
+	}
+	for (int req = 0, est = 0; req < N || est < N;) {
+		get_event(a.cm, &ev, "A");
+		if (ev.type == RNIC_CM_EVENT_CONNECT_REQUEST) {
+			int i = ev.private_data[1];
+			CHECK(i < N && a.xid[i] == NULL, "request %d", i);
+			a.xid[i] = ev.id;
+			struct rnic_cm_conn_param p = { .responder_resources = 8, .initiator_depth = 8 };
+			CHECK_RC(rnic_cm_accept(ev.id, a.xqp[i], &p), 0);
+			req++;
+		} else {
+			CHECK(ev.type == RNIC_CM_EVENT_ESTABLISHED, "A: %s (status %d)",
+			      rnic_cm_event_str(ev.type), ev.status);
+			est++;
+		}
+	}
+	for (int i = 0; i < N; i++)
+		expect_event(b.cm, RNIC_CM_EVENT_ESTABLISHED, &ev, "B");
+	/* interleave the posts over the QPs: they run on the workers at once */
+	uint64_t *res = (uint64_t *)(void *)(b.buf + BASE);
+	for (int k = 0; k < K; k++)
+		for (int i = 0; i < N; i++)
+			CHECK_RC(post_atomic(b.xqp[i], b.mr, (uint64_t)(i * K + k), &res[i * K + k],
+					     false, (uintptr_t)t, am->rkey, (uint64_t)i + 1, 0), 0);
+	static struct ibv_wc wc[N * K];
+	wait_wc(b.cq, wc, N * K, "fetch&adds");
+	uint64_t seen_sum = 0;
+	for (int k = 0; k < N * K; k++) {
+		CHECK(wc[k].status == IBV_WC_SUCCESS && wc[k].opcode == IBV_WC_FETCH_ADD &&
+		      wc[k].byte_len == 8, "fetch&add %llu: status %d opcode %d len %u",
+		      (unsigned long long)wc[k].wr_id, wc[k].status, wc[k].opcode, wc[k].byte_len);
+		seen_sum += res[wc[k].wr_id];
+	}
+	uint64_t want = (uint64_t)K * (N * (N + 1) / 2);
+	CHECK(*t == want, "the word is %llu after %d fetch&adds, expected the sum %llu",
+	      (unsigned long long)*t, N * K, (unsigned long long)want);
+	/* every add saw a different prior value: they are all distinct */
+	for (int i = 0; i < N; i++)
+		for (int k = 1; k < K; k++)
+			CHECK(res[i * K + k] > res[i * K + k - 1], "QP %d: add %d saw %llu after %llu",
+			      i, k, (unsigned long long)res[i * K + k],
+			      (unsigned long long)res[i * K + k - 1]);
+	(void)seen_sum;
+}
+
+/* More atomics than ORD, and Reads mixed in: the QP holds what ORD does
+ * not allow, the responses come back in order. */
+static void t_atomic_ord(void)
+{
+	enum { K = 200 };   /* with the Reads, within the SQ's 256 */
+	struct opts o = DEF;
+	o.ird = o.ord = 4;
+	pair_up(&o);
+	struct ibv_mr *am;
+	uint64_t *t = atomic_target(&am, ACC_ALL | IBV_ACCESS_REMOTE_ATOMIC, 0);
+	CHECK(b.ord <= 4, "B's ORD %u", b.ord);
+	uint64_t *res = (uint64_t *)(void *)(b.buf + BASE);
+	fill(a.buf + 8 * MiB + 1024, 64, 9);
+	for (int k = 0; k < K; k++) {
+		if (k % 10 == 5)
+			CHECK_RC(post1(&b, IBV_WR_RDMA_READ, 100000 + (uint64_t)k,
+				       b.buf + 2 * MiB + (size_t)k * 64, 64,
+				       (uintptr_t)a.buf + 8 * MiB + 1024, am->rkey, IBV_SEND_SIGNALED), 0);
+		CHECK_RC(post_atomic(b.qp, b.mr, (uint64_t)k, &res[k], false, (uintptr_t)t,
+				     am->rkey, 1, 0), 0);
+	}
+	for (int k = 0; k < K; k++) {
+		if (k % 10 == 5) {
+			expect_wc(b.cq, b.qp, 100000 + (uint64_t)k, IBV_WC_RDMA_READ, IBV_WC_SUCCESS,
+				  64, "read between atomics");
+			CHECK_DATA(b.buf + 2 * MiB + (size_t)k * 64, a.buf + 8 * MiB + 1024, 64,
+				   "read between atomics");
+		}
+		expect_wc(b.cq, b.qp, (uint64_t)k, IBV_WC_FETCH_ADD, IBV_WC_SUCCESS, 8, "fetch&add");
+		CHECK(res[k] == (uint64_t)k, "fetch&add %d saw %llu", k, (unsigned long long)res[k]);
+	}
+	CHECK(*t == K, "the word is %llu", (unsigned long long)*t);
+}
+
+/* An atomic A must refuse: a Terminate, both ends disconnect, the word
+ * stays, B's atomic completes with an error. */
+static void atomic_fault(bool misaligned)
+{
+	pair_up(&DEF);
+	struct ibv_mr *am;
+	int acc = misaligned ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC :
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	uint64_t *t = atomic_target(&am, acc, 1000);
+	uint64_t *res = (uint64_t *)(void *)(b.buf + BASE);
+	*res = 0x33;
+	uintptr_t raddr = (uintptr_t)t + (misaligned ? 4 : 0);
+	CHECK_RC(post_atomic(b.qp, b.mr, 1, res, !misaligned, raddr, am->rkey, 1000, 5), 0);
+	struct rnic_cm_event ev;
+	expect_event(a.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "A");
+	CHECK(ev.status == -EPROTO, "A (sent the Terminate): DISCONNECTED status %d", ev.status);
+	expect_event(b.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "B");
+	CHECK(ev.status == -EPROTO || (faults && ev.status == -ECONNRESET),
+	      "B: DISCONNECTED status %d", ev.status);
+	bool term_lost = ev.status == -ECONNRESET;
+	struct ibv_wc wc = expect_wc(b.cq, b.qp, 1, ANY, ANY, ANY, "refused atomic");
+	CHECK(wc.status != IBV_WC_SUCCESS, "a refused atomic completed successfully");
+	CHECK(*t == 1000 && *res == 0x33, "word %llu result %#llx after a refused atomic",
+	      (unsigned long long)*t, (unsigned long long)*res);
+	CHECK_UNTOUCHED(a.buf + 8 * MiB, 64, 0x5a, "below the word");
+	struct rnic_qp_stats qa, qb;
+	rnic_qp_stats(a.qp, &qa);
+	rnic_qp_stats(b.qp, &qb);
+	CHECK(qa.terminates_out == 1 && qb.terminates_in == (term_lost ? 0u : 1u),
+	      "Terminates: A out %llu, B in %llu", (unsigned long long)qa.terminates_out,
+	      (unsigned long long)qb.terminates_in);
+}
+
+static void t_atomic_misaligned(void) { atomic_fault(true); }
+static void t_atomic_no_right(void) { atomic_fault(false); }
 
 /* --- seed 002: a byte stream switches to RDMA mode with data in flight ------------------- */
 
@@ -2130,6 +2322,10 @@ static const struct tcase cases[] = {
 	{ "send_with_imm", t_send_imm },
 	{ "atomic_cmp_swap", t_atomic_cas },
 	{ "atomic_fetch_add", t_atomic_faa },
+	{ "atomic_fetch_add_many_qps", t_atomic_faa_many_qps },
+	{ "atomic_within_ord", t_atomic_ord },
+	{ "atomic_misaligned", t_atomic_misaligned },
+	{ "atomic_no_right", t_atomic_no_right },
 };
 
 static void run_case(const char *name, void (*fn)(void))

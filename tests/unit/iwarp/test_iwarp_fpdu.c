@@ -565,9 +565,10 @@ test_header_errors(void **state)
 	u[1] = RNIC_RDMAP_OP_SEND;
 	n = raw_fpdu(u, 18, wire, sizeof(wire));
 	expect_error(wire, (size_t)n, true, false, RNIC_TERM_RDMAP_VERSION);
-	/* Reserved opcode 8, and a Send with the T bit. */
+	/* Unassigned opcode 0xc (RFC 7306 took 8 to 0xb), and a Send with
+	 * the T bit. */
 	mk_send_hdr(u, 1);
-	u[1] = rnic_rdmap_ctrl(8);
+	u[1] = rnic_rdmap_ctrl(0xc);
 	n = raw_fpdu(u, 18, wire, sizeof(wire));
 	expect_error(wire, (size_t)n, true, false, RNIC_TERM_RDMAP_OPCODE);
 	mk_send_hdr(u, 1);

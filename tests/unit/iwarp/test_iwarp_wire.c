@@ -15,6 +15,7 @@
 #include <rte_mbuf.h>
 
 #include "iwarp/crc32c.h"
+#include "iwarp/fpdu.h"
 #include "iwarp/iwarp_wire.h"
 #include "iwarp/terminate.h"
 
@@ -286,6 +287,171 @@ test_golden_rdmap(void **state)
 	assert_memory_equal(&as, want_as, 12);
 }
 
+/* ------------------------------------------------------------ RFC 7306 -- */
+
+/* The three RFC 7306 messages as rnic sends them, whole ULPDUs (DDP header
+ * included), typed in from the RFC 7306 layouts; and the parser takes each
+ * as one header with no payload. */
+struct r7306_ulpdu {
+	struct rnic_ddp_untagged_hdr d;
+	union {
+		struct rnic_rdmap_imm_hdr i;
+		struct rnic_rdmap_atomic_req_hdr q;
+		struct rnic_rdmap_atomic_resp_hdr r;
+	};
+} __rte_packed;
+
+static struct rnic_fpdu_info r7306_seen;
+static int r7306_nhdr, r7306_ndone;
+
+static int r7306_hdr(void *arg, const struct rnic_fpdu_info *fi)
+{
+	(void)arg;
+	r7306_seen = *fi;
+	r7306_nhdr++;
+	return 0;
+}
+
+static int r7306_done(void *arg, const struct rnic_fpdu_info *fi)
+{
+	(void)arg;
+	(void)fi;
+	r7306_ndone++;
+	return 0;
+}
+
+/* Frame @p u (@p len bytes) and parse it: one header of @p len bytes. */
+static void r7306_parse(const void *u, size_t len, uint8_t opcode)
+{
+	static const struct rnic_fpdu_rx_ops ops = { .hdr = r7306_hdr, .done = r7306_done };
+	struct rnic_fpdu_tx tx;
+	struct rnic_fpdu_rx rx;
+	uint8_t wire[256];
+	size_t used;
+	int n;
+
+	rnic_fpdu_tx_init(&tx, true, false, 1000);
+	n = rnic_fpdu_build(&tx, u, len, NULL, 0, wire, sizeof(wire));
+	assert_true(n > 0);
+	rnic_fpdu_rx_init(&rx, true, false, 1000, &ops, NULL);
+	r7306_nhdr = r7306_ndone = 0;
+	assert_int_equal(rnic_fpdu_rx_input(&rx, wire, (size_t)n, &used), -EAGAIN);
+	assert_int_equal(used, n);
+	assert_int_equal(r7306_nhdr, 1);
+	assert_int_equal(r7306_ndone, 1);
+	assert_int_equal(r7306_seen.opcode, opcode);
+	assert_int_equal(r7306_seen.hdr_len, len);
+	assert_int_equal(r7306_seen.payload_len, 0);
+	assert_false(r7306_seen.tagged);
+	assert_true(r7306_seen.last);
+}
+
+static void
+test_golden_rfc7306(void **state)
+{
+	struct r7306_ulpdu u;
+	/* Immediate Data: DDP untagged, L, DV 1 = 0x41; RDMAP RV 1 | 1000b =
+	 * 0x48; RsvdULP 0; QN 0; MSN 5; MO 0; 8 bytes of Immediate Data:
+	 * imm_data 0xabcd1234 (network order) first, then zeros. */
+	static const uint8_t want_imm[26] = {
+		0x41, 0x48, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05,
+		0x00, 0x00, 0x00, 0x00,
+		0xab, 0xcd, 0x12, 0x34, 0x00, 0x00, 0x00, 0x00,
+	};
+	/* Atomic Request, FetchAdd (0000b): 0x41, RV 1 | 1010b = 0x4a; QN 1
+	 * (with the Read Requests), MSN 2, MO 0; Reserved | op 0, Request
+	 * Identifier 9, Remote STag 0x00012345, Remote TO 0x7f0000001008,
+	 * Add Data 5, Add Mask 0, Compare Data 0, Compare Mask 0. */
+	static const uint8_t want_faa[70] = {
+		0x41, 0x4a, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x02,
+		0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00,  0x00, 0x00, 0x00, 0x09,
+		0x00, 0x01, 0x23, 0x45,
+		0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x10, 0x08,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	};
+	/* Atomic Response: 0x41, RV 1 | 1011b = 0x4b; QN 3, MSN 7, MO 0;
+	 * Original Request Identifier 9, Original Remote Data 1000. */
+	static const uint8_t want_resp[30] = {
+		0x41, 0x4b, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07,
+		0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x09,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xe8,
+	};
+	uint32_t imm = rte_cpu_to_be_32(0xabcd1234);
+
+	(void)state;
+	/* the opcode and queue numbers RFC 7306 assigns */
+	assert_int_equal(RNIC_RDMAP_OP_IMM_DATA, 0x8);
+	assert_int_equal(RNIC_RDMAP_OP_IMM_DATA_SE, 0x9);
+	assert_int_equal(RNIC_RDMAP_OP_ATOMIC_REQ, 0xa);
+	assert_int_equal(RNIC_RDMAP_OP_ATOMIC_RESP, 0xb);
+	assert_int_equal(RNIC_DDP_QN_READ_REQ, 1);
+	assert_int_equal(RNIC_DDP_QN_ATOMIC_RESP, 3);
+	assert_int_equal(RNIC_ATOMIC_FETCH_ADD, 0);
+	assert_int_equal(RNIC_ATOMIC_SWAP, 1);
+	assert_int_equal(RNIC_ATOMIC_CMP_SWAP, 2);
+
+	memset(&u, 0, sizeof(u));
+	u.d.ddp_ctrl = rnic_ddp_ctrl(false, true);
+	u.d.rdmap_ctrl = rnic_rdmap_ctrl(RNIC_RDMAP_OP_IMM_DATA);
+	u.d.qn = rte_cpu_to_be_32(RNIC_DDP_QN_SEND);
+	u.d.msn = rte_cpu_to_be_32(5);
+	memcpy(u.i.immediate_data, &imm, 4);
+	assert_memory_equal(&u, want_imm, sizeof(want_imm));
+	r7306_parse(&u, sizeof(want_imm), RNIC_RDMAP_OP_IMM_DATA);
+	u.d.rdmap_ctrl = rnic_rdmap_ctrl(RNIC_RDMAP_OP_IMM_DATA_SE);
+	assert_int_equal(((const uint8_t *)&u)[1], 0x49);
+	r7306_parse(&u, sizeof(want_imm), RNIC_RDMAP_OP_IMM_DATA_SE);
+
+	memset(&u, 0, sizeof(u));
+	u.d.ddp_ctrl = rnic_ddp_ctrl(false, true);
+	u.d.rdmap_ctrl = rnic_rdmap_ctrl(RNIC_RDMAP_OP_ATOMIC_REQ);
+	u.d.qn = rte_cpu_to_be_32(RNIC_DDP_QN_READ_REQ);
+	u.d.msn = rte_cpu_to_be_32(2);
+	u.q.atomic_op = rte_cpu_to_be_32(RNIC_ATOMIC_FETCH_ADD);
+	u.q.req_id = rte_cpu_to_be_32(9);
+	u.q.remote_stag = rte_cpu_to_be_32(0x12345);
+	u.q.remote_to = rte_cpu_to_be_64(0x7f0000001008ull);
+	u.q.add_swap_data = rte_cpu_to_be_64(5);
+	assert_memory_equal(&u, want_faa, sizeof(want_faa));
+	assert_int_equal(rnic_atomic_op(&u.q), RNIC_ATOMIC_FETCH_ADD);
+	r7306_parse(&u, sizeof(want_faa), RNIC_RDMAP_OP_ATOMIC_REQ);
+
+	memset(&u, 0, sizeof(u));
+	u.d.ddp_ctrl = rnic_ddp_ctrl(false, true);
+	u.d.rdmap_ctrl = rnic_rdmap_ctrl(RNIC_RDMAP_OP_ATOMIC_RESP);
+	u.d.qn = rte_cpu_to_be_32(RNIC_DDP_QN_ATOMIC_RESP);
+	u.d.msn = rte_cpu_to_be_32(7);
+	u.r.orig_req_id = rte_cpu_to_be_32(9);
+	u.r.orig_remote_data = rte_cpu_to_be_64(1000);
+	assert_memory_equal(&u, want_resp, sizeof(want_resp));
+	r7306_parse(&u, sizeof(want_resp), RNIC_RDMAP_OP_ATOMIC_RESP);
+
+	/* the opcodes RFC 7306 leaves unassigned stay invalid */
+	memset(&u, 0, sizeof(u));
+	u.d.ddp_ctrl = rnic_ddp_ctrl(false, true);
+	for (uint8_t op = 0xc; op <= 0xf; op++) {
+		static const struct rnic_fpdu_rx_ops ops = { .hdr = r7306_hdr };
+		struct rnic_fpdu_tx tx;
+		struct rnic_fpdu_rx rx;
+		uint8_t wire[128];
+		size_t used;
+		u.d.rdmap_ctrl = rnic_rdmap_ctrl(op);
+		rnic_fpdu_tx_init(&tx, true, false, 0);
+		int n = rnic_fpdu_build(&tx, &u, 26, NULL, 0, wire, sizeof(wire));
+		rnic_fpdu_rx_init(&rx, true, false, 0, &ops, NULL);
+		assert_int_equal(rnic_fpdu_rx_input(&rx, wire, (size_t)n, &used), -EPROTO);
+		assert_int_equal(rx.err, RNIC_TERM_RDMAP_OPCODE);
+	}
+}
+
 /* ---------------------------------------------------------- Terminate -- */
 
 static void
@@ -447,6 +613,7 @@ main(void)
 		cmocka_unit_test(test_golden_mpa_fpdu_marker),
 		cmocka_unit_test(test_golden_ddp),
 		cmocka_unit_test(test_golden_rdmap),
+		cmocka_unit_test(test_golden_rfc7306),
 		cmocka_unit_test(test_term_table),
 		cmocka_unit_test(test_term_build),
 	};
