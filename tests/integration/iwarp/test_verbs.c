@@ -2422,6 +2422,10 @@ int main(int argc, char **argv)
 		p->ip = i ? B_IP : A_IP;
 		p->prefix_len = 24;
 		p->mbufs = 32767;
+		/* RNIC_TEST_PCAP=PREFIX: each port writes PREFIX.a/b.pcapng */
+		if (getenv("RNIC_TEST_PCAP"))
+			snprintf(p->pcap, sizeof(p->pcap), "%s.%c.pcapng", getenv("RNIC_TEST_PCAP"),
+				 i ? 'b' : 'a');
 		if (faults) {
 			p->fault_seed = seed + (uint64_t)i;
 			p->tx_fault = (struct rnic_fault_cfg){ .drop = 2.0, .dup = 1.0,
