@@ -390,7 +390,8 @@ int rnic_qp_post_send(struct ibv_qp *iqp, struct ibv_send_wr *wr, struct ibv_sen
 			break;
 		uint32_t p = qp->sq_prod;
 		if (p - __atomic_load_n(&qp->sq_retired, __ATOMIC_ACQUIRE) >= qp->cap.max_send_wr) {
-			rc = ENOMEM;
+			rc = ENOMEM;   /* full: *bad names the first WR not posted */
+			__atomic_fetch_add(&qp->sq_full, 1, __ATOMIC_RELAXED);
 			break;
 		}
 		struct rnic_swqe *e = &qp->sq[p & qp->sq_mask];
@@ -434,7 +435,7 @@ int rnic_qp_post_send(struct ibv_qp *iqp, struct ibv_send_wr *wr, struct ibv_sen
 
 static int post_rq(struct rnic_device *d, struct ibv_pd *pd, struct rnic_rq *rq,
 		   uint32_t max_sge, uint32_t max_wr, struct ibv_recv_wr *wr,
-		   struct ibv_recv_wr **bad, uint64_t *count)
+		   struct ibv_recv_wr **bad, uint64_t *count, uint64_t *full)
 {
 	int rc = 0;
 	rte_spinlock_lock(&rq->plock);
@@ -450,7 +451,8 @@ static int post_rq(struct rnic_device *d, struct ibv_pd *pd, struct rnic_rq *rq,
 			break;
 		uint32_t p = rq->prod;
 		if (p - __atomic_load_n(&rq->cons, __ATOMIC_ACQUIRE) >= max_wr) {
-			rc = ENOMEM;
+			rc = ENOMEM;   /* full: *bad names the first WR not posted */
+			__atomic_fetch_add(full, 1, __ATOMIC_RELAXED);
 			break;
 		}
 		struct rnic_rwqe *e = &rq->e[p & rq->mask];
@@ -478,7 +480,7 @@ int rnic_qp_post_recv(struct ibv_qp *iqp, struct ibv_recv_wr *wr, struct ibv_rec
 	}
 	if (state == IBV_QPS_ERR) {   /* flushed at once (IBA 10.8.3.1) */
 		int rc = post_rq(qp->dev, iqp->pd, &qp->rq, qp->cap.max_recv_sge,
-				 qp->cap.max_recv_wr, wr, bad, &qp->recv_wrs);
+				 qp->cap.max_recv_wr, wr, bad, &qp->recv_wrs, &qp->rq_full);
 		if (__atomic_load_n(&qp->conn, __ATOMIC_ACQUIRE) == QP_CLOSED &&
 		    qp->w != NULL)
 			ring_doorbell(qp);   /* the worker flushes in order */
@@ -487,15 +489,15 @@ int rnic_qp_post_recv(struct ibv_qp *iqp, struct ibv_recv_wr *wr, struct ibv_rec
 		return rc;
 	}
 	return post_rq(qp->dev, iqp->pd, &qp->rq, qp->cap.max_recv_sge, qp->cap.max_recv_wr,
-		       wr, bad, &qp->recv_wrs);
+		       wr, bad, &qp->recv_wrs, &qp->rq_full);
 }
 
 int rnic_srq_post_recv(struct ibv_srq *isrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	struct rnic_srq *s = srq_of(isrq);
-	uint64_t n = 0;
+	uint64_t n = 0, full = 0;
 	return post_rq(dev_of(isrq->context), isrq->pd, &s->rq, s->attr.max_sge,
-		       s->attr.max_wr, wr, bad, &n);
+		       s->attr.max_wr, wr, bad, &n, &full);
 }
 
 /* --- creation and state ---------------------------------------------------------- */
@@ -779,6 +781,9 @@ void rnic_qp_stats(struct ibv_qp *iqp, struct rnic_qp_stats *s)
 	s->bytes_out = __atomic_load_n(&qp->xfer.bytes_out, __ATOMIC_RELAXED);
 	s->ops_in = __atomic_load_n(&qp->xfer.ops_in, __ATOMIC_RELAXED);
 	s->ops_out = __atomic_load_n(&qp->xfer.ops_out, __ATOMIC_RELAXED);
+	s->sq_full = __atomic_load_n(&qp->sq_full, __ATOMIC_RELAXED);
+	s->rq_full = __atomic_load_n(&qp->rq_full, __ATOMIC_RELAXED);
+	s->fatal = __atomic_load_n(&qp->fatal, __ATOMIC_RELAXED);
 }
 
 /* --- shared receive queues --------------------------------------------------------- */

@@ -194,6 +194,7 @@ struct rnic_qp {
 	struct rnic_qp_xfer xfer;     /* written by the transport */
 	uint64_t send_wrs, recv_wrs, completions, flushed;
 	uint64_t fpdus_in, fpdus_out;
+	uint64_t sq_full, rq_full;    /* posts refused with ENOMEM (queue full) */
 };
 
 struct rnic_srq {
