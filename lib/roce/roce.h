@@ -100,16 +100,20 @@ struct roce_wqe {
 	uint32_t issued_pkts;     /* Read: responses asked for so far (chunks in rd_out) */
 };
 
-enum roce_job_kind { JOB_READ, JOB_ATOMIC_ACK };
+enum roce_job_kind { JOB_READ, JOB_ATOMIC_ACK, JOB_NAK };
 
-/* A responder job: Read Responses to stream, or an Atomic ACK to send. */
+/* A responder job: Read Responses to stream, an Atomic ACK to send, or the
+ * NAK of a fatal error found while earlier responses still wait (they go
+ * first: responses leave in PSN order). */
 struct roce_job {
 	uint8_t kind;             /* enum roce_job_kind */
 	bool dup;                 /* answers a duplicate request */
 	uint32_t psn;             /* PSN of its first response */
 	uint32_t msn;
 	const uint8_t *src;       /* Read: source bytes (checked STag range) */
-	uint32_t rkey;            /* Read: checked again per response */
+	uint32_t rkey;            /* Read: the R_Key it came with */
+	uint32_t root;            /* Read: the registration checked per response */
+	uint8_t code;             /* NAK: enum rnic_roce_nak_code */
 	uint64_t va;
 	uint32_t len, off;        /* Read: length, bytes sent so far */
 	uint64_t orig;            /* Atomic: the original value */
@@ -163,6 +167,7 @@ struct roce_resp {
 	uint32_t jobs_new;        /* queued jobs of new requests (IRD) */
 	struct roce_atomic_rec atomics[ROCE_ATOMIC_CACHE];
 	uint32_t atomic_next;
+	bool err_pending;         /* a fatal NAK waits behind the jobs: drop requests */
 };
 
 enum roce_qp_state { ROCE_RESET, ROCE_RTR, ROCE_RTS, ROCE_ERR };

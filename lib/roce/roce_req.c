@@ -227,9 +227,12 @@ unsigned roce_req_pump(struct roce_qp *rq, unsigned budget)
 		bool fresh = is_read ? r->next_pkt >= e->issued_pkts : e->rd_atomic && !e->issued;
 		if (fresh && r->rd_out >= rq->max_rd_atomic)
 			break;   /* ORD: wait for a Read chunk or atomic to finish */
-		if (e->wr.send_flags & IBV_SEND_FENCE && r->next_pkt == 0 && fresh &&
+		/* fenced behind outstanding Reads and atomics: any opcode, the
+		 * first time it goes out (a rewind resends what already waited) */
+		bool first_time = fresh || rnic_psn_ge(psn, r->sent_end);
+		if (e->wr.send_flags & IBV_SEND_FENCE && r->next_pkt == 0 && first_time &&
 		    r->rd_out > 0)
-			break;   /* fenced behind outstanding Reads and atomics */
+			break;
 		if (emit(rq, e) != 0)
 			return budget;   /* no mbuf: stay active, retry next loop */
 		sent++;

@@ -263,6 +263,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		const struct rnic_roce_reth *reth = rnic_roce_pkt_reth(c->pkt);
 		struct roce_job j = { .kind = JOB_READ, .psn = c->psn, .msn = s->msn + 1,
 				      .src = c->dst, .len = c->dma_len,
+				      .root = rnic_stag_root(rq->qp->dev->st, c->rkey),
 				      .rkey = rnic_roce_reth_rkey(reth),
 				      .va = rnic_roce_reth_va(reth) };
 		queue_job(s, &j);
@@ -384,6 +385,8 @@ static enum resp_state duplicate(struct resp_ctx *c)
 						npkts_of(q->len, rq->pmtu))) {
 				q->psn = c->psn;
 				q->src = src;
+				q->root = rnic_stag_root(rq->qp->dev->st,
+							 rnic_roce_reth_rkey(reth));
 				q->len = len;
 				q->off = 0;
 				q->rkey = rnic_roce_reth_rkey(reth);
@@ -395,6 +398,8 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		}
 		struct roce_job j = { .kind = JOB_READ, .dup = true, .psn = c->psn, .msn = s->msn,
 				      .src = src,
+				      .root = rnic_stag_root(rq->qp->dev->st,
+							     rnic_roce_reth_rkey(reth)),
 				      .len = len, .rkey = rnic_roce_reth_rkey(reth),
 				      .va = rnic_roce_reth_va(reth) };
 		queue_job(s, &j);
@@ -435,15 +440,8 @@ static enum resp_state rnr(struct resp_ctx *c)
 	return RESP_DONE;
 }
 
-/* A fatal request error: the receive in progress fails with @p recv_st,
- * the NAK goes out, the QP enters ERR (IBA 9.9.3.1.3: classes C and D). */
-static enum resp_state resp_error(struct resp_ctx *c, enum rnic_roce_nak_code code,
-				  enum ibv_wc_status recv_st)
+static void count_nak(struct roce_qp *rq, enum rnic_roce_nak_code code)
 {
-	struct roce_qp *rq = c->rq;
-	if (rq->resp.have_rwqe)
-		recv_complete(rq, recv_st, NULL, false);
-	send_nak(rq, code, c->psn);
 	switch (code) {
 	case RNIC_ROCE_NAK_REMOTE_ACCESS_ERR:
 		rq->rw->c.naks_access_out++;
@@ -455,6 +453,29 @@ static enum resp_state resp_error(struct resp_ctx *c, enum rnic_roce_nak_code co
 		rq->rw->c.naks_inv_out++;
 		break;
 	}
+}
+
+/* A fatal request error: the receive in progress fails with @p recv_st,
+ * the NAK goes out, the QP enters ERR (IBA 9.9.3.1.3: classes C and D).
+ * Responses still owed to earlier Reads and atomics leave first, in PSN
+ * order, and the NAK behind them; requests arriving meanwhile are dropped. */
+static enum resp_state resp_error(struct resp_ctx *c, enum rnic_roce_nak_code code,
+				  enum ibv_wc_status recv_st)
+{
+	struct roce_qp *rq = c->rq;
+	struct roce_resp *s = &rq->resp;
+	if (s->have_rwqe)
+		recv_complete(rq, recv_st, NULL, false);
+	if (s->job_head != s->job_tail) {
+		struct roce_job j = { .kind = JOB_NAK, .dup = true, .psn = c->psn,
+				      .code = (uint8_t)code };
+		queue_job(s, &j);
+		s->err_pending = true;
+		roce_qp_activate(rq);
+		return RESP_DONE;
+	}
+	send_nak(rq, code, c->psn);
+	count_nak(rq, code);
 	roce_qp_fatal(rq, IBV_WC_WR_FLUSH_ERR);
 	return RESP_DONE;
 }
@@ -542,6 +563,10 @@ void roce_resp_input(struct roce_qp *rq, unsigned port, const struct rnic_roce_p
 		park(rq, m, pay_off, port, pkt);
 		return;
 	}
+	if (rq->resp.err_pending) {   /* the QP is failing: nothing more runs */
+		rq->rw->c.rx_bad_state++;
+		return;
+	}
 	struct resp_ctx c = { .rq = rq, .pkt = pkt, .m = m, .pay_off = pay_off,
 			      .port = port, .psn = rnic_roce_pkt_psn(pkt) };
 	enum resp_state s = RESP_CHECK_PSN;
@@ -593,13 +618,14 @@ static int read_resp(struct roce_qp *rq, struct roce_job *j)
 		     i == 0 ? RNIC_ROCE_OP_RC_READ_RESPONSE_FIRST :
 		     i == n - 1 ? RNIC_ROCE_OP_RC_READ_RESPONSE_LAST :
 		     RNIC_ROCE_OP_RC_READ_RESPONSE_MIDDLE;
-	/* the region may have been deregistered since the request: check the
-	 * piece again (the STag table keeps entries until workers move on) */
-	enum rnic_stag_fault err;
-	const uint8_t *src = plen == 0 ? NULL :
-		rnic_stag_check(rq->qp->dev->st, j->rkey, rq->qp->qp.pd, rq->qp->qp.qp_num,
-				j->va + j->off, plen, IBV_ACCESS_REMOTE_READ, &err);
-	if (plen > 0 && src == NULL) {
+	/* the memory may have been deregistered since the request: check its
+	 * registration again (the STag table keeps entries until workers move
+	 * on). Not the window the request named: invalidating it after the
+	 * request (a later Send with Invalidate) does not take back a Read the
+	 * responder accepted before (IBA: requests execute in PSN order). */
+	const struct rnic_mem *reg = plen == 0 ? NULL : rnic_stag_find(rq->qp->dev->st, j->root);
+	const uint8_t *src = plen == 0 ? NULL : j->src + j->off;
+	if (plen > 0 && (reg == NULL || !__atomic_load_n(&reg->valid, __ATOMIC_ACQUIRE))) {
 		send_nak(rq, RNIC_ROCE_NAK_REMOTE_ACCESS_ERR, rnic_psn_add(j->psn, i));
 		rq->rw->c.naks_access_out++;
 		roce_qp_fatal(rq, IBV_WC_WR_FLUSH_ERR);
@@ -643,6 +669,15 @@ unsigned roce_resp_pump(struct roce_qp *rq, unsigned budget)
 	unsigned n = 0;
 	while (n < budget && s->job_head != s->job_tail) {
 		struct roce_job *j = &s->jobs[s->job_head % ROCE_JOBS];
+		if (j->kind == JOB_NAK) {   /* every earlier response is out */
+			if (!send_ack(rq, rnic_roce_syndrome_nak((enum rnic_roce_nak_code)j->code),
+				      j->psn))
+				return budget;
+			count_nak(rq, (enum rnic_roce_nak_code)j->code);
+			s->job_head = s->job_tail;
+			roce_qp_fatal(rq, IBV_WC_WR_FLUSH_ERR);
+			return n + 1;
+		}
 		int rc = j->kind == JOB_READ ? read_resp(rq, j) : atomic_ack(rq, j);
 		if (rc < 0)
 			return n;

@@ -255,6 +255,16 @@ uint8_t *rnic_stag_check_at(const struct rnic_stack *st, unsigned port, uint32_t
 	return check_entry(e, pd, qpn, to, len, access, err);
 }
 
+uint32_t rnic_stag_root(const struct rnic_stack *st, uint32_t stag)
+{
+	const struct rnic_mem *m = rnic_stag_find(st, stag);
+	if (m == NULL || !m->valid)
+		return 0;
+	if (m->kind == RNIC_MEM_MW)
+		return m->parent != NULL ? m->parent->stag : 0;
+	return m->stag;
+}
+
 enum rnic_stag_fault rnic_stag_invalidate(const struct rnic_stack *st,
 					uint32_t stag, const void *pd)
 {

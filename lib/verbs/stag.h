@@ -115,6 +115,13 @@ uint8_t *rnic_stag_check_at(const struct rnic_stack *st, unsigned port, uint32_t
 			    const void *pd, uint32_t qpn, uint64_t to, uint64_t len,
 			    int access, enum rnic_stag_fault *err);
 
+/* The STag of the registration behind @p stag: the MR itself, or the MR
+ * a window is bound to; 0 when @p stag names nothing valid. A transport
+ * that accepted a request keeps it, and checks that registration (not the
+ * window, which a later request may invalidate) while it serves the
+ * request: the memory stays registered as long as it does. */
+uint32_t rnic_stag_root(const struct rnic_stack *st, uint32_t stag);
+
 /* Invalidate @p stag for @p pd (local or remote invalidation). MRs and
  * windows both; every port's copy is revoked. @return RNIC_STAG_OK or the
  * reason it cannot be. */
