@@ -226,7 +226,7 @@ int rnic_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 	a->max_res_rd_atom = RNIC_MAX_RD_ATOMIC * RNIC_MAX_QP;
 	/* RoCE QPs do atomics (one address is atomic across QPs and workers);
 	 * iWARP's RFC 7306 atomics are not done yet */
-	a->atomic_cap = d->transport == RNIC_TRANSPORT_ROCE ? IBV_ATOMIC_HCA : IBV_ATOMIC_NONE;
+	a->atomic_cap = IBV_ATOMIC_HCA;   /* RoCE, and iWARP through RFC 7306 */
 	a->max_mw = 65535;
 	a->max_srq = 4096;
 	a->max_srq_wr = RNIC_MAX_QP_WR;

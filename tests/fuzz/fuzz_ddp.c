@@ -35,10 +35,10 @@ static const struct {
 	[0x5] = { 18, false },       /* Send with SE */
 	[0x6] = { 18, false },       /* Send with SE and Invalidate */
 	[0x7] = { 18 + 4, false },   /* Terminate */
+	[0x8] = { 18 + 8, false },   /* Immediate Data (RFC 7306) */
+	[0x9] = { 18 + 8, false },   /* Immediate Data with SE */
 	[0xa] = { 18 + 52, false },  /* Atomic Request */
 	[0xb] = { 18 + 12, false },  /* Atomic Response */
-	[0xc] = { 18 + 8, false },   /* Immediate Data */
-	[0xd] = { 18 + 8, false },   /* Immediate Data with SE */
 };
 
 /* The cause a ULPDU must be refused with, or RNIC_TERM_MAX if valid. */

@@ -358,8 +358,10 @@ static void test_send_write_read(void **state)
 	bw.num_sge = RNIC_MAX_SGE + 1;
 	assert_int_equal(ibv_post_send(b.qp, &bw, &sbad), EINVAL);
 	bw.num_sge = 1;
+	/* an atomic (RFC 7306 on iWARP) is checked the same way: bad lkey */
 	bw.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-	assert_int_equal(ibv_post_send(b.qp, &bw, &sbad), EOPNOTSUPP);
+	assert_int_equal(ibv_post_send(b.qp, &bw, &sbad), EINVAL);
+	assert_ptr_equal(sbad, &bw);
 
 	/* graceful close from B: A's posted receives flush, both see
 	 * DISCONNECTED */
