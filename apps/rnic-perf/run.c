@@ -435,6 +435,7 @@ static void dump_state(const struct run *R)
 			(unsigned long)qs.completions, (unsigned long)qs.ops_out,
 			(unsigned long)qs.ops_in, (unsigned long)qs.bytes_out,
 			(unsigned long)qs.bytes_in);
+		rnic_qp_dump(e->qp, stderr);
 	}
 	for (unsigned s = 0; s < R->nsides; s++) {
 		struct rnic_stack_stats ss;

@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <infiniband/verbs.h>
 
@@ -372,6 +373,11 @@ struct rnic_qp_stats {
 	bool fatal;           /**< a completion found its CQ full (IBV_EVENT_QP_FATAL) */
 };
 void rnic_qp_stats(struct ibv_qp *qp, struct rnic_qp_stats *s);
+
+/** Diagnostics: the transport state of @p qp (iWARP: endpoint, MPA/DDP
+ *  cursors, TCP sequence state) as text on @p f, read on the QP's worker.
+ *  For hang reports; the format is not stable. */
+void rnic_qp_dump(struct ibv_qp *qp, FILE *f);
 
 #ifdef __cplusplus
 }
