@@ -293,7 +293,12 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	uint16_t rxd = cfg->rx_desc ? cfg->rx_desc : 1024;
 	uint16_t txd = cfg->tx_desc ? cfg->tx_desc : 1024;
 	rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &rxd, &txd);
-	/* pool: every descriptor, a burst in flight per worker, and margin */
+	/* pool: every descriptor, a burst in flight per worker, and margin.
+	 * Not counted: a frame received by another stack's worker (net_ring
+	 * in one process) is freed into that lcore's cache of this pool, out
+	 * of this port's reach until the cache flushes (up to 1.5 x 256 per
+	 * lcore); a pool near this minimum can run dry that way
+	 * (docs/design.md, "Ports") */
 	unsigned need = (p->nb_rxq * rxd) + (p->nb_txq * txd) +
 			nb_workers * (PORT_POOL_CACHE + 4 * RNIC_BURST) + 1024;
 	unsigned nmbufs = cfg->mbufs ? cfg->mbufs : 8191;

@@ -93,10 +93,14 @@ static inline bool rnic_port_pool_short(const struct rnic_port *p)
 	/* the common pool's own count first: O(1), where the exact count
 	 * visits every lcore's cache. It is the body of
 	 * rte_mempool_ops_get_count(), which DPDK 22.11 does not export. */
-	const struct rte_mempool *mp = p->pool;
-	if (rte_mempool_get_ops(mp->ops_index)->get_count(mp) >= p->tx_reserve)
+	struct rte_mempool *mp = p->pool;
+	unsigned common = rte_mempool_get_ops(mp->ops_index)->get_count(mp);
+	if (common >= p->tx_reserve)
 		return false;
-	return rte_mempool_avail_count(mp) < p->tx_reserve;
+	/* what this lcore can still take: the common pool and its own cache
+	 * (another lcore's cache of this pool is out of its reach) */
+	const struct rte_mempool_cache *c = rte_mempool_default_cache(mp, rte_lcore_id());
+	return common + (c != NULL ? c->len : 0) < p->tx_reserve;
 }
 
 /**
