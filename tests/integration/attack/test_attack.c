@@ -100,16 +100,7 @@ static jmp_buf case_jmp;
 static const char *case_name;
 enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
 
-static void __attribute__((noreturn, format(printf, 2, 3))) fail_at(int line, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "  FAIL %s (test_attack.c:%d): ", case_name, line);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	longjmp(case_jmp, R_FAIL);
-}
+#define CHECK_FILE "test_attack.c"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"

@@ -7,7 +7,8 @@
  *   static jmp_buf case_jmp;            where a failed or skipped case goes
  *   static const char *case_name;       the case running
  *   enum { R_PASS, R_FAIL, R_SKIP };    the outcomes
- *   fail_at(int line, const char *fmt, ...)   reports and longjmps
+ *   fail_at(int line, const char *fmt, ...)   reports and longjmps, or
+ *   #define CHECK_FILE "name.c"       for the plain one below
  *   #define GUARD                     the byte guard zones are filled with
  */
 #ifndef RNIC_TESTS_INTEGRATION_CHECK_H
@@ -23,6 +24,21 @@
 #include <infiniband/verbs.h>
 
 #include "rnic/rnic_verbs.h"
+
+#ifdef CHECK_FILE
+/* The plain fail_at: "  FAIL case (file:line): message" on stderr, and the
+ * case ends. */
+static void __attribute__((noreturn, format(printf, 2, 3))) fail_at(int line, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "  FAIL %s (" CHECK_FILE ":%d): ", case_name, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	longjmp(case_jmp, R_FAIL);
+}
+#endif
 
 static void __attribute__((noreturn, format(printf, 1, 2))) skip_case(const char *fmt, ...)
 {

@@ -76,16 +76,7 @@ static int n_pass, n_fail, n_skip;
 static char skipped[4096], failed[4096];
 enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
 
-static void __attribute__((noreturn, format(printf, 2, 3))) fail_at(int line, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "  FAIL %s (test_roce.c:%d): ", case_name, line);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	longjmp(case_jmp, R_FAIL);
-}
+#define CHECK_FILE "test_roce.c"
 
 #include "../common/check.h"
 
