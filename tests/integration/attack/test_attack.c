@@ -1838,15 +1838,8 @@ int main(int argc, char **argv)
 	       "iWARP attacks %" PRIu64 " (RNIC_ATTACK_N_IWARP)\n", seed,
 	       env_u64("RNIC_ATTACK_N", 30000), env_u64("RNIC_ATTACK_N_IWARP", 1500));
 	struct rnic_config c[2];
-	rnic_config_init(&c[0]);
-	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--no-huge");
-	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "-m");
-	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "1024");
-	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--log-level=lib.*:warning");
-	if (rnic_eal_init(argv[0], &c[0], 2) != 0) {
-		fprintf(stderr, "EAL init failed\n");
+	if (check_eal_init(argv[0], &c[0], 2) != 0)
 		return 1;
-	}
 	if (rnic_ring_pair("atk0", 1) != 0 || rnic_ring_pair("atk1", 1) != 0) {
 		fprintf(stderr, "ring pairs failed\n");
 		return 1;

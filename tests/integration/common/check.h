@@ -23,6 +23,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "rnic/rnic.h"
 #include "rnic/rnic_verbs.h"
 
 #ifdef CHECK_FILE
@@ -39,6 +40,24 @@ static void __attribute__((noreturn, format(printf, 2, 3))) fail_at(int line, co
 	longjmp(case_jmp, R_FAIL);
 }
 #endif
+
+/* EAL for a two-stack test process: no hugepages, 1 GiB, quiet DPDK logs,
+ * @p lcores worker lcores; @p c is then the common config of both stacks
+ * (its EAL arguments cleared). @return 0, or -1 with a message. */
+static inline int check_eal_init(const char *prog, struct rnic_config *c, unsigned lcores)
+{
+	rnic_config_init(c);
+	snprintf(c->eal_args[c->n_eal_args++], 128, "--no-huge");
+	snprintf(c->eal_args[c->n_eal_args++], 128, "-m");
+	snprintf(c->eal_args[c->n_eal_args++], 128, "1024");
+	snprintf(c->eal_args[c->n_eal_args++], 128, "--log-level=lib.*:warning");
+	if (rnic_eal_init(prog, c, lcores) != 0) {
+		fprintf(stderr, "EAL init failed\n");
+		return -1;
+	}
+	c->n_eal_args = 0;
+	return 0;
+}
 
 static void __attribute__((noreturn, format(printf, 1, 2))) skip_case(const char *fmt, ...)
 {

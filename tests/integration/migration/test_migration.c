@@ -731,15 +731,8 @@ int main(int argc, char **argv)
 	const char *filter = argc > 1 ? argv[1] : NULL;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	struct rnic_config c[2];
-	rnic_config_init(&c[0]);
-	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--no-huge");
-	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "-m");
-	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "1024");
-	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--log-level=lib.*:warning");
-	if (rnic_eal_init(argv[0], &c[0], 2) != 0) {
-		fprintf(stderr, "EAL init failed\n");
+	if (check_eal_init(argv[0], &c[0], 2) != 0)
 		return 1;
-	}
 	if (rnic_ring_pair("mg0", 1) != 0 || rnic_ring_pair("mg1", 1) != 0) {
 		fprintf(stderr, "ring pairs failed\n");
 		return 1;
