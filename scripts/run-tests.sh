@@ -25,7 +25,8 @@ if [ "${RNIC_NO_SANITIZE:-0}" != 1 ]; then
 		{ echo "ASan build failed:"; grep -E "error|warning" build-asan.log | head -20; exit 1; }
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	RNIC_TCP_BYTES=64M RNIC_TCP_INTEROP_BYTES=67108864 RNIC_TEST_BIG=0 \
+	RNIC_TCP_BYTES=64M RNIC_TCP_INTEROP_BYTES=16777216 RNIC_TEST_BIG=0 \
+	RNIC_ATTACK_TIME_S=6 RNIC_SOAK_OPS=2000 \
 	meson test -C build-asan --suite unit --suite integration --no-suite interop \
 		--print-errorlogs --num-processes 2 --logbase asan || rc=$?
 fi

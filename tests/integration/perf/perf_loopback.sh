@@ -92,18 +92,21 @@ done
 
 # issue 9: port 0's cable is pulled halfway through a write_bw over two
 # ports; every Write completes, the last Write of every slot is where it
-# should be, and the target STag (port 0's) migrated to port 1
+# should be, and the target STag (port 0's) migrated to port 1. The
+# issue's 20000 Writes; 4000 with RNIC_TEST_BIG=0 (the sanitizer pass)
+fo_iters=20000
+[ "${RNIC_TEST_BIG:-1}" = 0 ] && fo_iters=4000
 for tr in iwarp roce; do
 	name="$tr write_bw --ports 2 --fail-port 0 --fail-at 50 --verify"
 	out=$("$perf" write_bw --transport "$tr" --loopback --ports 2 --fail-port 0 --fail-at 50 \
-		--size 65536 --iters 20000 --verify --json 2>&1)
+		--size 65536 --iters "$fo_iters" --verify --json 2>&1)
 	rc=$?
 	line=$(echo "$out" | grep '^{' | tail -1)
 	migrated=$(echo "$line" | sed -n 's/.*"migrated_stags": \([0-9]*\).*/\1/p')
 	if [ "$rc" != 0 ]; then
 		fail "$name: exit status $rc" "$out"
-	elif ! echo "$line" | grep -q '"completed": 20000,'; then
-		fail "$name: not all 20000 Writes completed" "$out"
+	elif ! echo "$line" | grep -q "\"completed\": $fo_iters,"; then
+		fail "$name: not all $fo_iters Writes completed" "$out"
 	elif ! echo "$line" | grep -q '"verified": true'; then
 		fail "$name: not verified" "$out"
 	elif [ -z "$migrated" ] || [ "$migrated" -le 0 ]; then

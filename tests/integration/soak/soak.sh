@@ -20,7 +20,7 @@ for tr in iwarp roce; do
 		faults=()
 		echo "roce: lossy soak skipped (open bug: RETRY_EXC_ERR under loss); clean soak instead"
 	fi
-	out=$("$soak" --transport "$tr" --ops 10000 "${faults[@]}" --seed "$seed" --json 2>&1)
+	out=$("$soak" --transport "$tr" --ops "${RNIC_SOAK_OPS:-10000}" "${faults[@]}" --seed "$seed" --json 2>&1)
 	rc=$?
 	line=$(echo "$out" | grep '^{' | tail -1)
 	echo "$tr seed $seed: $line"
