@@ -8,7 +8,9 @@
  *   static const char *case_name;       the case running
  *   enum { R_PASS, R_FAIL, R_SKIP };    the outcomes
  *   fail_at(int line, const char *fmt, ...)   reports and longjmps, or
- *   #define CHECK_FILE "name.c"       for the plain one below
+ *   #define CHECK_FILE "name.c"       for the plain one below, or
+ *   #define CHECK_KNOWN_BUG_FILE "name.c"  for the one that turns a failure
+ *                                     under `known_bug` into SKIP
  *   #define GUARD                     the byte guard zones are filled with
  */
 #ifndef RNIC_TESTS_INTEGRATION_CHECK_H
@@ -16,6 +18,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +28,30 @@
 
 #include "rnic/rnic.h"
 #include "rnic/rnic_verbs.h"
+
+#ifdef CHECK_KNOWN_BUG_FILE
+/* fail_at for tests that name known library bugs: with the includer's
+ * `known_bug` set (and `strict` false: RNIC_TEST_STRICT unset) a failed
+ * check reports SKIP with the bug's description, otherwise FAIL. */
+static void __attribute__((noreturn, format(printf, 2, 3))) fail_at(int line, const char *fmt, ...)
+{
+	va_list ap;
+	bool bug = known_bug != NULL && !strict;
+	FILE *f = bug ? stdout : stderr;
+	if (bug)
+		fprintf(f, "  SKIP %s: known library bug: %s\n    seen (" CHECK_KNOWN_BUG_FILE
+			":%d): ", case_name, known_bug, line);
+	else
+		fprintf(f, "  FAIL %s (" CHECK_KNOWN_BUG_FILE ":%d): ", case_name, line);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+	if (known_bug && strict)
+		fprintf(f, "    (known library bug: %s)\n", known_bug);
+	longjmp(case_jmp, bug ? R_SKIP : R_FAIL);
+}
+#endif
 
 #ifdef CHECK_FILE
 /* The plain fail_at: "  FAIL case (file:line): message" on stderr, and the

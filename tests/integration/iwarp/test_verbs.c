@@ -75,24 +75,7 @@ static int n_pass, n_fail, n_skip;
 static char skipped[2048], failed[2048];
 enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
 
-static void __attribute__((noreturn, format(printf, 2, 3))) fail_at(int line, const char *fmt, ...)
-{
-	va_list ap;
-	bool bug = known_bug != NULL && !strict;
-	FILE *f = bug ? stdout : stderr;
-	if (bug)
-		fprintf(f, "  SKIP %s: known library bug: %s\n    seen (test_verbs.c:%d): ",
-			case_name, known_bug, line);
-	else
-		fprintf(f, "  FAIL %s (test_verbs.c:%d): ", case_name, line);
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
-	fputc('\n', f);
-	if (known_bug && strict)
-		fprintf(f, "    (known library bug: %s)\n", known_bug);
-	longjmp(case_jmp, bug ? R_SKIP : R_FAIL);
-}
+#define CHECK_KNOWN_BUG_FILE "test_verbs.c"
 
 #include "../common/check.h"
 
