@@ -1463,10 +1463,10 @@ static void ep_mig_done(struct rnic_stag_mig *q)
 	ep->mig_answered = true;
 	ep->park = NULL;
 	ep->park_seg = NULL;
+	/* the query's busy reference keeps the endpoint until the end here */
 	if (ep->state != EP_CLOSED) {
 		static const uint8_t none[1];
 		size_t used;
-		ep->busy++;
 		int rc = rnic_fpdu_rx_input(&ep->frx, none, 0, &used);
 		ep->mig_answered = false;
 		if (rc < 0 && rc != -EAGAIN && rc != -EINPROGRESS && ep->state != EP_CLOSED) {
@@ -1474,21 +1474,15 @@ static void ep_mig_done(struct rnic_stag_mig *q)
 			rnic_fpdu_rx_offender(&ep->frx, &of);
 			ep_terminate(ep, ep->frx.err, of.ddp_hdr, of.ddp_seg_len);
 		}
-		if (head != NULL && ep->state != EP_CLOSED && !ep->mig_wait)
-			ep_feed(ep, head, s, off);
-		else if (head != NULL && !ep->mig_wait)
-			rte_pktmbuf_free(head);
-		else if (head != NULL) {   /* cannot happen: hdr used the answer */
-			ep->park = head;
-			ep->park_seg = s;
-			ep->park_off = off;
-		}
-		if (!ep->mig_wait && ep->state != EP_CLOSED && ep->c != NULL)
-			rnic_tcp_hold(ep->c, false);   /* what came meanwhile, in order */
-		ep->busy--;
-	} else if (head != NULL) {
-		rte_pktmbuf_free(head);
 	}
+	/* the header ran with the answer, so nothing waits yet: the parked
+	 * bytes go on (and may park again, at a later FPDU) */
+	if (head != NULL && ep->state != EP_CLOSED)
+		ep_feed(ep, head, s, off);
+	else
+		rte_pktmbuf_free(head);
+	if (!ep->mig_wait && ep->state != EP_CLOSED && ep->c != NULL)
+		rnic_tcp_hold(ep->c, false);   /* what came meanwhile, in order */
 	if (--ep->busy == 0 && ep->state == EP_CLOSED)
 		ep_free(ep);
 }

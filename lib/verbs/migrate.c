@@ -101,10 +101,12 @@ void rnic_stag_mig_fini(struct rnic_stag_table *t)
 
 static void backlog_push(struct rnic_stag_table *t, struct rnic_stag_mig *q)
 {
+	pthread_mutex_lock(&t->lock);
 	q->held = NULL;
 	*t->backlog_tail = q;
 	t->backlog_tail = &q->held;
 	t->has_backlog = true;
+	pthread_mutex_unlock(&t->lock);
 }
 
 /* The answer, on the asker's worker. */
@@ -130,9 +132,7 @@ void rnic_stag_migrate(struct rnic_stag_mig *q)
 		return;
 	/* the inbox is full: the backlog keeps it (never answered inline,
 	 * the asker is in the middle of its receive path) */
-	pthread_mutex_lock(&t->lock);
 	backlog_push(t, q);
-	pthread_mutex_unlock(&t->lock);
 }
 
 void rnic_stag_mig_resolve(struct rnic_stack *st, struct rnic_stag_mig *q)
@@ -241,11 +241,8 @@ unsigned rnic_stag_mig_poll(struct rnic_worker *w, void *arg)
 			l = l->held;
 			if (!q->resolved)
 				rnic_stag_mig_resolve(w->st, q);
-			if (!deliver(t, q)) {
-				pthread_mutex_lock(&t->lock);
+			if (!deliver(t, q))
 				backlog_push(t, q);
-				pthread_mutex_unlock(&t->lock);
-			}
 			work++;
 		}
 	}
@@ -254,11 +251,8 @@ unsigned rnic_stag_mig_poll(struct rnic_worker *w, void *arg)
 		struct rnic_stag_mig *q = qs[i];
 		if (!t->hold)
 			rnic_stag_mig_resolve(w->st, q);
-		if (t->hold || !deliver(t, q)) {
-			pthread_mutex_lock(&t->lock);
+		if (t->hold || !deliver(t, q))
 			backlog_push(t, q);
-			pthread_mutex_unlock(&t->lock);
-		}
 	}
 	work += n;
 	if (t->retired != NULL) {

@@ -852,23 +852,7 @@ static void roce_connect(unsigned i)
 		CHECK_RC(rnic_modify_qp(q[k], &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 					IBV_QP_ACCESS_FLAGS), 0);
 	}
-	for (int k = 0; k < 2; k++) {
-		union ibv_gid gid;
-		CHECK_RC(rnic_query_gid(c[1 - k], 1, 1, &gid), 0);
-		struct ibv_qp_attr at = {
-			.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-			.dest_qp_num = q[1 - k]->qp_num, .rq_psn = psn[1 - k],
-			.max_dest_rd_atomic = 16, .min_rnr_timer = 12,
-			.ah_attr = { .is_global = 1, .port_num = 1,
-				     .grh = { .dgid = gid, .sgid_index = 1, .hop_limit = 64 } },
-		};
-		CHECK_RC(rnic_modify_qp(q[k], &at, RNIC_QP_RTR_MASK), 0);
-	}
-	for (int k = 0; k < 2; k++) {
-		struct ibv_qp_attr at = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-					  .rnr_retry = 7, .sq_psn = psn[k], .max_rd_atomic = 16 };
-		CHECK_RC(rnic_modify_qp(q[k], &at, RNIC_QP_RTS_MASK), 0);
-	}
+	check_roce_rtr_rts(q, c, psn, 1);
 	p->connected = true;
 	T.reconnects++;
 }

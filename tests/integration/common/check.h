@@ -101,6 +101,32 @@ static void __attribute__((noreturn, format(printf, 1, 2))) skip_case(const char
 #define CHECK_RC(expr, want) do { long long r_ = (long long)(expr), w_ = (long long)(want); \
 	if (r_ != w_) fail_at(__LINE__, "%s = %lld, expected %lld", #expr, r_, w_); } while (0)
 
+/* RoCE RC QPs @p q[0] and @p q[1] (in INIT) connected to each other out of
+ * band through port @p port_num: RTR towards the peer's GID 1 (::ffff:IPv4)
+ * and QPN with the peer's first PSN, then RTS from @p psn[i]; path MTU
+ * 1024, timeout 14, 7 retries, RNR retry for ever, 16 Reads/atomics. */
+static inline void check_roce_rtr_rts(struct ibv_qp *const q[2], struct ibv_context *const c[2],
+			       const uint32_t psn[2], uint8_t port_num)
+{
+	for (int i = 0; i < 2; i++) {
+		union ibv_gid gid;
+		CHECK_RC(rnic_query_gid(c[1 - i], port_num, 1, &gid), 0);
+		struct ibv_qp_attr at = {
+			.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+			.dest_qp_num = q[1 - i]->qp_num, .rq_psn = psn[1 - i],
+			.max_dest_rd_atomic = 16, .min_rnr_timer = 12,
+			.ah_attr = { .is_global = 1, .port_num = port_num,
+				     .grh = { .dgid = gid, .sgid_index = 1, .hop_limit = 64 } },
+		};
+		CHECK_RC(rnic_modify_qp(q[i], &at, RNIC_QP_RTR_MASK), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		struct ibv_qp_attr at = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+					  .rnr_retry = 7, .sq_psn = psn[i], .max_rd_atomic = 16 };
+		CHECK_RC(rnic_modify_qp(q[i], &at, RNIC_QP_RTS_MASK), 0);
+	}
+}
+
 static double now_s(void)
 {
 	struct timespec ts;

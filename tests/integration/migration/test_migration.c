@@ -217,23 +217,7 @@ static void roce_link(struct ibv_qp *qx, struct ibv_context *cx, struct ibv_qp *
 		CHECK_RC(rnic_modify_qp(q[i], &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 					IBV_QP_ACCESS_FLAGS), 0);
 	}
-	for (int i = 0; i < 2; i++) {
-		union ibv_gid gid;
-		CHECK_RC(rnic_query_gid(c[1 - i], port_num, 1, &gid), 0);
-		struct ibv_qp_attr at = {
-			.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-			.dest_qp_num = q[1 - i]->qp_num, .rq_psn = psn[1 - i],
-			.max_dest_rd_atomic = 16, .min_rnr_timer = 12,
-			.ah_attr = { .is_global = 1, .port_num = port_num,
-				     .grh = { .dgid = gid, .sgid_index = 1, .hop_limit = 64 } },
-		};
-		CHECK_RC(rnic_modify_qp(q[i], &at, RNIC_QP_RTR_MASK), 0);
-	}
-	for (int i = 0; i < 2; i++) {
-		struct ibv_qp_attr at = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-					  .rnr_retry = 7, .sq_psn = psn[i], .max_rd_atomic = 16 };
-		CHECK_RC(rnic_modify_qp(q[i], &at, RNIC_QP_RTS_MASK), 0);
-	}
+	check_roce_rtr_rts(q, c, psn, port_num);
 	CHECK(qx->state == IBV_QPS_RTS && qy->state == IBV_QPS_RTS, "states %d %d", qx->state,
 	      qy->state);
 }

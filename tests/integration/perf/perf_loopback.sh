@@ -21,6 +21,11 @@ fail() {
 	fails=$((fails + 1))
 }
 
+# json_num LINE FIELD: the integer value of FIELD in a JSON line, or nothing
+json_num() {
+	echo "$1" | sed -n "s/.*\"$2\": \([0-9]*\).*/\1/p"
+}
+
 # check_json NAME OUTPUT FIELD... : the last JSON line has every field
 check_json() {
 	local name=$1 out=$2 line f
@@ -77,7 +82,7 @@ for tr in iwarp roce; do
 		--rebind-ms 5 --size 256 --iters 20000 --verify --json 2>&1)
 	rc=$?
 	line=$(echo "$out" | grep '^{' | tail -1)
-	rebinds=$(echo "$line" | sed -n 's/.*"rebinds": \([0-9]*\).*/\1/p')
+	rebinds=$(json_num "$line" rebinds)
 	if [ "$rc" != 0 ]; then
 		fail "$name: exit status $rc" "$out"
 	elif ! echo "$line" | grep -q '"verified": true'; then
@@ -102,7 +107,7 @@ for tr in iwarp roce; do
 		--size 65536 --iters "$fo_iters" --verify --json 2>&1)
 	rc=$?
 	line=$(echo "$out" | grep '^{' | tail -1)
-	migrated=$(echo "$line" | sed -n 's/.*"migrated_stags": \([0-9]*\).*/\1/p')
+	migrated=$(json_num "$line" migrated_stags)
 	if [ "$rc" != 0 ]; then
 		fail "$name: exit status $rc" "$out"
 	elif ! echo "$line" | grep -q "\"completed\": $fo_iters,"; then
