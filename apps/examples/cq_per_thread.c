@@ -21,6 +21,7 @@
 #include <rnic/rnic.h>
 #include <rnic/rnic_cm.h>
 #include <rnic/rnic_verbs.h>
+#include <rte_eal.h>
 
 #define SERVER_IP 0xc0000201u   /* 192.0.2.1 */
 #define CLIENT_IP 0xc0000202u   /* 192.0.2.2 */
@@ -57,6 +58,13 @@ static void make_conn(struct conn *c, struct ibv_context *ctx, struct ibv_pd *pd
 	c->mr = rnic_reg_mr(pd, c->buf, sizeof(c->buf), IBV_ACCESS_LOCAL_WRITE);
 	if (!c->ch || !c->cq || !c->qp || !c->mr)
 		die("creating a connection's objects");
+}
+
+static void free_conn(struct conn *c)
+{
+	if (rnic_destroy_qp(c->qp) || rnic_dereg_mr(c->mr) || rnic_destroy_cq(c->cq) ||
+	    rnic_destroy_comp_channel(c->ch))
+		die("freeing a connection's objects");
 }
 
 static void post_recv(struct conn *c, int slot)
@@ -150,7 +158,7 @@ int main(int argc, char **argv)
 	       rnic_query_handlers(cctx));
 	struct ibv_pd *spd = rnic_alloc_pd(sctx), *cpd = rnic_alloc_pd(cctx);
 	struct rnic_cm_channel *sch = rnic_cm_create_channel(sctx), *cch = rnic_cm_create_channel(cctx);
-	struct rnic_cm_id *listener, *cid[THREADS];
+	struct rnic_cm_id *listener, *cid[THREADS], *sid[THREADS];
 	struct rnic_cm_event ev;
 	if (rnic_cm_create_id(sch, NULL, &listener) || rnic_cm_listen(listener, PORT, 8))
 		die("listen");
@@ -166,6 +174,7 @@ int main(int argc, char **argv)
 		rnic_modify_qp(server[t].qp, &init, IBV_QP_STATE);
 		for (int k = 0; k < 16; k++)
 			post_recv(&server[t], k);
+		sid[t] = ev.id;
 		if (rnic_cm_accept(ev.id, server[t].qp, NULL))
 			die("accept");
 		if (rnic_cm_get_event(sch, &ev, 5000) || ev.type != RNIC_CM_EVENT_ESTABLISHED ||
@@ -185,6 +194,26 @@ int main(int argc, char **argv)
 		total += client[t].done;
 	}
 	printf("%ld messages in all\n", total);
-	rnic_request_stop();
+
+	/* Tear down in reverse: a graceful close of every connection (both
+	 * ends see DISCONNECTED), then each object before what it hangs on. */
+	for (int t = 0; t < THREADS; t++) {
+		if (rnic_cm_disconnect(cid[t]))
+			die("disconnect");
+		if (rnic_cm_get_event(cch, &ev, 5000) || ev.type != RNIC_CM_EVENT_DISCONNECTED ||
+		    rnic_cm_get_event(sch, &ev, 5000) || ev.type != RNIC_CM_EVENT_DISCONNECTED)
+			die("disconnected");
+		if (rnic_cm_destroy_id(cid[t]) || rnic_cm_destroy_id(sid[t]))
+			die("destroy_id");
+		free_conn(&client[t]);
+		free_conn(&server[t]);
+	}
+	if (rnic_cm_destroy_id(listener) || rnic_cm_destroy_channel(sch) ||
+	    rnic_cm_destroy_channel(cch) || rnic_dealloc_pd(spd) || rnic_dealloc_pd(cpd) ||
+	    rnic_close_device(sctx) || rnic_close_device(cctx))
+		die("teardown");
+	rnic_stack_destroy(ss);
+	rnic_stack_destroy(cs);
+	rte_eal_cleanup();
 	return total == per_thread * THREADS ? 0 : 1;
 }

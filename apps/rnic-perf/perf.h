@@ -207,6 +207,8 @@ void perf_set_stacks(struct rnic_stack *a, struct rnic_stack *b);
 int perf_side_init(struct perf_side *s, struct rnic_stack *st, const struct perf_opts *o);
 int perf_end_init(struct perf_end *e, struct perf_side *s, unsigned idx, bool requester,
 		  const struct perf_opts *o);
+int perf_side_fini(struct perf_side *s);
+int perf_end_fini(struct perf_end *e);
 int perf_post_recvs(struct perf_end *e, unsigned n);
 int perf_cm_expect(struct rnic_cm_channel *ch, enum rnic_cm_event_type t,
 		   struct rnic_cm_event *ev);

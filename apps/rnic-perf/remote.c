@@ -140,6 +140,7 @@ static int remote_side(struct perf_side *s, struct rnic_config *cfg, const struc
 		fprintf(stderr, "rnic-perf: stack: %s\n", rte_strerror(rte_errno));
 		return -1;
 	}
+	s->st = st;   /* perf_remote() destroys it, whatever happens next */
 	if (rnic_stack_start(st) != 0) {
 		fprintf(stderr, "rnic-perf: cannot start the stack\n");
 		return -1;
@@ -270,26 +271,34 @@ int perf_remote(const struct perf_opts *o, struct rnic_config *cfg, struct perf_
 {
 	static struct perf_side side;
 	struct perf_end *ends = calloc(o->qps, sizeof(*ends));
+	int rc = PERF_EXIT_FAIL;
 
 	if (ends == NULL || remote_side(&side, cfg, o) != 0)
-		return PERF_EXIT_FAIL;
+		goto out;
 	if (o->server) {
 		if (rnic_cm_create_id(side.ch, NULL, &side.listener) != 0 ||
 		    rnic_cm_listen(side.listener, o->tcp_port, (int)o->qps) != 0) {
 			fprintf(stderr, "rnic-perf: cannot listen on TCP port %u\n", o->tcp_port);
-			return PERF_EXIT_FAIL;
+			goto out;
 		}
 		fprintf(stderr, "rnic-perf: waiting for a client on TCP port %u\n", o->tcp_port);
 	}
-	for (unsigned i = 0; i < o->qps; i++) {
-		int rc = o->server ? server_accept(&side, &ends[i], i, o)
-				   : client_connect(&side, &ends[i], i, o);
-		if (rc != 0)
-			return PERF_EXIT_FAIL;
-	}
+	for (unsigned i = 0; i < o->qps; i++)
+		if ((o->server ? server_accept(&side, &ends[i], i, o)
+			       : client_connect(&side, &ends[i], i, o)) != 0)
+			goto out;
 	side.watch = o->server;
-	int rc = perf_run(o, &side, 1, ends, o->qps, r);
+	rc = perf_run(o, &side, 1, ends, o->qps, r);
 	if (!o->server)
 		client_close(&side, ends, o->qps);
+out:
+	for (unsigned i = 0; ends != NULL && i < o->qps; i++)
+		if (perf_end_fini(&ends[i]) != 0 && rc == 0)
+			rc = PERF_EXIT_FAIL;
+	free(ends);
+	struct rnic_stack *st = side.st;
+	if (perf_side_fini(&side) != 0 && rc == 0)
+		rc = PERF_EXIT_FAIL;
+	rnic_stack_destroy(st);
 	return rc;
 }

@@ -84,6 +84,53 @@ int perf_side_init(struct perf_side *s, struct rnic_stack *st, const struct perf
 	return 0;
 }
 
+/* Undo perf_side_init() (and the listener): every CQ, channel, the PD and
+ * the device, after the ends are gone. Prints what refused (still in use)
+ * and @return 0 or -1. */
+int perf_side_fini(struct perf_side *s)
+{
+	int bad = 0;
+
+	if (s->listener != NULL)
+		bad |= rnic_cm_destroy_id(s->listener);
+	if (s->ch != NULL)
+		bad |= rnic_cm_destroy_channel(s->ch);
+	for (unsigned k = 0; k < s->ncq; k++)
+		bad |= rnic_destroy_cq(s->cq[k]);
+	if (s->pd != NULL)
+		bad |= rnic_dealloc_pd(s->pd);
+	if (s->ctx != NULL)
+		bad |= rnic_close_device(s->ctx);
+	free(s->arm);
+	memset(s, 0, sizeof(*s));
+	if (bad)
+		fprintf(stderr, "rnic-perf: teardown: a CQ, PD or channel was still in use\n");
+	return bad ? -1 : 0;
+}
+
+/* Undo perf_end_init() and the connection: the CM id (an abortive close
+ * when still connected), QPs, MR, buffers. @return 0 or -1. */
+int perf_end_fini(struct perf_end *e)
+{
+	int bad = 0;
+
+	if (e->id != NULL)
+		bad |= rnic_cm_destroy_id(e->id);
+	if (e->qp != NULL)
+		bad |= rnic_destroy_qp(e->qp);
+	if (e->ctl_qp != NULL)
+		bad |= rnic_destroy_qp(e->ctl_qp);
+	if (e->mr != NULL)
+		bad |= rnic_dereg_mr(e->mr);
+	free(e->buf);
+	free(e->sends.bits);
+	free(e->recvs.bits);
+	memset(e, 0, sizeof(*e));
+	if (bad)
+		fprintf(stderr, "rnic-perf: teardown: a QP or MR refused to go\n");
+	return bad ? -1 : 0;
+}
+
 /* Buffer, MR and QP of one end; a RoCE QP is left in INIT, an iWARP one in
  * RESET (the CM moves it). @return 0 or -1. */
 int perf_end_init(struct perf_end *e, struct perf_side *s, unsigned idx, bool requester,
@@ -359,38 +406,38 @@ int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 		  struct perf_result *r)
 {
 	static struct perf_side sides[2];   /* [0] A: responders, [1] B: requesters */
-	struct rnic_stack *st[2];
+	struct rnic_stack *st[2] = { NULL, NULL };
 	struct perf_end *ends = calloc(2 * (size_t)o->qps, sizeof(*ends));
+	int rc = PERF_EXIT_FAIL;
 
 	if (ends == NULL || lo_stacks(o, common, st) != 0)
-		return PERF_EXIT_FAIL;
+		goto out;
 	for (int i = 0; i < 2; i++)
 		if (perf_side_init(&sides[i], st[i], o) != 0)
-			return PERF_EXIT_FAIL;
+			goto out;
 	if (o->transport == RNIC_TRANSPORT_IWARP &&
 	    (rnic_cm_create_id(sides[0].ch, NULL, &sides[0].listener) != 0 ||
 	     rnic_cm_listen(sides[0].listener, o->tcp_port, (int)o->qps) != 0)) {
 		fprintf(stderr, "rnic-perf: cannot listen on TCP port %u\n", o->tcp_port);
-		return PERF_EXIT_FAIL;
+		goto out;
 	}
 	for (unsigned i = 0; i < o->qps; i++) {
 		struct perf_end *q = &ends[2 * i], *p = &ends[2 * i + 1];
 		if (perf_end_init(q, &sides[1], 2 * i, true, o) != 0 ||
 		    perf_end_init(p, &sides[0], 2 * i + 1, false, o) != 0)
-			return PERF_EXIT_FAIL;
+			goto out;
 		q->peer = p;
 		p->peer = q;
 		q->raddr = (uintptr_t)p->buf + p->region;
 		q->rkey = p->mr->rkey;
 		p->raddr = (uintptr_t)q->buf + q->region;
 		p->rkey = q->mr->rkey;
-		int rc = o->transport == RNIC_TRANSPORT_IWARP ? lo_connect_iwarp(q, p, o)
-							      : lo_connect_roce(q, p, o);
-		if (rc != 0)
-			return PERF_EXIT_FAIL;
+		if ((o->transport == RNIC_TRANSPORT_IWARP ? lo_connect_iwarp(q, p, o)
+							  : lo_connect_roce(q, p, o)) != 0)
+			goto out;
 	}
 	perf_set_stacks(st[0], st[1]);
-	int rc = perf_run(o, sides, 2, ends, 2 * o->qps, r);
+	rc = perf_run(o, sides, 2, ends, 2 * o->qps, r);
 	for (int i = 0; i < 2; i++)
 		for (unsigned k = 1; k <= o->ports; k++) {
 			struct rnic_stag_port_stats ss;
@@ -401,10 +448,8 @@ int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 					r->mig_query_us_max = ss.query_us_max;
 			}
 		}
-	if (rc != 0 || o->test != PERF_ATOMIC_BW)
-		return rc;
 	/* each Fetch and Add added one to the responder's counter */
-	for (unsigned i = 0; i < o->qps; i++) {
+	for (unsigned i = 0; rc == 0 && o->test == PERF_ATOMIC_BW && i < o->qps; i++) {
 		const struct perf_end *p = &ends[2 * i + 1];
 		uint64_t v;
 		memcpy(&v, p->buf + p->region, sizeof(v));
@@ -412,8 +457,19 @@ int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 			fprintf(stderr, "rnic-perf: atomic_bw: QP %u's counter is %lu after %lu "
 				"Fetch and Adds of 1\n", p->qp->qp_num, (unsigned long)v,
 				(unsigned long)ends[2 * i].completed);
-			return PERF_EXIT_FAIL;
+			rc = PERF_EXIT_FAIL;
 		}
 	}
-	return 0;
+out:
+	/* everything back, in reverse; a refusal is a failed run */
+	for (unsigned i = 0; ends != NULL && i < 2 * o->qps; i++)
+		if (perf_end_fini(&ends[i]) != 0 && rc == 0)
+			rc = PERF_EXIT_FAIL;
+	free(ends);
+	for (int i = 0; i < 2; i++) {
+		if (perf_side_fini(&sides[i]) != 0 && rc == 0)
+			rc = PERF_EXIT_FAIL;
+		rnic_stack_destroy(st[i]);
+	}
+	return rc;
 }
