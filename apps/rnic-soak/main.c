@@ -57,7 +57,8 @@ static struct {
 	unsigned qps;
 	uint32_t max_size;
 	int json;
-} o = { "iwarp", 10000, 0, 0, 0, 0, 1, 4, 1 << 20, 0 };
+	unsigned qp_timeout;   /* RoCE local ACK timeout exponent: 4.096 us << N */
+} o = { "iwarp", 10000, 0, 0, 0, 0, 1, 4, 1 << 20, 0, 14 };
 
 enum op { OP_SEND, OP_WRITE, OP_READ };
 
@@ -179,7 +180,11 @@ static void check_send_completion(struct qpair *p, unsigned idx, const struct ib
 			lost += wc->wr_id - p->completed;
 	}
 	if (wc->status != IBV_WC_SUCCESS) {
-		bad_status++;
+		if (bad_status++ < 4)
+			fprintf(stderr, "rnic-soak: QP %u: work request %lu (op %d) completed with %s "
+				"after %lu ops\n", idx, (unsigned long)wc->wr_id,
+				p->win[wc->wr_id % WIN].op, rnic_wc_status_str(wc->status),
+				(unsigned long)ops_done);
 		return;
 	}
 	struct pending *w = &p->win[wc->wr_id % WIN];
@@ -203,7 +208,9 @@ static void check_recv(struct qpair *p, unsigned idx, const struct ibv_wc *wc)
 			lost += wc->wr_id - p->recvs_done;
 	}
 	if (wc->status != IBV_WC_SUCCESS) {
-		bad_status++;
+		if (bad_status++ < 4)
+			fprintf(stderr, "rnic-soak: QP %u: receive %lu completed with %s\n", idx,
+				(unsigned long)wc->wr_id, rnic_wc_status_str(wc->status));
 		return;
 	}
 	uint64_t seq = wc->wr_id;   /* receives are consumed in send order */
@@ -228,6 +235,7 @@ static int usage(FILE *f, int rc)
 {
 	fprintf(f, "usage: rnic-soak [--transport iwarp|roce] [--ops N] [--drop P] [--dup P]\n"
 		   "                 [--reorder P] [--corrupt P] [--seed S] [--qps N (1..16)]\n"
+		   "                 [--qp-timeout N (RoCE: 4.096 us << N, default 14)]\n"
 		   "                 [--max-size BYTES] [--json]\n"
 		   "Fault rates are percent (0..100), applied both ways on the link.\n");
 	return rc;
@@ -273,6 +281,8 @@ static int parse(int argc, char **argv)
 			o.qps = (unsigned)d;
 		else if (!strcmp(a, "--max-size") && d >= 1 && d <= (16 << 20))
 			o.max_size = (uint32_t)d;
+		else if (!strcmp(a, "--qp-timeout") && d >= 1 && d <= 31)
+			o.qp_timeout = (unsigned)d;
 		else
 			goto bad;
 		continue;
@@ -318,7 +328,7 @@ static int roce_rtr_rts(struct ibv_qp *x, struct ibv_context *peer, struct ibv_q
 		return rc;
 	struct ibv_qp_attr rts = {
 		.qp_state = IBV_QPS_RTS,
-		.timeout = 14,                  /* 67 ms */
+		.timeout = (uint8_t)o.qp_timeout,   /* default 14: 67 ms */
 		.retry_cnt = 7,
 		.rnr_retry = 7,                 /* for ever */
 		.sq_psn = sq_psn,
@@ -506,11 +516,9 @@ int main(int argc, char **argv)
 							(unsigned long)qp[i].sends_posted, (unsigned long)qp[i].recvs_done,
 							qp[i].a->state, qp[i].b->state);
 					for (unsigned i = 0; i < o.qps; i++) {
-						struct rnic_qp *ra = (struct rnic_qp *)qp[i].a, *rb = (struct rnic_qp *)qp[i].b;
-						if (ra->ep)
-							rnic_iw_dump(ra->ep, stderr);
-						if (rb->ep)
-							rnic_iw_dump(rb->ep, stderr);
+						struct rnic_qp *rb = (struct rnic_qp *)qp[i].b;
+						rnic_qp_dump(qp[i].a, stderr);
+						rnic_qp_dump(qp[i].b, stderr);
 						fprintf(stderr, "  sq b: prod %u cons %u retired %u\n", rb->sq_prod, rb->sq_cons, rb->sq_retired);
 					}
 					struct rte_ring *ab = rnic_ring_pair_tx("soak.a", 0), *ba = rnic_ring_pair_tx("soak.b", 0);
@@ -610,6 +618,18 @@ int main(int argc, char **argv)
 		       (unsigned long)bad_status, (unsigned long)ss.fault_dropped,
 		       (unsigned long)ss.fault_duplicated, (unsigned long)ss.fault_reordered,
 		       (unsigned long)ss.fault_corrupted);
+	if (getenv("SOAK_DEBUG") && tr == RNIC_TRANSPORT_ROCE) {
+		static const char *const names[] = { "req_pkts_out", "retransmits", "timeouts",
+			"retry_exceeded", "acks_in", "naks_in", "stale_responses", "read_resp_gaps",
+			"duplicates", "naks_seq_out", "out_of_window", "no_mbuf", "rx_bad_icrc" };
+		for (unsigned k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+			uint64_t va = 0, vb = 0;
+			rnic_roce_counter(A, names[k], &va);
+			rnic_roce_counter(B, names[k], &vb);
+			fprintf(stderr, "  %-16s A %10lu  B %10lu\n", names[k], (unsigned long)va,
+				(unsigned long)vb);
+		}
+	}
 	if (teardown(A, B, ach, bch, l, acq, bcq, apd, bpd) != 0)
 		verified = false;
 	return verified ? 0 : 1;

@@ -107,6 +107,7 @@ static void fill_workers(const struct rnic_stack *st, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "redirected_in", w->stats.redirected_in);
 		rte_tel_data_add_dict_u64(c, "cmds", w->stats.cmds);
 		rte_tel_data_add_dict_u64(c, "icmp_echo_replies", w->stats.icmp_echo_replies);
+		rte_tel_data_add_dict_u64(c, "timers_deferred", w->stats.timers_deferred);
 		rte_tel_data_add_dict_u64(c, "timers_armed", w->timers.armed);
 		rte_tel_data_add_dict_u64(c, "timers_fired", w->timers.fired);
 		snprintf(key, sizeof(key), "worker%u", i);

@@ -43,9 +43,11 @@ static unsigned poll_rx(struct rnic_worker *w, void *arg)
 	unsigned work = 0;
 	(void)arg;
 
+	w->rx_backlog = false;
 	for (unsigned i = 0; i < w->st->n_ports; i++) {
 		struct rnic_port *p = w->st->ports[i];
 		uint16_t n = rnic_port_rx(p, (uint16_t)w->id, pkts, RNIC_BURST);
+		w->rx_backlog |= n == RNIC_BURST;
 		for (uint16_t k = 0; k < n; k++) {
 			if (k + 1 < n)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[k + 1], void *));
@@ -96,9 +98,24 @@ static unsigned poll_cmd(struct rnic_worker *w, void *arg)
 	return n;
 }
 
+/*
+ * Poller: expired timers. A worker that comes back from a stall (a
+ * preempted or oversubscribed core) finds its RX queues full: the ACKs that
+ * would stop a retransmission timer may be waiting there. While a poll
+ * still fills whole bursts the timers wait, for at most
+ * TIMER_DEFER_LOOPS loops, so input is read before a timeout is declared.
+ */
+#define TIMER_DEFER_LOOPS 64
+
 static unsigned poll_timers(struct rnic_worker *w, void *arg)
 {
 	(void)arg;
+	if (w->rx_backlog && w->timers_deferred < TIMER_DEFER_LOOPS) {
+		w->timers_deferred++;
+		w->stats.timers_deferred++;
+		return 0;
+	}
+	w->timers_deferred = 0;
 	return rnic_timer_run(&w->timers, w->now_tsc);
 }
 

@@ -59,6 +59,7 @@ struct rnic_worker_stats {
 	uint64_t redirected_out, redirected_in;
 	uint64_t cmds;
 	uint64_t icmp_echo_replies;
+	uint64_t timers_deferred;    /* loops whose timers waited for RX */
 };
 
 /* Per-protocol slots in a worker and in a stack. */
@@ -88,6 +89,8 @@ struct rnic_worker {
 	struct rnic_worker_stats stats;
 	void *proto[RNIC_PROTO_MAX]; /* per-protocol worker state */
 	unsigned idle_loops;
+	bool rx_backlog;               /* the last RX poll filled a burst */
+	unsigned timers_deferred;      /* loops in a row the timers waited */
 	uint16_t ip_id;                /* IPv4 identification counter */
 	uint32_t tx_src_ip;            /* source address for the frame being
 					* output (host order; 0: the port's):
