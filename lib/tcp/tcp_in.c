@@ -316,6 +316,7 @@ static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 	struct tcp_stack *ts = tcp_s(c->w->st);
 	uint32_t acked = s->ack - c->snd_una;
 	uint64_t rtt_tsc = 0;
+	bool hole_filled = false;
 
 	if (c->fin_sent && s->ack == c->fin_seq + 1)
 		acked--;   /* the FIN takes a sequence number, not a byte */
@@ -327,9 +328,18 @@ static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 		uint32_t end = u->seq + u->len;
 		if (seq_le(end, s->ack)) {
 			if (!u->retx) {
-				rtt_tsc = c->w->now_tsc - u->sent_tsc;   /* Karn */
+				/* Karn; and a unit the peer SACKed earlier is
+				 * acknowledged cumulatively only once the hole
+				 * before it is repaired: that delay is loss
+				 * recovery, not the path's RTT (taken as a sample
+				 * it drove RTO to its 60 s ceiling in the soak) */
+				if (!u->sacked && !hole_filled)
+					rtt_tsc = c->w->now_tsc - u->sent_tsc;
 				if (u->sent_tsc > c->rack_tsc)
 					c->rack_tsc = u->sent_tsc;
+			} else {
+				hole_filled = true;   /* what follows waited for it */
+				rtt_tsc = 0;
 			}
 			if (u->sacked)
 				c->sacked_bytes -= u->len;
