@@ -27,6 +27,7 @@
 #include <rte_mbuf.h>
 #include <rte_random.h>
 
+#include "engine/engine_internal.h"
 #include "engine/stack.h"
 #include "iwarp/fpdu.h"
 #include "iwarp/iwarp_wire.h"
@@ -198,6 +199,7 @@ struct rnic_iw_ep {
 	uint8_t term_in[64];
 	struct rnic_timer rts_timer;
 	struct rnic_timer tx_timer;    /* retries a transmit that found no mbuf */
+	struct rnic_timer mpa_timer;   /* MPA startup limit (mpa_timer_start) */
 	uint8_t mpa_tx[MPA_FRAME_MAX]; /* our MPA request/reply TCP has not taken */
 	uint16_t mpa_tx_len;
 	uint64_t stats_fpdus_in, stats_fpdus_out, terms_out, terms_in;
@@ -234,11 +236,50 @@ static pthread_mutex_t listeners_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void rnic_iw_params_default(struct rnic_iw_params *p)
 {
+	memset(p, 0, sizeof(*p));
 	p->crc = true;
 	p->ird = 16;
 	p->ord = 16;
 	p->p2p = false;
+	p->rtr_types = RNIC_IW_RTR_ALL;
 	p->rts_delay_us = 50000;
+	p->mpa_timeout_ms = 0;   /* the stack's */
+}
+
+/* --- stack-wide state ------------------------------------------------------ */
+
+/* By the stack's process-wide index: the MPA timeout default and the
+ * counters of connection setup. An endpoint that never reached RDMA mode
+ * leaves no other trace once it is freed. Touched from any worker. */
+struct iw_stack_state {
+	uint32_t mpa_timeout_ms;       /* 0: RNIC_IW_MPA_TIMEOUT_MS */
+	uint64_t mpa_timeouts_active, mpa_timeouts_passive;
+	uint64_t rtr_sent, rtr_received;
+};
+static struct iw_stack_state iw_stacks[RNIC_MAX_STACKS];
+
+static struct iw_stack_state *iw_stack(const struct rnic_stack *st)
+{
+	return &iw_stacks[st->id < RNIC_MAX_STACKS ? st->id : 0];
+}
+
+static void iw_count(uint64_t *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
+void rnic_iw_set_mpa_timeout(struct rnic_stack *st, uint32_t ms)
+{
+	__atomic_store_n(&iw_stack(st)->mpa_timeout_ms, ms, __ATOMIC_RELAXED);
+}
+
+void rnic_iw_stats(const struct rnic_stack *st, struct rnic_iw_stats *s)
+{
+	struct iw_stack_state *t = iw_stack(st);
+	s->mpa_timeouts_active = __atomic_load_n(&t->mpa_timeouts_active, __ATOMIC_RELAXED);
+	s->mpa_timeouts_passive = __atomic_load_n(&t->mpa_timeouts_passive, __ATOMIC_RELAXED);
+	s->rtr_sent = __atomic_load_n(&t->rtr_sent, __ATOMIC_RELAXED);
+	s->rtr_received = __atomic_load_n(&t->rtr_received, __ATOMIC_RELAXED);
 }
 
 struct rnic_worker *rnic_iw_worker(const struct rnic_iw_ep *ep) { return ep->w; }
@@ -1266,6 +1307,44 @@ static const struct rnic_fpdu_rx_ops frx_ops = {
 
 /* --- connection management -------------------------------------------------- */
 
+/*
+ * The MPA startup limit: a peer that accepts TCP but never answers our
+ * request, never sends (all of) its request, or never sends the RTR it
+ * agreed to would hold the endpoint for ever. The timer runs once per
+ * phase (it is not restarted by partial progress); on expiry the
+ * connection is reset and the endpoint closes with -ETIMEDOUT.
+ */
+static void mpa_timer_start(struct rnic_iw_ep *ep)
+{
+	uint32_t ms = ep->p.mpa_timeout_ms;
+	if (ms == 0)
+		ms = __atomic_load_n(&iw_stack(ep->st)->mpa_timeout_ms, __ATOMIC_RELAXED);
+	if (ms == 0)
+		ms = RNIC_IW_MPA_TIMEOUT_MS;
+	rnic_timer_arm(&ep->w->timers, &ep->mpa_timer, ep->w->now_tsc, (uint64_t)ms * 1000);
+}
+
+static void mpa_timer_stop(struct rnic_iw_ep *ep)
+{
+	rnic_timer_cancel(&ep->w->timers, &ep->mpa_timer);
+}
+
+static void mpa_timer_cb(struct rnic_timer *t, void *arg)
+{
+	(void)t;
+	struct rnic_iw_ep *ep = arg;
+	struct iw_stack_state *s = iw_stack(ep->st);
+	if (ep->state == EP_CLOSED || ep->state == EP_RTS || ep->state == EP_CLOSING ||
+	    ep->state == EP_DECIDING)
+		return;
+	iw_debug("MPA timeout in state %d (%s)", ep->state, ep->active ? "initiator" : "responder");
+	iw_count(ep->active ? &s->mpa_timeouts_active : &s->mpa_timeouts_passive);
+	ep->busy++;
+	ep_close(ep, -ETIMEDOUT);
+	if (--ep->busy == 0 && ep->state == EP_CLOSED)
+		ep_free(ep);
+}
+
 static void enter_rts(struct rnic_iw_ep *ep)
 {
 	ep->state = EP_RTS;
@@ -1330,6 +1409,7 @@ static void ep_input_run(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
 				ep_close(ep, -EPROTO);
 				return;
 			}
+			mpa_timer_stop(ep);   /* the frame is complete */
 			if (ep->state == EP_MPA_REP) {
 				rc = rnic_mpa_connected(&ep->mp, &ep->mrx, &ep->res);
 				iw_debug("MPA reply: rc %d rev %u crc %d ird %u ord %u p2p %d rtr %u err %u",
@@ -1570,6 +1650,7 @@ static void ep_close(struct rnic_iw_ep *ep, int err)
 	ep->state = EP_CLOSED;
 	rnic_timer_cancel(&ep->w->timers, &ep->rts_timer);
 	rnic_timer_cancel(&ep->w->timers, &ep->tx_timer);
+	mpa_timer_stop(ep);
 	ep_flush(ep);
 	if (ep->c != NULL) {
 		struct rnic_tcp_conn *c = ep->c;
@@ -1621,6 +1702,7 @@ static struct rnic_iw_ep *ep_new(struct rnic_worker *w, const struct rnic_iw_ops
 	ep->mp.p2p = ep->p.p2p;
 	rnic_timer_init(&ep->rts_timer, rts_timer_cb, ep);
 	rnic_timer_init(&ep->tx_timer, tx_timer_cb, ep);
+	rnic_timer_init(&ep->mpa_timer, mpa_timer_cb, ep);
 	/* RFC 5041 section 5.1: the first message of each queue has MSN 1 */
 	for (int q = 0; q < RNIC_DDP_QN_COUNT; q++)
 		ep->msn[q] = ep->rx_msn[q] = 1;
@@ -1726,6 +1808,7 @@ static void tcp_connected(struct rnic_tcp_conn *c, void *ctx)
 	ep->tcp_up = true;
 	rnic_mpa_rx_init(&ep->mrx, true);
 	ep->state = EP_MPA_REP;
+	mpa_timer_start(ep);
 	int rc = mpa_tx_queue(ep, (uint16_t)n);
 	if (rc != 0)
 		ep_close(ep, rc);
@@ -1744,6 +1827,7 @@ static void *tcp_accept(struct rnic_tcp_conn *c, void *lctx)
 	ep->peer_port = rte_be_to_cpu_16(c->key.rport);
 	rnic_mpa_rx_init(&ep->mrx, false);
 	ep->state = EP_MPA_REQ;
+	mpa_timer_start(ep);
 	return ep;
 }
 
@@ -1856,6 +1940,7 @@ int rnic_iw_attach_stream(struct rnic_tcp_conn *c, bool active,
 		ep->listen_ctx = ctx;
 		rnic_mpa_rx_init(&ep->mrx, false);
 		ep->state = EP_MPA_REQ;
+		mpa_timer_start(ep);
 		/* bytes the application read past its last streaming message */
 		if (early_len)
 			ep_input(ep, early, early_len);
