@@ -41,6 +41,9 @@
 #include "tcp/tcp_internal.h"
 #include "port/port.h"
 
+_Static_assert(RNIC_IW_RTR_SEND == RNIC_MPA_RTR_SEND && RNIC_IW_RTR_WRITE == RNIC_MPA_RTR_WRITE &&
+	       RNIC_IW_RTR_READ == RNIC_MPA_RTR_READ, "RTR type bits differ");
+
 /* --- memory regions ------------------------------------------------------- */
 
 /* rnic_iw_reg_mr(): an STag table entry with no PD (verbs MRs have one). */
@@ -85,8 +88,10 @@ void rnic_iw_dereg_mr(struct rnic_iw_mr *mr)
 
 /* --- endpoints ------------------------------------------------------------- */
 
+/* EP_RTR_WAIT: a peer-to-peer responder between its reply and the
+ * initiator's RTR; it receives FPDUs but sends none (RFC 6581 s9.2). */
 enum ep_state { EP_CONNECTING, EP_MPA_REQ, EP_DECIDING, EP_MPA_REP, EP_RTS_WAIT,
-		EP_RTS, EP_CLOSING, EP_CLOSED };
+		EP_RTR_WAIT, EP_RTS, EP_CLOSING, EP_CLOSED };
 
 enum job_kind { JOB_SEND, JOB_WRITE, JOB_READ_REQ, JOB_READ_RESP, JOB_ATOMIC_REQ,
 		JOB_ATOMIC_RESP, JOB_TERM };
@@ -95,6 +100,7 @@ struct job {
 	enum job_kind kind;
 	uint64_t wr_id;
 	bool signaled;
+	bool rtr;                  /* the p2p RTR message: no completion, ever */
 	uint8_t rdmap_op;          /* Send: SEND, SEND_SE, SEND_INV, SEND_SE_INV */
 	uint32_t inv_stag;         /* Send with Invalidate */
 	const struct ibv_sge *sge; /* gather list (host addresses) */
@@ -175,6 +181,7 @@ struct rnic_iw_ep {
 		uint32_t len;
 		bool signaled;
 		bool atomic;
+		bool rtr;              /* the zero-length Read RTR: answered silently */
 		uint8_t wc_op;         /* enum ibv_wc_opcode of the completion */
 		uint32_t req_id;       /* atomic: the Request Identifier */
 		uint64_t res_addr;     /* atomic: where the original value goes */
@@ -197,6 +204,7 @@ struct rnic_iw_ep {
 	uint32_t last_write_len;
 	uint64_t write_acc;            /* bytes of the Write being received */
 	uint8_t term_in[64];
+	bool rtr_in;                   /* the FPDU being parsed is the peer's RTR */
 	struct rnic_timer rts_timer;
 	struct rnic_timer tx_timer;    /* retries a transmit that found no mbuf */
 	struct rnic_timer mpa_timer;   /* MPA startup limit (mpa_timer_start) */
@@ -382,7 +390,9 @@ static int ep_migrate(struct rnic_iw_ep *ep, uint32_t stag)
 static void ep_terminate(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
 			 const uint8_t *ddp_hdr, uint16_t seg_len)
 {
-	if (ep->state != EP_RTS || (ep->job_tail - ep->job_head) >= JOB_MAX) {
+	bool rdma_mode = ep->state == EP_RTS || ep->state == EP_RTS_WAIT ||
+			 ep->state == EP_RTR_WAIT;
+	if (!rdma_mode || (ep->job_tail - ep->job_head) >= JOB_MAX) {
 		if (ep->state != EP_CLOSED)
 			ep_close(ep, -EPROTO);
 		return;
@@ -671,6 +681,13 @@ static void ep_pump(struct rnic_iw_ep *ep)
 		if (job_run(ep, j) != 0)
 			return;   /* resumed by TCP's sent() callback or the tx timer */
 		ep->job_head++;
+		if (j->rtr) {   /* the connection's, not the ULP's */
+			if (j->kind == JOB_READ_RESP)
+				ep->inreads--;   /* the answer to a Read RTR */
+			else
+				iw_count(&iw_stack(ep->st)->rtr_sent);
+			continue;
+		}
 		if (j->kind != JOB_TERM)
 			__atomic_store_n(&ep->xfer->ops_out, ep->xfer->ops_out + 1, __ATOMIC_RELAXED);
 		if (j->kind == JOB_READ_RESP || j->kind == JOB_ATOMIC_RESP) {
@@ -766,6 +783,7 @@ static int queue_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr, bool ke
 		ep->ord[o].len = 8;
 		ep->ord[o].signaled = j->signaled;
 		ep->ord[o].atomic = true;
+		ep->ord[o].rtr = false;
 		ep->ord[o].wc_op = cas ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD;
 		ep->ord[o].req_id = j->req_id;
 		ep->ord[o].res_addr = j->sge[0].addr;
@@ -803,6 +821,7 @@ static int queue_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr, bool ke
 		ep->ord[ep->ord_tail % ORD_MAX].len = j->len;
 		ep->ord[ep->ord_tail % ORD_MAX].signaled = j->signaled;
 		ep->ord[ep->ord_tail % ORD_MAX].atomic = false;
+		ep->ord[ep->ord_tail % ORD_MAX].rtr = false;
 		ep->ord[ep->ord_tail % ORD_MAX].wc_op = IBV_WC_RDMA_READ;
 		ep->ord_tail++;
 		break;
@@ -874,6 +893,73 @@ static uint32_t untagged_qn(uint8_t op)
 	}
 }
 
+/* STag of the RTR's Write or Read: never placed (zero bytes), not 0
+ * because some hardware gives STag 0 a meaning; siw sends 1 as well. */
+#define RTR_STAG 1
+
+/*
+ * Responder in peer-to-peer mode: the first FPDU must be the RTR message
+ * its reply chose (RFC 6581 section 9.2), zero bytes in one segment. It
+ * belongs to the connection, not to the ULP: it takes no receive, makes
+ * no completion and needs no STag. Anything else ends the connection with
+ * a Terminate, "no matching RTR option". Its MSN counts like any other
+ * (a Send RTR is message 1 of queue 0, a Read RTR message 1 of queue 1).
+ */
+static int rtr_hdr(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
+{
+	uint8_t want = ep->res.rtr == RNIC_MPA_RTR_SEND ? RNIC_RDMAP_OP_SEND :
+		       ep->res.rtr == RNIC_MPA_RTR_WRITE ? RNIC_RDMAP_OP_WRITE :
+		       RNIC_RDMAP_OP_READ_REQ;
+	bool ok = fi->opcode == want && fi->last && fi->payload_len == 0;
+	if (ok && !fi->tagged) {
+		const struct rnic_ddp_untagged_hdr *u = (const void *)fi->hdr;
+		uint32_t qn = untagged_qn(want);
+		ok = rte_be_to_cpu_32(u->qn) == qn && rte_be_to_cpu_32(u->mo) == 0 &&
+		     rte_be_to_cpu_32(u->msn) == ep->rx_msn[qn];
+		if (ok && want == RNIC_RDMAP_OP_READ_REQ)
+			ok = fi->hdr_len == RNIC_DDP_UNTAGGED_HDR_LEN + sizeof(ep->rreq);
+		if (ok && want == RNIC_RDMAP_OP_READ_REQ)
+			memcpy(ep->rreq, fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN, sizeof(ep->rreq));
+	}
+	if (!ok) {
+		iw_debug("RTR expected (type %u): opcode %u len %u", ep->res.rtr, fi->opcode,
+			 fi->payload_len);
+		ep_terminate(ep, RNIC_TERM_MPA_NO_MATCHING_RTR, NULL, 0);
+		return RNIC_FPDU_SKIP;
+	}
+	ep->rtr_in = true;
+	ep->place = ep->rreq;   /* nothing is placed: zero bytes */
+	return 0;
+}
+
+static void enter_rts(struct rnic_iw_ep *ep);
+static void mpa_timer_stop(struct rnic_iw_ep *ep);
+
+/* The RTR is in: a Read RTR gets its zero-length Read Response (our first
+ * FPDU), then RDMA mode starts for the ULP. */
+static void rtr_done(struct rnic_iw_ep *ep)
+{
+	ep->rtr_in = false;
+	mpa_timer_stop(ep);
+	iw_count(&iw_stack(ep->st)->rtr_received);
+	iw_debug("RTR received (type %u)", ep->res.rtr);
+	if (ep->res.rtr == RNIC_MPA_RTR_SEND)
+		ep->rx_msn[RNIC_DDP_QN_SEND]++;
+	if (ep->res.rtr == RNIC_MPA_RTR_READ) {
+		const struct rnic_rdmap_read_req_hdr *r = (const void *)ep->rreq;
+		struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
+		ep->rx_msn[RNIC_DDP_QN_READ_REQ]++;
+		memset(j, 0, offsetof(struct job, term));
+		j->kind = JOB_READ_RESP;
+		j->rtr = true;
+		j->stag = rte_be_to_cpu_32(r->sink_stag);
+		j->to = rte_be_to_cpu_64(r->sink_to);
+		ep->job_tail++;
+		ep->inreads++;   /* outside the IRD check: IRD may be 0 */
+	}
+	enter_rts(ep);
+}
+
 static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 {
 	struct rnic_iw_ep *ep = arg;
@@ -884,6 +970,8 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 	 * nothing behind the offending segment is placed or acted on */
 	if (ep->term_err)
 		return RNIC_FPDU_SKIP;
+	if (ep->state == EP_RTR_WAIT)
+		return rtr_hdr(ep, fi);
 	if (fi->tagged) {
 		const struct rnic_ddp_tagged_hdr *t = (const void *)fi->hdr;
 		uint32_t stag = rte_be_to_cpu_32(t->stag);
@@ -900,6 +988,16 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 			 * where the oldest outstanding request is an Atomic */
 			ep_terminate(ep, RNIC_TERM_RDMAP_OPCODE, fi->hdr, fi->ulpdu_len);
 			return RNIC_FPDU_SKIP;
+		}
+		if (fi->opcode == RNIC_RDMAP_OP_READ_RESP && ep->ord[ep->ord_head % ORD_MAX].rtr) {
+			/* the answer to our Read RTR: zero bytes, one segment,
+			 * its STag is the dummy we sent; nothing to check */
+			if (fi->payload_len != 0 || !fi->last) {
+				ep_terminate(ep, RNIC_TERM_DDP_T_BASE_BOUNDS, fi->hdr, fi->ulpdu_len);
+				return RNIC_FPDU_SKIP;
+			}
+			ep->place = ep->rreq;
+			return 0;
 		}
 		bool wait;
 		ep->place = mr_check_wait(ep, stag, to, fi->payload_len, need, &cause, true, &wait);
@@ -1182,6 +1280,10 @@ static int frx_done(void *arg, const struct rnic_fpdu_info *fi)
 {
 	struct rnic_iw_ep *ep = arg;
 	ep->stats_fpdus_in++;
+	if (ep->rtr_in) {
+		rtr_done(ep);
+		return 0;
+	}
 	if (fi->last && (ep->place || ep->scatter) && (fi->opcode == RNIC_RDMAP_OP_WRITE || fi->opcode == RNIC_RDMAP_OP_SEND ||
 			 fi->opcode == RNIC_RDMAP_OP_SEND_SE || fi->opcode == RNIC_RDMAP_OP_SEND_INV ||
 			 fi->opcode == RNIC_RDMAP_OP_SEND_SE_INV || fi->opcode == RNIC_RDMAP_OP_READ_REQ ||
@@ -1345,8 +1447,37 @@ static void mpa_timer_cb(struct rnic_timer *t, void *arg)
 		ep_free(ep);
 }
 
+/* Initiator in peer-to-peer mode: the RTR message the reply chose goes
+ * out as our first FPDU (RFC 6581 section 9.2), ahead of any work the ULP
+ * posts from established(). It never completes; a Read RTR holds an ORD
+ * slot until its zero-length response is back. */
+static void queue_rtr(struct rnic_iw_ep *ep)
+{
+	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
+	memset(j, 0, offsetof(struct job, term));
+	j->rtr = true;
+	if (ep->res.rtr == RNIC_MPA_RTR_SEND) {
+		j->kind = JOB_SEND;
+		j->rdmap_op = RNIC_RDMAP_OP_SEND;
+	} else if (ep->res.rtr == RNIC_MPA_RTR_WRITE) {
+		j->kind = JOB_WRITE;
+		j->stag = RTR_STAG;
+	} else {
+		unsigned o = ep->ord_tail++ % ORD_MAX;
+		memset(&ep->ord[o], 0, sizeof(ep->ord[o]));
+		ep->ord[o].rtr = true;
+		ep->ord[o].wc_op = IBV_WC_RDMA_READ;
+		j->kind = JOB_READ_REQ;
+		j->stag = RTR_STAG;        /* sink: nothing is placed */
+		j->src_stag = RTR_STAG;
+	}
+	ep->job_tail++;
+}
+
 static void enter_rts(struct rnic_iw_ep *ep)
 {
+	if (ep->active && ep->res.p2p)
+		queue_rtr(ep);
 	ep->state = EP_RTS;
 	if (ep->ops && ep->ops->established)
 		ep->ops->established(ep, ep->ctx);
@@ -1360,6 +1491,18 @@ static void rts_timer_cb(struct rnic_timer *t, void *arg)
 	struct rnic_iw_ep *ep = arg;
 	if (ep->state == EP_RTS_WAIT)
 		enter_rts(ep);
+}
+
+/* Responder, reply sent: RDMA mode now, or in peer-to-peer mode once the
+ * initiator's RTR is in (the MPA timer guards the wait). */
+static void enter_rdma_mode(struct rnic_iw_ep *ep)
+{
+	if (!ep->res.p2p) {
+		enter_rts(ep);
+		return;
+	}
+	ep->state = EP_RTR_WAIT;
+	mpa_timer_start(ep);
 }
 
 /* Set up the FPDU machinery from the negotiation result. */
@@ -1415,6 +1558,18 @@ static void ep_input_run(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
 				iw_debug("MPA reply: rc %d rev %u crc %d ird %u ord %u p2p %d rtr %u err %u",
 					 rc, ep->res.rev, ep->res.crc, ep->res.ird, ep->res.ord,
 					 ep->res.p2p, ep->res.rtr, ep->res.err);
+				if (rc == -EPROTO && (ep->res.err == RNIC_TERM_MPA_NO_MATCHING_RTR ||
+						      ep->res.err == RNIC_TERM_MPA_INSUFFICIENT_IRD)) {
+					/* RFC 6581 s9: a valid reply we cannot live with
+					 * is answered in RDMA mode, with a Terminate */
+					ep->res.crc = (ep->mrx.hdr.flags & RNIC_MPA_FLAG_C) != 0;
+					ep->res.markers_tx = (ep->mrx.hdr.flags & RNIC_MPA_FLAG_M) != 0;
+					ep->res.markers_rx = ep->mp.markers_rx;
+					start_fpdus(ep);
+					ep->state = EP_RTS_WAIT;
+					ep_terminate(ep, ep->res.err, NULL, 0);
+					return;
+				}
 				if (rc < 0) {
 					ep_close(ep, rc == -ECONNREFUSED ? -ECONNREFUSED : -EPROTO);
 					return;
@@ -1451,10 +1606,11 @@ static void ep_input_run(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
 			}
 			ep->ctx = ctx;
 			start_fpdus(ep);
-			enter_rts(ep);
+			enter_rdma_mode(ep);
 			continue;
 		}
-		if (ep->state == EP_RTS || ep->state == EP_RTS_WAIT || ep->state == EP_CLOSING) {
+		if (ep->state == EP_RTS || ep->state == EP_RTS_WAIT || ep->state == EP_RTR_WAIT ||
+		    ep->state == EP_CLOSING) {
 			int rc = rnic_fpdu_rx_input(&ep->frx, p, len, &used);
 			p += used;
 			len -= used;
@@ -1498,7 +1654,7 @@ int rnic_iw_accept(struct rnic_iw_ep *ep, void *ctx, const void *pdata,
 	if (rc != 0)
 		return rc;
 	start_fpdus(ep);
-	enter_rts(ep);
+	enter_rdma_mode(ep);
 	if (ep->state != EP_CLOSED)
 		rnic_tcp_hold(ep->c, false);   /* bytes that came meanwhile, in order */
 	return 0;
@@ -1606,14 +1762,17 @@ static void ep_flush(struct rnic_iw_ep *ep)
 {
 	for (; ep->job_head != ep->job_tail; ep->job_head++) {
 		struct job *j = &ep->jobs[ep->job_head % JOB_MAX];
-		if (j->kind == JOB_SEND || j->kind == JOB_WRITE)
+		if ((j->kind == JOB_SEND || j->kind == JOB_WRITE) && !j->rtr)
 			complete(ep, j->wr_id, j->kind == JOB_SEND ? IBV_WC_SEND : IBV_WC_RDMA_WRITE,
 				 IBV_WC_WR_FLUSH_ERR, 0);
 	}
-	for (; ep->ord_head != ep->ord_tail; ep->ord_head++)
+	for (; ep->ord_head != ep->ord_tail; ep->ord_head++) {
+		if (ep->ord[ep->ord_head % ORD_MAX].rtr)
+			continue;
 		complete(ep, ep->ord[ep->ord_head % ORD_MAX].wr_id,
 			 (enum ibv_wc_opcode)ep->ord[ep->ord_head % ORD_MAX].wc_op,
 			 IBV_WC_WR_FLUSH_ERR, 0);
+	}
 	if (ep->in_msg) {   /* the receive a message was being placed into */
 		ep->in_msg = false;
 		complete(ep, ep->cur.wr_id, IBV_WC_RECV, IBV_WC_WR_FLUSH_ERR, 0);
@@ -1700,6 +1859,7 @@ static struct rnic_iw_ep *ep_new(struct rnic_worker *w, const struct rnic_iw_ops
 	ep->mp.ird = ep->p.ird;
 	ep->mp.ord = ep->p.ord;
 	ep->mp.p2p = ep->p.p2p;
+	ep->mp.rtr_types = ep->p.rtr_types ? ep->p.rtr_types & RNIC_MPA_RTR_ALL : RNIC_MPA_RTR_ALL;
 	rnic_timer_init(&ep->rts_timer, rts_timer_cb, ep);
 	rnic_timer_init(&ep->tx_timer, tx_timer_cb, ep);
 	rnic_timer_init(&ep->mpa_timer, mpa_timer_cb, ep);
