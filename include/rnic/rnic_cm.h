@@ -72,14 +72,15 @@ struct rnic_cm_conn_param {
 	bool p2p;                       /**< connect: ask for MPA v2 peer-to-peer
 					     mode (RFC 6581): an RTR message goes
 					     first (default off, as siw) */
-	uint8_t rtr_types;              /**< p2p: RNIC_CM_RTR_* bits this end
-					     can use; connect: offered, accept:
-					     accepted. 0 = all */
-	uint32_t mpa_timeout_ms;        /**< connect: MPA reply limit (and RTR
-					     limit of an accept); 0 = the stack
-					     default, 10 s. Listeners use the
-					     stack default
-					     (rnic_iw_set_mpa_timeout) */
+	uint8_t rtr_types;              /**< connect with p2p: the RNIC_CM_RTR_*
+					     types offered, 0 = all. A listener
+					     accepts any type (its reply picks
+					     Write, then Read, then Send) */
+	uint32_t mpa_timeout_ms;        /**< connect: MPA reply limit, 0 = the
+					     stack default (10 s). Listeners
+					     (request, and the RTR after an
+					     accept) use the stack default,
+					     rnic_iw_set_mpa_timeout() */
 };
 
 /** RTR message types for rnic_cm_conn_param.rtr_types. */
