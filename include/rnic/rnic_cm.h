@@ -48,8 +48,11 @@ enum rnic_cm_event_type {
 	RNIC_CM_EVENT_CONNECT_REQUEST,  /**< on a listener: ev.id is new */
 	RNIC_CM_EVENT_ESTABLISHED,      /**< the QP is in RTS */
 	RNIC_CM_EVENT_REJECTED,         /**< the peer rejected (MPA reject) */
-	RNIC_CM_EVENT_UNREACHABLE,      /**< no TCP connection (RST, timeout) */
-	RNIC_CM_EVENT_CONNECT_ERROR,    /**< MPA negotiation failed or timed out */
+	RNIC_CM_EVENT_UNREACHABLE,      /**< no TCP connection (RST, timeout), or
+					     no MPA reply within the MPA timeout
+					     (status -ETIMEDOUT, as rdma_cm
+					     reports an iWARP MPA timeout) */
+	RNIC_CM_EVENT_CONNECT_ERROR,    /**< MPA negotiation failed (-EPROTO) */
 	RNIC_CM_EVENT_DISCONNECTED,     /**< the connection is gone */
 };
 
@@ -66,8 +69,24 @@ struct rnic_cm_conn_param {
 	uint8_t responder_resources;    /**< IRD: reads we serve at once */
 	uint8_t initiator_depth;        /**< ORD: reads we issue at once */
 	bool no_crc;                    /**< ask for no MPA CRC (default: CRC) */
-	bool p2p;                       /**< MPA v2 peer-to-peer with an RTR */
+	bool p2p;                       /**< connect: ask for MPA v2 peer-to-peer
+					     mode (RFC 6581): an RTR message goes
+					     first (default off, as siw) */
+	uint8_t rtr_types;              /**< connect with p2p: the RNIC_CM_RTR_*
+					     types offered, 0 = all. A listener
+					     accepts any type (its reply picks
+					     Write, then Read, then Send) */
+	uint32_t mpa_timeout_ms;        /**< connect: MPA reply limit, 0 = the
+					     stack default (10 s). Listeners
+					     (request, and the RTR after an
+					     accept) use the stack default,
+					     rnic_iw_set_mpa_timeout() */
 };
+
+/** RTR message types for rnic_cm_conn_param.rtr_types. */
+#define RNIC_CM_RTR_SEND  0x1   /**< zero-length Send */
+#define RNIC_CM_RTR_WRITE 0x2   /**< zero-length RDMA Write */
+#define RNIC_CM_RTR_READ  0x4   /**< zero-length RDMA Read */
 
 struct rnic_cm_event {
 	enum rnic_cm_event_type type;

@@ -59,15 +59,54 @@ struct rnic_iw_ops {
 	void (*disconnected)(struct rnic_iw_ep *ep, void *ctx, int err);
 };
 
+/** Default MPA startup timeout (siw waits 10 s for a reply, 5 s for a
+ *  request). */
+#define RNIC_IW_MPA_TIMEOUT_MS 10000
+
+/** RTR message types of peer-to-peer mode (RFC 6581 section 9), a bit set. */
+#define RNIC_IW_RTR_SEND  0x1   /**< zero-length Send */
+#define RNIC_IW_RTR_WRITE 0x2   /**< zero-length RDMA Write */
+#define RNIC_IW_RTR_READ  0x4   /**< zero-length RDMA Read */
+#define RNIC_IW_RTR_ALL   0x7
+
 /** Endpoint options. */
 struct rnic_iw_params {
 	bool crc;            /**< ask for CRC32c (default on) */
 	uint16_t ird, ord;   /**< inbound/outbound RDMA Read depth (default 16) */
-	bool p2p;            /**< peer-to-peer mode with an RTR (default off) */
+	bool p2p;            /**< initiator: ask for peer-to-peer mode with an
+				  RTR (default off; a responder follows the
+				  initiator's request) */
+	uint8_t rtr_types;   /**< RNIC_IW_RTR_* this end can use in p2p mode
+				  (initiator: offered; responder: accepted);
+				  0 = all (default) */
 	uint32_t rts_delay_us; /**< active side: wait after the MPA reply before
 				    the first FPDU (default 50000, siw 6.1) */
+	uint32_t mpa_timeout_ms; /**< MPA startup limit: initiator from the
+				      request sent to the reply; responder from
+				      the TCP accept to the whole request and,
+				      in p2p mode, from the reply to the RTR.
+				      0 = the stack's (rnic_iw_set_mpa_timeout) */
 };
 void rnic_iw_params_default(struct rnic_iw_params *p);
+
+/**
+ * Stack default of rnic_iw_params.mpa_timeout_ms (listeners of the CM use
+ * it). @p ms 0 restores RNIC_IW_MPA_TIMEOUT_MS. Any thread; endpoints read
+ * it when their timer starts.
+ */
+void rnic_iw_set_mpa_timeout(struct rnic_stack *st, uint32_t ms);
+
+/** Stack-wide iWARP connection-setup counters. */
+struct rnic_iw_stats {
+	uint64_t mpa_timeouts_active;  /**< no MPA reply in time: aborted */
+	uint64_t mpa_timeouts_passive; /**< no (whole) MPA request, or no RTR,
+					    in time: aborted, never reported */
+	uint64_t rtr_sent;             /**< p2p: RTR messages sent */
+	uint64_t rtr_received;         /**< p2p: RTR messages consumed */
+};
+
+/** Read the counters of @p st (lock-free, any thread). */
+void rnic_iw_stats(const struct rnic_stack *st, struct rnic_iw_stats *s);
 
 /** Listen for MPA requests on TCP @p port. Any thread. */
 int rnic_iw_listen(struct rnic_stack *st, uint16_t port,

@@ -27,6 +27,7 @@
 #include <rte_mbuf.h>
 #include <rte_random.h>
 
+#include "engine/engine_internal.h"
 #include "engine/stack.h"
 #include "iwarp/fpdu.h"
 #include "iwarp/iwarp_wire.h"
@@ -39,6 +40,9 @@
 #include "iwarp/iw_ep.h"
 #include "tcp/tcp_internal.h"
 #include "port/port.h"
+
+_Static_assert(RNIC_IW_RTR_SEND == RNIC_MPA_RTR_SEND && RNIC_IW_RTR_WRITE == RNIC_MPA_RTR_WRITE &&
+	       RNIC_IW_RTR_READ == RNIC_MPA_RTR_READ, "RTR type bits differ");
 
 /* --- memory regions ------------------------------------------------------- */
 
@@ -84,8 +88,10 @@ void rnic_iw_dereg_mr(struct rnic_iw_mr *mr)
 
 /* --- endpoints ------------------------------------------------------------- */
 
+/* EP_RTR_WAIT: a peer-to-peer responder between its reply and the
+ * initiator's RTR; it receives FPDUs but sends none (RFC 6581 s9.2). */
 enum ep_state { EP_CONNECTING, EP_MPA_REQ, EP_DECIDING, EP_MPA_REP, EP_RTS_WAIT,
-		EP_RTS, EP_CLOSING, EP_CLOSED };
+		EP_RTR_WAIT, EP_RTS, EP_CLOSING, EP_CLOSED };
 
 enum job_kind { JOB_SEND, JOB_WRITE, JOB_READ_REQ, JOB_READ_RESP, JOB_ATOMIC_REQ,
 		JOB_ATOMIC_RESP, JOB_TERM };
@@ -94,6 +100,7 @@ struct job {
 	enum job_kind kind;
 	uint64_t wr_id;
 	bool signaled;
+	bool rtr;                  /* the p2p RTR message: no completion, ever */
 	uint8_t rdmap_op;          /* Send: SEND, SEND_SE, SEND_INV, SEND_SE_INV */
 	uint32_t inv_stag;         /* Send with Invalidate */
 	const struct ibv_sge *sge; /* gather list (host addresses) */
@@ -174,6 +181,7 @@ struct rnic_iw_ep {
 		uint32_t len;
 		bool signaled;
 		bool atomic;
+		bool rtr;              /* the zero-length Read RTR: answered silently */
 		uint8_t wc_op;         /* enum ibv_wc_opcode of the completion */
 		uint32_t req_id;       /* atomic: the Request Identifier */
 		uint64_t res_addr;     /* atomic: where the original value goes */
@@ -196,8 +204,10 @@ struct rnic_iw_ep {
 	uint32_t last_write_len;
 	uint64_t write_acc;            /* bytes of the Write being received */
 	uint8_t term_in[64];
+	bool rtr_in;                   /* the FPDU being parsed is the peer's RTR */
 	struct rnic_timer rts_timer;
 	struct rnic_timer tx_timer;    /* retries a transmit that found no mbuf */
+	struct rnic_timer mpa_timer;   /* MPA startup limit (mpa_timer_start) */
 	uint8_t mpa_tx[MPA_FRAME_MAX]; /* our MPA request/reply TCP has not taken */
 	uint16_t mpa_tx_len;
 	uint64_t stats_fpdus_in, stats_fpdus_out, terms_out, terms_in;
@@ -234,11 +244,50 @@ static pthread_mutex_t listeners_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void rnic_iw_params_default(struct rnic_iw_params *p)
 {
+	memset(p, 0, sizeof(*p));
 	p->crc = true;
 	p->ird = 16;
 	p->ord = 16;
 	p->p2p = false;
+	p->rtr_types = RNIC_IW_RTR_ALL;
 	p->rts_delay_us = 50000;
+	p->mpa_timeout_ms = 0;   /* the stack's */
+}
+
+/* --- stack-wide state ------------------------------------------------------ */
+
+/* By the stack's process-wide index: the MPA timeout default and the
+ * counters of connection setup. An endpoint that never reached RDMA mode
+ * leaves no other trace once it is freed. Touched from any worker. */
+struct iw_stack_state {
+	uint32_t mpa_timeout_ms;       /* 0: RNIC_IW_MPA_TIMEOUT_MS */
+	uint64_t mpa_timeouts_active, mpa_timeouts_passive;
+	uint64_t rtr_sent, rtr_received;
+};
+static struct iw_stack_state iw_stacks[RNIC_MAX_STACKS];
+
+static struct iw_stack_state *iw_stack(const struct rnic_stack *st)
+{
+	return &iw_stacks[st->id < RNIC_MAX_STACKS ? st->id : 0];
+}
+
+static void iw_count(uint64_t *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
+void rnic_iw_set_mpa_timeout(struct rnic_stack *st, uint32_t ms)
+{
+	__atomic_store_n(&iw_stack(st)->mpa_timeout_ms, ms, __ATOMIC_RELAXED);
+}
+
+void rnic_iw_stats(const struct rnic_stack *st, struct rnic_iw_stats *s)
+{
+	struct iw_stack_state *t = iw_stack(st);
+	s->mpa_timeouts_active = __atomic_load_n(&t->mpa_timeouts_active, __ATOMIC_RELAXED);
+	s->mpa_timeouts_passive = __atomic_load_n(&t->mpa_timeouts_passive, __ATOMIC_RELAXED);
+	s->rtr_sent = __atomic_load_n(&t->rtr_sent, __ATOMIC_RELAXED);
+	s->rtr_received = __atomic_load_n(&t->rtr_received, __ATOMIC_RELAXED);
 }
 
 struct rnic_worker *rnic_iw_worker(const struct rnic_iw_ep *ep) { return ep->w; }
@@ -341,7 +390,9 @@ static int ep_migrate(struct rnic_iw_ep *ep, uint32_t stag)
 static void ep_terminate(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
 			 const uint8_t *ddp_hdr, uint16_t seg_len)
 {
-	if (ep->state != EP_RTS || (ep->job_tail - ep->job_head) >= JOB_MAX) {
+	bool rdma_mode = ep->state == EP_RTS || ep->state == EP_RTS_WAIT ||
+			 ep->state == EP_RTR_WAIT;
+	if (!rdma_mode || (ep->job_tail - ep->job_head) >= JOB_MAX) {
 		if (ep->state != EP_CLOSED)
 			ep_close(ep, -EPROTO);
 		return;
@@ -630,6 +681,13 @@ static void ep_pump(struct rnic_iw_ep *ep)
 		if (job_run(ep, j) != 0)
 			return;   /* resumed by TCP's sent() callback or the tx timer */
 		ep->job_head++;
+		if (j->rtr) {   /* the connection's, not the ULP's */
+			if (j->kind == JOB_READ_RESP)
+				ep->inreads--;   /* the answer to a Read RTR */
+			else
+				iw_count(&iw_stack(ep->st)->rtr_sent);
+			continue;
+		}
 		if (j->kind != JOB_TERM)
 			__atomic_store_n(&ep->xfer->ops_out, ep->xfer->ops_out + 1, __ATOMIC_RELAXED);
 		if (j->kind == JOB_READ_RESP || j->kind == JOB_ATOMIC_RESP) {
@@ -725,6 +783,7 @@ static int queue_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr, bool ke
 		ep->ord[o].len = 8;
 		ep->ord[o].signaled = j->signaled;
 		ep->ord[o].atomic = true;
+		ep->ord[o].rtr = false;
 		ep->ord[o].wc_op = cas ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD;
 		ep->ord[o].req_id = j->req_id;
 		ep->ord[o].res_addr = j->sge[0].addr;
@@ -762,6 +821,7 @@ static int queue_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr, bool ke
 		ep->ord[ep->ord_tail % ORD_MAX].len = j->len;
 		ep->ord[ep->ord_tail % ORD_MAX].signaled = j->signaled;
 		ep->ord[ep->ord_tail % ORD_MAX].atomic = false;
+		ep->ord[ep->ord_tail % ORD_MAX].rtr = false;
 		ep->ord[ep->ord_tail % ORD_MAX].wc_op = IBV_WC_RDMA_READ;
 		ep->ord_tail++;
 		break;
@@ -833,6 +893,73 @@ static uint32_t untagged_qn(uint8_t op)
 	}
 }
 
+/* STag of the RTR's Write or Read: never placed (zero bytes), not 0
+ * because some hardware gives STag 0 a meaning; siw sends 1 as well. */
+#define RTR_STAG 1
+
+/*
+ * Responder in peer-to-peer mode: the first FPDU must be the RTR message
+ * its reply chose (RFC 6581 section 9.2), zero bytes in one segment. It
+ * belongs to the connection, not to the ULP: it takes no receive, makes
+ * no completion and needs no STag. Anything else ends the connection with
+ * a Terminate, "no matching RTR option". Its MSN counts like any other
+ * (a Send RTR is message 1 of queue 0, a Read RTR message 1 of queue 1).
+ */
+static int rtr_hdr(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
+{
+	uint8_t want = ep->res.rtr == RNIC_MPA_RTR_SEND ? RNIC_RDMAP_OP_SEND :
+		       ep->res.rtr == RNIC_MPA_RTR_WRITE ? RNIC_RDMAP_OP_WRITE :
+		       RNIC_RDMAP_OP_READ_REQ;
+	bool ok = fi->opcode == want && fi->last && fi->payload_len == 0;
+	if (ok && !fi->tagged) {
+		const struct rnic_ddp_untagged_hdr *u = (const void *)fi->hdr;
+		uint32_t qn = untagged_qn(want);
+		ok = rte_be_to_cpu_32(u->qn) == qn && rte_be_to_cpu_32(u->mo) == 0 &&
+		     rte_be_to_cpu_32(u->msn) == ep->rx_msn[qn];
+		if (ok && want == RNIC_RDMAP_OP_READ_REQ)
+			ok = fi->hdr_len == RNIC_DDP_UNTAGGED_HDR_LEN + sizeof(ep->rreq);
+		if (ok && want == RNIC_RDMAP_OP_READ_REQ)
+			memcpy(ep->rreq, fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN, sizeof(ep->rreq));
+	}
+	if (!ok) {
+		iw_debug("RTR expected (type %u): opcode %u len %u", ep->res.rtr, fi->opcode,
+			 fi->payload_len);
+		ep_terminate(ep, RNIC_TERM_MPA_NO_MATCHING_RTR, NULL, 0);
+		return RNIC_FPDU_SKIP;
+	}
+	ep->rtr_in = true;
+	ep->place = ep->rreq;   /* nothing is placed: zero bytes */
+	return 0;
+}
+
+static void enter_rts(struct rnic_iw_ep *ep);
+static void mpa_timer_stop(struct rnic_iw_ep *ep);
+
+/* The RTR is in: a Read RTR gets its zero-length Read Response (our first
+ * FPDU), then RDMA mode starts for the ULP. */
+static void rtr_done(struct rnic_iw_ep *ep)
+{
+	ep->rtr_in = false;
+	mpa_timer_stop(ep);
+	iw_count(&iw_stack(ep->st)->rtr_received);
+	iw_debug("RTR received (type %u)", ep->res.rtr);
+	if (ep->res.rtr == RNIC_MPA_RTR_SEND)
+		ep->rx_msn[RNIC_DDP_QN_SEND]++;
+	if (ep->res.rtr == RNIC_MPA_RTR_READ) {
+		const struct rnic_rdmap_read_req_hdr *r = (const void *)ep->rreq;
+		struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
+		ep->rx_msn[RNIC_DDP_QN_READ_REQ]++;
+		memset(j, 0, offsetof(struct job, term));
+		j->kind = JOB_READ_RESP;
+		j->rtr = true;
+		j->stag = rte_be_to_cpu_32(r->sink_stag);
+		j->to = rte_be_to_cpu_64(r->sink_to);
+		ep->job_tail++;
+		ep->inreads++;   /* outside the IRD check: IRD may be 0 */
+	}
+	enter_rts(ep);
+}
+
 static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 {
 	struct rnic_iw_ep *ep = arg;
@@ -843,6 +970,8 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 	 * nothing behind the offending segment is placed or acted on */
 	if (ep->term_err)
 		return RNIC_FPDU_SKIP;
+	if (ep->state == EP_RTR_WAIT)
+		return rtr_hdr(ep, fi);
 	if (fi->tagged) {
 		const struct rnic_ddp_tagged_hdr *t = (const void *)fi->hdr;
 		uint32_t stag = rte_be_to_cpu_32(t->stag);
@@ -859,6 +988,16 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 			 * where the oldest outstanding request is an Atomic */
 			ep_terminate(ep, RNIC_TERM_RDMAP_OPCODE, fi->hdr, fi->ulpdu_len);
 			return RNIC_FPDU_SKIP;
+		}
+		if (fi->opcode == RNIC_RDMAP_OP_READ_RESP && ep->ord[ep->ord_head % ORD_MAX].rtr) {
+			/* the answer to our Read RTR: zero bytes, one segment,
+			 * its STag is the dummy we sent; nothing to check */
+			if (fi->payload_len != 0 || !fi->last) {
+				ep_terminate(ep, RNIC_TERM_DDP_T_BASE_BOUNDS, fi->hdr, fi->ulpdu_len);
+				return RNIC_FPDU_SKIP;
+			}
+			ep->place = ep->rreq;
+			return 0;
 		}
 		bool wait;
 		ep->place = mr_check_wait(ep, stag, to, fi->payload_len, need, &cause, true, &wait);
@@ -1141,6 +1280,10 @@ static int frx_done(void *arg, const struct rnic_fpdu_info *fi)
 {
 	struct rnic_iw_ep *ep = arg;
 	ep->stats_fpdus_in++;
+	if (ep->rtr_in) {
+		rtr_done(ep);
+		return 0;
+	}
 	if (fi->last && (ep->place || ep->scatter) && (fi->opcode == RNIC_RDMAP_OP_WRITE || fi->opcode == RNIC_RDMAP_OP_SEND ||
 			 fi->opcode == RNIC_RDMAP_OP_SEND_SE || fi->opcode == RNIC_RDMAP_OP_SEND_INV ||
 			 fi->opcode == RNIC_RDMAP_OP_SEND_SE_INV || fi->opcode == RNIC_RDMAP_OP_READ_REQ ||
@@ -1266,8 +1409,75 @@ static const struct rnic_fpdu_rx_ops frx_ops = {
 
 /* --- connection management -------------------------------------------------- */
 
+/*
+ * The MPA startup limit: a peer that accepts TCP but never answers our
+ * request, never sends (all of) its request, or never sends the RTR it
+ * agreed to would hold the endpoint for ever. The timer runs once per
+ * phase (it is not restarted by partial progress); on expiry the
+ * connection is reset and the endpoint closes with -ETIMEDOUT.
+ */
+static void mpa_timer_start(struct rnic_iw_ep *ep)
+{
+	uint32_t ms = ep->p.mpa_timeout_ms;
+	if (ms == 0)
+		ms = __atomic_load_n(&iw_stack(ep->st)->mpa_timeout_ms, __ATOMIC_RELAXED);
+	if (ms == 0)
+		ms = RNIC_IW_MPA_TIMEOUT_MS;
+	rnic_timer_arm(&ep->w->timers, &ep->mpa_timer, ep->w->now_tsc, (uint64_t)ms * 1000);
+}
+
+static void mpa_timer_stop(struct rnic_iw_ep *ep)
+{
+	rnic_timer_cancel(&ep->w->timers, &ep->mpa_timer);
+}
+
+static void mpa_timer_cb(struct rnic_timer *t, void *arg)
+{
+	(void)t;
+	struct rnic_iw_ep *ep = arg;
+	struct iw_stack_state *s = iw_stack(ep->st);
+	if (ep->state == EP_CLOSED || ep->state == EP_RTS || ep->state == EP_CLOSING ||
+	    ep->state == EP_DECIDING)
+		return;
+	iw_debug("MPA timeout in state %d (%s)", ep->state, ep->active ? "initiator" : "responder");
+	iw_count(ep->active ? &s->mpa_timeouts_active : &s->mpa_timeouts_passive);
+	ep->busy++;
+	ep_close(ep, -ETIMEDOUT);
+	if (--ep->busy == 0 && ep->state == EP_CLOSED)
+		ep_free(ep);
+}
+
+/* Initiator in peer-to-peer mode: the RTR message the reply chose goes
+ * out as our first FPDU (RFC 6581 section 9.2), ahead of any work the ULP
+ * posts from established(). It never completes; a Read RTR holds an ORD
+ * slot until its zero-length response is back. */
+static void queue_rtr(struct rnic_iw_ep *ep)
+{
+	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
+	memset(j, 0, offsetof(struct job, term));
+	j->rtr = true;
+	if (ep->res.rtr == RNIC_MPA_RTR_SEND) {
+		j->kind = JOB_SEND;
+		j->rdmap_op = RNIC_RDMAP_OP_SEND;
+	} else if (ep->res.rtr == RNIC_MPA_RTR_WRITE) {
+		j->kind = JOB_WRITE;
+		j->stag = RTR_STAG;
+	} else {
+		unsigned o = ep->ord_tail++ % ORD_MAX;
+		memset(&ep->ord[o], 0, sizeof(ep->ord[o]));
+		ep->ord[o].rtr = true;
+		ep->ord[o].wc_op = IBV_WC_RDMA_READ;
+		j->kind = JOB_READ_REQ;
+		j->stag = RTR_STAG;        /* sink: nothing is placed */
+		j->src_stag = RTR_STAG;
+	}
+	ep->job_tail++;
+}
+
 static void enter_rts(struct rnic_iw_ep *ep)
 {
+	if (ep->active && ep->res.p2p)
+		queue_rtr(ep);
 	ep->state = EP_RTS;
 	if (ep->ops && ep->ops->established)
 		ep->ops->established(ep, ep->ctx);
@@ -1281,6 +1491,18 @@ static void rts_timer_cb(struct rnic_timer *t, void *arg)
 	struct rnic_iw_ep *ep = arg;
 	if (ep->state == EP_RTS_WAIT)
 		enter_rts(ep);
+}
+
+/* Responder, reply sent: RDMA mode now, or in peer-to-peer mode once the
+ * initiator's RTR is in (the MPA timer guards the wait). */
+static void enter_rdma_mode(struct rnic_iw_ep *ep)
+{
+	if (!ep->res.p2p) {
+		enter_rts(ep);
+		return;
+	}
+	ep->state = EP_RTR_WAIT;
+	mpa_timer_start(ep);
 }
 
 /* Set up the FPDU machinery from the negotiation result. */
@@ -1330,11 +1552,24 @@ static void ep_input_run(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
 				ep_close(ep, -EPROTO);
 				return;
 			}
+			mpa_timer_stop(ep);   /* the frame is complete */
 			if (ep->state == EP_MPA_REP) {
 				rc = rnic_mpa_connected(&ep->mp, &ep->mrx, &ep->res);
 				iw_debug("MPA reply: rc %d rev %u crc %d ird %u ord %u p2p %d rtr %u err %u",
 					 rc, ep->res.rev, ep->res.crc, ep->res.ird, ep->res.ord,
 					 ep->res.p2p, ep->res.rtr, ep->res.err);
+				if (rc == -EPROTO && (ep->res.err == RNIC_TERM_MPA_NO_MATCHING_RTR ||
+						      ep->res.err == RNIC_TERM_MPA_INSUFFICIENT_IRD)) {
+					/* RFC 6581 s9: a valid reply we cannot live with
+					 * is answered in RDMA mode, with a Terminate */
+					ep->res.crc = (ep->mrx.hdr.flags & RNIC_MPA_FLAG_C) != 0;
+					ep->res.markers_tx = (ep->mrx.hdr.flags & RNIC_MPA_FLAG_M) != 0;
+					ep->res.markers_rx = ep->mp.markers_rx;
+					start_fpdus(ep);
+					ep->state = EP_RTS_WAIT;
+					ep_terminate(ep, ep->res.err, NULL, 0);
+					return;
+				}
 				if (rc < 0) {
 					ep_close(ep, rc == -ECONNREFUSED ? -ECONNREFUSED : -EPROTO);
 					return;
@@ -1371,10 +1606,11 @@ static void ep_input_run(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
 			}
 			ep->ctx = ctx;
 			start_fpdus(ep);
-			enter_rts(ep);
+			enter_rdma_mode(ep);
 			continue;
 		}
-		if (ep->state == EP_RTS || ep->state == EP_RTS_WAIT || ep->state == EP_CLOSING) {
+		if (ep->state == EP_RTS || ep->state == EP_RTS_WAIT || ep->state == EP_RTR_WAIT ||
+		    ep->state == EP_CLOSING) {
 			int rc = rnic_fpdu_rx_input(&ep->frx, p, len, &used);
 			p += used;
 			len -= used;
@@ -1418,7 +1654,7 @@ int rnic_iw_accept(struct rnic_iw_ep *ep, void *ctx, const void *pdata,
 	if (rc != 0)
 		return rc;
 	start_fpdus(ep);
-	enter_rts(ep);
+	enter_rdma_mode(ep);
 	if (ep->state != EP_CLOSED)
 		rnic_tcp_hold(ep->c, false);   /* bytes that came meanwhile, in order */
 	return 0;
@@ -1526,14 +1762,17 @@ static void ep_flush(struct rnic_iw_ep *ep)
 {
 	for (; ep->job_head != ep->job_tail; ep->job_head++) {
 		struct job *j = &ep->jobs[ep->job_head % JOB_MAX];
-		if (j->kind == JOB_SEND || j->kind == JOB_WRITE)
+		if ((j->kind == JOB_SEND || j->kind == JOB_WRITE) && !j->rtr)
 			complete(ep, j->wr_id, j->kind == JOB_SEND ? IBV_WC_SEND : IBV_WC_RDMA_WRITE,
 				 IBV_WC_WR_FLUSH_ERR, 0);
 	}
-	for (; ep->ord_head != ep->ord_tail; ep->ord_head++)
+	for (; ep->ord_head != ep->ord_tail; ep->ord_head++) {
+		if (ep->ord[ep->ord_head % ORD_MAX].rtr)
+			continue;
 		complete(ep, ep->ord[ep->ord_head % ORD_MAX].wr_id,
 			 (enum ibv_wc_opcode)ep->ord[ep->ord_head % ORD_MAX].wc_op,
 			 IBV_WC_WR_FLUSH_ERR, 0);
+	}
 	if (ep->in_msg) {   /* the receive a message was being placed into */
 		ep->in_msg = false;
 		complete(ep, ep->cur.wr_id, IBV_WC_RECV, IBV_WC_WR_FLUSH_ERR, 0);
@@ -1570,6 +1809,7 @@ static void ep_close(struct rnic_iw_ep *ep, int err)
 	ep->state = EP_CLOSED;
 	rnic_timer_cancel(&ep->w->timers, &ep->rts_timer);
 	rnic_timer_cancel(&ep->w->timers, &ep->tx_timer);
+	mpa_timer_stop(ep);
 	ep_flush(ep);
 	if (ep->c != NULL) {
 		struct rnic_tcp_conn *c = ep->c;
@@ -1619,8 +1859,10 @@ static struct rnic_iw_ep *ep_new(struct rnic_worker *w, const struct rnic_iw_ops
 	ep->mp.ird = ep->p.ird;
 	ep->mp.ord = ep->p.ord;
 	ep->mp.p2p = ep->p.p2p;
+	ep->mp.rtr_types = ep->p.rtr_types ? ep->p.rtr_types & RNIC_MPA_RTR_ALL : RNIC_MPA_RTR_ALL;
 	rnic_timer_init(&ep->rts_timer, rts_timer_cb, ep);
 	rnic_timer_init(&ep->tx_timer, tx_timer_cb, ep);
+	rnic_timer_init(&ep->mpa_timer, mpa_timer_cb, ep);
 	/* RFC 5041 section 5.1: the first message of each queue has MSN 1 */
 	for (int q = 0; q < RNIC_DDP_QN_COUNT; q++)
 		ep->msn[q] = ep->rx_msn[q] = 1;
@@ -1726,6 +1968,7 @@ static void tcp_connected(struct rnic_tcp_conn *c, void *ctx)
 	ep->tcp_up = true;
 	rnic_mpa_rx_init(&ep->mrx, true);
 	ep->state = EP_MPA_REP;
+	mpa_timer_start(ep);
 	int rc = mpa_tx_queue(ep, (uint16_t)n);
 	if (rc != 0)
 		ep_close(ep, rc);
@@ -1744,6 +1987,7 @@ static void *tcp_accept(struct rnic_tcp_conn *c, void *lctx)
 	ep->peer_port = rte_be_to_cpu_16(c->key.rport);
 	rnic_mpa_rx_init(&ep->mrx, false);
 	ep->state = EP_MPA_REQ;
+	mpa_timer_start(ep);
 	return ep;
 }
 
@@ -1856,6 +2100,7 @@ int rnic_iw_attach_stream(struct rnic_tcp_conn *c, bool active,
 		ep->listen_ctx = ctx;
 		rnic_mpa_rx_init(&ep->mrx, false);
 		ep->state = EP_MPA_REQ;
+		mpa_timer_start(ep);
 		/* bytes the application read past its last streaming message */
 		if (early_len)
 			ep_input(ep, early, early_len);

@@ -155,7 +155,9 @@ static void cb_disconnected(struct rnic_iw_ep *ep, void *ctx, int err)
 		rnic_qp_conn_lost(id->qp);
 	/* conn_info is still readable: the endpoint is freed after we return */
 	if (was == ID_CONNECTING) {
-		enum rnic_cm_event_type t = !tcp_up ? RNIC_CM_EVENT_UNREACHABLE :
+		/* an MPA timeout is UNREACHABLE/-ETIMEDOUT, as rdma_cm has it */
+		enum rnic_cm_event_type t = !tcp_up || err == -ETIMEDOUT ?
+			RNIC_CM_EVENT_UNREACHABLE :
 			err == -ECONNREFUSED ? RNIC_CM_EVENT_REJECTED : RNIC_CM_EVENT_CONNECT_ERROR;
 		const void *pd = NULL;
 		uint16_t len = 0;
@@ -277,6 +279,9 @@ static void params_from(struct rnic_iw_params *p, const struct rnic_cm_conn_para
 		p->ord = c->initiator_depth;
 	p->crc = !c->no_crc;
 	p->p2p = c->p2p;
+	if (c->rtr_types)
+		p->rtr_types = c->rtr_types;
+	p->mpa_timeout_ms = c->mpa_timeout_ms;
 }
 
 int rnic_cm_listen(struct rnic_cm_id *id, uint16_t port, int backlog)
