@@ -18,7 +18,7 @@ err=${out%.json}.err   # stderr of the failed runs
 runs=(
 	"write_bw 64 KiB|--test write_bw -s 65536 -n 10000|gbps"
 	"write_lat 8 B|--test write_lat -s 8 -n 5000|lat"
-	"write_bw 64 B (message rate)|--test write_bw -s 64 -n 200000|mpps"
+	"write_bw 64 B (message rate)|--test write_bw -s 64 -n 200000|mops"
 	"read_bw 64 KiB|--test read_bw -s 65536 -n 10000|gbps"
 )
 
@@ -43,8 +43,8 @@ for r in "${runs[@]}"; do
 		echo "$line" >>"$out"
 		case $what in
 		gbps) cells+=("$(field gbps "$line") Gbit/s") ;;
-		mpps) cells+=("$(field mpps "$line") Mmsg/s, $(field gbps "$line") Gbit/s") ;;
-		lat) cells+=("$(field lat_avg_us "$line") / $(field lat_p50_us "$line") / $(field lat_p99_us "$line") us") ;;
+		mops) cells+=("$(field mops "$line") Mmsg/s, $(field gbps "$line") Gbit/s") ;;
+		lat) cells+=("$(field avg "$line") / $(field p50 "$line") / $(field p99 "$line") us") ;;
 		esac
 	done
 	printf '%-30s %-34s %-34s\n' "$name" "${cells[0]}" "${cells[1]}"

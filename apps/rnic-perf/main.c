@@ -385,7 +385,7 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 	const char *tr = o->transport == RNIC_TRANSPORT_ROCE ? "roce" : "iwarp";
 	const char *mode = o->loopback ? "loopback" : o->server ? "server" : "client";
 	double gbps = r->seconds > 0 ? (double)r->ops * o->size * 8 / r->seconds / 1e9 : 0;
-	double mpps = r->seconds > 0 ? (double)r->ops / r->seconds / 1e6 : 0;
+	double mops = r->seconds > 0 ? (double)r->ops / r->seconds / 1e6 : 0;
 	double avg = 0, p50 = 0, p99 = 0;
 	double rebind_avg = r->rebinds ? r->rebind_us_sum / (double)r->rebinds : 0;
 
@@ -411,7 +411,7 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 	if (o->json) {
 		printf("{\"test\": \"%s\", \"transport\": \"%s\", \"mode\": \"%s\", "
 		       "\"size\": %u, \"qps\": %u, \"tx_depth\": %u, \"workers\": %u, "
-		       "\"cqs\": %u, \"iterations\": %lu, \"seconds\": %.6f",
+		       "\"cqs\": %u, \"iters\": %lu, \"seconds\": %.6f",
 		       perf_test_names[o->test], tr, mode, o->size, o->qps, o->tx_depth,
 		       cfg->workers, o->cqs, (unsigned long)r->ops, r->seconds);
 		printf(", \"completed\": %lu", (unsigned long)r->ops);
@@ -425,11 +425,14 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 			       o->fail_port, o->fail_at, r->failover_ms);
 		if (o->verify && o->test == PERF_WRITE_BW)
 			printf(", \"writes_checked\": %lu", (unsigned long)r->written_checked);
+		/* every test: gbps and mops (latency tests: exchanges), and
+		 * lat_us, which only latency tests have samples for */
+		printf(", \"gbps\": %.3f, \"mops\": %.4f", gbps, mops);
 		if (perf_is_lat(o->test))
-			printf(", \"lat_avg_us\": %.3f, \"lat_p50_us\": %.3f, \"lat_p99_us\": %.3f",
+			printf(", \"lat_us\": {\"avg\": %.3f, \"p50\": %.3f, \"p99\": %.3f}",
 			       avg, p50, p99);
 		else
-			printf(", \"gbps\": %.3f, \"mpps\": %.4f", gbps, mpps);
+			printf(", \"lat_us\": null");
 		printf(", \"rebinds\": %lu", (unsigned long)r->rebinds);
 		if (o->rebind_ms != 0)
 			printf(", \"rebind_us_avg\": %.3f, \"rebind_us_max\": %.3f",
@@ -455,7 +458,7 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 		       o->test == PERF_READ_LAT ? " (round trip)" : " (half the round trip)");
 	else
 		printf("  %lu messages in %.3f s: %.3f Gbit/s, %.4f M messages/s\n",
-		       (unsigned long)r->ops, r->seconds, gbps, mpps);
+		       (unsigned long)r->ops, r->seconds, gbps, mops);
 	if (o->rebind_ms != 0)
 		printf("  %lu CQ re-binds, %.3f us each on average, %.3f us at most\n",
 		       (unsigned long)r->rebinds, rebind_avg, r->rebind_us_max);
