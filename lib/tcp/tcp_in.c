@@ -359,6 +359,7 @@ static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 		tcp_rtt_sample(&c->rtt, (uint32_t)(rtt_tsc / (rte_get_tsc_hz() / 1000000)),
 			       ts->params.rto_min_us);
 	c->rto_retries = 0;
+	c->wait_tsc = 0;   /* progress: a wait for what is still out starts now */
 	c->rtt.backoff = 0;
 	c->dupacks = 0;
 	if (c->in_recovery) {
@@ -406,6 +407,10 @@ static bool ack_field(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 			tcp_send_ack(c);
 		return false;
 	}
+	/* nothing in flight: this answers our window probe, however closed
+	 * the window still is (RFC 9293 3.8.6.1: such a peer is alive) */
+	if (c->snd_una == c->snd_max)
+		c->wait_tsc = 0;
 	uint32_t newly = c->sack_ok ? sack_update(c, s) : 0;
 	if (seq_gt(s->ack, c->snd_una)) {
 		if (c->undo_armed)

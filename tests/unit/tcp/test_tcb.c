@@ -1487,6 +1487,35 @@ static bool drop_all(const struct h_seg *s, unsigned idx, void *arg)
 	return true;
 }
 
+/* Advance in 1 ms steps, every segment of A lost, until @p a hears closed()
+ * or @p limit_ms passed. @return the milliseconds it took. */
+static unsigned run_until_closed(struct h_app *a, unsigned limit_ms)
+{
+	unsigned ms = 0;
+	while (a->closes == 0 && ms < limit_ms) {
+		h_advance(1000);
+		ms++;
+		if (a->closes == 0) {   /* keep what the abort sent */
+			h_flush(&h_a);
+			h_flush(&h_b);
+		}
+	}
+	return ms;
+}
+
+/* The last segment @p n captured; the others are freed. */
+static void last_seg(struct h_node *n, struct h_seg *s)
+{
+	struct rte_mbuf *m, *last = NULL;
+	while ((m = h_take(n)) != NULL) {
+		rte_pktmbuf_free(last);
+		last = m;
+	}
+	assert_non_null(last);
+	h_parse(last, s);
+	rte_pktmbuf_free(last);
+}
+
 static void keepalive_probes_then_timeout(void **state)
 {
 	(void)state;
@@ -1515,11 +1544,170 @@ static void keepalive_probes_then_timeout(void **state)
 	/* now the peer is gone: probes every 10 s, then the connection dies */
 	for (int i = 0; i < 15 && ca.closes == 0; i++) {
 		h_advance(10u * 1000 * 1000);
-		h_pump(drop_all, drop_all, NULL, 10);
+		if (ca.closes == 0)
+			h_pump(drop_all, drop_all, NULL, 10);
 	}
 	assert_int_equal(ca.closes, 1);
 	assert_int_equal(ca.closed_err, -ETIMEDOUT);
 	assert_int_equal(h_stats(&h_a).tcbs, 0);
+	/* aborted as the user timeout does: a RST, a counter */
+	assert_int_equal(h_stats(&h_a).keepalive_timeouts, 1);
+	struct h_seg rs;
+	last_seg(&h_a, &rs);
+	assert_int_equal(rs.flags, RST);
+	rnic_tcp_abort(sb.c);
+	h_flush(&h_b);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+/* --- user timeout (RFC 9293 3.8.3, RFC 5482) -------------------------------- */
+
+/* Data goes unacknowledged: the connection is reset after the user timeout
+ * (long before the 15 backed-off retries would end it), closed() says
+ * -ETIMEDOUT, the counter moves. A per-connection value overrides the
+ * stack's; a handshake that is never answered ends the same way. */
+static void user_timeout_aborts(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	assert_int_equal(p.user_timeout_ms, 30000);   /* the documented default */
+	p.user_timeout_ms = 1000;
+	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_stats st0 = h_stats(&h_a);
+	/* the peer vanishes with 10 KB in flight */
+	assert_int_equal(h_send(c, 0, 10000), 0);
+	h_flush(&h_a);
+	h_flush(&h_b);
+	/* the RTO backs off past the deadline, but the timer stops at it */
+	unsigned ms = run_until_closed(&ca, 5000);
+	assert_int_equal(ca.closes, 1);
+	assert_int_equal(ca.closed_err, -ETIMEDOUT);
+	assert_in_range(ms, 1000, 1001);
+	struct rnic_tcp_stats st = h_stats(&h_a);
+	assert_int_equal(st.user_timeouts - st0.user_timeouts, 1);
+	assert_int_equal(st.resets_out - st0.resets_out, 1);
+	assert_int_equal(st.retry_timeouts, 0);
+	assert_true(st.rtos - st0.rtos >= 5 && st.rtos - st0.rtos < 15);
+	assert_int_equal(st.tcbs, 0);
+	struct h_seg rs;
+	last_seg(&h_a, &rs);
+	assert_int_equal(rs.flags, RST);
+	h_app_fini(&ca);
+
+	/* per connection: 300 ms, set while the wait runs (100 ms in) */
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	c = h_connect(&ca, &sb, 5002);
+	assert_non_null(c);
+	assert_int_equal(h_send(c, 0, 1000), 0);
+	h_flush(&h_a);
+	h_flush(&h_b);
+	h_advance(100 * 1000);
+	h_flush(&h_a);
+	rnic_tcp_set_user_timeout(c, 300);
+	ms = run_until_closed(&ca, 5000);
+	assert_int_equal(ca.closed_err, -ETIMEDOUT);
+	assert_in_range(ms, 199, 201);
+	h_app_fini(&ca);
+
+	/* an unanswered SYN: no RST (nothing synchronized), the same error */
+	h_app_init(&ca, 0);
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 5003, &h_app_ops, &ca, &c), 0);
+	st0 = h_stats(&h_a);
+	ms = run_until_closed(&ca, 30000);
+	assert_int_equal(ca.closed_err, -ETIMEDOUT);
+	assert_in_range(ms, 1000, 1001);
+	st = h_stats(&h_a);
+	assert_int_equal(st.user_timeouts - st0.user_timeouts, 1);
+	assert_int_equal(st.resets_out, st0.resets_out);
+	h_flush(&h_b);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+/* Without a user timeout the retry limit still ends it, as before, and is
+ * counted apart; the RST goes out too. */
+static void retry_limit_without_user_timeout(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	p.user_timeout_ms = 0;
+	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	assert_int_equal(h_send(c, 0, 1000), 0);
+	h_flush(&h_a);
+	unsigned s = 0;
+	while (ca.closes == 0 && s < 1000) {   /* 30 minutes at most */
+		h_advance(2u * 1000 * 1000);
+		s += 2;
+		if (ca.closes == 0)
+			h_flush(&h_a);
+	}
+	assert_int_equal(ca.closed_err, -ETIMEDOUT);
+	assert_true(s > 120);                  /* minutes: the problem solved above */
+	struct h_seg seg;
+	last_seg(&h_a, &seg);
+	assert_int_equal(seg.flags, RST);
+	struct rnic_tcp_stats st = h_stats(&h_a);
+	assert_int_equal(st.retry_timeouts, 1);
+	assert_int_equal(st.user_timeouts, 0);
+	assert_int_equal(st.rtos, 15);
+	h_flush(&h_b);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+/* A peer whose window stays closed but that answers every probe is alive:
+ * many user timeouts pass and the connection stays. When it stops
+ * answering, the user timeout ends it: at most one probe interval (never
+ * longer than the user timeout) plus the user timeout after its last
+ * answer. */
+static void user_timeout_spares_zero_window_peer(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	p.rcvbuf = 16384;
+	assert_int_equal(rnic_tcp_config(&h_b.st, &p), 0);
+	rnic_tcp_params_default(&p);
+	p.user_timeout_ms = 200;
+	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 64 * 1024);
+	sb.hold_on_accept = true;   /* B reads nothing: its window closes */
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	assert_int_equal(h_send(c, 0, 64 * 1024), 0);
+	h_pump(NULL, NULL, NULL, 1000);
+	uint64_t answers0 = h_stats(&h_b).segs_out;
+	for (unsigned ms = 0; ms < 3000; ms += 10) {   /* 15 user timeouts */
+		h_advance(10 * 1000);
+		h_pump(NULL, NULL, NULL, 10);
+	}
+	assert_int_equal(c->state, TCP_ESTABLISHED);
+	assert_int_equal(c->snd_wnd, 0);
+	assert_int_equal(ca.closes, 0);
+	assert_int_equal(h_stats(&h_a).user_timeouts, 0);
+	/* it answered probes: at least one per user timeout */
+	assert_true(h_stats(&h_b).segs_out - answers0 >= 15);
+	/* now B is gone */
+	unsigned ms = run_until_closed(&ca, 5000);
+	assert_int_equal(ca.closed_err, -ETIMEDOUT);
+	assert_true(ms <= 2 * 200 + 10);
+	assert_int_equal(h_stats(&h_a).user_timeouts, 1);
 	rnic_tcp_abort(sb.c);
 	h_flush(&h_b);
 	h_app_fini(&ca);
@@ -1791,6 +1979,8 @@ int main(void)
 		T(odd_sized_writes), T(pool_reserve_refuses_sends), T(csum_matches_reference),
 		T(close_and_abort_from_callbacks),
 		T(newreno_partial_ack), T(keepalive_probes_then_timeout),
+		T(user_timeout_aborts), T(retry_limit_without_user_timeout),
+		T(user_timeout_spares_zero_window_peer),
 		T(handoff_with_fin), T(lossy_link_newreno), T(lossy_link_cubic),
 	};
 #undef T
