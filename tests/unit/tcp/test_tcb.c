@@ -989,6 +989,52 @@ static void zero_window_probe(void **state)
 	h_app_fini(&sb);
 }
 
+/* A->B filter: count data beyond the right edge B has advertised. */
+static bool beyond_window(const struct h_seg *s, unsigned idx, void *arg)
+{
+	(void)idx;
+	struct rnic_tcp_conn *cb = ((struct h_app *)arg)->c;
+	static unsigned *count;
+	if (s == NULL) {   /* set up: arg is the counter */
+		count = arg;
+		return false;
+	}
+	if (s->len && seq_gt(s->seq + s->len, cb->rcv_wedge))
+		(*count)++;
+	return false;
+}
+
+/* The application refills from sent() while the receiver's window stops
+ * sliding (it reads nothing): what it queues must go out within the window
+ * this very ACK gives, not the old window slid up to the new SND.UNA. */
+static void sent_callback_respects_window(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	p.rcvbuf = 32768;
+	assert_int_equal(rnic_tcp_config(&h_b.st, &p), 0);
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 64 * 1024);
+	sb.hold_on_accept = true;
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	unsigned over = 0;
+	beyond_window(NULL, 0, &over);
+	ca.refill = 1000;
+	ca.refill_off = 8000;
+	assert_int_equal(h_send(c, 0, 8000), 0);
+	h_pump(beyond_window, NULL, &sb, 1000);
+	assert_true(ca.sent_calls > 0);
+	assert_true(sb.c->held_bytes >= 32768u - c->mss);
+	assert_int_equal(over, 0);
+	assert_int_equal(h_stats(&h_b).out_of_window, 0);
+	assert_int_equal(c->snd_una, c->snd_max);   /* nothing B refused */
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 /* --- close ----------------------------------------------------------------- */
 
 static void fin_to_time_wait(void **state)
@@ -1973,6 +2019,7 @@ int main(void)
 		T(sack_blocks_most_recent_first), T(ooo_overlaps_merge),
 		T(dsack_reports_duplicates), T(random_segments_reassemble),
 		T(rto_retransmit), T(tail_loss_probe), T(spurious_rto_undone), T(zero_window_probe),
+		T(sent_callback_respects_window),
 		T(fin_to_time_wait), T(simultaneous_close), T(orphan_close),
 		T(rst_validation), T(paws_drop),
 		T(malformed_dropped_and_counted), T(handoff_in_order),
