@@ -271,6 +271,126 @@ static void syn_flood_keeps_no_state(void **state)
 	h_app_fini(&sb);
 }
 
+/* Connect A to B:@p port through the cookie stage and lose the final ACK:
+ * A is established, B holds nothing. @return A's connection. */
+static struct rnic_tcp_conn *handshake_lose_final_ack(struct h_app *ca, struct h_app *sb,
+						     uint16_t port, uint32_t *cookie)
+{
+	struct rnic_tcp_conn *c;
+	struct h_seg s;
+	assert_int_equal(rnic_tcp_listen(&h_b.st, port, &h_app_ops, sb, 8), 0);
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, port, &h_app_ops, ca, &c), 0);
+	h_input(&h_b, h_take(&h_a));                   /* SYN */
+	struct rte_mbuf *m = next_seg(&h_b, &s);       /* cookie SYN-ACK */
+	*cookie = s.seq;
+	h_input(&h_a, m);
+	assert_int_equal(c->state, TCP_ESTABLISHED);
+	rte_pktmbuf_free(next_seg(&h_a, &s));          /* the final ACK, lost */
+	assert_int_equal(s.flags, ACK);
+	assert_int_equal(s.len, 0);
+	return c;
+}
+
+/* The final ACK of a cookie handshake is lost: the client's first data
+ * segment carries the same acknowledgment (cookie + 1) and completes it.
+ * The TCB is born from it, its data is delivered, nothing is counted as
+ * invalid. A FIN as the first segment completes it too. */
+static void lost_final_ack_completed_by_data(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct h_seg s;
+	uint32_t cookie;
+	const size_t n = 3 * 1448 + 100;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, n);
+	struct rnic_tcp_conn *c = handshake_lose_final_ack(&ca, &sb, 5001, &cookie);
+	assert_int_equal(h_stats(&h_b).tcbs, 0);
+	assert_int_equal(h_send(c, 0, n), 0);
+	assert_int_equal(h_a.n_out, 4);
+	struct rte_mbuf *m = next_seg(&h_a, &s);       /* the first data segment */
+	assert_int_equal(s.flags & (SYN | ACK | RST | FIN), ACK);
+	assert_int_equal(s.ack, cookie + 1);
+	assert_int_equal(s.seq, c->iss + 1);
+	assert_int_equal(s.len, 1448);
+	h_input(&h_b, m);
+	struct rnic_tcp_stats st = h_stats(&h_b);
+	assert_int_equal(st.syns, 1);
+	assert_int_equal(st.cookies_sent, 1);
+	assert_int_equal(st.cookie_valid, 1);
+	assert_int_equal(st.cookie_invalid, 0);
+	assert_int_equal(st.passive_opens, 1);
+	assert_int_equal(st.established, 1);
+	assert_int_equal(st.tcbs, 1);
+	assert_int_equal(st.resets_out, 0);
+	assert_int_equal(sb.accepts, 1);
+	assert_int_equal(sb.got, 1448);                /* its data, not dropped */
+	struct rnic_tcp_conn *cb = only_conn(&h_b);
+	assert_int_equal(cb->state, TCP_ESTABLISHED);
+	assert_int_equal(cb->irs, c->iss);
+	assert_int_equal(cb->iss, cookie);
+	assert_true(cb->sack_ok && cb->ts_ok);         /* the TSecr still echoes the cookie's */
+	assert_int_equal(cb->snd_wscale, 7);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(sb.got, n);
+	assert_true(h_pattern_ok(sb.buf, 0, n));
+	assert_int_equal(c->snd_una, c->snd_max);
+	assert_int_equal(h_stats(&h_a).retransmits, 0);
+	assert_int_equal(h_stats(&h_b).cookie_invalid, 0);
+	assert_int_equal(h_stats(&h_b).out_of_window, 0);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+
+	/* a client that closes at once: its FIN completes the handshake */
+	struct h_app ca2, sb2;
+	h_app_init(&ca2, 0);
+	h_app_init(&sb2, 0);
+	c = handshake_lose_final_ack(&ca2, &sb2, 5002, &cookie);
+	assert_int_equal(rnic_tcp_close(c), 0);
+	m = next_seg(&h_a, &s);
+	assert_int_equal(s.flags & (SYN | ACK | RST | FIN), ACK | FIN);
+	h_input(&h_b, m);
+	assert_int_equal(h_stats(&h_b).cookie_valid, 2);
+	assert_int_equal(sb2.accepts, 1);
+	assert_int_equal(sb2.eofs, 1);
+	assert_int_equal(sb2.c->state, TCP_CLOSE_WAIT);
+	h_pump(NULL, NULL, NULL, 50);
+	assert_int_equal(c->state, TCP_FIN_WAIT_2);
+	assert_int_equal(h_stats(&h_b).cookie_invalid, 0);
+	h_app_fini(&ca2);
+	h_app_fini(&sb2);
+}
+
+/* What remains (docs/tcp.md, as with Linux's cookies): the cookie names
+ * the client's ISN through the segment's sequence number, so only a
+ * segment that starts the stream (seq = ISN + 1) can complete the
+ * handshake. If the first data segment is lost with the final ACK and a
+ * later one arrives first, the cookie cannot be checked: it is counted
+ * invalid and reset. */
+static void lost_final_ack_and_first_segment(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct h_seg s;
+	uint32_t cookie;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	struct rnic_tcp_conn *c = handshake_lose_final_ack(&ca, &sb, 5001, &cookie);
+	assert_int_equal(h_send(c, 0, 2 * 1448), 0);
+	rte_pktmbuf_free(next_seg(&h_a, &s));          /* the first, lost */
+	h_input(&h_b, next_seg(&h_a, &s));             /* the second */
+	assert_int_equal(s.ack, cookie + 1);
+	struct rnic_tcp_stats st = h_stats(&h_b);
+	assert_int_equal(st.cookie_invalid, 1);
+	assert_int_equal(st.tcbs, 0);
+	h_input(&h_a, next_seg(&h_b, &s));
+	assert_int_equal(s.flags, RST);
+	assert_int_equal(ca.closes, 1);
+	assert_int_equal(ca.closed_err, -ECONNRESET);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 /* Cost of the SYN stage alone (TCB_BENCH=1): SYNs in, SYN-ACKs captured
  * and freed. Prints per-SYN nanoseconds; asserts only the counters. */
 static void syn_stage_bench(void **state)
@@ -2014,7 +2134,8 @@ int main(void)
 		T(syn_retry_and_timeout), T(active_open_port_steers_home),
 		T(simultaneous_open),
 		T(syn_flood_keeps_no_state), T(syn_stage_bench), T(handshake_bench),
-		T(backlog_full_no_state),
+		T(backlog_full_no_state), T(lost_final_ack_completed_by_data),
+		T(lost_final_ack_and_first_segment),
 		T(data_and_delayed_ack), T(ooo_sack_fast_retransmit),
 		T(sack_blocks_most_recent_first), T(ooo_overlaps_merge),
 		T(dsack_reports_duplicates), T(random_segments_reassemble),
