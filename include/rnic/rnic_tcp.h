@@ -47,7 +47,10 @@ struct rnic_tcp_ops {
 	/** The peer closed its direction (FIN received, all data delivered). */
 	void (*eof)(struct rnic_tcp_conn *c, void *ctx);
 	/** The connection is gone: 0 after an orderly close, or -ECONNRESET,
-	 *  -ECONNREFUSED, -ETIMEDOUT. Last callback; @p c is invalid after it. */
+	 *  -ECONNREFUSED, -ETIMEDOUT (the peer stopped answering: the user
+	 *  timeout, keepalive or a retry limit; a synchronized connection
+	 *  sends a RST as it goes).
+	 *  Last callback; @p c is invalid after it. */
 	void (*closed)(struct rnic_tcp_conn *c, void *ctx, int err);
 };
 
@@ -61,6 +64,14 @@ struct rnic_tcp_params {
 	uint32_t delack_us;      /**< delayed-ACK timeout (default 500 us) */
 	uint32_t time_wait_ms;   /**< TIME_WAIT duration (default 2000 ms) */
 	uint32_t keepalive_s;    /**< idle time before keepalive probes, 0 = off */
+	/** User timeout (RFC 9293 section 3.8.3, RFC 5482, as Linux's
+	 *  TCP_USER_TIMEOUT): how long a SYN, data, a FIN or a zero-window
+	 *  probe may stay unanswered before the connection is aborted (RST,
+	 *  closed(-ETIMEDOUT)); with keepalive on, how long the peer may stay
+	 *  silent once a probe is out. A peer that answers window probes is
+	 *  alive, however long its window stays closed. Default 30000 ms;
+	 *  0 = none (only the retry limits, minutes). */
+	uint32_t user_timeout_ms;
 	bool nagle;              /**< default off */
 	bool sack;               /**< default on */
 	bool timestamps;         /**< default on */
@@ -99,6 +110,13 @@ int rnic_tcp_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t dst_port,
  *  flight), -ENOTCONN, -EPIPE (already closed for sending). On error the
  *  caller keeps @p m. */
 int rnic_tcp_send(struct rnic_tcp_conn *c, struct rte_mbuf *m);
+
+/**
+ * Set the user timeout of one connection (see rnic_tcp_params.user_timeout_ms;
+ * a connection starts with the stack's). A wait already under way is
+ * measured against the new value from its start. 0 = none.
+ */
+void rnic_tcp_set_user_timeout(struct rnic_tcp_conn *c, uint32_t ms);
 
 /** Bytes rnic_tcp_send() accepts now. */
 uint32_t rnic_tcp_send_space(const struct rnic_tcp_conn *c);
@@ -152,6 +170,9 @@ struct rnic_tcp_stats {
 	uint64_t tail_probes;    /**< tail loss probes sent (RFC 8985 section 7) */
 	uint64_t pool_short;     /**< sends refused with -ENOBUFS: the mbuf pool was short */
 	uint64_t failover_moves; /**< connections moved to another port by a failover */
+	uint64_t user_timeouts;  /**< aborted: the user timeout expired */
+	uint64_t keepalive_timeouts; /**< aborted: keepalive probes went unanswered */
+	uint64_t retry_timeouts; /**< aborted: SYN or RTO retries ran out first */
 };
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);
 

@@ -29,6 +29,10 @@
 #define KEEPALIVE_INTVL_S 10
 #define QUICKACKS 16
 #define ORPHAN_FIN_WAIT_2_S 60   /* as Linux's tcp_fin_timeout */
+/* The default user timeout (docs/tcp.md "User timeout"): long enough for a
+ * failover, a migration or a descheduled peer, short enough that a QP on a
+ * dead peer fails in seconds rather than after minutes of retries. */
+#define USER_TIMEOUT_MS 30000
 
 void rnic_tcp_params_default(struct rnic_tcp_params *p)
 {
@@ -41,6 +45,7 @@ void rnic_tcp_params_default(struct rnic_tcp_params *p)
 	p->delack_us = 500;
 	p->time_wait_ms = 2000;
 	p->keepalive_s = 0;
+	p->user_timeout_ms = USER_TIMEOUT_MS;
 	p->nagle = false;
 	p->sack = true;
 	p->timestamps = true;
@@ -69,6 +74,11 @@ uint32_t tcp_ts_offset(const struct tcp_cookie_keys *k, const struct tcp_key *ke
 static void rtx_timer_cb(struct rnic_timer *t, void *arg);
 static void dack_timer_cb(struct rnic_timer *t, void *arg);
 static void misc_timer_cb(struct rnic_timer *t, void *arg);
+
+static uint64_t ms_to_tsc(uint32_t ms)
+{
+	return (uint64_t)ms * (rte_get_tsc_hz() / 1000);
+}
 
 struct rnic_tcp_conn *tcp_conn_new(struct rnic_worker *w, struct rnic_port *p,
 				   const struct tcp_key *k)
@@ -102,6 +112,7 @@ struct rnic_tcp_conn *tcp_conn_new(struct rnic_worker *w, struct rnic_port *p,
 	rnic_timer_init(&c->dack_timer, dack_timer_cb, c);
 	rnic_timer_init(&c->misc_timer, misc_timer_cb, c);
 	c->last_rx_tsc = w->now_tsc;
+	c->user_timeout_tsc = ms_to_tsc(ts->params.user_timeout_ms);
 	return c;
 }
 
@@ -189,6 +200,7 @@ void tcp_conn_done(struct rnic_tcp_conn *c, int err)
 void tcp_established(struct rnic_tcp_conn *c)
 {
 	tcp_w(c->w)->st.established++;
+	c->wait_tsc = 0;   /* the handshake was answered */
 	c->write_seq = c->iss + 1;
 	c->cc_ops->init(&c->cc, c->mss);
 	if (c->listener) {
@@ -252,15 +264,35 @@ static void dack_timer_cb(struct rnic_timer *t, void *arg)
 		tcp_send_ack(c);
 }
 
+/*
+ * Give up on a peer that stopped answering (the user timeout, keepalive,
+ * a retry limit): a synchronized connection is reset, in case only our
+ * direction of the path failed, and the consumer hears -ETIMEDOUT, as for
+ * a RST but with the cause. @p why is the counter of the cause.
+ */
+static void tcp_timeout_abort(struct rnic_tcp_conn *c, uint64_t *why)
+{
+	(*why)++;
+	if (c->state != TCP_SYN_SENT) {
+		tcp_send_ctl(c->w, c->port, &c->key, c->snd_nxt, 0, RTE_TCP_RST_FLAG, NULL, 0);
+		tcp_w(c->w)->st.resets_out++;
+	}
+	tcp_conn_done(c, -ETIMEDOUT);
+}
+
 static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 {
 	(void)t;
 	struct rnic_tcp_conn *c = arg;
 	struct tcp_worker *tw = tcp_w(c->w);
 
+	if (tcp_user_timed_out(c)) {
+		tcp_timeout_abort(c, &tw->st.user_timeouts);
+		return;
+	}
 	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED) {
 		if (++c->syn_retries > SYN_RETRIES) {
-			tcp_conn_done(c, -ETIMEDOUT);
+			tcp_timeout_abort(c, &tw->st.retry_timeouts);
 			return;
 		}
 		tcp_rtt_backoff(&c->rtt);
@@ -271,6 +303,8 @@ static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 	if (c->snd_una == c->snd_max) {
 		if (c->u_next != c->u_tail)
 			tcp_persist(c);
+		else
+			c->wait_tsc = 0;   /* nothing is owed any more */
 		return;
 	}
 	if (c->tlp_armed) {
@@ -278,8 +312,7 @@ static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 		return;
 	}
 	if (++c->rto_retries > RTO_RETRIES) {
-		tcp_send_ctl(c->w, c->port, &c->key, c->snd_nxt, 0, RTE_TCP_RST_FLAG, NULL, 0);
-		tcp_conn_done(c, -ETIMEDOUT);
+		tcp_timeout_abort(c, &tw->st.retry_timeouts);
 		return;
 	}
 	tw->st.rtos++;
@@ -327,6 +360,19 @@ void tcp_orphan_check(struct rnic_tcp_conn *c)
 			       ORPHAN_FIN_WAIT_2_S * 1000000ull);
 }
 
+/*
+ * Keepalive has given up: with a user timeout, once the peer has been
+ * silent that long with a probe out (as Linux's TCP_USER_TIMEOUT overrides
+ * the probe count); without one, after KEEPALIVE_PROBES probes.
+ */
+static bool keepalive_dead(const struct rnic_tcp_conn *c)
+{
+	if (c->user_timeout_tsc)
+		return c->probes > 0 &&
+		       c->w->now_tsc - c->last_rx_tsc >= c->user_timeout_tsc;
+	return c->probes >= KEEPALIVE_PROBES;
+}
+
 static void misc_timer_cb(struct rnic_timer *t, void *arg)
 {
 	(void)t;
@@ -351,10 +397,11 @@ static void misc_timer_cb(struct rnic_timer *t, void *arg)
 		return;
 	uint64_t idle_us = (c->w->now_tsc - c->last_rx_tsc) / (rte_get_tsc_hz() / 1000000);
 	if (idle_us >= (uint64_t)ts->params.keepalive_s * 1000000) {
-		if (c->probes++ >= KEEPALIVE_PROBES) {
-			tcp_conn_done(c, -ETIMEDOUT);
+		if (keepalive_dead(c)) {
+			tcp_timeout_abort(c, &tcp_w(c->w)->st.keepalive_timeouts);
 			return;
 		}
+		c->probes++;
 		tcp_send_ctl(c->w, c->port, &c->key, c->snd_una - 1, c->rcv_nxt,
 			     RTE_TCP_ACK_FLAG, NULL, tcp_wnd_field(c));
 		rnic_timer_arm(&c->w->timers, &c->misc_timer, c->w->now_tsc,
@@ -471,6 +518,21 @@ uint32_t rnic_tcp_send_space(const struct rnic_tcp_conn *c)
 	uint32_t bytes = c->sndbuf > c->queued_bytes ? c->sndbuf - c->queued_bytes : 0;
 	uint32_t by_units = units_free > 1 ? (units_free - 1) * c->mss : 0;
 	return bytes < by_units ? bytes : by_units;
+}
+
+void rnic_tcp_set_user_timeout(struct rnic_tcp_conn *c, uint32_t ms)
+{
+	struct rnic_timer_wheel *tw = &c->w->timers;
+	c->user_timeout_tsc = ms_to_tsc(ms);
+	if (c->user_timeout_tsc == 0 || c->wait_tsc == 0 || !rnic_timer_pending(&c->rtx_timer))
+		return;
+	/* a wait is under way: its new deadline may come before the timer */
+	uint64_t end = c->wait_tsc + c->user_timeout_tsc, now = c->w->now_tsc;
+	if (end / tw->tsc_per_tick < c->rtx_timer.expire_tick) {
+		c->tlp_armed = false;
+		rnic_timer_arm(tw, &c->rtx_timer, now,
+			       end > now ? rnic_tsc_to_us(end - now) + 1 : 1);
+	}
 }
 
 uint16_t rnic_tcp_mss(const struct rnic_tcp_conn *c) { return c->mss; }
@@ -828,6 +890,7 @@ static void tcp_conn_failover(struct rnic_tcp_conn *c, struct rnic_port *s)
 		rnic_timer_cancel(&c->w->timers, &c->rtx_timer);
 		c->rtt.backoff = 0;
 		c->rto_retries = 0;
+		c->wait_tsc = 0;   /* the outage was the old port's, not the peer's */
 		c->tlp_armed = false;
 		rtx_timer_cb(&c->rtx_timer, c);
 	} else if (c->u_next != c->u_tail) {

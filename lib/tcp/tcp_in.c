@@ -369,6 +369,7 @@ static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 		tcp_rtt_sample(&c->rtt, (uint32_t)(rtt_tsc / (rte_get_tsc_hz() / 1000000)),
 			       ts->params.rto_min_us);
 	c->rto_retries = 0;
+	c->wait_tsc = 0;   /* progress: a wait for what is still out starts now */
 	c->rtt.backoff = 0;
 	c->dupacks = 0;
 	if (c->in_recovery) {
@@ -416,6 +417,24 @@ static bool ack_field(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 			tcp_send_ack(c);
 		return false;
 	}
+	/* nothing in flight, or a closed window: this answers our window
+	 * probe (or a retransmission the closed window made one); however
+	 * long the window stays closed, such a peer is alive (RFC 9293
+	 * 3.8.6.1) and the user timeout must not end it */
+	if (c->snd_una == c->snd_max || s->wnd == 0)
+		c->wait_tsc = 0;
+	/* the window before the ACK (RFC 9293 3.10.7.4): ack_new_data()'s
+	 * sent() callback may queue and send at once, and must see this
+	 * ACK's window, not the old one slid up to the new SND.UNA, which
+	 * overruns a window that stopped moving */
+	bool wnd_same = (s->wnd << c->snd_wscale) == c->snd_wnd;
+	if (seq_lt(c->snd_wl1, s->seq) ||
+	    (c->snd_wl1 == s->seq && seq_le(c->snd_wl2, s->ack))) {
+		c->snd_wnd = s->wnd << c->snd_wscale;
+		c->max_snd_wnd = c->snd_wnd > c->max_snd_wnd ? c->snd_wnd : c->max_snd_wnd;
+		c->snd_wl1 = s->seq;
+		c->snd_wl2 = s->ack;
+	}
 	uint32_t newly = c->sack_ok ? sack_update(c, s) : 0;
 	if (seq_gt(s->ack, c->snd_una)) {
 		if (c->undo_armed)
@@ -425,8 +444,7 @@ static bool ack_field(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 			mark_lost(c);
 	} else if (s->ack == c->snd_una && s->len == 0 &&
 		   !(s->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG)) &&
-		   c->snd_una != c->snd_max &&
-		   (s->wnd << c->snd_wscale) == c->snd_wnd) {
+		   c->snd_una != c->snd_max && wnd_same) {
 		c->dupacks++;                          /* RFC 5681 duplicate ACK */
 		if (!c->in_recovery &&
 		    (c->dupacks >= DUPTHRESH ||
@@ -434,14 +452,6 @@ static bool ack_field(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 			enter_recovery(c);
 		else if (c->in_recovery && newly)
 			mark_lost(c);
-	}
-	/* window update (RFC 9293 3.10.7.4) */
-	if (seq_lt(c->snd_wl1, s->seq) ||
-	    (c->snd_wl1 == s->seq && seq_le(c->snd_wl2, s->ack))) {
-		c->snd_wnd = s->wnd << c->snd_wscale;
-		c->max_snd_wnd = c->snd_wnd > c->max_snd_wnd ? c->snd_wnd : c->max_snd_wnd;
-		c->snd_wl1 = s->seq;
-		c->snd_wl2 = s->ack;
 	}
 	bool fin_acked = c->fin_sent && seq_ge(s->ack, c->fin_seq + 1);
 	if (fin_acked) {

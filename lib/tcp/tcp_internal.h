@@ -182,6 +182,12 @@ struct rnic_tcp_conn {
 	struct rnic_timer dack_timer;
 	struct rnic_timer misc_timer;/* keepalive, TIME_WAIT */
 	uint64_t last_rx_tsc;
+	/* user timeout (RFC 9293 3.8.3): since when the peer owes an answer
+	 * (our SYN, data or FIN unacknowledged since the last progress, or a
+	 * window probe unanswered), 0 when it owes none; the limit in TSC
+	 * ticks, 0 = none */
+	uint64_t wait_tsc;
+	uint64_t user_timeout_tsc;
 
 	bool in_table, app_closed, notified_closed, eof_sent;
 	bool tw_armed;               /* misc_timer now counts TIME_WAIT */
@@ -263,6 +269,7 @@ uint32_t tcp_rcv_window(const struct rnic_tcp_conn *c);
 uint16_t tcp_wnd_field(struct rnic_tcp_conn *c);
 uint32_t tcp_ts_now(const struct rnic_tcp_conn *c);
 void tcp_arm_rto(struct rnic_tcp_conn *c);
+bool tcp_user_timed_out(const struct rnic_tcp_conn *c);
 void tcp_tail_probe(struct rnic_tcp_conn *c);
 
 /* tcp_in.c */

@@ -339,13 +339,40 @@ static uint32_t tlp_timeout(const struct rnic_tcp_conn *c, uint32_t rto)
 	return pto < rto ? pto : 0;
 }
 
+/* The user timeout has run out: the peer has owed an answer for longer. */
+bool tcp_user_timed_out(const struct rnic_tcp_conn *c)
+{
+	return c->user_timeout_tsc != 0 && c->wait_tsc != 0 &&
+	       c->w->now_tsc - c->wait_tsc >= c->user_timeout_tsc;
+}
+
+/*
+ * Arm the retransmission timer (RTO, probe timeout, SYN retry or persist;
+ * every use waits for an answer from the peer, so the wait starts here if
+ * it is not running yet). The timer never runs past the user timeout, so
+ * a backed-off RTO cannot carry the connection beyond it (as Linux clamps
+ * its RTO to TCP_USER_TIMEOUT).
+ */
 void tcp_arm_rto(struct rnic_tcp_conn *c)
 {
 	struct tcp_stack *ts = tcp_s(c->w->st);
 	uint32_t rto = tcp_rtt_rto(&c->rtt, ts->params.rto_min_us);
 	uint32_t pto = tlp_timeout(c, rto);
+	uint64_t us = pto ? pto : rto;
+	uint64_t now = c->w->now_tsc;
+
 	c->tlp_armed = pto != 0;
-	rnic_timer_arm(&c->w->timers, &c->rtx_timer, c->w->now_tsc, pto ? pto : rto);
+	if (c->wait_tsc == 0)
+		c->wait_tsc = now ? now : 1;
+	if (c->user_timeout_tsc) {
+		uint64_t end = c->wait_tsc + c->user_timeout_tsc;
+		uint64_t left = end > now ? rnic_tsc_to_us(end - now) + 1 : 1;
+		if (left < us) {
+			us = left;
+			c->tlp_armed = false;   /* the deadline, not a probe */
+		}
+	}
+	rnic_timer_arm(&c->w->timers, &c->rtx_timer, now, us);
 }
 
 /* The probe timeout fired: resend the last unit sent. Its ACK carries SACK

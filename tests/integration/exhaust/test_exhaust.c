@@ -28,6 +28,10 @@
  *   vanish_{roce,iwarp}       the peer's link goes down in the middle of a
  *                             16 MiB Write: the QP ends in ERR with a clear
  *                             status in bounded time, no mbuf leaked
+ *                             (RoCE: RETRY_EXC_ERR after timeout x retries;
+ *                             iWARP: TCP's user timeout, 1 s here, aborts
+ *                             the connection: WR_FLUSH_ERR, CM DISCONNECTED
+ *                             with -ETIMEDOUT, user_timeouts counted)
  *
  * Each case prints what it measured and PASS / FAIL (line and what was
  * seen). FILTER (argv[1]) runs the cases whose name contains it.
@@ -948,10 +952,29 @@ static void t_stall_iwarp(void)
 
 /* --- cases: a peer that vanishes ------------------------------------------------------------ */
 
+#define VANISH_UT_MS 1000   /* TCP user timeout of the iWARP sender */
+
+/* The TCP user timeout of stack @p st's new connections (0: the default),
+ * set on its worker, which reads it. */
+static void user_timeout_fn(struct rnic_worker *w, void *arg)
+{
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	if (*(uint32_t *)arg)
+		p.user_timeout_ms = *(uint32_t *)arg;
+	rnic_tcp_config(w->st, &p);
+}
+static void set_user_timeout(struct rnic_stack *st, uint32_t ms)
+{
+	rnic_worker_call_sync(st->workers[0], user_timeout_fn, &ms);
+}
+
 static void vanish(enum rnic_transport t)
 {
 	const struct opts o = { .cqe = { 256, 256 }, .sq = 16, .rq = 16, .timeout = 12, .retry = 3 };
 	uint64_t base[2] = { mbufs_in_use(P.st[0]), mbufs_in_use(P.st[1]) };
+	if (t == RNIC_TRANSPORT_IWARP)
+		set_user_timeout(P.st[0], VANISH_UT_MS);   /* run_case() puts it back */
 	conn_up(&P, t, 1, &o);
 	struct side *A = &C.s[0], *B = &C.s[1];
 	struct rnic_tcp_stats t0s, t1s;
@@ -973,7 +996,9 @@ static void vanish(enum rnic_transport t)
 	CHECK_RC(rnic_stack_set_link(P.st[1], 0, false), 0);
 	double t_down = now_s();
 	struct ibv_wc wc;
-	int bound = t == RNIC_TRANSPORT_ROCE ? 5 : 4;
+	/* RoCE: 4 ms x 2^12 x 4 tries; iWARP: the user timeout, plus room
+	 * for a loaded machine */
+	int bound = t == RNIC_TRANSPORT_ROCE ? 5 : VANISH_UT_MS / 1000 + 2;
 	int n = poll_n(A->cq, &wc, 1, bound);
 	double t_fail = now_s() - t_down;
 	rnic_tcp_stats(P.st[0], &t1s);
@@ -984,25 +1009,27 @@ static void vanish(enum rnic_transport t)
 		      "RETRY_EXC_ERR", rnic_wc_status_str(wc.status));
 		CHECK(A->qp[0]->state == IBV_QPS_ERR, "QP state %d", A->qp[0]->state);
 		how = "RETRY_EXC_ERR";
-	} else if (n == 1) {
-		/* TCP gave up: the CM reports it, the Write is flushed */
-		struct rnic_cm_event cev;
-		CHECK(wc.status == IBV_WC_WR_FLUSH_ERR, "the Write ended with %s",
-		      rnic_wc_status_str(wc.status));
-		cm_expect(A->cm, RNIC_CM_EVENT_DISCONNECTED, &cev, 1000, "A");
-		CHECK(A->qp[0]->state == IBV_QPS_ERR, "QP state %d", A->qp[0]->state);
-		how = "connection lost (TCP timeout), WR_FLUSH_ERR";
 	} else {
-		/* no TCP user timeout: after the bound the application gives up */
-		CHECK(A->qp[0]->state == IBV_QPS_RTS, "QP state %d and no completion",
-		      A->qp[0]->state);
-		CHECK(t1s.rtos > t0s.rtos, "TCP took no RTO in %d s of a dead peer", bound);
-		struct ibv_qp_attr at = { .qp_state = IBV_QPS_ERR };
-		CHECK_RC(rnic_modify_qp(A->qp[0], &at, IBV_QP_STATE), 0);
-		CHECK(poll_n(A->cq, &wc, 1, 5) == 1 && wc.status == IBV_WC_WR_FLUSH_ERR,
-		      "after modify_qp(ERR): no WR_FLUSH_ERR completion");
-		how = "still RTS after the bound (TCP retries for minutes: no user timeout); "
-		      "modify_qp(ERR) flushed it (WR_FLUSH_ERR)";
+		/* TCP's user timeout gave up on the peer: the CM reports it,
+		 * the QP is in ERR, the Write is flushed */
+		struct rnic_cm_event cev;
+		CHECK(n == 1, "no completion %d s after the peer's link went down (TCP user "
+		      "timeout %u ms; QP state %d, TCP RTOs %lu)", bound, VANISH_UT_MS,
+		      A->qp[0]->state, (unsigned long)(t1s.rtos - t0s.rtos));
+		CHECK(wc.status == IBV_WC_WR_FLUSH_ERR, "the Write ended with %s, expected "
+		      "WR_FLUSH_ERR", rnic_wc_status_str(wc.status));
+		cm_expect(A->cm, RNIC_CM_EVENT_DISCONNECTED, &cev, 1000, "A");
+		CHECK(cev.status == -ETIMEDOUT, "DISCONNECTED with status %d, expected -ETIMEDOUT",
+		      cev.status);
+		CHECK(A->qp[0]->state == IBV_QPS_ERR, "QP state %d", A->qp[0]->state);
+		CHECK(t1s.user_timeouts - t0s.user_timeouts == 1, "TCP user_timeouts %lu",
+		      (unsigned long)(t1s.user_timeouts - t0s.user_timeouts));
+		CHECK(t1s.resets_out > t0s.resets_out, "no RST sent");
+		/* one user timeout after the peer's last ACK, which came just
+		 * before its link went down */
+		CHECK(t_fail > VANISH_UT_MS * 0.9e-3, "gave up after %.0f ms, before the user "
+		      "timeout (%u ms)", t_fail * 1e3, VANISH_UT_MS);
+		how = "TCP user timeout (1 s): CM DISCONNECTED -ETIMEDOUT, QP ERR, WR_FLUSH_ERR";
 	}
 	printf("  %s: peer's link down %.1f MiB into a 16 MiB Write: %s after %.0f ms; "
 	       "sender RoCE retransmits %lu, TCP RTOs %lu\n", tname(t),
@@ -1045,9 +1072,12 @@ static void run_case(const char *name, void (*fn)(void))
 		fprintf(stderr, "  FAIL %s: objects could not be freed\n", name);
 		r = R_FAIL;
 	}
-	/* a case that failed with a link down leaves it up for the next */
-	for (int i = 0; i < 2; i++)
+	/* a case that failed with a link down leaves it up for the next,
+	 * and TCP's default user timeout */
+	for (int i = 0; i < 2; i++) {
 		rnic_stack_set_link(P.st[i], 0, true);
+		set_user_timeout(P.st[i], 0);
+	}
 	if (r == R_PASS) {
 		n_pass++;
 		printf("PASS %s (%.2f s)\n", name, now_s() - t0);

@@ -404,6 +404,9 @@ static void app_sent(struct rnic_tcp_conn *c, void *ctx)
 	a->sent_calls++;
 	if (a->abort_in_sent)
 		rnic_tcp_abort(c);
+	else if (a->refill && rnic_tcp_send_space(c) >= a->refill &&
+		 h_send(c, a->refill_off, a->refill) == 0)
+		a->refill_off += a->refill;
 }
 
 static void app_eof(struct rnic_tcp_conn *c, void *ctx)

@@ -98,6 +98,7 @@ struct h_app {
 	bool hold_on_accept;   /* rnic_tcp_hold() right away */
 	bool abort_in_recv, close_in_recv, abort_in_sent, abort_in_accept;
 	bool closed_once;
+	size_t refill, refill_off;   /* sent(): queue refill more bytes from refill_off */
 };
 extern const struct rnic_tcp_ops h_app_ops;
 void h_app_init(struct h_app *a, size_t cap);

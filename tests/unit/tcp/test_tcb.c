@@ -271,6 +271,126 @@ static void syn_flood_keeps_no_state(void **state)
 	h_app_fini(&sb);
 }
 
+/* Connect A to B:@p port through the cookie stage and lose the final ACK:
+ * A is established, B holds nothing. @return A's connection. */
+static struct rnic_tcp_conn *handshake_lose_final_ack(struct h_app *ca, struct h_app *sb,
+						     uint16_t port, uint32_t *cookie)
+{
+	struct rnic_tcp_conn *c;
+	struct h_seg s;
+	assert_int_equal(rnic_tcp_listen(&h_b.st, port, &h_app_ops, sb, 8), 0);
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, port, &h_app_ops, ca, &c), 0);
+	h_input(&h_b, h_take(&h_a));                   /* SYN */
+	struct rte_mbuf *m = next_seg(&h_b, &s);       /* cookie SYN-ACK */
+	*cookie = s.seq;
+	h_input(&h_a, m);
+	assert_int_equal(c->state, TCP_ESTABLISHED);
+	rte_pktmbuf_free(next_seg(&h_a, &s));          /* the final ACK, lost */
+	assert_int_equal(s.flags, ACK);
+	assert_int_equal(s.len, 0);
+	return c;
+}
+
+/* The final ACK of a cookie handshake is lost: the client's first data
+ * segment carries the same acknowledgment (cookie + 1) and completes it.
+ * The TCB is born from it, its data is delivered, nothing is counted as
+ * invalid. A FIN as the first segment completes it too. */
+static void lost_final_ack_completed_by_data(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct h_seg s;
+	uint32_t cookie;
+	const size_t n = 3 * 1448 + 100;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, n);
+	struct rnic_tcp_conn *c = handshake_lose_final_ack(&ca, &sb, 5001, &cookie);
+	assert_int_equal(h_stats(&h_b).tcbs, 0);
+	assert_int_equal(h_send(c, 0, n), 0);
+	assert_int_equal(h_a.n_out, 4);
+	struct rte_mbuf *m = next_seg(&h_a, &s);       /* the first data segment */
+	assert_int_equal(s.flags & (SYN | ACK | RST | FIN), ACK);
+	assert_int_equal(s.ack, cookie + 1);
+	assert_int_equal(s.seq, c->iss + 1);
+	assert_int_equal(s.len, 1448);
+	h_input(&h_b, m);
+	struct rnic_tcp_stats st = h_stats(&h_b);
+	assert_int_equal(st.syns, 1);
+	assert_int_equal(st.cookies_sent, 1);
+	assert_int_equal(st.cookie_valid, 1);
+	assert_int_equal(st.cookie_invalid, 0);
+	assert_int_equal(st.passive_opens, 1);
+	assert_int_equal(st.established, 1);
+	assert_int_equal(st.tcbs, 1);
+	assert_int_equal(st.resets_out, 0);
+	assert_int_equal(sb.accepts, 1);
+	assert_int_equal(sb.got, 1448);                /* its data, not dropped */
+	struct rnic_tcp_conn *cb = only_conn(&h_b);
+	assert_int_equal(cb->state, TCP_ESTABLISHED);
+	assert_int_equal(cb->irs, c->iss);
+	assert_int_equal(cb->iss, cookie);
+	assert_true(cb->sack_ok && cb->ts_ok);         /* the TSecr still echoes the cookie's */
+	assert_int_equal(cb->snd_wscale, 7);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(sb.got, n);
+	assert_true(h_pattern_ok(sb.buf, 0, n));
+	assert_int_equal(c->snd_una, c->snd_max);
+	assert_int_equal(h_stats(&h_a).retransmits, 0);
+	assert_int_equal(h_stats(&h_b).cookie_invalid, 0);
+	assert_int_equal(h_stats(&h_b).out_of_window, 0);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+
+	/* a client that closes at once: its FIN completes the handshake */
+	struct h_app ca2, sb2;
+	h_app_init(&ca2, 0);
+	h_app_init(&sb2, 0);
+	c = handshake_lose_final_ack(&ca2, &sb2, 5002, &cookie);
+	assert_int_equal(rnic_tcp_close(c), 0);
+	m = next_seg(&h_a, &s);
+	assert_int_equal(s.flags & (SYN | ACK | RST | FIN), ACK | FIN);
+	h_input(&h_b, m);
+	assert_int_equal(h_stats(&h_b).cookie_valid, 2);
+	assert_int_equal(sb2.accepts, 1);
+	assert_int_equal(sb2.eofs, 1);
+	assert_int_equal(sb2.c->state, TCP_CLOSE_WAIT);
+	h_pump(NULL, NULL, NULL, 50);
+	assert_int_equal(c->state, TCP_FIN_WAIT_2);
+	assert_int_equal(h_stats(&h_b).cookie_invalid, 0);
+	h_app_fini(&ca2);
+	h_app_fini(&sb2);
+}
+
+/* What remains (docs/tcp.md, as with Linux's cookies): the cookie names
+ * the client's ISN through the segment's sequence number, so only a
+ * segment that starts the stream (seq = ISN + 1) can complete the
+ * handshake. If the first data segment is lost with the final ACK and a
+ * later one arrives first, the cookie cannot be checked: it is counted
+ * invalid and reset. */
+static void lost_final_ack_and_first_segment(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct h_seg s;
+	uint32_t cookie;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	struct rnic_tcp_conn *c = handshake_lose_final_ack(&ca, &sb, 5001, &cookie);
+	assert_int_equal(h_send(c, 0, 2 * 1448), 0);
+	rte_pktmbuf_free(next_seg(&h_a, &s));          /* the first, lost */
+	h_input(&h_b, next_seg(&h_a, &s));             /* the second */
+	assert_int_equal(s.ack, cookie + 1);
+	struct rnic_tcp_stats st = h_stats(&h_b);
+	assert_int_equal(st.cookie_invalid, 1);
+	assert_int_equal(st.tcbs, 0);
+	h_input(&h_a, next_seg(&h_b, &s));
+	assert_int_equal(s.flags, RST);
+	assert_int_equal(ca.closes, 1);
+	assert_int_equal(ca.closed_err, -ECONNRESET);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 /* Cost of the SYN stage alone (TCB_BENCH=1): SYNs in, SYN-ACKs captured
  * and freed. Prints per-SYN nanoseconds; asserts only the counters. */
 static void syn_stage_bench(void **state)
@@ -989,6 +1109,52 @@ static void zero_window_probe(void **state)
 	h_app_fini(&sb);
 }
 
+/* A->B filter: count data beyond the right edge B has advertised. */
+static bool beyond_window(const struct h_seg *s, unsigned idx, void *arg)
+{
+	(void)idx;
+	struct rnic_tcp_conn *cb = ((struct h_app *)arg)->c;
+	static unsigned *count;
+	if (s == NULL) {   /* set up: arg is the counter */
+		count = arg;
+		return false;
+	}
+	if (s->len && seq_gt(s->seq + s->len, cb->rcv_wedge))
+		(*count)++;
+	return false;
+}
+
+/* The application refills from sent() while the receiver's window stops
+ * sliding (it reads nothing): what it queues must go out within the window
+ * this very ACK gives, not the old window slid up to the new SND.UNA. */
+static void sent_callback_respects_window(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	p.rcvbuf = 32768;
+	assert_int_equal(rnic_tcp_config(&h_b.st, &p), 0);
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 64 * 1024);
+	sb.hold_on_accept = true;
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	unsigned over = 0;
+	beyond_window(NULL, 0, &over);
+	ca.refill = 1000;
+	ca.refill_off = 8000;
+	assert_int_equal(h_send(c, 0, 8000), 0);
+	h_pump(beyond_window, NULL, &sb, 1000);
+	assert_true(ca.sent_calls > 0);
+	assert_true(sb.c->held_bytes >= 32768u - c->mss);
+	assert_int_equal(over, 0);
+	assert_int_equal(h_stats(&h_b).out_of_window, 0);
+	assert_int_equal(c->snd_una, c->snd_max);   /* nothing B refused */
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 /* --- close ----------------------------------------------------------------- */
 
 static void fin_to_time_wait(void **state)
@@ -1487,6 +1653,35 @@ static bool drop_all(const struct h_seg *s, unsigned idx, void *arg)
 	return true;
 }
 
+/* Advance in 1 ms steps, every segment of A lost, until @p a hears closed()
+ * or @p limit_ms passed. @return the milliseconds it took. */
+static unsigned run_until_closed(struct h_app *a, unsigned limit_ms)
+{
+	unsigned ms = 0;
+	while (a->closes == 0 && ms < limit_ms) {
+		h_advance(1000);
+		ms++;
+		if (a->closes == 0) {   /* keep what the abort sent */
+			h_flush(&h_a);
+			h_flush(&h_b);
+		}
+	}
+	return ms;
+}
+
+/* The last segment @p n captured; the others are freed. */
+static void last_seg(struct h_node *n, struct h_seg *s)
+{
+	struct rte_mbuf *m, *last = NULL;
+	while ((m = h_take(n)) != NULL) {
+		rte_pktmbuf_free(last);
+		last = m;
+	}
+	assert_non_null(last);
+	h_parse(last, s);
+	rte_pktmbuf_free(last);
+}
+
 static void keepalive_probes_then_timeout(void **state)
 {
 	(void)state;
@@ -1515,11 +1710,170 @@ static void keepalive_probes_then_timeout(void **state)
 	/* now the peer is gone: probes every 10 s, then the connection dies */
 	for (int i = 0; i < 15 && ca.closes == 0; i++) {
 		h_advance(10u * 1000 * 1000);
-		h_pump(drop_all, drop_all, NULL, 10);
+		if (ca.closes == 0)
+			h_pump(drop_all, drop_all, NULL, 10);
 	}
 	assert_int_equal(ca.closes, 1);
 	assert_int_equal(ca.closed_err, -ETIMEDOUT);
 	assert_int_equal(h_stats(&h_a).tcbs, 0);
+	/* aborted as the user timeout does: a RST, a counter */
+	assert_int_equal(h_stats(&h_a).keepalive_timeouts, 1);
+	struct h_seg rs;
+	last_seg(&h_a, &rs);
+	assert_int_equal(rs.flags, RST);
+	rnic_tcp_abort(sb.c);
+	h_flush(&h_b);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+/* --- user timeout (RFC 9293 3.8.3, RFC 5482) -------------------------------- */
+
+/* Data goes unacknowledged: the connection is reset after the user timeout
+ * (long before the 15 backed-off retries would end it), closed() says
+ * -ETIMEDOUT, the counter moves. A per-connection value overrides the
+ * stack's; a handshake that is never answered ends the same way. */
+static void user_timeout_aborts(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	assert_int_equal(p.user_timeout_ms, 30000);   /* the documented default */
+	p.user_timeout_ms = 1000;
+	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_stats st0 = h_stats(&h_a);
+	/* the peer vanishes with 10 KB in flight */
+	assert_int_equal(h_send(c, 0, 10000), 0);
+	h_flush(&h_a);
+	h_flush(&h_b);
+	/* the RTO backs off past the deadline, but the timer stops at it */
+	unsigned ms = run_until_closed(&ca, 5000);
+	assert_int_equal(ca.closes, 1);
+	assert_int_equal(ca.closed_err, -ETIMEDOUT);
+	assert_in_range(ms, 1000, 1001);
+	struct rnic_tcp_stats st = h_stats(&h_a);
+	assert_int_equal(st.user_timeouts - st0.user_timeouts, 1);
+	assert_int_equal(st.resets_out - st0.resets_out, 1);
+	assert_int_equal(st.retry_timeouts, 0);
+	assert_true(st.rtos - st0.rtos >= 5 && st.rtos - st0.rtos < 15);
+	assert_int_equal(st.tcbs, 0);
+	struct h_seg rs;
+	last_seg(&h_a, &rs);
+	assert_int_equal(rs.flags, RST);
+	h_app_fini(&ca);
+
+	/* per connection: 300 ms, set while the wait runs (100 ms in) */
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	c = h_connect(&ca, &sb, 5002);
+	assert_non_null(c);
+	assert_int_equal(h_send(c, 0, 1000), 0);
+	h_flush(&h_a);
+	h_flush(&h_b);
+	h_advance(100 * 1000);
+	h_flush(&h_a);
+	rnic_tcp_set_user_timeout(c, 300);
+	ms = run_until_closed(&ca, 5000);
+	assert_int_equal(ca.closed_err, -ETIMEDOUT);
+	assert_in_range(ms, 199, 201);
+	h_app_fini(&ca);
+
+	/* an unanswered SYN: no RST (nothing synchronized), the same error */
+	h_app_init(&ca, 0);
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 5003, &h_app_ops, &ca, &c), 0);
+	st0 = h_stats(&h_a);
+	ms = run_until_closed(&ca, 30000);
+	assert_int_equal(ca.closed_err, -ETIMEDOUT);
+	assert_in_range(ms, 1000, 1001);
+	st = h_stats(&h_a);
+	assert_int_equal(st.user_timeouts - st0.user_timeouts, 1);
+	assert_int_equal(st.resets_out, st0.resets_out);
+	h_flush(&h_b);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+/* Without a user timeout the retry limit still ends it, as before, and is
+ * counted apart; the RST goes out too. */
+static void retry_limit_without_user_timeout(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	p.user_timeout_ms = 0;
+	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	assert_int_equal(h_send(c, 0, 1000), 0);
+	h_flush(&h_a);
+	unsigned s = 0;
+	while (ca.closes == 0 && s < 1000) {   /* 30 minutes at most */
+		h_advance(2u * 1000 * 1000);
+		s += 2;
+		if (ca.closes == 0)
+			h_flush(&h_a);
+	}
+	assert_int_equal(ca.closed_err, -ETIMEDOUT);
+	assert_true(s > 120);                  /* minutes: the problem solved above */
+	struct h_seg seg;
+	last_seg(&h_a, &seg);
+	assert_int_equal(seg.flags, RST);
+	struct rnic_tcp_stats st = h_stats(&h_a);
+	assert_int_equal(st.retry_timeouts, 1);
+	assert_int_equal(st.user_timeouts, 0);
+	assert_int_equal(st.rtos, 15);
+	h_flush(&h_b);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+/* A peer whose window stays closed but that answers every probe is alive:
+ * many user timeouts pass and the connection stays. When it stops
+ * answering, the user timeout ends it: at most one probe interval (never
+ * longer than the user timeout) plus the user timeout after its last
+ * answer. */
+static void user_timeout_spares_zero_window_peer(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	p.rcvbuf = 16384;
+	assert_int_equal(rnic_tcp_config(&h_b.st, &p), 0);
+	rnic_tcp_params_default(&p);
+	p.user_timeout_ms = 200;
+	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 64 * 1024);
+	sb.hold_on_accept = true;   /* B reads nothing: its window closes */
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	assert_int_equal(h_send(c, 0, 64 * 1024), 0);
+	h_pump(NULL, NULL, NULL, 1000);
+	uint64_t answers0 = h_stats(&h_b).segs_out;
+	for (unsigned ms = 0; ms < 3000; ms += 10) {   /* 15 user timeouts */
+		h_advance(10 * 1000);
+		h_pump(NULL, NULL, NULL, 10);
+	}
+	assert_int_equal(c->state, TCP_ESTABLISHED);
+	assert_int_equal(c->snd_wnd, 0);
+	assert_int_equal(ca.closes, 0);
+	assert_int_equal(h_stats(&h_a).user_timeouts, 0);
+	/* it answered probes: at least one per user timeout */
+	assert_true(h_stats(&h_b).segs_out - answers0 >= 15);
+	/* now B is gone */
+	unsigned ms = run_until_closed(&ca, 5000);
+	assert_int_equal(ca.closed_err, -ETIMEDOUT);
+	assert_true(ms <= 2 * 200 + 10);
+	assert_int_equal(h_stats(&h_a).user_timeouts, 1);
 	rnic_tcp_abort(sb.c);
 	h_flush(&h_b);
 	h_app_fini(&ca);
@@ -1780,17 +2134,21 @@ int main(void)
 		T(syn_retry_and_timeout), T(active_open_port_steers_home),
 		T(simultaneous_open),
 		T(syn_flood_keeps_no_state), T(syn_stage_bench), T(handshake_bench),
-		T(backlog_full_no_state),
+		T(backlog_full_no_state), T(lost_final_ack_completed_by_data),
+		T(lost_final_ack_and_first_segment),
 		T(data_and_delayed_ack), T(ooo_sack_fast_retransmit),
 		T(sack_blocks_most_recent_first), T(ooo_overlaps_merge),
 		T(dsack_reports_duplicates), T(random_segments_reassemble),
 		T(rto_retransmit), T(tail_loss_probe), T(spurious_rto_undone), T(zero_window_probe),
+		T(sent_callback_respects_window),
 		T(fin_to_time_wait), T(simultaneous_close), T(orphan_close),
 		T(rst_validation), T(paws_drop),
 		T(malformed_dropped_and_counted), T(handoff_in_order),
 		T(odd_sized_writes), T(pool_reserve_refuses_sends), T(csum_matches_reference),
 		T(close_and_abort_from_callbacks),
 		T(newreno_partial_ack), T(keepalive_probes_then_timeout),
+		T(user_timeout_aborts), T(retry_limit_without_user_timeout),
+		T(user_timeout_spares_zero_window_peer),
 		T(handoff_with_fin), T(lossy_link_newreno), T(lossy_link_cubic),
 	};
 #undef T
