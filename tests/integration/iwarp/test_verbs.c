@@ -2591,13 +2591,12 @@ static size_t rtr_fpdu(uint8_t *f, bool write)
 	return n + 4;
 }
 
-/* The responder side seen from the wire: after its reply (which echoes
- * P2P with exactly the one RTR type offered) A sends nothing and reports
- * nothing until the RTR is in; then ESTABLISHED, and A's first FPDU. */
-static void t_p2p_responder_waits(void)
+/* A raw initiator asks A for peer-to-peer mode with the Write RTR; A
+ * accepts and its MPA reply is in raw[0].in. @p req: the request's buffer
+ * (raw[0] sends from it). */
+static void p2p_raw_accepted(uint8_t *req)
 {
 	struct rnic_cm_event ev;
-	uint8_t req[64], fpdu[32];
 	uint16_t port;
 	end_init(&a, "A", CA, bufA, &DEF);
 	listen_new(&port);
@@ -2609,6 +2608,16 @@ static void t_p2p_responder_waits(void)
 	struct rnic_cm_conn_param p = { .responder_resources = 4, .initiator_depth = 4 };
 	CHECK_RC(rnic_cm_accept(a.id, a.qp, &p), 0);
 	raw_wait_bytes(&raw[0], 24, "MPA reply");
+}
+
+/* The responder side seen from the wire: after its reply (which echoes
+ * P2P with exactly the one RTR type offered) A sends nothing and reports
+ * nothing until the RTR is in; then ESTABLISHED, and A's first FPDU. */
+static void t_p2p_responder_waits(void)
+{
+	struct rnic_cm_event ev;
+	uint8_t req[64], fpdu[32];
+	p2p_raw_accepted(req);
 	const uint8_t *r = raw[0].in;
 	CHECK(memcmp(r, "MPA ID Rep Frame", 16) == 0 && (r[16] & 0x20) == 0 && r[17] == 2 &&
 	      r[19] == 4, "not an accepting rev 2 reply: flags %#x rev %u pd_len %u", r[16], r[17],
@@ -2639,17 +2648,7 @@ static void t_p2p_wrong_rtr(void)
 {
 	struct rnic_cm_event ev;
 	uint8_t req[64], fpdu[32];
-	uint16_t port;
-	end_init(&a, "A", CA, bufA, &DEF);
-	listen_new(&port);
-	raw[0].say = req;
-	raw[0].say_len = mpa_req_p2p(req, RNIC_CM_RTR_WRITE);
-	raw_connect(&raw[0], port);
-	expect_event(a.cm, RNIC_CM_EVENT_CONNECT_REQUEST, &ev, "A");
-	a.id = ev.id;
-	struct rnic_cm_conn_param p = { .responder_resources = 4, .initiator_depth = 4 };
-	CHECK_RC(rnic_cm_accept(a.id, a.qp, &p), 0);
-	raw_wait_bytes(&raw[0], 24, "MPA reply");
+	p2p_raw_accepted(req);
 	raw_send(&raw[0], fpdu, rtr_fpdu(fpdu, false));
 	raw_wait_bytes(&raw[0], 24 + 2 + 18 + 4, "Terminate");
 	const uint8_t *t = raw[0].in + 24;
