@@ -597,6 +597,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rnic-soak: wrong bytes: %lu in receives, %lu in reads, %lu in the write zones\n",
 			(unsigned long)wrong_send, (unsigned long)wrong_read, (unsigned long)wrong_write);
 	lost += missing;
+	if (getenv("SOAK_DEBUG")) {   /* why connections ended, if they did */
+		struct rnic_tcp_stats t[2];
+		rnic_tcp_stats(A, &t[0]);
+		rnic_tcp_stats(B, &t[1]);
+		for (int k = 0; k < 2; k++)
+			fprintf(stderr, "tcp %c: user_timeouts %lu retry_timeouts %lu keepalive_timeouts %lu "
+				"resets in %lu out %lu rtos %lu spurious_rtos %lu retransmits %lu\n", k ? 'B' : 'A',
+				(unsigned long)t[k].user_timeouts, (unsigned long)t[k].retry_timeouts,
+				(unsigned long)t[k].keepalive_timeouts, (unsigned long)t[k].resets_in,
+				(unsigned long)t[k].resets_out, (unsigned long)t[k].rtos,
+				(unsigned long)t[k].spurious_rtos, (unsigned long)t[k].retransmits);
+	}
 	struct rnic_stack_stats ss;
 	rnic_stack_stats(B, &ss);
 	bool verified = !stuck && !bad_status && !wrong_bytes && !lost && !dups;

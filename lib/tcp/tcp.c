@@ -282,10 +282,17 @@ static void tcp_timeout_abort(struct rnic_tcp_conn *c, uint64_t *why)
 
 static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 {
-	(void)t;
 	struct rnic_tcp_conn *c = arg;
 	struct tcp_worker *tw = tcp_w(c->w);
+	uint64_t due = t->expire_tick * c->w->timers.tsc_per_tick;
 
+	/* a timer that runs long after its deadline: this worker was not
+	 * running (a descheduled thread, a paused VM). The peer could not
+	 * answer what we did not send, and its answers may wait in our own
+	 * queue: the stall does not count against the user timeout */
+	if (c->wait_tsc && c->w->now_tsc > due &&
+	    c->w->now_tsc - due > TCP_STALL_US * (rte_get_tsc_hz() / 1000000))
+		c->wait_tsc += c->w->now_tsc - due;
 	if (tcp_user_timed_out(c)) {
 		tcp_timeout_abort(c, &tw->st.user_timeouts);
 		return;
@@ -316,6 +323,7 @@ static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 		return;
 	}
 	tw->st.rtos++;
+	c->rtt_fence_tsc = c->w->now_tsc;
 	if (c->ts_ok && c->rto_retries == 1) {
 		/* the first ACK will tell whether the original arrived */
 		c->undo_armed = true;

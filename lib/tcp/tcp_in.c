@@ -317,6 +317,13 @@ static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 	uint32_t acked = s->ack - c->snd_una;
 	uint64_t rtt_tsc = 0;
 	bool hole_filled = false;
+	/* the retransmission timer is overdue: this worker did not run, and
+	 * ACKs waited in its own queue (a paused VM made a 36 s "RTT"). What
+	 * was sent before now measures the stall, not the path: no sample
+	 * from it, from this ACK or from the ones queued behind it (the
+	 * timer is rearmed below, so they cannot tell by themselves) */
+	if (tcp_rtx_late(c) > TCP_STALL_US * (rte_get_tsc_hz() / 1000000))
+		c->rtt_fence_tsc = c->w->now_tsc;
 
 	if (c->fin_sent && s->ack == c->fin_seq + 1)
 		acked--;   /* the FIN takes a sequence number, not a byte */
@@ -331,9 +338,13 @@ static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 				/* Karn; and a unit the peer SACKed earlier is
 				 * acknowledged cumulatively only once the hole
 				 * before it is repaired: that delay is loss
-				 * recovery, not the path's RTT (taken as a sample
-				 * it drove RTO to its 60 s ceiling in the soak) */
-				if (!u->sacked && !hole_filled)
+				 * recovery, not the path's RTT. Nor a unit that
+				 * was out when the RTO fired: the timeout says
+				 * its ACK is late for a reason the RTT does not
+				 * measure (a peer that stopped for seconds); the
+				 * units sent after it measure the path again */
+				if (!u->sacked && !hole_filled &&
+				    u->sent_tsc >= c->rtt_fence_tsc)
 					rtt_tsc = c->w->now_tsc - u->sent_tsc;
 				if (u->sent_tsc > c->rack_tsc)
 					c->rack_tsc = u->sent_tsc;
@@ -732,7 +743,8 @@ static void syn_sent_input(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 	if (!(s->flags & RTE_TCP_SYN_FLAG))
 		return;
 	take_syn(c, s);
-	if (ack && c->syn_retries == 0) {   /* Karn: only an unrepeated SYN */
+	if (ack && c->syn_retries == 0 &&   /* Karn: only an unrepeated SYN */
+	    tcp_rtx_late(c) <= TCP_STALL_US * (rte_get_tsc_hz() / 1000000)) {
 		struct tcp_stack *ts = tcp_s(c->w->st);
 		tcp_rtt_sample(&c->rtt, (uint32_t)rnic_tsc_to_us(c->w->now_tsc - c->syn_tsc),
 			       ts->params.rto_min_us);

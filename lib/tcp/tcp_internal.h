@@ -177,6 +177,8 @@ struct rnic_tcp_conn {
 	struct tcp_cc_state undo_cc; /* congestion state before it */
 	unsigned syn_retries, rto_retries, probes;
 	uint64_t syn_tsc;            /* our first SYN: the handshake RTT sample */
+	uint64_t rtt_fence_tsc;      /* units sent before give no RTT sample:
+				      * the last RTO or local stall */
 
 	struct rnic_timer rtx_timer; /* RTO, SYN retry, persist */
 	struct rnic_timer dack_timer;
@@ -228,6 +230,23 @@ struct tcp_stack {
 static inline uint32_t tcp_ts_clock(const struct rnic_worker *w)
 {
 	return (uint32_t)(w->now_tsc / (rte_get_tsc_hz() / 1000));
+}
+
+/*
+ * A local stall: how long ago the retransmission timer should have run
+ * (TSC ticks; 0 when it is idle or not late). A timer fires within a tick
+ * of its deadline while the worker loops; one overdue by more than
+ * TCP_STALL_US shows that this worker did not run (a descheduled thread,
+ * a paused VM): whatever arrived meanwhile waited in our own queue.
+ */
+#define TCP_STALL_US 10000u
+static inline uint64_t tcp_rtx_late(const struct rnic_tcp_conn *c)
+{
+	const struct rnic_timer_wheel *tw = &c->w->timers;
+	uint64_t due = c->rtx_timer.expire_tick * tw->tsc_per_tick;
+	if (!rnic_timer_pending(&c->rtx_timer) || c->w->now_tsc <= due)
+		return 0;
+	return c->w->now_tsc - due;
 }
 
 static inline struct tcp_worker *tcp_w(struct rnic_worker *w)

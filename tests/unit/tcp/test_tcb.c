@@ -1775,8 +1775,10 @@ static void user_timeout_aborts(void **state)
 	assert_int_equal(h_send(c, 0, 1000), 0);
 	h_flush(&h_a);
 	h_flush(&h_b);
-	h_advance(100 * 1000);
-	h_flush(&h_a);
+	for (unsigned ms = 0; ms < 100; ms++) {   /* no stall: 1 ms steps */
+		h_advance(1000);
+		h_flush(&h_a);
+	}
 	rnic_tcp_set_user_timeout(c, 300);
 	ms = run_until_closed(&ca, 5000);
 	assert_int_equal(ca.closed_err, -ETIMEDOUT);
@@ -1876,6 +1878,148 @@ static void user_timeout_spares_zero_window_peer(void **state)
 	assert_int_equal(h_stats(&h_a).user_timeouts, 1);
 	rnic_tcp_abort(sb.c);
 	h_flush(&h_b);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+
+/* --- local and peer stalls ------------------------------------------------- */
+
+/* Both workers stop for @p us (a descheduled process, a paused VM): the
+ * clock jumps and no timer runs until the next h_advance(). */
+static void stall(uint64_t us)
+{
+	h_now += us * (rte_get_tsc_hz() / 1000000);
+	h_a.w.now_tsc = h_now;
+	h_b.w.now_tsc = h_now;
+}
+
+/* The soak's 36 s "RTT": the peer acknowledged at once, but this worker
+ * did not run for 36 s, so the ACK waited in its own queue. The timer is
+ * then overdue: the delay is ours, no sample is taken and the RTO stays
+ * what the path gives. (Before: SRTT 4.5 s, RTO at the 60 s ceiling.) */
+static void local_stall_gives_no_rtt_sample(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 64 * 1024);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	assert_int_equal(h_send(c, 0, 2000), 0);   /* an RTT sample */
+	h_pump(NULL, NULL, NULL, 100);
+	assert_true(c->rtt.have_sample);
+	uint32_t srtt = c->rtt.srtt_us, rto = tcp_rtt_rto(&c->rtt, 5000);
+	assert_true(rto < 100 * 1000);
+
+	assert_int_equal(h_send(c, 2000, 2 * c->mss), 0);
+	assert_int_equal(h_a.n_out, 2);
+	while (h_a.n_out)
+		h_input(&h_b, h_take(&h_a));
+	assert_true(h_b.n_out >= 1);               /* the ACKs */
+	stall(36ull * 1000 * 1000);
+	while (h_b.n_out)                          /* read after the stall */
+		h_input(&h_a, h_take(&h_b));
+	assert_int_equal(c->snd_una, c->snd_max);
+	assert_int_equal(c->rtt.srtt_us, srtt);
+	assert_int_equal(tcp_rtt_rto(&c->rtt, 5000), rto);
+	h_advance(1000);
+	assert_int_equal(h_stats(&h_a).rtos, 0);
+
+	/* a stall shorter than the RTO still measures (it is an RTT) */
+	assert_int_equal(h_send(c, 2000 + 2 * c->mss, 2 * c->mss), 0);
+	while (h_a.n_out)
+		h_input(&h_b, h_take(&h_a));
+	stall(rto / 2);
+	while (h_b.n_out)
+		h_input(&h_a, h_take(&h_b));
+	assert_true(c->rtt.srtt_us > srtt);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(sb.got, 2000 + 4 * c->mss);
+	assert_true(h_pattern_ok(sb.buf, 0, sb.got));
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+/* This worker stops for 5 s with a segment lost, under a 1 s user
+ * timeout: when it runs again its RTO is 5 s late, but the peer was never
+ * asked; it retransmits instead of aborting, and the data arrives. A peer
+ * that then stays silent still ends it one user timeout later. */
+static void local_stall_spares_user_timeout(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	p.user_timeout_ms = 1000;
+	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 64 * 1024);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	assert_int_equal(h_send(c, 0, 1000), 0);
+	h_flush(&h_a);                             /* lost */
+	stall(5ull * 1000 * 1000);
+	h_advance(20);                             /* the late RTO */
+	assert_int_equal(ca.closes, 0);
+	assert_int_equal(h_stats(&h_a).user_timeouts, 0);
+	assert_int_equal(h_stats(&h_a).rtos, 1);
+	assert_int_equal(h_a.n_out, 1);            /* the retransmission */
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(sb.got, 1000);
+	assert_true(h_pattern_ok(sb.buf, 0, 1000));
+	assert_int_equal(ca.closes, 0);
+
+	/* the same stall, then a peer that is gone: one user timeout */
+	assert_int_equal(h_send(c, 1000, 1000), 0);
+	h_flush(&h_a);
+	stall(5ull * 1000 * 1000);
+	unsigned ms = run_until_closed(&ca, 5000);
+	assert_int_equal(ca.closed_err, -ETIMEDOUT);
+	assert_in_range(ms, 990, 1001);
+	assert_int_equal(h_stats(&h_a).user_timeouts, 1);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
+/* The peer stops for 10 s (its worker does not run) with our four
+ * segments in its queue; our RTO fires again and again meanwhile. When it
+ * runs, the ACK of the units we never resent arrives 10 s after they were
+ * sent: not an RTT of the path (the timeout said so), so no sample. */
+static void peer_stall_after_rto_gives_no_rtt_sample(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 64 * 1024);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	assert_int_equal(h_send(c, 0, 2000), 0);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_true(c->rtt.have_sample);
+	uint32_t srtt = c->rtt.srtt_us;
+
+	assert_int_equal(h_send(c, 2000, 4 * c->mss), 0);
+	struct rte_mbuf *queued[4];
+	for (unsigned i = 0; i < 4; i++)
+		queued[i] = h_take(&h_a);
+	for (unsigned ms = 0; ms < 10000; ms++) {  /* the peer sleeps */
+		h_a.w.now_tsc = h_now += rte_get_tsc_hz() / 1000;
+		rnic_timer_run(&h_a.w.timers, h_now);
+		h_flush(&h_a);                         /* retransmissions wait too */
+	}
+	h_b.w.now_tsc = h_now;
+	assert_true(h_stats(&h_a).rtos >= 5);
+	for (unsigned i = 0; i < 4; i++)
+		h_input(&h_b, queued[i]);
+	while (h_b.n_out)
+		h_input(&h_a, h_take(&h_b));
+	assert_int_equal(c->snd_una, c->snd_max);
+	assert_true(c->rtt.srtt_us <= srtt);
+	assert_true(tcp_rtt_rto(&c->rtt, 5000) < 100 * 1000);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(sb.got, 2000 + 4 * c->mss);
+	assert_true(h_pattern_ok(sb.buf, 0, sb.got));
 	h_app_fini(&ca);
 	h_app_fini(&sb);
 }
@@ -2149,6 +2293,8 @@ int main(void)
 		T(newreno_partial_ack), T(keepalive_probes_then_timeout),
 		T(user_timeout_aborts), T(retry_limit_without_user_timeout),
 		T(user_timeout_spares_zero_window_peer),
+		T(local_stall_gives_no_rtt_sample), T(local_stall_spares_user_timeout),
+		T(peer_stall_after_rto_gives_no_rtt_sample),
 		T(handoff_with_fin), T(lossy_link_newreno), T(lossy_link_cubic),
 	};
 #undef T
