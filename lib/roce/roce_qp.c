@@ -148,7 +148,15 @@ static unsigned roce_poll(struct rnic_worker *w, void *arg)
 	struct roce_worker *rw = arg;
 	struct roce_qp *rq, *tmp;
 	unsigned work = 0;
-	(void)w;
+	if (rw->last_poll_tsc != 0 && w->now_tsc > rw->last_poll_tsc) {
+		uint64_t gap = rnic_tsc_to_us(w->now_tsc - rw->last_poll_tsc);
+		if (gap > rw->gap_max_us) {
+			rw->gap_max_us = gap;
+			rw->gap_at_us = rnic_tsc_to_us(w->now_tsc);
+		}
+		rw->gaps_over_20ms += gap > 20000;
+	}
+	rw->last_poll_tsc = w->now_tsc;
 	for (rq = TAILQ_FIRST(&rw->active); rq != NULL; rq = tmp) {
 		tmp = TAILQ_NEXT(rq, link);
 		unsigned n = roce_resp_pump(rq, ROCE_TX_BUDGET);
@@ -178,6 +186,8 @@ static void print_worker(const struct roce_qp *rq)
 #define ROCE_CTR_PRINT(n) if (c->n) fprintf(stderr, " " #n " %" PRIu64, c->n);
 	ROCE_COUNTERS(ROCE_CTR_PRINT)
 #undef ROCE_CTR_PRINT
+	fprintf(stderr, " gap_max_us %" PRIu64 " at %" PRIu64 " gaps>20ms %" PRIu64,
+		rq->rw->gap_max_us, rq->rw->gap_at_us, rq->rw->gaps_over_20ms);
 	for (unsigned i = 0; i < RNIC_DROP_MAX; i++)
 		if (rq->w->drops[i])
 			fprintf(stderr, " drop%u %" PRIu64, i, rq->w->drops[i]);
@@ -204,11 +214,14 @@ static void dump_peer(struct rnic_stack *st, void *arg)
 			rq->resp.job_tail - rq->resp.job_head, rq->mig_wait, rq->park_n,
 			rq->req.acked);
 		print_worker(rq);
+		roce_trace_print(rq);
 	}
 }
 
 /* RNIC_ROCE_DEBUG=1: one line of requester and responder state when a QP
  * fails (tests print it next to their failure), then the other QPs'. */
+static void qp_print(const struct roce_qp *rq, enum ibv_wc_status status);
+
 static void qp_dump(const struct roce_qp *rq, enum ibv_wc_status status)
 {
 	static int on = -1;
@@ -216,12 +229,25 @@ static void qp_dump(const struct roce_qp *rq, enum ibv_wc_status status)
 		on = getenv("RNIC_ROCE_DEBUG") != NULL;
 	if (!on)
 		return;
+	qp_print(rq, status);
+	rnic_registry_foreach(dump_peer, (void *)(uintptr_t)rq);
+}
+
+void roce_qp_debug_print(struct rnic_qp *qp)
+{
+	if (qp->transport == RNIC_TRANSPORT_ROCE && qp->tp != NULL)
+		qp_print(qp->tp, IBV_WC_SUCCESS);
+}
+
+static void qp_print(const struct roce_qp *rq, enum ibv_wc_status status)
+{
 	const struct roce_req *r = &rq->req;
 	fprintf(stderr, "roce qp %u: fatal status %d; req psn %#x acked %#x sent_end %#x "
 		"head %u next %u+%u tail %u rd_out %u retry %u rnr %u; resp epsn %#x jobs %u; "
-		"worker:", rq->qp->qp.qp_num, (int)status, r->psn, r->acked, r->sent_end, r->head,
+		"timer %d worker:", rq->qp->qp.qp_num, (int)status, r->psn, r->acked, r->sent_end, r->head,
 		r->next, r->next_pkt, r->tail, r->rd_out, r->retry_left, r->rnr_left,
-		rq->resp.epsn, rq->resp.job_tail - rq->resp.job_head);
+		rq->resp.epsn, rq->resp.job_tail - rq->resp.job_head,
+		rnic_timer_pending(&r->timer));
 	if (r->head != r->tail) {
 		const struct roce_wqe *e = &r->wq[r->head & rq->qp->sq_mask];
 		fprintf(stderr, " head wr: opcode %d first_psn %#x npkts %u len %u resp_next %u "
@@ -229,7 +255,7 @@ static void qp_dump(const struct roce_qp *rq, enum ibv_wc_status status)
 			e->resp_next, e->issued_pkts, (unsigned)e->issued);
 	}
 	print_worker(rq);
-	rnic_registry_foreach(dump_peer, (void *)(uintptr_t)rq);
+	roce_trace_print(rq);
 }
 
 void roce_qp_fatal(struct roce_qp *rq, enum ibv_wc_status status)
