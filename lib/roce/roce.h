@@ -52,6 +52,12 @@ struct rnic_worker;
 #define ROCE_READ_CHUNK    64u
 /* Packets one QP may emit per poll (fairness between QPs). */
 #define ROCE_TX_BUDGET     64u
+/* Packets all QPs of a worker may emit per poll: halved whenever the
+ * port's transmit queue overflowed since the last poll, grown by one per
+ * busy poll (a responder streaming Read Responses must not drown its own
+ * ACKs, NAKs and ARP replies in tx_queue_full drops). */
+#define ROCE_PACE_MIN      16u
+#define ROCE_PACE_MAX      512u
 /* Responder jobs (Read Responses, Atomic ACKs) queued per QP. */
 #define ROCE_JOBS          128u
 /* Atomic results kept for duplicate atomics (IBA 9.7.7.3.2). */
@@ -74,7 +80,8 @@ struct rnic_worker;
 	X(atomic_acks_out)  X(no_mbuf)          X(rx_wrong_service)              \
 	X(ud_pkts_in)       X(ud_pkts_out)      X(ud_bad_qkey)                   \
 	X(ud_no_recv)       X(ud_too_long)      X(mig_queries)                   \
-	X(mig_parked)       X(mig_park_drops)   X(mig_rejects)
+	X(mig_parked)       X(mig_park_drops)   X(mig_rejects)                   \
+	X(tx_paced)
 
 struct roce_counters {
 #define ROCE_CTR_FIELD(n) uint64_t n;
@@ -89,6 +96,8 @@ TAILQ_HEAD(roce_qp_list, roce_qp);
 struct roce_worker {
 	struct roce_qp_list active;     /* QPs with packets to emit */
 	struct roce_counters c;
+	uint32_t pace;                  /* packets per poll, ROCE_PACE_MIN..MAX */
+	uint64_t tx_full_seen;          /* the worker's tx_queue_full drops at the last poll */
 	/* RNIC_ROCE_DEBUG: the longest gaps between two polls (worker stalls) */
 	uint64_t last_poll_tsc, gap_max_us, gap_at_us, gaps_over_20ms;
 };

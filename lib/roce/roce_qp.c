@@ -157,15 +157,27 @@ static unsigned roce_poll(struct rnic_worker *w, void *arg)
 		rw->gaps_over_20ms += gap > 20000;
 	}
 	rw->last_poll_tsc = w->now_tsc;
-	for (rq = TAILQ_FIRST(&rw->active); rq != NULL; rq = tmp) {
+	uint64_t full = w->drops[RNIC_DROP_TX_FULL];
+	if (full != rw->tx_full_seen) {   /* the port could not take what we sent */
+		rw->tx_full_seen = full;
+		rw->pace = RTE_MAX(rw->pace / 2, ROCE_PACE_MIN);
+	}
+	unsigned left = rw->pace;
+	for (rq = TAILQ_FIRST(&rw->active); rq != NULL && left > 0; rq = tmp) {
 		tmp = TAILQ_NEXT(rq, link);
-		unsigned n = roce_resp_pump(rq, ROCE_TX_BUDGET);
-		if (n < ROCE_TX_BUDGET && rq->state == ROCE_RTS)
-			n += roce_req_pump(rq, ROCE_TX_BUDGET - n);
+		unsigned budget = RTE_MIN(ROCE_TX_BUDGET, left);
+		unsigned n = roce_resp_pump(rq, budget);
+		if (n < budget && rq->state == ROCE_RTS)
+			n += roce_req_pump(rq, budget - n);
 		work += n;
-		if (n < ROCE_TX_BUDGET)
+		left -= RTE_MIN(n, left);
+		if (n < budget)
 			qp_deactivate(rq);
 	}
+	if (left == 0)
+		rw->c.tx_paced++;   /* QPs still owe packets: the next poll */
+	if (work > 0 && rw->pace < ROCE_PACE_MAX)
+		rw->pace++;
 	return work;
 }
 
@@ -729,6 +741,7 @@ static int roce_worker_init(struct rnic_worker *w)
 	if (rw == NULL)
 		return -ENOMEM;
 	TAILQ_INIT(&rw->active);
+	rw->pace = ROCE_PACE_MAX;
 	w->proto[RNIC_PROTO_ROCE] = rw;
 	return rnic_worker_add_poller(w, "roce", roce_poll, rw);
 }
