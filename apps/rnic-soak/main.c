@@ -40,6 +40,8 @@
 #include "verbs/verbs.h"
 #include "engine/worker.h"
 #include "port/port.h"
+#include "net/net.h"
+#include "roce/roce.h"
 #include <rte_eal.h>
 #include <rte_mempool.h>
 
@@ -169,6 +171,13 @@ static int post_one(struct qpair *p, unsigned idx)
 		p->sends_posted++;
 	p->posted++;
 	return 0;
+}
+
+/* SOAK_DEBUG: a RoCE QP's state and recovery trace, on its worker. */
+static void roce_dump_on_worker(struct rnic_worker *w, void *arg)
+{
+	(void)w;
+	roce_qp_debug_print(arg);
 }
 
 static void check_send_completion(struct qpair *p, unsigned idx, const struct ibv_wc *wc)
@@ -506,6 +515,27 @@ int main(int argc, char **argv)
 		if (all || bad_status)
 			break;
 		double t = now_s();
+		if (getenv("SOAK_DEBUG")) {   /* a worker that stops looping (starved, stuck) */
+			static uint64_t loops[2];
+			static double seen[2], last_t, worst[2];
+			struct rnic_worker *ws[2] = { A->workers[0], B->workers[0] };
+			for (int k = 0; k < 2; k++) {
+				uint64_t l = __atomic_load_n(&ws[k]->stats.loops, __ATOMIC_RELAXED);
+				if (t - last_t > 0.05) {   /* this thread did not look: no verdict */
+					loops[k] = l;
+					seen[k] = t;
+				} else if (l != loops[k]) {
+					if (t - seen[k] > 0.2 && t - seen[k] > worst[k] / 2)
+						fprintf(stderr, "rnic-soak: worker %c made no loop for %.3f s (at %.3f s)\n",
+							"AB"[k], t - seen[k], seen[k] - t0);
+					if (t - seen[k] > worst[k])
+						worst[k] = t - seen[k];
+					loops[k] = l;
+					seen[k] = t;
+				}
+			}
+			last_t = t;
+		}
 		if (t - last_progress > (getenv("SOAK_DEBUG") ? 8 : 30)) {   /* nothing for 30 s: give up, count the loss */
 			if (ops_done == last_done) {
 				stuck = 1;
@@ -520,6 +550,11 @@ int main(int argc, char **argv)
 						rnic_qp_dump(qp[i].a, stderr);
 						rnic_qp_dump(qp[i].b, stderr);
 						fprintf(stderr, "  sq b: prod %u cons %u retired %u\n", rb->sq_prod, rb->sq_cons, rb->sq_retired);
+						if (rb->transport == RNIC_TRANSPORT_ROCE && rb->w != NULL) {
+							rnic_worker_call_sync(rb->w, roce_dump_on_worker, rb);
+							struct rnic_qp *ra = (struct rnic_qp *)qp[i].a;
+							rnic_worker_call_sync(ra->w, roce_dump_on_worker, ra);
+						}
 					}
 					struct rte_ring *ab = rnic_ring_pair_tx("soak.a", 0), *ba = rnic_ring_pair_tx("soak.b", 0);
 					fprintf(stderr, "ring a->b %u, b->a %u\n", ab ? rte_ring_count(ab) : 9999,
@@ -630,6 +665,18 @@ int main(int argc, char **argv)
 		       (unsigned long)bad_status, (unsigned long)ss.fault_dropped,
 		       (unsigned long)ss.fault_duplicated, (unsigned long)ss.fault_reordered,
 		       (unsigned long)ss.fault_corrupted);
+	if (getenv("SOAK_DEBUG")) {
+		struct rnic_arp_stats aa, ab;
+		rnic_arp_stats(A, &aa);
+		rnic_arp_stats(B, &ab);
+		fprintf(stderr, "arp A: req in/out %lu/%lu replies in/out %lu/%lu timeouts %lu | "
+			"B: req in/out %lu/%lu replies in/out %lu/%lu timeouts %lu\n",
+			(unsigned long)aa.requests_in, (unsigned long)aa.requests_out,
+			(unsigned long)aa.replies_in, (unsigned long)aa.replies_out,
+			(unsigned long)aa.timeouts, (unsigned long)ab.requests_in,
+			(unsigned long)ab.requests_out, (unsigned long)ab.replies_in,
+			(unsigned long)ab.replies_out, (unsigned long)ab.timeouts);
+	}
 	if (getenv("SOAK_DEBUG") && tr == RNIC_TRANSPORT_ROCE) {
 		static const char *const names[] = { "req_pkts_out", "retransmits", "timeouts",
 			"retry_exceeded", "acks_in", "naks_in", "stale_responses", "read_resp_gaps",

@@ -39,6 +39,9 @@ struct rnic_worker;
  * 2^23 the IBA allows) and the AckReq period inside long messages. */
 #define ROCE_TX_WINDOW     256u
 #define ROCE_ACKREQ_EVERY  32u
+/* Consecutive local ACK timeouts double the timer, up to this many times
+ * the QP's timeout (the IBA's value is the least the requester waits). */
+#define ROCE_BACKOFF_MAX   3u
 /* Responder: an ACK at least every this many request packets, AckReq or
  * not, so a long message keeps the requester's timer moving (rxe 6.1
  * arms its timer once and times out inside long messages otherwise). */
@@ -49,6 +52,12 @@ struct rnic_worker;
 #define ROCE_READ_CHUNK    64u
 /* Packets one QP may emit per poll (fairness between QPs). */
 #define ROCE_TX_BUDGET     64u
+/* Packets all QPs of a worker may emit per poll: halved whenever the
+ * port's transmit queue overflowed since the last poll, grown by one per
+ * busy poll (a responder streaming Read Responses must not drown its own
+ * ACKs, NAKs and ARP replies in tx_queue_full drops). */
+#define ROCE_PACE_MIN      16u
+#define ROCE_PACE_MAX      512u
 /* Responder jobs (Read Responses, Atomic ACKs) queued per QP. */
 #define ROCE_JOBS          128u
 /* Atomic results kept for duplicate atomics (IBA 9.7.7.3.2). */
@@ -71,7 +80,8 @@ struct rnic_worker;
 	X(atomic_acks_out)  X(no_mbuf)          X(rx_wrong_service)              \
 	X(ud_pkts_in)       X(ud_pkts_out)      X(ud_bad_qkey)                   \
 	X(ud_no_recv)       X(ud_too_long)      X(mig_queries)                   \
-	X(mig_parked)       X(mig_park_drops)   X(mig_rejects)
+	X(mig_parked)       X(mig_park_drops)   X(mig_rejects)                   \
+	X(tx_paced)
 
 struct roce_counters {
 #define ROCE_CTR_FIELD(n) uint64_t n;
@@ -86,6 +96,10 @@ TAILQ_HEAD(roce_qp_list, roce_qp);
 struct roce_worker {
 	struct roce_qp_list active;     /* QPs with packets to emit */
 	struct roce_counters c;
+	uint32_t pace;                  /* packets per poll, ROCE_PACE_MIN..MAX */
+	uint64_t tx_full_seen;          /* the worker's tx_queue_full drops at the last poll */
+	/* RNIC_ROCE_DEBUG: the longest gaps between two polls (worker stalls) */
+	uint64_t last_poll_tsc, gap_max_us, gap_at_us, gaps_over_20ms;
 };
 
 /* A send work request in the requester's hands. */
@@ -126,6 +140,35 @@ struct roce_atomic_rec {
 	uint64_t orig;
 };
 
+/* RNIC_ROCE_DEBUG: the last events of a QP's recovery, printed when it
+ * fails (roce_qp_fatal()). */
+#define ROCE_TRACE 48u
+enum roce_trace_kind {
+	TR_TIMEOUT,       /* local ACK timeout: retry spent, rewind */
+	TR_NAK_SEQ,       /* sequence NAK acted on: retry spent, rewind */
+	TR_NAK_COPY,      /* sequence NAK ignored (a copy) */
+	TR_READ_GAP,      /* Read Response gap: rewind */
+	TR_ACK_GAP,       /* ACK past an unanswered Read/atomic: rewind */
+	TR_RESTORE,       /* progress restored a spent retry budget */
+	TR_RNR,           /* RNR NAK */
+	TR_RESP_NAK,      /* responder: sequence NAK sent */
+	TR_RESP_SILENT,   /* responder: out of sequence, NAK already sent */
+	TR_RESP_DUP,      /* responder: duplicate request */
+	TR_KINDS
+};
+struct roce_trace_ev {
+	uint64_t us;              /* worker time */
+	uint8_t kind;             /* enum roce_trace_kind */
+	uint8_t retry_left;
+	uint32_t psn;             /* the event's PSN */
+	uint32_t a, b, c, d;      /* req: acked, next PSN, head first_psn, head resp_next;
+				   * resp: epsn, -, -, - */
+};
+struct roce_trace {
+	struct roce_trace_ev ev[ROCE_TRACE];
+	uint32_t n;               /* free-running */
+};
+
 /* Requester state. */
 struct roce_req {
 	struct roce_wqe *wq;      /* ring of qp->sq_size entries */
@@ -143,6 +186,9 @@ struct roce_req {
 	uint32_t nak_psn;         /* the last sequence NAK acted on */
 	bool nak_seen;            /* ... and no progress since */
 	uint8_t retry_left, rnr_left;
+	uint8_t backoff;          /* timeouts since the last progress (timer doubling) */
+	bool probing;             /* after a timeout: one packet until progress */
+	bool probe_sent;
 	bool rnr_wait;            /* the timer is an RNR wait: send nothing */
 	struct rnic_timer timer;  /* retransmission or RNR wait */
 };
@@ -201,6 +247,7 @@ struct roce_qp {
 
 	struct roce_req req;
 	struct roce_resp resp;
+	struct roce_trace trace;  /* RNIC_ROCE_DEBUG only */
 
 	/* STag migration (seed 000): a request whose R_Key another port
 	 * generated waits for the control component; it and every request
@@ -239,6 +286,10 @@ void roce_qp_activate(struct roce_qp *rq);
  * rest with IBV_WC_WR_FLUSH_ERR, receives flushed. */
 void roce_qp_fatal(struct roce_qp *rq, enum ibv_wc_status status);
 
+/* Requester and responder state and the trace of @p qp, to stderr
+ * (debugging: call on the QP's worker). */
+void roce_qp_debug_print(struct rnic_qp *qp);
+
 /* Copy between an SGE list and a flat buffer at @p off. */
 void roce_sgl_copy_out(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 		       uint8_t *dst, uint32_t len);
@@ -258,6 +309,9 @@ void roce_ud_input(struct roce_qp *rq, const struct rnic_roce_pkt *pkt,
 		   const struct rte_mbuf *m, uint32_t pay_off, const struct rte_ipv4_hdr *ip);
 
 /* roce_req.c ----------------------------------------------------------------- */
+/* Record an event in the QP's trace (RNIC_ROCE_DEBUG), and print it. */
+void roce_trace(struct roce_qp *rq, enum roce_trace_kind kind, uint32_t psn);
+void roce_trace_print(const struct roce_qp *rq);
 void roce_req_init(struct roce_qp *rq, uint32_t sq_psn);
 bool roce_req_has_room(struct roce_qp *rq);
 int roce_req_post(struct roce_qp *rq, const struct ibv_send_wr *wr);

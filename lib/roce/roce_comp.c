@@ -55,7 +55,11 @@ static void complete_head(struct roce_qp *rq, enum ibv_wc_status st, uint32_t le
  * transmission may go on (window, ORD). */
 static void progress(struct roce_qp *rq)
 {
+	if (rq->req.retry_left != rq->retry_cnt)
+		roce_trace(rq, TR_RESTORE, rq->req.acked);
 	rq->req.retry_left = rq->retry_cnt;
+	rq->req.backoff = 0;
+	rq->req.probing = false;
 	rq->req.rnr_left = rq->rnr_retry;
 	roce_req_timer_update(rq);
 	roce_qp_activate(rq);
@@ -87,6 +91,7 @@ static bool ack_upto(struct roce_qp *rq, uint32_t psn)
 				r->gap_retry_psn = want;
 				rq->rw->c.read_resp_gaps++;
 				rq->rw->c.retransmits++;
+				roce_trace(rq, TR_ACK_GAP, want);
 				roce_req_rewind(rq, want);
 			}
 			break;
@@ -162,9 +167,19 @@ static enum comp_state do_ack(struct comp_ctx *c)
 		if (ack_upto(rq, before))
 			progress(rq);
 		if (rnic_roce_aeth_value(a) == RNIC_ROCE_NAK_PSN_SEQ_ERR) {
-			/* a copy of a NAK already acted on changes nothing */
-			if (rq->req.nak_seen && rq->req.nak_psn == c->psn)
+			/* a NAK older than an ACK already received (a late copy, or
+			 * reordered): the responder has had its PSN since */
+			if (rnic_psn_le(c->psn, rq->req.acked)) {
+				rq->rw->c.stale_responses++;
+				roce_trace(rq, TR_NAK_COPY, c->psn);
 				break;
+			}
+			/* a copy of a NAK already acted on changes nothing */
+			if (rq->req.nak_seen && rq->req.nak_psn == c->psn) {
+				roce_trace(rq, TR_NAK_COPY, c->psn);
+				break;
+			}
+			roce_trace(rq, TR_NAK_SEQ, c->psn);
 			rq->req.nak_seen = true;
 			rq->req.nak_psn = c->psn;
 			if (rq->req.retry_left == 0) {
@@ -210,6 +225,7 @@ static enum comp_state do_read(struct comp_ctx *c)
 			r->gap_retried = true;
 			r->gap_retry_psn = want;
 			rq->rw->c.retransmits++;
+			roce_trace(rq, TR_READ_GAP, want);
 			roce_req_rewind(rq, want);
 		}
 		return COMP_DONE;

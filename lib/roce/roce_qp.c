@@ -148,16 +148,36 @@ static unsigned roce_poll(struct rnic_worker *w, void *arg)
 	struct roce_worker *rw = arg;
 	struct roce_qp *rq, *tmp;
 	unsigned work = 0;
-	(void)w;
-	for (rq = TAILQ_FIRST(&rw->active); rq != NULL; rq = tmp) {
+	if (rw->last_poll_tsc != 0 && w->now_tsc > rw->last_poll_tsc) {
+		uint64_t gap = rnic_tsc_to_us(w->now_tsc - rw->last_poll_tsc);
+		if (gap > rw->gap_max_us) {
+			rw->gap_max_us = gap;
+			rw->gap_at_us = rnic_tsc_to_us(w->now_tsc);
+		}
+		rw->gaps_over_20ms += gap > 20000;
+	}
+	rw->last_poll_tsc = w->now_tsc;
+	uint64_t full = w->drops[RNIC_DROP_TX_FULL];
+	if (full != rw->tx_full_seen) {   /* the port could not take what we sent */
+		rw->tx_full_seen = full;
+		rw->pace = RTE_MAX(rw->pace / 2, ROCE_PACE_MIN);
+	}
+	unsigned left = rw->pace;
+	for (rq = TAILQ_FIRST(&rw->active); rq != NULL && left > 0; rq = tmp) {
 		tmp = TAILQ_NEXT(rq, link);
-		unsigned n = roce_resp_pump(rq, ROCE_TX_BUDGET);
-		if (n < ROCE_TX_BUDGET && rq->state == ROCE_RTS)
-			n += roce_req_pump(rq, ROCE_TX_BUDGET - n);
+		unsigned budget = RTE_MIN(ROCE_TX_BUDGET, left);
+		unsigned n = roce_resp_pump(rq, budget);
+		if (n < budget && rq->state == ROCE_RTS)
+			n += roce_req_pump(rq, budget - n);
 		work += n;
-		if (n < ROCE_TX_BUDGET)
+		left -= RTE_MIN(n, left);
+		if (n < budget)
 			qp_deactivate(rq);
 	}
+	if (left == 0)
+		rw->c.tx_paced++;   /* QPs still owe packets: the next poll */
+	if (work > 0 && rw->pace < ROCE_PACE_MAX)
+		rw->pace++;
 	return work;
 }
 
@@ -178,6 +198,8 @@ static void print_worker(const struct roce_qp *rq)
 #define ROCE_CTR_PRINT(n) if (c->n) fprintf(stderr, " " #n " %" PRIu64, c->n);
 	ROCE_COUNTERS(ROCE_CTR_PRINT)
 #undef ROCE_CTR_PRINT
+	fprintf(stderr, " gap_max_us %" PRIu64 " at %" PRIu64 " gaps>20ms %" PRIu64,
+		rq->rw->gap_max_us, rq->rw->gap_at_us, rq->rw->gaps_over_20ms);
 	for (unsigned i = 0; i < RNIC_DROP_MAX; i++)
 		if (rq->w->drops[i])
 			fprintf(stderr, " drop%u %" PRIu64, i, rq->w->drops[i]);
@@ -204,11 +226,14 @@ static void dump_peer(struct rnic_stack *st, void *arg)
 			rq->resp.job_tail - rq->resp.job_head, rq->mig_wait, rq->park_n,
 			rq->req.acked);
 		print_worker(rq);
+		roce_trace_print(rq);
 	}
 }
 
 /* RNIC_ROCE_DEBUG=1: one line of requester and responder state when a QP
  * fails (tests print it next to their failure), then the other QPs'. */
+static void qp_print(const struct roce_qp *rq, enum ibv_wc_status status);
+
 static void qp_dump(const struct roce_qp *rq, enum ibv_wc_status status)
 {
 	static int on = -1;
@@ -216,12 +241,25 @@ static void qp_dump(const struct roce_qp *rq, enum ibv_wc_status status)
 		on = getenv("RNIC_ROCE_DEBUG") != NULL;
 	if (!on)
 		return;
+	qp_print(rq, status);
+	rnic_registry_foreach(dump_peer, (void *)(uintptr_t)rq);
+}
+
+void roce_qp_debug_print(struct rnic_qp *qp)
+{
+	if (qp->transport == RNIC_TRANSPORT_ROCE && qp->tp != NULL)
+		qp_print(qp->tp, IBV_WC_SUCCESS);
+}
+
+static void qp_print(const struct roce_qp *rq, enum ibv_wc_status status)
+{
 	const struct roce_req *r = &rq->req;
 	fprintf(stderr, "roce qp %u: fatal status %d; req psn %#x acked %#x sent_end %#x "
 		"head %u next %u+%u tail %u rd_out %u retry %u rnr %u; resp epsn %#x jobs %u; "
-		"worker:", rq->qp->qp.qp_num, (int)status, r->psn, r->acked, r->sent_end, r->head,
+		"timer %d worker:", rq->qp->qp.qp_num, (int)status, r->psn, r->acked, r->sent_end, r->head,
 		r->next, r->next_pkt, r->tail, r->rd_out, r->retry_left, r->rnr_left,
-		rq->resp.epsn, rq->resp.job_tail - rq->resp.job_head);
+		rq->resp.epsn, rq->resp.job_tail - rq->resp.job_head,
+		rnic_timer_pending(&r->timer));
 	if (r->head != r->tail) {
 		const struct roce_wqe *e = &r->wq[r->head & rq->qp->sq_mask];
 		fprintf(stderr, " head wr: opcode %d first_psn %#x npkts %u len %u resp_next %u "
@@ -229,7 +267,7 @@ static void qp_dump(const struct roce_qp *rq, enum ibv_wc_status status)
 			e->resp_next, e->issued_pkts, (unsigned)e->issued);
 	}
 	print_worker(rq);
-	rnic_registry_foreach(dump_peer, (void *)(uintptr_t)rq);
+	roce_trace_print(rq);
 }
 
 void roce_qp_fatal(struct roce_qp *rq, enum ibv_wc_status status)
@@ -703,6 +741,7 @@ static int roce_worker_init(struct rnic_worker *w)
 	if (rw == NULL)
 		return -ENOMEM;
 	TAILQ_INIT(&rw->active);
+	rw->pace = ROCE_PACE_MAX;
 	w->proto[RNIC_PROTO_ROCE] = rw;
 	return rnic_worker_add_poller(w, "roce", roce_poll, rw);
 }

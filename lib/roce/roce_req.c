@@ -16,6 +16,9 @@
  * by RNR NAKs; both are restored when the responder makes progress.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/worker.h"
@@ -45,6 +48,53 @@ static uint32_t npkts_of(uint32_t len, uint32_t pmtu)
 }
 
 static void timer_cb(struct rnic_timer *t, void *arg);
+
+static int trace_on = -1;
+
+void roce_trace(struct roce_qp *rq, enum roce_trace_kind kind, uint32_t psn)
+{
+	if (trace_on < 0)
+		trace_on = getenv("RNIC_ROCE_DEBUG") != NULL;
+	if (!trace_on)
+		return;
+	const struct roce_req *r = &rq->req;
+	struct roce_trace_ev *ev = &rq->trace.ev[rq->trace.n++ % ROCE_TRACE];
+	*ev = (struct roce_trace_ev){ .us = rnic_tsc_to_us(rq->w->now_tsc), .kind = (uint8_t)kind,
+				      .retry_left = r->retry_left, .psn = psn };
+	if (kind >= TR_RESP_NAK) {
+		ev->a = rq->resp.epsn;
+		return;
+	}
+	ev->a = r->acked;
+	if (r->next != r->tail)
+		ev->b = rnic_psn_add(r->wq[r->next & rq->qp->sq_mask].first_psn, r->next_pkt);
+	else
+		ev->b = r->psn;
+	if (r->head != r->tail) {
+		const struct roce_wqe *e = &r->wq[r->head & rq->qp->sq_mask];
+		ev->c = e->first_psn;
+		ev->d = e->resp_next;
+	}
+}
+
+void roce_trace_print(const struct roce_qp *rq)
+{
+	static const char *const names[TR_KINDS] = {
+		"timeout", "nak_seq", "nak_copy", "read_gap", "ack_gap", "restore", "rnr",
+		"resp_nak", "resp_silent", "resp_dup" };
+	uint32_t n = rq->trace.n, from = n > ROCE_TRACE ? n - ROCE_TRACE : 0;
+	for (uint32_t i = from; i != n; i++) {
+		const struct roce_trace_ev *ev = &rq->trace.ev[i % ROCE_TRACE];
+		if (ev->kind >= TR_RESP_NAK)
+			fprintf(stderr, "  qp %u %12" PRIu64 " us %-11s psn %#x epsn %#x\n",
+				rq->qp->qp.qp_num, ev->us, names[ev->kind], ev->psn, ev->a);
+		else
+			fprintf(stderr, "  qp %u %12" PRIu64 " us %-11s psn %#x retry %u acked %#x "
+				"next %#x head %#x+%u\n", rq->qp->qp.qp_num, ev->us,
+				names[ev->kind], ev->psn, ev->retry_left, ev->a, ev->b, ev->c,
+				ev->d);
+	}
+}
 
 /* One past the last response of the Read chunk that packet @p i is in. */
 static uint32_t read_chunk_end(const struct roce_wqe *e, uint32_t i)
@@ -182,7 +232,7 @@ static int emit(struct roce_qp *rq, struct roce_wqe *e)
 		plen = RTE_MIN(rq->pmtu, e->len - off);
 		break;
 	}
-	bool ackreq = last || ++r->since_ackreq >= ROCE_ACKREQ_EVERY;
+	bool ackreq = last || ++r->since_ackreq >= ROCE_ACKREQ_EVERY || r->probing;
 	bool se = last && (e->wr.send_flags & IBV_SEND_SOLICITED) &&
 		  (rnic_roce_op(opcode)->flags & RNIC_ROCE_OPF_RECV_WQE);
 	uint8_t *hdr, *pay;
@@ -233,9 +283,14 @@ unsigned roce_req_pump(struct roce_qp *rq, unsigned budget)
 		if (e->wr.send_flags & IBV_SEND_FENCE && r->next_pkt == 0 && first_time &&
 		    r->rd_out > 0)
 			break;
+		/* after a timeout one packet (AckReq) asks whether the responder
+		 * is there before the window is poured out again */
+		if (r->probing && r->probe_sent)
+			break;
 		if (emit(rq, e) != 0)
 			return budget;   /* no mbuf: stay active, retry next loop */
 		sent++;
+		r->probe_sent = r->probing;
 		if (fresh)
 			r->rd_out++;
 		if (is_read) {
@@ -296,6 +351,7 @@ void roce_req_rewind(struct roce_qp *rq, uint32_t psn)
 		}
 	}
 	r->since_ackreq = 0;
+	r->probe_sent = false;   /* probing: one packet from each new start */
 	roce_qp_activate(rq);
 }
 
@@ -314,8 +370,9 @@ void roce_req_timer_update(struct roce_qp *rq)
 		rnic_timer_cancel(&rq->w->timers, &r->timer);
 		return;
 	}
-	/* 4.096 us * 2^timeout (IBA 9.7.6.1.3) */
-	uint64_t us = ((uint64_t)4096 << rq->timeout) / 1000;
+	/* 4.096 us * 2^timeout (IBA 9.7.6.1.3), doubled per timeout in a row */
+	uint64_t us = ((uint64_t)4096 << rq->timeout << RTE_MIN(r->backoff, ROCE_BACKOFF_MAX)) /
+		      1000;
 	rnic_timer_arm(&rq->w->timers, &r->timer, rq->w->now_tsc, us ? us : 1);
 }
 
@@ -330,6 +387,7 @@ void roce_req_rnr_wait(struct roce_qp *rq, uint32_t psn, unsigned code)
 		}
 		r->rnr_left--;
 	}
+	roce_trace(rq, TR_RNR, psn);
 	roce_req_rewind(rq, psn);
 	r->rnr_wait = true;
 	rnic_timer_arm(&rq->w->timers, &r->timer, rq->w->now_tsc, roce_rnr_us(code));
@@ -367,7 +425,12 @@ static void timer_cb(struct rnic_timer *t, void *arg)
 		return;
 	}
 	r->retry_left--;
+	if (r->backoff < UINT8_MAX)
+		r->backoff++;
+	r->probing = true;
+	r->probe_sent = false;
 	rq->rw->c.retransmits++;
+	roce_trace(rq, TR_TIMEOUT, first_unacked(rq));
 	roce_req_rewind(rq, first_unacked(rq));
 	roce_req_timer_update(rq);
 }
@@ -380,6 +443,7 @@ void roce_req_resend_now(struct roce_qp *rq)
 	/* what was in flight on the failed link is gone: go back now, not a
 	 * timeout later, and without spending the retry budget */
 	rq->rw->c.retransmits++;
+	r->probing = false;
 	roce_req_rewind(rq, first_unacked(rq));
 	roce_req_timer_update(rq);
 }

@@ -106,9 +106,12 @@ static enum resp_state check_psn(struct resp_ctx *c)
 		return RESP_CHECK_OP_SEQ;
 	if (d < 0) {
 		c->rq->rw->c.duplicates++;
+		roce_trace(c->rq, TR_RESP_DUP, c->psn);
 		return RESP_DUPLICATE;
 	}
 	c->rq->rw->c.out_of_window++;
+	if (s->nak_sent)
+		roce_trace(c->rq, TR_RESP_SILENT, c->psn);
 	return s->nak_sent ? RESP_DONE : RESP_NAK_SEQ;
 }
 
@@ -427,6 +430,7 @@ static enum resp_state nak_seq(struct resp_ctx *c)
 {
 	struct roce_qp *rq = c->rq;
 	send_nak(rq, RNIC_ROCE_NAK_PSN_SEQ_ERR, rq->resp.epsn);
+	roce_trace(rq, TR_RESP_NAK, c->psn);
 	rq->resp.nak_sent = true;
 	rq->rw->c.naks_seq_out++;
 	return RESP_DONE;
