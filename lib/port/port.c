@@ -525,6 +525,7 @@ static uint16_t port_tx_all(struct rnic_port *p, uint16_t q, struct rte_mbuf **m
 	sent = rte_eth_tx_burst(p->port_id, q, m, n);
 	port_capture_write(p, copies, nc, sent);
 	if (sent < n) {
+		p->tx_refused[q] += n - sent;
 		unsigned kept = rnic_fault_requeue(f, m + sent, n - sent, now);
 		if (sent + kept < n) {
 			f->stats.dropped += n - sent - kept;

@@ -72,6 +72,10 @@ struct rnic_port {
 	/* frames dropped because the link is down, per queue (writer:
 	 * worker q), both directions */
 	uint64_t link_down_drops[RNIC_MAX_WORKERS];
+	/* frames the PMD refused behind the TX fault injector (held or
+	 * dropped there): congestion the worker's own TX_FULL drops do not
+	 * show, per queue (only its worker writes it) */
+	uint64_t tx_refused[RNIC_MAX_WORKERS];
 
 	/* pcapng capture (optional); the lock serialises writers */
 	struct rte_pcapng *pcap;
@@ -174,6 +178,12 @@ static inline bool rnic_port_has_ip(const struct rnic_port *p, uint32_t ip)
 }
 
 /** Frames dropped on the port because its link was down (all queues). */
+/** Frames queue @p q's PMD refused behind the TX fault injector. */
+static inline uint64_t rnic_port_tx_refused(const struct rnic_port *p, uint16_t q)
+{
+	return q < RNIC_MAX_WORKERS ? p->tx_refused[q] : 0;
+}
+
 static inline uint64_t rnic_port_link_down_drops(const struct rnic_port *p)
 {
 	uint64_t n = 0;

@@ -157,8 +157,13 @@ static unsigned roce_poll(struct rnic_worker *w, void *arg)
 		rw->gaps_over_20ms += gap > 20000;
 	}
 	rw->last_poll_tsc = w->now_tsc;
+	/* the port could not take what we sent: our own TX_FULL drops, or
+	 * frames its PMD refused behind the fault injector (held there, and
+	 * dropped once the hold is full) */
 	uint64_t full = w->drops[RNIC_DROP_TX_FULL];
-	if (full != rw->tx_full_seen) {   /* the port could not take what we sent */
+	for (unsigned i = 0; i < w->st->n_ports; i++)
+		full += rnic_port_tx_refused(w->st->ports[i], (uint16_t)w->id);
+	if (full != rw->tx_full_seen) {
 		rw->tx_full_seen = full;
 		rw->pace = RTE_MAX(rw->pace / 2, ROCE_PACE_MIN);
 	}

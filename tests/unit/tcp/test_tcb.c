@@ -1113,12 +1113,12 @@ static void zero_window_probe(void **state)
 static bool beyond_window(const struct h_seg *s, unsigned idx, void *arg)
 {
 	(void)idx;
-	struct rnic_tcp_conn *cb = ((struct h_app *)arg)->c;
 	static unsigned *count;
 	if (s == NULL) {   /* set up: arg is the counter */
 		count = arg;
 		return false;
 	}
+	struct rnic_tcp_conn *cb = ((struct h_app *)arg)->c;
 	if (s->len && seq_gt(s->seq + s->len, cb->rcv_wedge))
 		(*count)++;
 	return false;
