@@ -290,8 +290,7 @@ static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 	 * running (a descheduled thread, a paused VM). The peer could not
 	 * answer what we did not send, and its answers may wait in our own
 	 * queue: the stall does not count against the user timeout */
-	if (c->wait_tsc && c->w->now_tsc > due &&
-	    c->w->now_tsc - due > TCP_STALL_US * (rte_get_tsc_hz() / 1000000))
+	if (c->wait_tsc && c->w->now_tsc > due && tcp_stalled(c->w->now_tsc - due))
 		c->wait_tsc += c->w->now_tsc - due;
 	if (tcp_user_timed_out(c)) {
 		tcp_timeout_abort(c, &tw->st.user_timeouts);

@@ -322,7 +322,7 @@ static void ack_new_data(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 	 * was sent before now measures the stall, not the path: no sample
 	 * from it, from this ACK or from the ones queued behind it (the
 	 * timer is rearmed below, so they cannot tell by themselves) */
-	if (tcp_rtx_late(c) > TCP_STALL_US * (rte_get_tsc_hz() / 1000000))
+	if (tcp_stalled(tcp_rtx_late(c)))
 		c->rtt_fence_tsc = c->w->now_tsc;
 
 	if (c->fin_sent && s->ack == c->fin_seq + 1)
@@ -744,7 +744,7 @@ static void syn_sent_input(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 		return;
 	take_syn(c, s);
 	if (ack && c->syn_retries == 0 &&   /* Karn: only an unrepeated SYN */
-	    tcp_rtx_late(c) <= TCP_STALL_US * (rte_get_tsc_hz() / 1000000)) {
+	    !tcp_stalled(tcp_rtx_late(c))) {
 		struct tcp_stack *ts = tcp_s(c->w->st);
 		tcp_rtt_sample(&c->rtt, (uint32_t)rnic_tsc_to_us(c->w->now_tsc - c->syn_tsc),
 			       ts->params.rto_min_us);

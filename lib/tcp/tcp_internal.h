@@ -249,6 +249,12 @@ static inline uint64_t tcp_rtx_late(const struct rnic_tcp_conn *c)
 	return c->w->now_tsc - due;
 }
 
+/* True when @p late_tsc (ticks past a deadline) is a local stall. */
+static inline bool tcp_stalled(uint64_t late_tsc)
+{
+	return late_tsc > TCP_STALL_US * (rte_get_tsc_hz() / 1000000);
+}
+
 static inline struct tcp_worker *tcp_w(struct rnic_worker *w)
 {
 	return w->proto[RNIC_PROTO_TCP];
