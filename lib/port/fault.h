@@ -19,6 +19,9 @@
 
 struct rnic_fault_stats {
 	uint64_t seen, dropped, duplicated, reordered, corrupted, delayed;
+	/* frames lost because the hold was full (not an injected fault; the
+	 * TX path sizes what it takes so that this stays 0) */
+	uint64_t hold_full;
 };
 
 struct rnic_fault {
@@ -63,6 +66,22 @@ unsigned rnic_fault_release(struct rnic_fault *f, struct rte_mbuf **out,
  */
 unsigned rnic_fault_requeue(struct rnic_fault *f, struct rte_mbuf **m,
 			    unsigned n, uint64_t now_tsc);
+
+/** Free slots in the hold. */
+static inline unsigned rnic_fault_room(const struct rnic_fault *f)
+{
+	return RNIC_FAULT_HOLD - f->count;
+}
+
+/**
+ * Whether a frame due at @p now_tsc is still held: after a release and a
+ * transmit, the PMD refused it (its queue is full), so newer frames must
+ * wait behind it.
+ */
+static inline bool rnic_fault_backlog(const struct rnic_fault *f, uint64_t now_tsc)
+{
+	return f->count > 0 && f->release_tsc[f->head] <= now_tsc;
+}
 
 /** Free every held frame (port close). */
 void rnic_fault_flush(struct rnic_fault *f);

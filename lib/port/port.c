@@ -508,8 +508,10 @@ uint16_t rnic_port_rx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 }
 
 /* Send frames the injector produced or released (not the caller's any
- * more): capture what the PMD takes, hold the rest again for the next poll;
- * only when the hold is full are frames freed, counted as dropped. */
+ * more): capture what the PMD takes, hold the rest again, due at once, so
+ * they leave first on the next attempt. rnic_port_tx() takes only what the
+ * hold has room for, so nothing is lost here; were the hold full anyway,
+ * the rest is freed and counted as hold_full, never as an injected drop. */
 static uint16_t port_tx_all(struct rnic_port *p, uint16_t q, struct rte_mbuf **m,
 			    uint16_t n, uint64_t now)
 {
@@ -528,7 +530,7 @@ static uint16_t port_tx_all(struct rnic_port *p, uint16_t q, struct rte_mbuf **m
 		p->tx_refused[q] += n - sent;
 		unsigned kept = rnic_fault_requeue(f, m + sent, n - sent, now);
 		if (sent + kept < n) {
-			f->stats.dropped += n - sent - kept;
+			f->stats.hold_full += n - sent - kept;
 			rte_pktmbuf_free_bulk(m + sent + kept, n - sent - kept);
 		}
 	}
@@ -538,8 +540,15 @@ static uint16_t port_tx_all(struct rnic_port *p, uint16_t q, struct rte_mbuf **m
 /*
  * TX: the TX fault injector, then the capture of what the PMD accepts, then
  * the PMD. Without faults, the caller keeps what the PMD refuses. With
- * faults, every frame handed to the injector is consumed (dropped ones count
- * as sent); refused output is held and retried by rnic_port_fault_poll().
+ * faults the injector behaves like a NIC queue in front of the PMD: frames
+ * due from earlier (delayed, reordered, or refused by the PMD before) leave
+ * first, and while one of them is still refused the caller's frames are
+ * refused too, so the caller tail-drops them and counts it (tx_queue_full)
+ * exactly as without the injector. Otherwise the injector takes as many as
+ * its hold could keep if the PMD refused all of them with their duplicates
+ * (a full hold used to drop the newest frames silently: a RoCE probe, while
+ * older retransmissions went out). @return frames taken; every taken frame
+ * is the injector's (dropped ones count as taken).
  */
 uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 		      uint16_t n)
@@ -566,13 +575,20 @@ uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 		port_capture_write(p, copies, nc, sent);
 		return sent;
 	}
-	/* room: what is due from earlier, then each frame, its duplicate and
-	 * one reordered frame released behind it */
+	/* room: each frame, its duplicate and one reordered frame behind it */
 	struct rte_mbuf *out[RNIC_TXBUF * 2 + 2];
 	uint64_t now = rte_rdtsc();
+	unsigned k = rnic_fault_release(f, out, RTE_DIM(out), now);
+	port_tx_all(p, q, out, (uint16_t)k, now);
+	if (rnic_fault_backlog(f, now))
+		return 0;   /* the PMD's queue is full: older frames go first */
+	unsigned room = rnic_fault_room(f);
 	uint16_t take = RTE_MIN(n, (uint16_t)RNIC_TXBUF);
-	unsigned k = rnic_fault_release(f, out, RTE_DIM(out) - 2u * take - 1u, now);
-	k += rnic_fault_apply(f, pkts, take, out + k, RTE_DIM(out) - k, now);
+	if (room < 2u * take + 1u)
+		take = (uint16_t)(room > 0 ? (room - 1) / 2 : 0);
+	if (take == 0)
+		return 0;
+	k = rnic_fault_apply(f, pkts, take, out, RTE_DIM(out), now);
 	port_tx_all(p, q, out, (uint16_t)k, now);
 	return take;
 }
@@ -631,6 +647,7 @@ void rnic_port_fault_stats(const struct rnic_port *p, struct rnic_fault_stats *s
 			s->reordered += d[i]->reordered;
 			s->corrupted += d[i]->corrupted;
 			s->delayed += d[i]->delayed;
+			s->hold_full += d[i]->hold_full;
 		}
 	}
 }
@@ -700,4 +717,5 @@ void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "fault_reordered", fs.reordered);
 	rte_tel_data_add_dict_u64(d, "fault_corrupted", fs.corrupted);
 	rte_tel_data_add_dict_u64(d, "fault_delayed", fs.delayed);
+	rte_tel_data_add_dict_u64(d, "fault_hold_full", fs.hold_full);
 }
