@@ -59,12 +59,20 @@ unsigned rnic_fault_release(struct rnic_fault *f, struct rte_mbuf **out,
 			    unsigned max_out, uint64_t now_tsc);
 
 /**
- * Hold again @p n frames that could not be sent (the PMD refused them),
- * due at @p now_tsc, so the next rnic_fault_release() hands them out again
- * after frames already due. @return frames taken, in order; the caller
- * still owns m[ret..n-1] (the hold FIFO was full).
+ * Hold again @p n frames that could not be sent (the PMD refused them), in
+ * order, ahead of every held frame, so the next rnic_fault_release() at
+ * @p now_tsc or later hands them out first. @return frames taken, in order;
+ * the caller still owns m[ret..n-1] (the hold was full).
  */
 unsigned rnic_fault_requeue(struct rnic_fault *f, struct rte_mbuf **m,
+			    unsigned n, uint64_t now_tsc);
+
+/**
+ * Queue @p n frames that rnic_fault_apply() produced at @p now_tsc behind
+ * the held frames already due (the PMD still refuses those): FIFO order.
+ * @return frames taken, in order; the caller still owns m[ret..n-1].
+ */
+unsigned rnic_fault_enqueue(struct rnic_fault *f, struct rte_mbuf **m,
 			    unsigned n, uint64_t now_tsc);
 
 /** Free slots in the hold. */

@@ -540,15 +540,15 @@ static uint16_t port_tx_all(struct rnic_port *p, uint16_t q, struct rte_mbuf **m
 /*
  * TX: the TX fault injector, then the capture of what the PMD accepts, then
  * the PMD. Without faults, the caller keeps what the PMD refuses. With
- * faults the injector behaves like a NIC queue in front of the PMD: frames
+ * faults, the injector's hold is a FIFO queue in front of the PMD's: frames
  * due from earlier (delayed, reordered, or refused by the PMD before) leave
- * first, and while one of them is still refused the caller's frames are
- * refused too, so the caller tail-drops them and counts it (tx_queue_full)
- * exactly as without the injector. Otherwise the injector takes as many as
- * its hold could keep if the PMD refused all of them with their duplicates
- * (a full hold used to drop the newest frames silently: a RoCE probe, while
- * older retransmissions went out). @return frames taken; every taken frame
- * is the injector's (dropped ones count as taken).
+ * first, and while one of them is still refused new frames queue behind it.
+ * The injector takes only as many frames as its hold could keep if the PMD
+ * refused all of them with their duplicates; the rest stay the caller's, who
+ * tail-drops them and counts it (tx_queue_full), as at a full NIC queue. (A
+ * full hold used to take frames and drop the newest silently: a RoCE probe,
+ * while older retransmissions went out.) @return frames taken; every taken
+ * frame is the injector's (dropped ones count as taken).
  */
 uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 		      uint16_t n)
@@ -580,16 +580,23 @@ uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 	uint64_t now = rte_rdtsc();
 	unsigned k = rnic_fault_release(f, out, RTE_DIM(out), now);
 	port_tx_all(p, q, out, (uint16_t)k, now);
-	if (rnic_fault_backlog(f, now))
-		return 0;   /* the PMD's queue is full: older frames go first */
 	unsigned room = rnic_fault_room(f);
 	uint16_t take = RTE_MIN(n, (uint16_t)RNIC_TXBUF);
 	if (room < 2u * take + 1u)
 		take = (uint16_t)(room > 0 ? (room - 1) / 2 : 0);
 	if (take == 0)
-		return 0;
+		return 0;   /* hold and PMD queue full: the caller tail-drops */
 	k = rnic_fault_apply(f, pkts, take, out, RTE_DIM(out), now);
-	port_tx_all(p, q, out, (uint16_t)k, now);
+	if (rnic_fault_backlog(f, now)) {
+		/* older frames still wait for the PMD: queue behind them */
+		unsigned kept = rnic_fault_enqueue(f, out, k, now);
+		if (kept < k) {   /* cannot happen: room was checked */
+			f->stats.hold_full += k - kept;
+			rte_pktmbuf_free_bulk(out + kept, k - kept);
+		}
+	} else {
+		port_tx_all(p, q, out, (uint16_t)k, now);
+	}
 	return take;
 }
 

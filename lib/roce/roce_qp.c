@@ -123,6 +123,24 @@ void roce_pkt_send(struct roce_qp *rq, struct rte_mbuf *m)
 	roce_pkt_send_to(rq, m, rq->dst_ip, rq->tos);
 }
 
+/* Frames this worker lost on their way out: refused by a full transmit
+ * queue (a tail drop) or with no room to wait for ARP. */
+static uint64_t tx_losses(const struct rnic_worker *w)
+{
+	return w->drops[RNIC_DROP_TX_FULL] + w->drops[RNIC_DROP_ARP_PENDING_FULL];
+}
+
+/* A full queue drops the tail of what a flush hands it, and @p m is the
+ * last frame of its port's buffer: if this flush lost anything, it lost
+ * @p m (a loss on another port only makes the caller send it again). */
+int roce_pkt_send_now(struct roce_qp *rq, struct rte_mbuf *m)
+{
+	uint64_t before = tx_losses(rq->w);
+	roce_pkt_send(rq, m);
+	rnic_worker_flush(rq->w);
+	return tx_losses(rq->w) == before ? 0 : -EAGAIN;
+}
+
 /* --- the worker's poller ------------------------------------------------------- */
 
 void roce_qp_activate(struct roce_qp *rq)
