@@ -158,31 +158,9 @@ unsigned rnic_fault_release(struct rnic_fault *f, struct rte_mbuf **out,
 	return n;
 }
 
-/* Put back frames the PMD refused, in order, at the front of the hold: they
- * are older than anything held (released from its head, or output while
- * nothing held was due), so they leave first on the next release, whatever
- * their release time, and a retried frame never falls behind newer ones.
- * @return frames taken (the rest stay the caller's). */
+/* Put back frames the PMD refused, due at once: they leave first on the
+ * next release. @return frames taken (the rest stay the caller's). */
 unsigned rnic_fault_requeue(struct rnic_fault *f, struct rte_mbuf **m,
-			    unsigned n, uint64_t now_tsc)
-{
-	unsigned take = RTE_MIN(n, RNIC_FAULT_HOLD - f->count);
-
-	for (unsigned i = take; i-- > 0;) {
-		/* keep the hold sorted by release time */
-		uint64_t due = f->count > 0 ? RTE_MIN(now_tsc, f->release_tsc[f->head])
-					    : now_tsc;
-		f->head = (f->head + RNIC_FAULT_HOLD - 1) % RNIC_FAULT_HOLD;
-		f->held[f->head] = m[i];
-		f->release_tsc[f->head] = due;
-		f->count++;
-	}
-	return take;
-}
-
-/* Queue frames the injector produced behind every frame due by @p now_tsc
- * (they are newer). @return frames taken (the rest stay the caller's). */
-unsigned rnic_fault_enqueue(struct rnic_fault *f, struct rte_mbuf **m,
 			    unsigned n, uint64_t now_tsc)
 {
 	unsigned i;

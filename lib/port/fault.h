@@ -19,8 +19,8 @@
 
 struct rnic_fault_stats {
 	uint64_t seen, dropped, duplicated, reordered, corrupted, delayed;
-	/* frames lost because the hold was full (not an injected fault; the
-	 * TX path sizes what it takes so that this stays 0) */
+	/* frames lost because the hold was full: not an injected fault (the
+	 * TX path's refused frames wait there; see rnic_port_tx()) */
 	uint64_t hold_full;
 };
 
@@ -59,37 +59,13 @@ unsigned rnic_fault_release(struct rnic_fault *f, struct rte_mbuf **out,
 			    unsigned max_out, uint64_t now_tsc);
 
 /**
- * Hold again @p n frames that could not be sent (the PMD refused them), in
- * order, ahead of every held frame, so the next rnic_fault_release() at
- * @p now_tsc or later hands them out first. @return frames taken, in order;
- * the caller still owns m[ret..n-1] (the hold was full).
+ * Hold again @p n frames that could not be sent (the PMD refused them),
+ * due at @p now_tsc, so the next rnic_fault_release() hands them out again
+ * after frames already due. @return frames taken, in order; the caller
+ * still owns m[ret..n-1] (the hold FIFO was full).
  */
 unsigned rnic_fault_requeue(struct rnic_fault *f, struct rte_mbuf **m,
 			    unsigned n, uint64_t now_tsc);
-
-/**
- * Queue @p n frames that rnic_fault_apply() produced at @p now_tsc behind
- * the held frames already due (the PMD still refuses those): FIFO order.
- * @return frames taken, in order; the caller still owns m[ret..n-1].
- */
-unsigned rnic_fault_enqueue(struct rnic_fault *f, struct rte_mbuf **m,
-			    unsigned n, uint64_t now_tsc);
-
-/** Free slots in the hold. */
-static inline unsigned rnic_fault_room(const struct rnic_fault *f)
-{
-	return RNIC_FAULT_HOLD - f->count;
-}
-
-/**
- * Whether a frame due at @p now_tsc is still held: after a release and a
- * transmit, the PMD refused it (its queue is full), so newer frames must
- * wait behind it.
- */
-static inline bool rnic_fault_backlog(const struct rnic_fault *f, uint64_t now_tsc)
-{
-	return f->count > 0 && f->release_tsc[f->head] <= now_tsc;
-}
 
 /** Free every held frame (port close). */
 void rnic_fault_flush(struct rnic_fault *f);

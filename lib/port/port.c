@@ -508,10 +508,10 @@ uint16_t rnic_port_rx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 }
 
 /* Send frames the injector produced or released (not the caller's any
- * more): capture what the PMD takes, hold the rest again, due at once, so
- * they leave first on the next attempt. rnic_port_tx() takes only what the
- * hold has room for, so nothing is lost here; were the hold full anyway,
- * the rest is freed and counted as hold_full, never as an injected drop. */
+ * more): capture what the PMD takes, hold the rest again for the next poll;
+ * only when the hold is full are frames freed, counted as hold_full (not
+ * as injected drops: the sender believes them sent, and a RoCE probe lost
+ * here costs a timeout; docs/design.md). */
 static uint16_t port_tx_all(struct rnic_port *p, uint16_t q, struct rte_mbuf **m,
 			    uint16_t n, uint64_t now)
 {
@@ -540,15 +540,8 @@ static uint16_t port_tx_all(struct rnic_port *p, uint16_t q, struct rte_mbuf **m
 /*
  * TX: the TX fault injector, then the capture of what the PMD accepts, then
  * the PMD. Without faults, the caller keeps what the PMD refuses. With
- * faults, the injector's hold is a FIFO queue in front of the PMD's: frames
- * due from earlier (delayed, reordered, or refused by the PMD before) leave
- * first, and while one of them is still refused new frames queue behind it.
- * The injector takes only as many frames as its hold could keep if the PMD
- * refused all of them with their duplicates; the rest stay the caller's, who
- * tail-drops them and counts it (tx_queue_full), as at a full NIC queue. (A
- * full hold used to take frames and drop the newest silently: a RoCE probe,
- * while older retransmissions went out.) @return frames taken; every taken
- * frame is the injector's (dropped ones count as taken).
+ * faults, every frame handed to the injector is consumed (dropped ones count
+ * as sent); refused output is held and retried by rnic_port_fault_poll().
  */
 uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 		      uint16_t n)
@@ -575,28 +568,14 @@ uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 		port_capture_write(p, copies, nc, sent);
 		return sent;
 	}
-	/* room: each frame, its duplicate and one reordered frame behind it */
+	/* room: what is due from earlier, then each frame, its duplicate and
+	 * one reordered frame released behind it */
 	struct rte_mbuf *out[RNIC_TXBUF * 2 + 2];
 	uint64_t now = rte_rdtsc();
-	unsigned k = rnic_fault_release(f, out, RTE_DIM(out), now);
-	port_tx_all(p, q, out, (uint16_t)k, now);
-	unsigned room = rnic_fault_room(f);
 	uint16_t take = RTE_MIN(n, (uint16_t)RNIC_TXBUF);
-	if (room < 2u * take + 1u)
-		take = (uint16_t)(room > 0 ? (room - 1) / 2 : 0);
-	if (take == 0)
-		return 0;   /* hold and PMD queue full: the caller tail-drops */
-	k = rnic_fault_apply(f, pkts, take, out, RTE_DIM(out), now);
-	if (rnic_fault_backlog(f, now)) {
-		/* older frames still wait for the PMD: queue behind them */
-		unsigned kept = rnic_fault_enqueue(f, out, k, now);
-		if (kept < k) {   /* cannot happen: room was checked */
-			f->stats.hold_full += k - kept;
-			rte_pktmbuf_free_bulk(out + kept, k - kept);
-		}
-	} else {
-		port_tx_all(p, q, out, (uint16_t)k, now);
-	}
+	unsigned k = rnic_fault_release(f, out, RTE_DIM(out) - 2u * take - 1u, now);
+	k += rnic_fault_apply(f, pkts, take, out + k, RTE_DIM(out) - k, now);
+	port_tx_all(p, q, out, (uint16_t)k, now);
 	return take;
 }
 
