@@ -111,7 +111,7 @@ struct rnic_roce_cc_info {
 	bool dcqcn;               /**< its transmit is paced by DCQCN ([roce] dcqcn) */
 	uint64_t rate_kbps;       /**< current rate Rc (the line rate when DCQCN is off) */
 	uint64_t target_kbps;     /**< target rate Rt */
-	uint32_t alpha;           /**< DCQCN alpha in units of 2^-20 */
+	uint32_t alpha;           /**< DCQCN alpha in units of 2^-24 */
 	uint64_t cuts;            /**< CNPs that cut its rate */
 	uint64_t increases;       /**< timer and byte-counter events that raised it */
 };

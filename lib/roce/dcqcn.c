@@ -60,12 +60,18 @@ static uint32_t stage_inc(uint32_t s)
 	return s == UINT32_MAX ? s : s + 1;
 }
 
+/* alpha * g, rounded to nearest. */
+static uint32_t alpha_g(uint32_t alpha, const struct rnic_dcqcn_params *p)
+{
+	return (alpha + (1u << (p->g_shift - 1))) >> p->g_shift;
+}
+
 /* The alpha update due at d->alpha_due: a whole period without a CNP
- * (a CNP restarts the period). Once alpha >> g_shift is 0 the fixed point
+ * (a CNP restarts the period). Once alpha * g rounds to 0 the fixed point
  * cannot decay further: alpha is 0 then. */
 static void alpha_tick(struct rnic_dcqcn *d, const struct rnic_dcqcn_params *p)
 {
-	uint32_t dec = d->alpha >> p->g_shift;
+	uint32_t dec = alpha_g(d->alpha, p);
 	d->alpha = dec == 0 ? 0 : d->alpha - dec;
 	d->alpha_due += p->alpha_us;
 }
@@ -114,10 +120,11 @@ void rnic_dcqcn_cnp(struct rnic_dcqcn *d, const struct rnic_dcqcn_params *p,
 {
 	rnic_dcqcn_advance(d, p, now_us);
 	d->rt_kbps = d->rc_kbps;
-	/* Rc * (1 - alpha / 2) with alpha in 2^-20 units */
-	uint64_t cut = (d->rc_kbps * d->alpha) >> 21;
+	/* Rc * (1 - alpha / 2); rates below 2^39 kb/s keep the product in
+	 * 64 bits */
+	uint64_t cut = (d->rc_kbps * d->alpha) / (2ull * RNIC_DCQCN_ALPHA_ONE);
 	d->rc_kbps = clamp_rate(p, d->rc_kbps - cut);
-	d->alpha = d->alpha - (d->alpha >> p->g_shift) + (RNIC_DCQCN_ALPHA_ONE >> p->g_shift);
+	d->alpha = d->alpha - alpha_g(d->alpha, p) + (RNIC_DCQCN_ALPHA_ONE >> p->g_shift);
 	if (d->alpha > RNIC_DCQCN_ALPHA_ONE)
 		d->alpha = RNIC_DCQCN_ALPHA_ONE;
 	d->t_stage = 0;

@@ -18,7 +18,9 @@
  *                                                   Rc = (Rt + Rc) / 2
  *   clamps         min_rate <= Rc, Rt <= max_rate
  *
- * Rates are in kb/s (1 Mb/s = 1000), alpha in units of 2^-20. Nothing here
+ * Rates are in kb/s (1 Mb/s = 1000), alpha in units of 2^-24 (each decay
+ * step rounds to nearest, so 1000 steps stay within 0.2 % of the real
+ * value). Nothing here
  * allocates or fails; the caller serialises calls (one worker per QP).
  */
 #ifndef RNIC_ROCE_DCQCN_H
@@ -27,14 +29,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define RNIC_DCQCN_ALPHA_ONE (1u << 20)   /* alpha = 1.0 */
+#define RNIC_DCQCN_ALPHA_ONE (1u << 24)   /* alpha = 1.0 */
 /* Increase events one advance may apply for a long idle gap: enough to
  * climb from the minimum to any line rate, bounded so a call stays cheap. */
 #define RNIC_DCQCN_MAX_EVENTS 4096u
 
 /** Parameters (rnic_config's roce_cc in the units used here). */
 struct rnic_dcqcn_params {
-	uint64_t max_kbps;        /**< line rate: the start and the ceiling */
+	uint64_t max_kbps;        /**< line rate: the start and the ceiling (< 2^39) */
 	uint64_t min_kbps;        /**< floor of Rc and Rt */
 	uint64_t ai_kbps;         /**< Rai, additive increase step */
 	uint64_t hai_kbps;        /**< Rhai, hyper increase step */
@@ -42,7 +44,7 @@ struct rnic_dcqcn_params {
 	uint32_t rate_us;         /**< rate increase timer */
 	uint64_t byte_reset;      /**< bytes per byte-counter event */
 	uint32_t f;               /**< fast recovery stages (paper: 5) */
-	uint32_t g_shift;         /**< g = 2^-g_shift (paper: 1/256, 8) */
+	uint32_t g_shift;         /**< g = 2^-g_shift (paper: 1/256, 8); 1..20 */
 };
 
 /** One QP's reaction point. */
