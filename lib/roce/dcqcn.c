@@ -85,12 +85,14 @@ static uint64_t periods_due(uint64_t due, uint64_t now, uint32_t period)
 unsigned rnic_dcqcn_advance(struct rnic_dcqcn *d, const struct rnic_dcqcn_params *p,
 			    uint64_t now_us)
 {
-	unsigned events = 0;
+	unsigned events = 0, ticks = 0;
 	/* both timers, earliest first, so alpha and the stages move as they
 	 * would have had each fired on time */
 	while (d->alpha_due <= now_us || d->rate_due <= now_us) {
 		if (d->alpha_due <= d->rate_due) {
-			if (d->alpha == 0)   /* nothing left to decay */
+			/* alpha 0 has nothing left to decay; past the tick bound
+			 * (a long idle gap with a tiny g) the rest is skipped */
+			if (d->alpha == 0 || ++ticks > RNIC_DCQCN_MAX_TICKS)
 				d->alpha_due += periods_due(d->alpha_due, now_us, p->alpha_us) *
 						p->alpha_us;
 			else

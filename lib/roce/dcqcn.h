@@ -33,6 +33,10 @@
 /* Increase events one advance may apply for a long idle gap: enough to
  * climb from the minimum to any line rate, bounded so a call stays cheap. */
 #define RNIC_DCQCN_MAX_EVENTS 4096u
+/* Alpha updates one advance may apply: with g = 1/256 alpha reaches 0 in
+ * about 3000; a smaller g after a long gap leaves alpha higher than it
+ * would be (it decays on from there). */
+#define RNIC_DCQCN_MAX_TICKS 65536u
 
 /** Parameters (rnic_config's roce_cc in the units used here). */
 struct rnic_dcqcn_params {

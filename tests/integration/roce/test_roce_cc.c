@@ -266,8 +266,8 @@ static void t_dcqcn_loop(void)
 	/* every mark on a connected QP is answered or suppressed (short of
 	 * an mbuf shortage, counted as no_mbuf) */
 	CHECK(cnp > 0 && cnp + supp <= ce && cnp + supp + ctr(n->st[1], "no_mbuf") >= ce,
-	      "B: tx_cnp %llu + cnp_suppressed %llu vs rx_ce_marked %llu", (unsigned long long)cnp, (unsigned long long)supp,
-	      (unsigned long long)ce);
+	      "B: tx_cnp %llu + cnp_suppressed %llu vs rx_ce_marked %llu",
+	      (unsigned long long)cnp, (unsigned long long)supp, (unsigned long long)ce);
 	CHECK(rx_cnp > 0 && rx_cnp <= cnp, "A: rx_cnp %llu, B sent %llu",
 	      (unsigned long long)rx_cnp, (unsigned long long)cnp);
 	CHECK(cuts == rx_cnp && i1.cuts == cuts, "A: cc_rate_cuts %llu, QP cuts %llu, "

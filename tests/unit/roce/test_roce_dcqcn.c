@@ -186,6 +186,18 @@ static void test_clamps(void **state)
 	assert_int_equal(d.rc_kbps, P.max_kbps);
 	assert_true(d.rate_due > (UINT64_C(1) << 50));
 	assert_true(d.alpha_due > (UINT64_C(1) << 50));
+	/* the smallest gain decays alpha by ~1e-6 per period: an hour idle
+	 * is RNIC_DCQCN_MAX_TICKS updates, then the rest is skipped */
+	struct rnic_dcqcn_params q = P;
+	q.g_shift = 20;
+	rnic_dcqcn_init(&d, &q, 0);
+	rnic_dcqcn_cnp(&d, &q, 0);
+	rnic_dcqcn_advance(&d, &q, 3600ull * 1000000);
+	assert_true(d.alpha < ONE && d.alpha > ONE / 2);
+	assert_true(d.alpha_due > 3600ull * 1000000);
+	uint32_t a = d.alpha;
+	rnic_dcqcn_advance(&d, &q, 3600ull * 1000000 + 55);
+	assert_int_equal(d.alpha, a - ((a + (1u << 19)) >> 20));
 }
 
 int main(void)
