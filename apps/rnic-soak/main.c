@@ -61,7 +61,8 @@ static struct {
 	uint32_t max_size;
 	int json;
 	unsigned qp_timeout;   /* RoCE local ACK timeout exponent: 4.096 us << N */
-} o = { "iwarp", 10000, 0, 0, 0, 0, 1, 4, 1 << 20, 0, 14 };
+} o = { .transport = "iwarp", .ops = 10000, .seed = 1, .qps = 4, .max_size = 1 << 20,
+	.qp_timeout = 14 };
 
 enum op { OP_SEND, OP_WRITE, OP_READ };
 
