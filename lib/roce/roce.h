@@ -92,7 +92,7 @@ struct rnic_worker;
 	X(tx_paced)         X(probe_refused)    X(timeouts_excused)              \
 	X(rx_ce_marked)     X(ce_no_qp)         X(tx_cnp)                        \
 	X(cnp_suppressed)   X(cnp_ignored)      X(cc_rate_cuts)                  \
-	X(cc_rate_increases) X(cc_pace_waits)
+	X(cc_rate_increases) X(cc_pace_waits)   X(tx_held_back)
 
 struct roce_counters {
 #define ROCE_CTR_FIELD(n) uint64_t n;

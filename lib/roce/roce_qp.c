@@ -181,20 +181,27 @@ static unsigned roce_poll(struct rnic_worker *w, void *arg)
 	uint64_t full = w->drops[RNIC_DROP_TX_FULL];
 	for (unsigned i = 0; i < w->st->n_ports; i++)
 		full += rnic_port_tx_refused(w->st->ports[i], (uint16_t)w->id);
-	if (full != rw->tx_full_seen) {
+	/* and while it cannot, no new requests at all this poll: the pace
+	 * floor per poll, times thousands of polls a second, still poured
+	 * go-back-N windows into a full queue, and the one probe after a
+	 * timeout was lost behind them (responses, which acknowledge, go on) */
+	bool full_now = full != rw->tx_full_seen;
+	if (full_now) {
 		rw->tx_full_seen = full;
 		rw->pace = RTE_MAX(rw->pace / 2, ROCE_PACE_MIN);
+		rw->c.tx_held_back++;
 	}
 	unsigned left = rw->pace;
 	for (rq = TAILQ_FIRST(&rw->active); rq != NULL && left > 0; rq = tmp) {
 		tmp = TAILQ_NEXT(rq, link);
 		unsigned budget = RTE_MIN(ROCE_TX_BUDGET, left);
 		unsigned n = roce_resp_pump(rq, budget);
-		if (n < budget && rq->state == ROCE_RTS)
+		bool req = n < budget && rq->state == ROCE_RTS;
+		if (req && !full_now)
 			n += roce_req_pump(rq, budget - n);
 		work += n;
 		left -= RTE_MIN(n, left);
-		if (n < budget)
+		if (n < budget && !(req && full_now))
 			qp_deactivate(rq);
 	}
 	if (left == 0)
