@@ -37,13 +37,25 @@ why_set(char *why, size_t len, const char *fmt, ...)
 	return -EINVAL;
 }
 
+int gw_parse_port(const char *v, uint16_t *port, char *why, size_t wlen)
+{
+	char *end;
+	unsigned long p = strtoul(v, &end, 10);
+
+	if (isdigit((unsigned char)*v) && *end == '\0' && p >= 1 && p <= 65535) {
+		*port = (uint16_t)p;
+		return 0;
+	}
+	return why_set(why, wlen, "'%s' is not a port 1..65535", v);
+}
+
 bool gw_target_section(const char *name)
 {
 	return strncmp(name, "target.", 7) == 0;
 }
 
 /* "64M" -> 67108864; digits then at most one of K M G T. */
-static int parse_size(const char *s, uint64_t *out)
+int gw_parse_size(const char *s, uint64_t *out)
 {
 	static const char units[] = "KMGT";
 	uint64_t v = 0;
@@ -138,7 +150,7 @@ static int target_key(struct gw_target *t, const char *k, const char *v,
 		      char *why, size_t wlen)
 {
 	if (!strcmp(k, "size")) {
-		if (parse_size(v, &t->size) == 0)
+		if (gw_parse_size(v, &t->size) == 0)
 			return 0;
 		why_set(why, wlen, "'%s' is not a size like 4096, 64K, 64M or 2G", v);
 		return -EINVAL;
@@ -165,16 +177,8 @@ static int target_key(struct gw_target *t, const char *k, const char *v,
 		why_set(why, wlen, "'%s' is not a list of iwarp and roce", v);
 		return -EINVAL;
 	}
-	if (!strcmp(k, "listen")) {
-		char *end;
-		unsigned long p = strtoul(v, &end, 10);
-		if (isdigit((unsigned char)*v) && *end == '\0' && p >= 1 && p <= 65535) {
-			t->listen = (uint16_t)p;
-			return 0;
-		}
-		why_set(why, wlen, "'%s' is not a port 1..65535", v);
-		return -EINVAL;
-	}
+	if (!strcmp(k, "listen"))
+		return gw_parse_port(v, &t->listen, why, wlen);
 	if (!strcmp(k, "allow"))
 		return parse_allow(v, t, why, wlen);
 	return -ENOENT;

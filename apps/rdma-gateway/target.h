@@ -35,6 +35,14 @@ struct gw_target {
 	struct gw_allow allow[GW_MAX_ALLOW]; /**< admitted client networks */
 };
 
+/** "64M" -> 67108864: digits, then at most one of K M G T (powers of
+ *  1024). @return 0 or -EINVAL (also for 0 and overflow). */
+int gw_parse_size(const char *s, uint64_t *out);
+
+/** A TCP port 1..65535 into @p port. @return 0, or -EINVAL with the reason
+ *  in @p why ("'70000' is not a port 1..65535"). */
+int gw_parse_port(const char *v, uint16_t *port, char *why, size_t wlen);
+
 /** True for a section name this module parses ("target.NAME"). */
 bool gw_target_section(const char *name);
 

@@ -446,7 +446,8 @@ static void dump_state(const struct run *R)
 	}
 }
 
-/* --server: count the client's closes; all closed ends the run. */
+/* --server: count the client's closes; all closed ends the run. Another
+ * client's request is refused. */
 static void watch_closes(struct run *R)
 {
 	struct rnic_cm_event ev;
@@ -460,9 +461,17 @@ static void watch_closes(struct run *R)
 			continue;
 		/* a timeout of 1, not 0: with 0, rnic_cm_get_event() blocks for
 		 * ever when the eventfd was readable but the list is empty */
-		while (rnic_cm_get_event(sd->ch, &ev, 1) == 0)
-			if (ev.type == RNIC_CM_EVENT_DISCONNECTED && ++sd->closed >= sd->conns)
+		while (rnic_cm_get_event(sd->ch, &ev, 1) == 0) {
+			if (ev.type == RNIC_CM_EVENT_DISCONNECTED &&
+			    __atomic_add_fetch(&sd->closed, 1, __ATOMIC_RELAXED) >= sd->conns)
 				sd->peer_gone = true;
+			/* one run at a time: a second client is told so at once */
+			if (ev.type == RNIC_CM_EVENT_CONNECT_REQUEST) {
+				static const char busy[] = "busy: another run is under way";
+				rnic_cm_reject(ev.id, busy, sizeof(busy));
+				rnic_cm_destroy_id(ev.id);
+			}
+		}
 	}
 }
 

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdma-gateway's [responder.KIND] sections, parsed and checked strictly:
+ * one table row per kind says its port, transports and keys.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cfgfile.h>
+
+#include "responder.h"
+
+#define RESP_ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
+
+/* What a kind takes. */
+struct resp_kind {
+	const char *name;
+	uint16_t port;                   /* listen default: its tool's default */
+	bool iwarp, roce;                /* transports it serves */
+	enum rnic_transport transport;   /* default */
+	bool has_size, has_iters;        /* keys besides listen and transport */
+	uint32_t size, size_min, size_max;
+	uint32_t iters;
+};
+
+static const struct resp_kind kinds[GW_RESP_KINDS] = {
+	/* rnic-perf --server: the client's run names test, size and QPs */
+	[GW_RESP_PERF] = { .name = "perf", .port = 18520, .iwarp = true, .roce = true,
+			   .transport = RNIC_TRANSPORT_IWARP },
+	/* rping -s: RoCE waits for the CM's RoCE connections */
+	[GW_RESP_PING] = { .name = "ping", .port = 7174, .iwarp = true,
+			   .transport = RNIC_TRANSPORT_IWARP, .has_size = true,
+			   .size = 64u << 10, .size_min = 32, .size_max = 64u << 20 },
+	/* ibv_rc_pingpong: its protocol is RoCE's */
+	[GW_RESP_PINGPONG] = { .name = "pingpong", .port = 18515, .roce = true,
+			       .transport = RNIC_TRANSPORT_ROCE, .has_size = true,
+			       .has_iters = true, .size = 4096, .size_min = 1,
+			       .size_max = 64u << 20, .iters = 1000 },
+};
+
+bool gw_responder_section(const char *name)
+{
+	return strncmp(name, "responder.", 10) == 0;
+}
+
+const char *gw_responder_name(enum gw_resp_kind kind)
+{
+	return kind < GW_RESP_KINDS ? kinds[kind].name : "?";
+}
+
+static const char *transports(const struct resp_kind *k)
+{
+	return k->iwarp && k->roce ? "iwarp or roce" : k->iwarp ? "iwarp" : "roce";
+}
+
+/* One key. @return 0, -ENOENT (not a key of this kind), -EINVAL (reason
+ * in @p why). */
+static int resp_key(const struct resp_kind *k, struct gw_responder *r, const char *key,
+		    const char *v, char *why, size_t wlen)
+{
+	if (!strcmp(key, "listen"))
+		return gw_parse_port(v, &r->listen, why, wlen);
+	if (!strcmp(key, "transport")) {
+		if (k->iwarp && !strcmp(v, "iwarp"))
+			r->transport = RNIC_TRANSPORT_IWARP;
+		else if (k->roce && !strcmp(v, "roce"))
+			r->transport = RNIC_TRANSPORT_ROCE;
+		else
+			return snprintf(why, wlen, "'%s' is not %s", v, transports(k)), -EINVAL;
+		return 0;
+	}
+	if (k->has_size && !strcmp(key, "size")) {
+		uint64_t n;
+		if (gw_parse_size(v, &n) == 0 && n >= k->size_min && n <= k->size_max) {
+			r->size = (uint32_t)n;
+			return 0;
+		}
+		snprintf(why, wlen, "'%s' is not a size %u..%u (K, M allowed)", v, k->size_min,
+			 k->size_max);
+		return -EINVAL;
+	}
+	if (k->has_iters && !strcmp(key, "iters")) {
+		char *end;
+		unsigned long n = strtoul(v, &end, 10);
+		if (*v >= '0' && *v <= '9' && *end == '\0' && n >= 1 && n <= (1ul << 30)) {
+			r->iters = (uint32_t)n;
+			return 0;
+		}
+		snprintf(why, wlen, "'%s' is not a number 1..%lu", v, 1ul << 30);
+		return -EINVAL;
+	}
+	return -ENOENT;
+}
+
+/* One section's entries into @p r. */
+static int load_one(const struct resp_kind *k, struct gw_responder *r, const char *path,
+		    const char *sec, const struct rte_cfgfile_entry *e, int n, char *err,
+		    size_t errlen)
+{
+	char why[160];
+
+	*r = (struct gw_responder){ .on = true, .listen = k->port, .transport = k->transport,
+				    .size = k->size, .iters = k->iters };
+	for (int i = 0; i < n; i++) {
+		if (e[i].name[0] == '#')
+			continue;   /* a '#' comment line */
+		for (int j = 0; j < i; j++)
+			if (!strcmp(e[i].name, e[j].name))
+				return RESP_ERR("%s: [%s] %s: given twice", path, sec, e[i].name);
+		int rc = resp_key(k, r, e[i].name, e[i].value, why, sizeof(why));
+		if (rc == -ENOENT)
+			return RESP_ERR("%s: [%s] %s: unknown key", path, sec, e[i].name);
+		if (rc != 0)
+			return RESP_ERR("%s: [%s] %s: %s", path, sec, e[i].name, why);
+	}
+	return 0;
+}
+
+int gw_responders_load(const char *path, struct gw_responder r[GW_RESP_KINDS],
+		       char *err, size_t errlen)
+{
+	struct rte_cfgfile *cf = rte_cfgfile_load(path, CFG_FLAG_GLOBAL_SECTION);
+	int rc = 0;
+
+	if (cf == NULL)
+		return RESP_ERR("%s: cannot parse", path);
+	int nsec = rte_cfgfile_num_sections(cf, NULL, 0);
+	for (int s = 1; s < nsec && rc == 0; s++) {
+		char sec[CFG_NAME_LEN];
+		int n = rte_cfgfile_section_num_entries_by_index(cf, sec, s);
+		if (!gw_responder_section(sec))
+			continue;
+		int kind = 0;
+		while (kind < GW_RESP_KINDS && strcmp(sec + 10, kinds[kind].name) != 0)
+			kind++;
+		if (kind == GW_RESP_KINDS) {
+			rc = RESP_ERR("%s: [%s]: unknown responder (perf, ping or pingpong)",
+				      path, sec);
+			break;
+		}
+		struct rte_cfgfile_entry *e = calloc(n > 0 ? (size_t)n : 1, sizeof(*e));
+		if (e == NULL) {
+			rc = RESP_ERR("%s: out of memory", path);
+			break;
+		}
+		n = rte_cfgfile_section_entries_by_index(cf, s, sec, e, n);
+		rc = load_one(&kinds[kind], &r[kind], path, sec, e, n, err, errlen);
+		free(e);
+	}
+	rte_cfgfile_close(cf);
+	return rc;
+}
+
+int gw_responders_check(const struct gw_responder r[GW_RESP_KINDS],
+			const struct gw_target *t, unsigned nt, char *err, size_t errlen)
+{
+	for (int a = 0; a < GW_RESP_KINDS; a++) {
+		if (!r[a].on)
+			continue;
+		for (int b = 0; b < a; b++)
+			if (r[b].on && r[b].listen == r[a].listen)
+				return RESP_ERR("[responder.%s] listen: port %u is also "
+						"[responder.%s]'s", kinds[a].name, r[a].listen,
+						kinds[b].name);
+		for (unsigned i = 0; i < nt; i++)
+			if (t[i].listen == r[a].listen)
+				return RESP_ERR("[responder.%s] listen: port %u is also "
+						"[target.%s]'s", kinds[a].name, r[a].listen,
+						t[i].name);
+	}
+	return 0;
+}
