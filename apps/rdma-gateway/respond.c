@@ -8,9 +8,11 @@
  * rnic_request_stop(); its figures are atomics the status line and the
  * telemetry read.
  *
- * The transport is per responder (struct gw_responder.transport), handed
- * to the server it starts: a responder for another transport is one more
- * row of the config table (responder.c) and one more start function here.
+ * The transports are per responder (struct gw_responder.iwarp, .roce),
+ * handed to the server it starts: perf serves both on one port (its setup
+ * record names the run's transport); ping takes iWARP and pingpong RoCE
+ * until the CM connects RoCE QPs, when ping's row in responder.c gains
+ * roce and rping_server_opts.transport follows the client.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -70,7 +72,8 @@ static int perf_open(struct resp *R)
 {
 	perf_opts_default(&R->po);
 	R->po.server = true;
-	R->po.transport = R->cfg.transport;
+	R->po.transport = R->cfg.iwarp ? RNIC_TRANSPORT_IWARP : RNIC_TRANSPORT_ROCE;
+	R->po.any_transport = R->cfg.iwarp && R->cfg.roce;
 	R->po.tcp_port = R->cfg.listen;
 	if (perf_side_open(&R->side, R->st, &R->po) != 0)
 		return -1;
@@ -122,7 +125,7 @@ static int ping_open(struct resp *R)
 {
 	R->ctx = rnic_open_device(R->st);
 	R->ro = (struct rping_server_opts){ .port = R->cfg.listen, .size = R->cfg.size,
-					    .transport = R->cfg.transport, .crc = true };
+					    .transport = RNIC_TRANSPORT_IWARP, .crc = true };
 	if (R->ctx == NULL)
 		return -1;
 	R->srv = rping_server_open(R->ctx, &R->ro, &R->rs);
@@ -179,6 +182,11 @@ static void *pingpong_thread(void *arg)
 		pp_ctx_close(&pp);
 	}
 	return NULL;
+}
+
+static const char *transport_names(const struct gw_responder *r)
+{
+	return r->iwarp && r->roce ? "iwarp,roce" : r->iwarp ? "iwarp" : "roce";
 }
 
 /* --- the table ----------------------------------------------------------------- */
@@ -267,8 +275,7 @@ static int tel_responders(const char *cmd, const char *params, struct rte_tel_da
 		resp_figures(R, &done, &failed, &in, &out, &n);
 		rte_tel_data_start_dict(t);
 		rte_tel_data_add_dict_u64(t, "listen", R->cfg.listen);
-		rte_tel_data_add_dict_string(t, "transport", R->cfg.transport ==
-					     RNIC_TRANSPORT_ROCE ? "roce" : "iwarp");
+		rte_tel_data_add_dict_string(t, "transport", transport_names(&R->cfg));
 		rte_tel_data_add_dict_u64(t, "connections", resp_conns(R));
 		rte_tel_data_add_dict_u64(t, done_unit[k], done);
 		rte_tel_data_add_dict_u64(t, "failed", failed);
@@ -313,7 +320,7 @@ int gw_responders_start(struct rnic_stack *st, const struct gw_responder r[GW_RE
 		R->running = true;
 		any = true;
 		printf("responder %s: %s port %u\n", gw_responder_name(R->kind),
-		       r[k].transport == RNIC_TRANSPORT_ROCE ? "roce" : "iwarp", r[k].listen);
+		       transport_names(&r[k]), r[k].listen);
 	}
 	if (any)
 		rte_telemetry_register_cmd("/rnic/gateway/responders", tel_responders,

@@ -18,8 +18,7 @@
 struct resp_kind {
 	const char *name;
 	uint16_t port;                   /* listen default: its tool's default */
-	bool iwarp, roce;                /* transports it serves */
-	enum rnic_transport transport;   /* default */
+	bool iwarp, roce;                /* transports it serves, all by default */
 	bool has_size, has_iters;        /* keys besides listen and transport */
 	uint32_t size, size_min, size_max;
 	uint32_t iters;
@@ -27,15 +26,13 @@ struct resp_kind {
 
 static const struct resp_kind kinds[GW_RESP_KINDS] = {
 	/* rnic-perf --server: the client's run names test, size and QPs */
-	[GW_RESP_PERF] = { .name = "perf", .port = 18520, .iwarp = true, .roce = true,
-			   .transport = RNIC_TRANSPORT_IWARP },
+	[GW_RESP_PERF] = { .name = "perf", .port = 18520, .iwarp = true, .roce = true },
 	/* rping -s: RoCE waits for the CM's RoCE connections */
-	[GW_RESP_PING] = { .name = "ping", .port = 7174, .iwarp = true,
-			   .transport = RNIC_TRANSPORT_IWARP, .has_size = true,
+	[GW_RESP_PING] = { .name = "ping", .port = 7174, .iwarp = true, .has_size = true,
 			   .size = 64u << 10, .size_min = 32, .size_max = 64u << 20 },
 	/* ibv_rc_pingpong: its protocol is RoCE's */
 	[GW_RESP_PINGPONG] = { .name = "pingpong", .port = 18515, .roce = true,
-			       .transport = RNIC_TRANSPORT_ROCE, .has_size = true,
+			       .has_size = true,
 			       .has_iters = true, .size = 4096, .size_min = 1,
 			       .size_max = 64u << 20, .iters = 1000 },
 };
@@ -52,7 +49,7 @@ const char *gw_responder_name(enum gw_resp_kind kind)
 
 static const char *transports(const struct resp_kind *k)
 {
-	return k->iwarp && k->roce ? "iwarp or roce" : k->iwarp ? "iwarp" : "roce";
+	return k->iwarp && k->roce ? "a list of iwarp and roce" : k->iwarp ? "iwarp" : "roce";
 }
 
 /* One key. @return 0, -ENOENT (not a key of this kind), -EINVAL (reason
@@ -63,13 +60,14 @@ static int resp_key(const struct resp_kind *k, struct gw_responder *r, const cha
 	if (!strcmp(key, "listen"))
 		return gw_parse_port(v, &r->listen, why, wlen);
 	if (!strcmp(key, "transport")) {
-		if (k->iwarp && !strcmp(v, "iwarp"))
-			r->transport = RNIC_TRANSPORT_IWARP;
-		else if (k->roce && !strcmp(v, "roce"))
-			r->transport = RNIC_TRANSPORT_ROCE;
-		else
-			return snprintf(why, wlen, "'%s' is not %s", v, transports(k)), -EINVAL;
-		return 0;
+		bool iw, ro;
+		if (gw_parse_transports(v, &iw, &ro) == 0 && (k->iwarp || !iw) && (k->roce || !ro)) {
+			r->iwarp = iw;
+			r->roce = ro;
+			return 0;
+		}
+		snprintf(why, wlen, "'%s' is not %s", v, transports(k));
+		return -EINVAL;
 	}
 	if (k->has_size && !strcmp(key, "size")) {
 		uint64_t n;
@@ -101,8 +99,8 @@ static int load_one(const struct resp_kind *k, struct gw_responder *r, const cha
 {
 	char why[160];
 
-	*r = (struct gw_responder){ .on = true, .listen = k->port, .transport = k->transport,
-				    .size = k->size, .iters = k->iters };
+	*r = (struct gw_responder){ .on = true, .listen = k->port, .iwarp = k->iwarp,
+				    .roce = k->roce, .size = k->size, .iters = k->iters };
 	for (int i = 0; i < n; i++) {
 		if (e[i].name[0] == '#')
 			continue;   /* a '#' comment line */

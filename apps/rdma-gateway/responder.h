@@ -5,7 +5,7 @@
  * start in-process (respond.c): rnic-perf's --server, the rping server and
  * ibv_rc_pingpong's server, each on a thread of its own.
  *
- *   [responder.perf]      listen = 18520   transport = iwarp | roce
+ *   [responder.perf]      listen = 18520   transport = iwarp,roce
  *   [responder.ping]      listen = 7174    transport = iwarp   size = 64K
  *   [responder.pingpong]  listen = 18515   transport = roce    size = 4096
  *                         iters = 1000
@@ -33,7 +33,7 @@ enum gw_resp_kind {
 struct gw_responder {
 	bool on;                         /**< the section is there */
 	uint16_t listen;                 /**< TCP port: CM listener or exchange */
-	enum rnic_transport transport;   /**< of the QPs it serves */
+	bool iwarp, roce;                /**< the transports of the QPs it serves */
 	uint32_t size;                   /**< ping: buffer bytes; pingpong: message bytes */
 	uint32_t iters;                  /**< pingpong: exchanges per client */
 };

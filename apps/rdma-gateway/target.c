@@ -81,12 +81,12 @@ int gw_parse_size(const char *s, uint64_t *out)
 }
 
 /* "iwarp,roce": each at most once, at least one. */
-static int parse_transport(const char *s, struct gw_target *t)
+int gw_parse_transports(const char *s, bool *iwarp, bool *roce)
 {
 	char buf[CFG_VALUE_LEN];
 
 	snprintf(buf, sizeof(buf), "%s", s);
-	t->iwarp = t->roce = false;
+	*iwarp = *roce = false;
 	for (char *save, *tok = strtok_r(buf, ",", &save); tok != NULL;
 	     tok = strtok_r(NULL, ",", &save)) {
 		while (isspace((unsigned char)*tok))
@@ -94,13 +94,12 @@ static int parse_transport(const char *s, struct gw_target *t)
 		size_t n = strlen(tok);
 		while (n > 0 && isspace((unsigned char)tok[n - 1]))
 			tok[--n] = '\0';
-		bool *flag = !strcmp(tok, "iwarp") ? &t->iwarp :
-			     !strcmp(tok, "roce") ? &t->roce : NULL;
+		bool *flag = !strcmp(tok, "iwarp") ? iwarp : !strcmp(tok, "roce") ? roce : NULL;
 		if (flag == NULL || *flag)
 			return -EINVAL;
 		*flag = true;
 	}
-	return t->iwarp || t->roce ? 0 : -EINVAL;
+	return *iwarp || *roce ? 0 : -EINVAL;
 }
 
 /* "10.0.0.0/8, 192.0.2.7": a bare address is one host (/32); host bits
@@ -172,7 +171,7 @@ static int target_key(struct gw_target *t, const char *k, const char *v,
 		return -EINVAL;
 	}
 	if (!strcmp(k, "transport")) {
-		if (parse_transport(v, t) == 0)
+		if (gw_parse_transports(v, &t->iwarp, &t->roce) == 0)
 			return 0;
 		why_set(why, wlen, "'%s' is not a list of iwarp and roce", v);
 		return -EINVAL;

@@ -43,6 +43,10 @@ int gw_parse_size(const char *s, uint64_t *out);
  *  in @p why ("'70000' is not a port 1..65535"). */
 int gw_parse_port(const char *v, uint16_t *port, char *why, size_t wlen);
 
+/** "iwarp", "roce" or both, comma-separated, each at most once.
+ *  @return 0 or -EINVAL. */
+int gw_parse_transports(const char *s, bool *iwarp, bool *roce);
+
 /** True for a section name this module parses ("target.NAME"). */
 bool gw_target_section(const char *name);
 

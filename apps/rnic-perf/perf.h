@@ -59,6 +59,7 @@ enum perf_test {
 struct perf_opts {
 	enum perf_test test;
 	enum rnic_transport transport;   /* IWARP or ROCE */
+	bool any_transport;              /* perf_serve() adopting: the client's */
 	uint32_t size;                   /* bytes per message */
 	uint64_t iters;                  /* operations per QP (0 with --duration) */
 	double duration;                 /* seconds, 0 with -n */
@@ -237,7 +238,8 @@ int perf_remote(const struct perf_opts *o, struct rnic_config *cfg, struct perf_
  * the run's CQs, answers until the client closes them all, and frees the
  * run's QPs and CQs again; the side stays open for the next run. With
  * @p adopt the test, size and QP count come from the client's request
- * (written into @p o, whose transport must match the client's); otherwise
+ * (written into @p o, whose transport must match the client's unless
+ * o->any_transport, which takes the client's too); otherwise
  * they must equal @p o's. Requests that come during the run are refused
  * ("busy"). @return 0, or PERF_EXIT_FAIL (the reason printed).
  */

@@ -88,8 +88,9 @@ static const char *wire_check(const struct perf_wire *w, uint16_t len, const str
 }
 
 /* A responder that serves whatever its clients run (rdma-gateway's) takes
- * the test, size and QP count of the client's first request; the transport
- * is the listener's. @return NULL, or why the request cannot be served. */
+ * the test, size and QP count of the client's first request, and its
+ * transport when o->any_transport. @return NULL, or why the request cannot
+ * be served. */
 static const char *wire_adopt(const struct perf_wire *w, uint16_t len, struct perf_opts *o)
 {
 	if (len < sizeof(*w) || rte_be_to_cpu_32(w->magic) != WIRE_MAGIC ||
@@ -98,7 +99,9 @@ static const char *wire_adopt(const struct perf_wire *w, uint16_t len, struct pe
 	uint32_t size = rte_be_to_cpu_32(w->size), qps = rte_be_to_cpu_32(w->qps);
 	if (w->test >= PERF_NTESTS)
 		return "unknown test";
-	if (w->transport != o->transport)
+	if (w->transport != o->transport &&
+	    !(o->any_transport && (w->transport == RNIC_TRANSPORT_IWARP ||
+				   w->transport == RNIC_TRANSPORT_ROCE)))
 		return "the transport differs";
 	if (size == 0 || size > PERF_SERVE_MAX_SIZE)
 		return "the message size is out of range";
@@ -107,6 +110,7 @@ static const char *wire_adopt(const struct perf_wire *w, uint16_t len, struct pe
 	if (rte_be_to_cpu_32(w->qp_index) != 0)
 		return "a run starts with QP 0";
 	o->test = (enum perf_test)w->test;
+	o->transport = (enum rnic_transport)w->transport;
 	o->size = size;
 	o->qps = qps;
 	o->cqs = 1;
