@@ -143,16 +143,22 @@ static uint64_t now_ms(void)
 static void status_loop(const struct rnic_stack *st, unsigned interval_ms)
 {
 	bool tty = isatty(STDOUT_FILENO);
-	uint64_t next = now_ms() + interval_ms;
+	/* without status lines the telemetry's figures refresh every second */
+	unsigned period = interval_ms ? interval_ms : 1000;
+	uint64_t next = now_ms() + period;
 
+	gw_serve_refresh(now_ms());
 	while (!rnic_stop_requested()) {
 		/* short waits: connection events, and a signal ends them early */
 		gw_serve_poll(50);
-		if (interval_ms == 0 || now_ms() < next)
+		if (now_ms() < next)
 			continue;
-		next += interval_ms;
+		next += period;
 		if (next <= now_ms())
-			next = now_ms() + interval_ms; /* we were stalled: no burst */
+			next = now_ms() + period;   /* we were stalled: no burst */
+		gw_serve_refresh(now_ms());
+		if (interval_ms == 0)
+			continue;
 		fputs(tty ? "\r" : "", stdout);
 		rnic_stack_status_line(st, stdout);
 		gw_serve_status(stdout);

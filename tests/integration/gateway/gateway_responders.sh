@@ -10,6 +10,8 @@
 #  - rnic-ping -c -V: 20 pings whose data the client compares;
 #  - rnic-pingpong (ibv_rc_pingpong over RoCE): 200 exchanges;
 #  - a second perf client while a run is under way is refused ("busy");
+#  - the status line's conns are connected QPs: 1 during a one-QP run, 0
+#    once every client closed (TCP TIME_WAIT does not count);
 #  - SIGTERM: the gateway exits 0.
 set -uo pipefail
 build=${RNIC_BUILD_DIR:?}
@@ -143,12 +145,18 @@ grep -q "perf: 0 conn, $runs runs, 0 failed" "$work/gw.out" && ok ||
 	bad "the status line does not count $runs perf runs: $(grep -o 'perf: [^|]*' "$work/gw.out" | tail -1)"
 
 # a second client during a run is refused at once
+base=$(wc -l < "$work/gw.out")
+since() { tail -n +$((base + 1)) "$work/gw.out"; }   # the status lines from here on
 client 6 "$perf" write_bw --client 192.0.2.10 -s 65536 --duration 15 > "$work/long.out" 2>&1 &
 long=$!
 for _ in $(seq 100); do
-	grep -q 'perf: 1 conn' "$work/gw.out" && break
+	since | grep -q 'perf: 1 conn' && break
 	sleep 0.1
 done
+# the stack's conns are connected QPs: the iWARP run's one (a RoCE run has
+# two: its RoCE QP and the control connection's iWARP QP)
+since | grep 'perf: 1 conn' | tail -1 | grep -q ' conns 1 mbufs' && ok ||
+	bad "conns during a one-QP run: $(since | grep 'perf: 1 conn' | tail -1 | cut -d'|' -f1)"
 client 7 "$perf" write_bw --client 192.0.2.10 -s 65536 -n 10 > "$work/busy.out" 2>&1
 rc=$?
 [ "$rc" = 1 ] && grep -q 'the server refused: busy: another run is under way' "$work/busy.out" &&
@@ -168,6 +176,9 @@ sleep 1
 grep -q 'pingpong: 0 conn, 1 sessions, 0 failed, in 819200 B, out 819200 B' "$work/gw.out" && ok ||
 	bad "the status line after a pingpong session: $(grep -o 'pingpong: [^|]*' "$work/gw.out" | tail -1)"
 
+# every client closed: no connection left, whatever TCP's TIME_WAIT holds
+tail -1 "$work/gw.out" | grep -q ' conns 0 mbufs' && ok ||
+	bad "conns after every client closed: $(tail -1 "$work/gw.out" | cut -d'|' -f1)"
 kill -TERM "$gwpid"
 wait "$gwpid"
 rc=$?
