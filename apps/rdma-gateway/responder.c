@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_cfgfile.h>
-
 #include "responder.h"
 
 #define RESP_ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
@@ -92,63 +90,40 @@ static int resp_key(const struct resp_kind *k, struct gw_responder *r, const cha
 	return -ENOENT;
 }
 
-/* One section's entries into @p r. */
-static int load_one(const struct resp_kind *k, struct gw_responder *r, const char *path,
-		    const char *sec, const struct rte_cfgfile_entry *e, int n, char *err,
-		    size_t errlen)
-{
-	char why[160];
+/* What gw_section_keys() fills: one responder of one kind. */
+struct resp_sec {
+	const struct resp_kind *k;
+	struct gw_responder *r;
+};
 
-	*r = (struct gw_responder){ .on = true, .listen = k->port, .iwarp = k->iwarp,
-				    .roce = k->roce, .size = k->size, .iters = k->iters };
-	for (int i = 0; i < n; i++) {
-		if (e[i].name[0] == '#')
-			continue;   /* a '#' comment line */
-		for (int j = 0; j < i; j++)
-			if (!strcmp(e[i].name, e[j].name))
-				return RESP_ERR("%s: [%s] %s: given twice", path, sec, e[i].name);
-		int rc = resp_key(k, r, e[i].name, e[i].value, why, sizeof(why));
-		if (rc == -ENOENT)
-			return RESP_ERR("%s: [%s] %s: unknown key", path, sec, e[i].name);
-		if (rc != 0)
-			return RESP_ERR("%s: [%s] %s: %s", path, sec, e[i].name, why);
-	}
-	return 0;
+static int resp_key_fn(void *obj, const char *key, const char *v, char *why, size_t wlen)
+{
+	struct resp_sec *rs = obj;
+	return resp_key(rs->k, rs->r, key, v, why, wlen);
+}
+
+/* One [responder.KIND] section into its kind's slot of @p arg. */
+static int load_one(void *arg, const char *path, const char *sec,
+		    const struct rte_cfgfile_entry *e, int n, char *err, size_t errlen)
+{
+	struct gw_responder *all = arg;
+	int kind = 0;
+
+	while (kind < GW_RESP_KINDS && strcmp(sec + 10, kinds[kind].name) != 0)
+		kind++;
+	if (kind == GW_RESP_KINDS)
+		return RESP_ERR("%s: [%s]: unknown responder (perf, ping or pingpong)", path, sec);
+	const struct resp_kind *k = &kinds[kind];
+	struct resp_sec rs = { .k = k, .r = &all[kind] };
+	*rs.r = (struct gw_responder){ .on = true, .listen = k->port, .iwarp = k->iwarp,
+				       .roce = k->roce, .size = k->size, .iters = k->iters };
+	return gw_section_keys(path, sec, e, n, resp_key_fn, &rs, err, errlen);
 }
 
 int gw_responders_load(const char *path, struct gw_responder r[GW_RESP_KINDS],
 		       char *err, size_t errlen)
 {
-	struct rte_cfgfile *cf = rte_cfgfile_load(path, CFG_FLAG_GLOBAL_SECTION);
-	int rc = 0;
-
-	if (cf == NULL)
-		return RESP_ERR("%s: cannot parse", path);
-	int nsec = rte_cfgfile_num_sections(cf, NULL, 0);
-	for (int s = 1; s < nsec && rc == 0; s++) {
-		char sec[CFG_NAME_LEN];
-		int n = rte_cfgfile_section_num_entries_by_index(cf, sec, s);
-		if (!gw_responder_section(sec))
-			continue;
-		int kind = 0;
-		while (kind < GW_RESP_KINDS && strcmp(sec + 10, kinds[kind].name) != 0)
-			kind++;
-		if (kind == GW_RESP_KINDS) {
-			rc = RESP_ERR("%s: [%s]: unknown responder (perf, ping or pingpong)",
-				      path, sec);
-			break;
-		}
-		struct rte_cfgfile_entry *e = calloc(n > 0 ? (size_t)n : 1, sizeof(*e));
-		if (e == NULL) {
-			rc = RESP_ERR("%s: out of memory", path);
-			break;
-		}
-		n = rte_cfgfile_section_entries_by_index(cf, s, sec, e, n);
-		rc = load_one(&kinds[kind], &r[kind], path, sec, e, n, err, errlen);
-		free(e);
-	}
-	rte_cfgfile_close(cf);
-	return rc;
+	return gw_sections_load(path, gw_responder_section, load_one, r, err, errlen);
 }
 
 int gw_responders_check(const struct gw_responder r[GW_RESP_KINDS],

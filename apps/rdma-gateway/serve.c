@@ -239,6 +239,12 @@ void gw_serve_status(FILE *f)
 			(unsigned long)tg[i].ops_per_s, (unsigned long)tg[i].rejected);
 }
 
+/* A counter the main thread writes, read atomically. */
+static void tel_u64(struct rte_tel_data *t, const char *name, const uint64_t *v)
+{
+	rte_tel_data_add_dict_u64(t, name, __atomic_load_n(v, __ATOMIC_RELAXED));
+}
+
 static int tel_targets(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	(void)cmd;
@@ -250,21 +256,14 @@ static int tel_targets(const char *cmd, const char *params, struct rte_tel_data 
 			return -ENOMEM;
 		rte_tel_data_start_dict(t);
 		rte_tel_data_add_dict_u64(t, "size", tg[i].cfg->size);
-		rte_tel_data_add_dict_u64(t, "connections",
-					  __atomic_load_n(&tg[i].active, __ATOMIC_RELAXED));
-		rte_tel_data_add_dict_u64(t, "accepted",
-					  __atomic_load_n(&tg[i].accepted, __ATOMIC_RELAXED));
-		rte_tel_data_add_dict_u64(t, "rejected",
-					  __atomic_load_n(&tg[i].rejected, __ATOMIC_RELAXED));
+		tel_u64(t, "connections", &tg[i].active);
+		tel_u64(t, "accepted", &tg[i].accepted);
+		tel_u64(t, "rejected", &tg[i].rejected);
 		/* all clients', as of the last refresh (status line, or 1 s) */
-		rte_tel_data_add_dict_u64(t, "bytes_in",
-					  __atomic_load_n(&tg[i].tot_in, __ATOMIC_RELAXED));
-		rte_tel_data_add_dict_u64(t, "bytes_out",
-					  __atomic_load_n(&tg[i].tot_out, __ATOMIC_RELAXED));
-		rte_tel_data_add_dict_u64(t, "ops",
-					  __atomic_load_n(&tg[i].tot_ops, __ATOMIC_RELAXED));
-		rte_tel_data_add_dict_u64(t, "ops_per_s",
-					  __atomic_load_n(&tg[i].ops_per_s, __ATOMIC_RELAXED));
+		tel_u64(t, "bytes_in", &tg[i].tot_in);
+		tel_u64(t, "bytes_out", &tg[i].tot_out);
+		tel_u64(t, "ops", &tg[i].tot_ops);
+		tel_u64(t, "ops_per_s", &tg[i].ops_per_s);
 		rte_tel_data_add_dict_u64(t, "bytes_in_closed", tg[i].bytes_in);
 		rte_tel_data_add_dict_u64(t, "bytes_out_closed", tg[i].bytes_out);
 		rte_tel_data_add_dict_container(d, tg[i].cfg->name, t, 0);

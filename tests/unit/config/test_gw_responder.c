@@ -16,40 +16,14 @@
 #include <cmocka.h>
 
 #include "responder.h"
-
-static char dir[64];
-static char path[128];
-
-static int make_dir(void **state)
-{
-	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/rnic-gwr-XXXXXX");
-	return mkdtemp(dir) == NULL ? -1 : 0;
-}
-
-static int remove_dir(void **state)
-{
-	(void)state;
-	unlink(path);
-	return rmdir(dir);
-}
-
-static const char *write_ini(const char *text)
-{
-	snprintf(path, sizeof(path), "%s/r.ini", dir);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-	return path;
-}
+#include "tmp_ini.h"
 
 /* Load @p text into @p r. @return gw_responders_load()'s result. */
 static int load(const char *text, struct gw_responder r[GW_RESP_KINDS], char *err, size_t len)
 {
 	memset(r, 0, sizeof(*r) * GW_RESP_KINDS);
 	err[0] = '\0';
-	return gw_responders_load(write_ini(text), r, err, len);
+	return gw_responders_load(tmp_ini_write(text), r, err, len);
 }
 
 static void defaults(void **state)
@@ -123,7 +97,7 @@ static void errors(void **state)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		assert_int_equal(load(cases[i].ini, r, err, sizeof(err)), -EINVAL);
-		snprintf(want, sizeof(want), "%s: %s", path, cases[i].want);
+		snprintf(want, sizeof(want), "%s: %s", tmp_ini_path(), cases[i].want);
 		assert_string_equal(err, want);
 	}
 }
@@ -155,5 +129,5 @@ int main(void)
 		cmocka_unit_test(errors),
 		cmocka_unit_test(ports),
 	};
-	return cmocka_run_group_tests(tests, make_dir, remove_dir);
+	return cmocka_run_group_tests(tests, tmp_ini_setup, tmp_ini_teardown);
 }
