@@ -11,14 +11,10 @@
 #    going, not stall one of them for good;
 #  - a client killed mid-transfer: the gateway keeps serving the others.
 set -uo pipefail
-build=${RNIC_BUILD_DIR:?}
-gw=$build/apps/rdma-gateway/rdma-gateway
-cp=$build/apps/rnic-cp/rnic-cp
 ns=rnic-gwt-$$
-work=$(mktemp -d)
-pass=0 fails=0
 # shellcheck source=netns.sh
-. "$(dirname "$0")/netns.sh"
+. "$(dirname "$0")/netns.sh"   # build, gw, work, ok, bad, bridge_tap
+cp=$build/apps/rnic-cp/rnic-cp
 
 cat > "$work/gw.ini" <<INI
 [port.0]

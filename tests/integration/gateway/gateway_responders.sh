@@ -14,16 +14,12 @@
 #    once every client closed (TCP TIME_WAIT does not count);
 #  - SIGTERM: the gateway exits 0.
 set -uo pipefail
-build=${RNIC_BUILD_DIR:?}
-gw=$build/apps/rdma-gateway/rdma-gateway
+ns=rnic-gwr-$$
+# shellcheck source=netns.sh
+. "$(dirname "$0")/netns.sh"   # build, gw, work, ok, bad, bridge_tap
 perf=$build/apps/rnic-perf/rnic-perf
 ping=$build/apps/rnic-ping/rnic-ping
 pp=$build/apps/rnic-pingpong/rnic-pingpong
-ns=rnic-gwr-$$
-work=$(mktemp -d)
-pass=0 fails=0
-# shellcheck source=netns.sh
-. "$(dirname "$0")/netns.sh"
 
 cat > "$work/gw.ini" <<INI
 [port.0]

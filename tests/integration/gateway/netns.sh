@@ -1,8 +1,12 @@
 # Sourced by the gateway tests: a network namespace $ns with a bridge br0
-# that the net_tap ports of the gateway and of its clients join, counters,
-# and the cleanup of everything (the gateway $gwpid, the namespace's
-# processes, $work) on exit. Needs ns, work, pass and fails set; skips the
-# test (exit 77) with the reason when there is no root, tun or netns.
+# that the net_tap ports of the gateway and of its clients join, the pass
+# and fail counters, and the cleanup of everything (the gateway $gwpid, the
+# namespace's processes, $work) on exit. Needs ns set; sets build, gw (the
+# rdma-gateway binary) and work (a temporary directory). Skips the test
+# (exit 77) with the reason when there is no root, tun or netns.
+build=${RNIC_BUILD_DIR:?}
+gw=$build/apps/rdma-gateway/rdma-gateway
+pass=0 fails=0
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 ok() { pass=$((pass + 1)); }
 
@@ -25,6 +29,7 @@ cleanup() {
 	ip netns del "$ns" 2>/dev/null
 	rm -rf "$work"
 }
+work=$(mktemp -d)
 trap cleanup EXIT
 ip -n "$ns" link set lo up
 ip -n "$ns" link add br0 type bridge
