@@ -60,6 +60,8 @@ struct perf_opts {
 	enum perf_test test;
 	enum rnic_transport transport;   /* IWARP or ROCE */
 	bool any_transport;              /* perf_serve() adopting: the client's */
+	unsigned idle_s;                 /* a server: end the run when its QPs moved
+					    nothing for this long (0: wait) */
 	uint32_t size;                   /* bytes per message */
 	uint64_t iters;                  /* operations per QP (0 with --duration) */
 	double duration;                 /* seconds, 0 with -n */

@@ -12,6 +12,8 @@
 #  - a second perf client while a run is under way is refused ("busy");
 #  - the status line's conns are connected QPs: 1 during a one-QP run, 0
 #    once every client closed (TCP TIME_WAIT does not count);
+#  - a perf client killed mid-run frees the responder (30 s without
+#    traffic), which then serves the next client;
 #  - SIGTERM: the gateway exits 0.
 set -uo pipefail
 ns=rnic-gwr-$$
@@ -136,6 +138,30 @@ client 9 "$pp" -g 1 -s 4096 -n 200 192.0.2.10 > "$work/pp.out" 2>&1 &&
 sleep 1
 grep -q 'pingpong: 0 conn, 1 sessions, 0 failed, in 819200 B, out 819200 B' "$work/gw.out" && ok ||
 	bad "the status line after a pingpong session: $(grep -o 'pingpong: [^|]*' "$work/gw.out" | tail -1)"
+
+# a perf client that vanishes mid-run (killed: no FIN, no RST) frees the
+# responder after 30 s without traffic; the next client is served
+base=$(wc -l < "$work/gw.out")
+client 10 "$perf" write_bw --client 192.0.2.10 -s 65536 --duration 120 > /dev/null 2>&1 &
+victim=$!
+for _ in $(seq 100); do
+	since | grep -q 'perf: 1 conn' && break
+	sleep 0.1
+done
+sleep 1
+kill -9 "$victim" 2>/dev/null
+ip netns pids "$ns" | while read -r p; do
+	grep -qa -- '--client' "/proc/$p/cmdline" 2>/dev/null && kill -9 "$p"
+done
+wait "$victim" 2>/dev/null
+for _ in $(seq 60); do
+	tail -1 "$work/gw.out" | grep -q "perf: 0 conn, $((runs + 1)) runs, 1 failed" && break
+	sleep 1
+done
+tail -1 "$work/gw.out" | grep -q "perf: 0 conn, $((runs + 1)) runs, 1 failed" && ok ||
+	bad "a vanished perf client: $(tail -1 "$work/gw.out" | grep -o 'perf: [^|]*')"
+client 11 "$perf" write_bw --client 192.0.2.10 -s 4096 -n 100 > "$work/after.out" 2>&1 && ok ||
+	{ cat "$work/after.out"; bad "a perf client after the vanished one"; }
 
 # every client closed: no connection left, whatever TCP's TIME_WAIT holds
 tail -1 "$work/gw.out" | grep -q ' conns 0 mbufs' && ok ||
