@@ -52,7 +52,7 @@ struct run {
 	double t_progress;          /* last completion or exchange */
 	double next_watch;          /* --server: next look at the CM channel */
 	double next_idle;           /* o->idle_s: next look at the QPs' counters */
-	uint64_t moved;             /* ... what they had moved then */
+	uint64_t idle_moved;        /* ... what they had moved then */
 	bool local_requesters;      /* false on a --server: no stall check */
 	double t_fail;              /* --fail-port: when the link went down */
 	bool moved;                 /* ... and both stacks have failed over */
@@ -541,8 +541,8 @@ static bool idle_client(struct run *R, double t)
 		rnic_qp_stats(R->ends[i].qp, &qs);
 		moved += qs.bytes_in + qs.bytes_out + qs.ops_in + qs.ops_out;
 	}
-	if (moved != R->moved) {
-		R->moved = moved;
+	if (moved != R->idle_moved) {
+		R->idle_moved = moved;
 		R->t_progress = t;
 		return false;
 	}
