@@ -81,7 +81,16 @@ struct rnic_worker;
 	X(ud_pkts_in)       X(ud_pkts_out)      X(ud_bad_qkey)                   \
 	X(ud_no_recv)       X(ud_too_long)      X(mig_queries)                   \
 	X(mig_parked)       X(mig_park_drops)   X(mig_rejects)                   \
-	X(tx_paced)
+	X(tx_paced)                                                              \
+	/* IB CM on QP1 (roce_cm.c, worker 0) */                                 \
+	X(cm_mads_in)       X(cm_mads_out)      X(cm_retransmits)                \
+	X(cm_dups)          X(cm_stale)         X(cm_unknown_comm_id)            \
+	X(cm_no_listener)   X(cm_rej_out)       X(cm_mra_in)                     \
+	X(cm_mra_out)       X(cm_bad_opcode)    X(cm_bad_pkey)                   \
+	X(cm_bad_qkey)      X(cm_bad_req)       X(cm_qp_errors)                  \
+	X(cm_mad_len)       X(cm_base_version)  X(cm_class)                      \
+	X(cm_class_version) X(cm_method)        X(cm_attr)                       \
+	X(cm_field)
 
 struct roce_counters {
 #define ROCE_CTR_FIELD(n) uint64_t n;

@@ -26,6 +26,8 @@
 #include "engine/worker.h"
 #include "net/net.h"
 #include "port/port.h"
+#include "roce/ibcm.h"
+#include "roce/ibcm_wire.h"
 #include "roce/icrc.h"
 #include "roce/psn.h"
 #include "roce/roce.h"
@@ -306,6 +308,8 @@ static unsigned roce_owner(struct rnic_stack *st, struct rnic_port *p, struct rt
 		return UINT32_MAX;
 	const struct rnic_roce_bth *bth = rte_pktmbuf_mtod_offset(m,
 						const struct rnic_roce_bth *, off);
+	if (rnic_roce_bth_dqpn(bth) == RNIC_GSI_QPN)
+		return st->workers[0]->id;   /* QP1: the IB CM lives on worker 0 */
 	struct rnic_qp *qp = qp_by_num(st, rnic_roce_bth_dqpn(bth));
 	struct rnic_worker *w = qp ? __atomic_load_n(&qp->w, __ATOMIC_ACQUIRE) : NULL;
 	return w != NULL ? w->id : UINT32_MAX;
@@ -335,6 +339,13 @@ static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mb
 		rw->c.rx_cnp++;   /* DCQCN reaction point: not implemented yet */
 		goto drop;
 	}
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
+					const struct rte_ipv4_hdr *, ip_off);
+	uint32_t pay_off = bth_off + rnic_roce_op(pkt.opcode)->length;
+	if (rnic_roce_pkt_dqpn(&pkt) == RNIC_GSI_QPN) {
+		roce_cm_input(w, p, &pkt, m, pay_off, ip);   /* counts its own drops */
+		goto drop;
+	}
 	struct rnic_qp *qp = qp_by_num(w->st, rnic_roce_pkt_dqpn(&pkt));
 	struct roce_qp *rq = qp ? rq_of(qp) : NULL;
 	if (rq == NULL || rq->w != w) {
@@ -346,9 +357,6 @@ static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mb
 		rw->c.rx_wrong_service++;   /* an RC packet for a UD QP, or the reverse */
 		goto drop;
 	}
-	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
-					const struct rte_ipv4_hdr *, ip_off);
-	uint32_t pay_off = bth_off + rnic_roce_op(pkt.opcode)->length;
 	if (ud) {
 		if (rq->state == ROCE_RTR || rq->state == ROCE_RTS)
 			roce_ud_input(rq, &pkt, m, pay_off, ip);
@@ -709,7 +717,8 @@ static int roce_stack_init(struct rnic_stack *st)
 		rte_telemetry_register_cmd("/rnic/roce", tel_roce,
 			"RoCEv2: packets, ACK/NAK, retransmissions, drops by cause");
 	}
-	return rnic_stack_register_udp(st, RNIC_ROCE_UDP_PORT, &h);
+	int rc = roce_cm_stack_init(st);
+	return rc != 0 ? rc : rnic_stack_register_udp(st, RNIC_ROCE_UDP_PORT, &h);
 }
 
 /* Port failover, on each worker: this worker's RC and UD QPs on the failed
@@ -760,6 +769,7 @@ static void roce_worker_fini(struct rnic_worker *w)
 const struct rnic_proto_ops rnic_roce_proto = {
 	.name = "roce",
 	.stack_init = roce_stack_init,
+	.stack_fini = roce_cm_stack_fini,
 	.failover = roce_failover,
 	.worker_init = roce_worker_init,
 	.worker_fini = roce_worker_fini,
