@@ -195,6 +195,16 @@ int rnic_cm_attach_stream(struct rnic_cm_id *id, struct rnic_tcp_conn *c, bool a
 			  struct ibv_qp *qp, const struct rnic_cm_conn_param *param,
 			  const void *early, size_t early_len);
 
+/**
+ * RoCE: the IB CM's response timeout (4.096 us x 2^@p resp_timeout_exp,
+ * default 18: 1.07 s) and how often REQ and REP are sent again when
+ * unanswered (@p retries, default 8; DREQ alike, so a vanished peer
+ * is DISCONNECTED with -ETIMEDOUT after retries + 1 tries), for
+ * connections made from now on on @p ctx's stack. 0 keeps a value. The
+ * timeout is also what the REQ asks the peer to wait for us.
+ */
+void rnic_cm_roce_timeouts(struct ibv_context *ctx, uint8_t resp_timeout_exp, uint8_t retries);
+
 /** Graceful close (see above). RoCE: the QP goes to ERR (flushed) and a
  *  DREQ goes out; DISCONNECTED follows the DREP, or -ETIMEDOUT after the
  *  bounded DREQ retries when the peer is gone. @return 0 or ENOTCONN. */

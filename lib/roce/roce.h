@@ -83,8 +83,10 @@ struct rnic_worker;
 	X(mig_parked)       X(mig_park_drops)   X(mig_rejects)                   \
 	X(tx_paced)                                                              \
 	/* IB CM on QP1 (roce_cm.c, worker 0) */                                 \
-	X(cm_mads_in)       X(cm_mads_out)      X(cm_retransmits)                \
-	X(cm_dups)          X(cm_stale)         X(cm_unknown_comm_id)            \
+	X(cm_mads_in)       X(cm_mads_out)      X(cm_req_resent)                 \
+	X(cm_rep_resent)    X(cm_dreq_resent)   X(cm_dup_req)                    \
+	X(cm_dup_rep)       X(cm_dup_dreq)      X(cm_dups)                       \
+	X(cm_stale)         X(cm_unknown_comm_id)                                \
 	X(cm_no_listener)   X(cm_rej_out)       X(cm_mra_in)                     \
 	X(cm_mra_out)       X(cm_bad_opcode)    X(cm_bad_pkey)                   \
 	X(cm_bad_qkey)      X(cm_bad_req)       X(cm_qp_errors)                  \

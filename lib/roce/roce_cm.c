@@ -49,7 +49,6 @@
  * peer that is slow to accept, which can also send an MRA). */
 #define CM_RESP_EXP       18u
 #define CM_RETRIES        8u
-#define CM_DREQ_RETRIES   4u     /* a vanished peer: DISCONNECTED after 5 tries */
 #define CM_TIMEWAIT_TRIES 2u     /* timewait: this many response timeouts */
 #define CM_MRA_EXP        21u    /* service timeout we ask for in an MRA (8.6 s) */
 #define CM_ACK_TIMEOUT    14u    /* the QPs' local ACK timeout (67 ms) */
@@ -403,7 +402,13 @@ static void conn_timer_cb(struct rnic_timer *t, void *arg)
 		return;
 	}
 	c->retries_left--;
-	ctr(c->cm)->cm_retransmits++;
+	struct roce_counters *k = ctr(c->cm);
+	if (c->state == CM_REQ_SENT)
+		k->cm_req_resent++;
+	else if (c->state == CM_REP_SENT)
+		k->cm_rep_resent++;
+	else
+		k->cm_dreq_resent++;
 	conn_send_mad(c);
 	conn_arm(c, c->timeout_us);
 }
@@ -432,7 +437,7 @@ static struct ibcm_listener *listener_of(struct roce_cm *cm, uint64_t sid)
 /* A duplicate REQ: answer from the connection's state (IBA 12.9.5). */
 static void req_dup(struct rx_ctx *x, struct rnic_ibcm_conn *c)
 {
-	ctr(x->cm)->cm_dups++;
+	ctr(x->cm)->cm_dup_req++;
 	switch (c->state) {
 	case CM_REQ_RCVD: {
 		/* the application has not decided yet: ask for patience */
@@ -569,7 +574,7 @@ static void rx_rep(struct rx_ctx *x)
 	if ((c = conn_of_msg(x)) == NULL)
 		return;
 	if (c->state == CM_ESTABLISHED) {   /* our RTU was lost */
-		ctr(x->cm)->cm_dups++;
+		ctr(x->cm)->cm_dup_rep++;
 		conn_send_mad(c);
 		return;
 	}
@@ -619,7 +624,7 @@ static void rx_rtu(struct rx_ctx *x)
 		conn_qp_error(c);
 		conn_send(c, &dreq);
 		c->state = CM_DREQ_SENT;
-		conn_retry_start(c, CM_DREQ_RETRIES);
+		conn_retry_start(c, c->cm->retries);
 		conn_event(c, RNIC_CM_EVENT_CONNECT_ERROR, -EPROTO, 0, NULL, 0);
 		return;
 	}
@@ -707,7 +712,7 @@ static void rx_dreq(struct rx_ctx *x)
 		break;
 	}
 	case CM_TIMEWAIT:
-		ctr(x->cm)->cm_dups++;
+		ctr(x->cm)->cm_dup_dreq++;   /* our DREP was lost */
 		drep_reply(x);
 		break;
 	default:
@@ -1040,7 +1045,7 @@ static int conn_close(struct rnic_ibcm_conn *c)
 		c->tid = c->cm->next_tid++;
 		conn_send(c, &m);
 		c->state = CM_DREQ_SENT;
-		conn_retry_start(c, CM_DREQ_RETRIES);
+		conn_retry_start(c, c->cm->retries);
 		return 0;
 	default:
 		return -ENOTCONN;

@@ -463,6 +463,7 @@ int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *iqp, uint32_t ip, uint
 	struct rnic_worker *w = st->workers[d->handlers[cq_of(iqp->send_cq)->handler].worker];
 	struct connect_args a = { .id = id, .ip = ip, .port = port, .param = param };
 	params_from(&a.p, param);
+	id->transport = RNIC_TRANSPORT_IWARP;
 	id->qp = qp;
 	qp->cm_id = id;
 	__atomic_store_n(&iqp->state, IBV_QPS_RTR, __ATOMIC_RELEASE);
@@ -472,6 +473,7 @@ int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *iqp, uint32_t ip, uint
 	if (rc != 0) {
 		id->qp = NULL;
 		qp->cm_id = NULL;
+		id->transport = RNIC_TRANSPORT_DEFAULT;
 		__atomic_store_n(&iqp->state, IBV_QPS_INIT, __ATOMIC_RELEASE);
 		return rc < 0 ? -rc : rc;
 	}
@@ -528,6 +530,7 @@ int rnic_cm_attach_stream(struct rnic_cm_id *id, struct rnic_tcp_conn *c, bool a
 		return EINVAL;
 	struct stream_args a = { .id = id, .c = c, .active = active, .param = param,
 				 .early = early, .early_len = early_len };
+	id->transport = RNIC_TRANSPORT_IWARP;
 	params_from(&a.p, param);
 	if (active) {
 		struct rnic_qp *qp = qp_of(iqp);
@@ -733,4 +736,9 @@ int rnic_cm_destroy_id(struct rnic_cm_id *id)
 	__atomic_fetch_sub(&ch->users, 1, __ATOMIC_RELAXED);
 	free(id);
 	return 0;
+}
+
+void rnic_cm_roce_timeouts(struct ibv_context *ctx, uint8_t resp_timeout_exp, uint8_t retries)
+{
+	rnic_ibcm_set_timeouts(dev_of(ctx)->st, resp_timeout_exp, retries);
 }
