@@ -346,9 +346,12 @@ static int qp_rtr(struct rnic_ibcm_conn *c)
 			      IBV_QP_MIN_RNR_TIMER);
 }
 
-static int qp_rts(struct rnic_ibcm_conn *c)
+#define CM_RTS_MASK (IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | \
+		     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)
+
+static void rts_attr(const struct rnic_ibcm_conn *c, struct ibv_qp_attr *a)
 {
-	struct ibv_qp_attr a = {
+	*a = (struct ibv_qp_attr){
 		.qp_state = IBV_QPS_RTS,
 		.sq_psn = c->lpsn,
 		.timeout = c->ack_timeout,
@@ -356,8 +359,22 @@ static int qp_rts(struct rnic_ibcm_conn *c)
 		.rnr_retry = c->rnr_retry,
 		.max_rd_atomic = c->ord ? c->ord : 1,
 	};
-	return rnic_modify_qp(&c->qp->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static bool qp_is_rts(const struct rnic_ibcm_conn *c)
+{
+	return c->qp != NULL &&
+	       __atomic_load_n(&c->qp->qp.state, __ATOMIC_ACQUIRE) == IBV_QPS_RTS;
+}
+
+/* RTS, unless the first request packet already took the QP there. */
+static int qp_rts(struct rnic_ibcm_conn *c)
+{
+	struct ibv_qp_attr a;
+	if (qp_is_rts(c))
+		return 0;
+	rts_attr(c, &a);
+	return rnic_modify_qp(&c->qp->qp, &a, CM_RTS_MASK);
 }
 
 /* --- timers ---------------------------------------------------------------------------- */
@@ -397,6 +414,12 @@ static void conn_timer_cb(struct rnic_timer *t, void *arg)
 	}
 	if (c->state != CM_REQ_SENT && c->state != CM_REP_SENT && c->state != CM_DREQ_SENT)
 		return;
+	if (c->state == CM_REP_SENT && qp_is_rts(c)) {
+		/* no RTU, but the peer's traffic established the QP: as an RTU */
+		c->state = CM_ESTABLISHED;
+		conn_event(c, RNIC_CM_EVENT_ESTABLISHED, 0, 0, NULL, 0);
+		return;
+	}
 	if (c->retries_left == 0) {
 		conn_give_up(c);
 		return;
@@ -968,6 +991,9 @@ static void do_accept(struct rnic_worker *w, void *arg)
 		a->rc = -EINVAL;
 		return;
 	}
+	struct ibv_qp_attr rts;
+	rts_attr(c, &rts);
+	roce_qp_arm_comm_est(a->qp, &rts, CM_RTS_MASK);
 	struct rnic_ibcm_msg m = {
 		.attr = RNIC_IBCM_REP, .local_id = c->lid, .remote_id = c->rid,
 		.qpn = a->qp->qp.qp_num, .psn = c->lpsn, .rres = c->ird, .idepth = c->ord,

@@ -315,6 +315,8 @@ static unsigned roce_owner(struct rnic_stack *st, struct rnic_port *p, struct rt
 	return w != NULL ? w->id : UINT32_MAX;
 }
 
+static void qp_enter_rts(struct roce_qp *rq, const struct ibv_qp_attr *a, int mask);
+
 static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 {
 	struct roce_worker *rw = w->proto[RNIC_PROTO_ROCE];
@@ -372,6 +374,11 @@ static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mb
 		if (rq->state != ROCE_RTR && rq->state != ROCE_RTS) {
 			rw->c.rx_bad_state++;
 			goto drop;
+		}
+		if (rq->state == ROCE_RTR && rq->comm_est_armed) {
+			/* the peer sends: the RTU is lost or late, go to RTS now */
+			rw->c.cm_comm_est++;
+			qp_enter_rts(rq, &rq->comm_est_attr, rq->comm_est_mask);
 		}
 		rw->c.resp_pkts_in++;
 		roce_resp_input(rq, p->idx, &pkt, m, pay_off);
@@ -484,6 +491,41 @@ static void apply_attrs(struct roce_qp *rq, const struct ibv_qp_attr *a, int mas
 		rq->max_dest_rd_atomic = a->max_dest_rd_atomic;
 }
 
+/* On the QP's worker: RTR -> RTS with @p a. */
+static void qp_enter_rts(struct roce_qp *rq, const struct ibv_qp_attr *a, int mask)
+{
+	apply_attrs(rq, a, mask);
+	roce_req_init(rq, a->sq_psn);
+	rq->ud_psn = a->sq_psn & RNIC_PSN_MASK;
+	rq->state = ROCE_RTS;
+	rq->comm_est_armed = false;
+	rnic_qp_established(rq->qp);
+}
+
+struct comm_est_ctx {
+	struct roce_qp *rq;
+	const struct ibv_qp_attr *a;
+	int mask;
+};
+
+static void arm_on_worker(struct rnic_worker *w, void *arg)
+{
+	(void)w;
+	struct comm_est_ctx *c = arg;
+	if (c->rq->state != ROCE_RTR)
+		return;
+	c->rq->comm_est_attr = *c->a;
+	c->rq->comm_est_mask = c->mask;
+	c->rq->comm_est_armed = true;
+}
+
+void roce_qp_arm_comm_est(struct rnic_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	struct comm_est_ctx c = { rq_of(qp), a, mask };
+	if (c.rq != NULL && c.rq->w != NULL)
+		rnic_worker_call_sync(c.rq->w, arm_on_worker, &c);
+}
+
 /* On the QP's worker: enter RTR or RTS. */
 static void modify_on_worker(struct rnic_worker *w, void *arg)
 {
@@ -500,10 +542,7 @@ static void modify_on_worker(struct rnic_worker *w, void *arg)
 		rq->qp->conn = QP_CONNECTED;
 		__atomic_store_n(&rq->qp->qp.state, IBV_QPS_RTR, __ATOMIC_RELEASE);
 	} else if (c->to == IBV_QPS_RTS && rq->state == ROCE_RTR) {
-		roce_req_init(rq, c->attr->sq_psn);
-		rq->ud_psn = c->attr->sq_psn & RNIC_PSN_MASK;
-		rq->state = ROCE_RTS;
-		rnic_qp_established(rq->qp);
+		qp_enter_rts(rq, c->attr, c->mask);
 	}
 }
 

@@ -15,8 +15,8 @@
  *   limits               private data beyond the IB CM's rooms: EINVAL
  *   loss                 on a second pair dropping 25 % of frames each way:
  *                        20 connect/Send/disconnect rounds complete, and
- *                        lost REQs, REPs, RTUs and DREQs were retried
- *                        (counters)
+ *                        lost REQs, REPs, RTUs and DREQs were retried, a
+ *                        Send before the RTU moved B's QP to RTS (counters)
  *   vanished_peer        B's stack stops: A's disconnect ends after the
  *                        bounded DREQ retries, DISCONNECTED -ETIMEDOUT
  *
@@ -265,8 +265,19 @@ static const char PD_B[] = "accept private data from B, longer than the request'
 /* A (slot 0) connects a QP of transport @p t to B's listener on @p port;
  * B accepts the request (into its slot @p bslot) with a QP of the
  * transport the event names. Private data and IRD/ORD are checked. */
+static void connect_pair_x(struct pair *n, uint16_t port, int aslot, int bslot,
+			   enum rnic_transport t, bool wait_b);
+
 static void connect_pair(struct pair *n, uint16_t port, int aslot, int bslot,
 			 enum rnic_transport t)
+{
+	connect_pair_x(n, port, aslot, bslot, t, true);
+}
+
+/* ... and with @p wait_b false, return once A is ESTABLISHED (B's event
+ * is the caller's to take). */
+static void connect_pair_x(struct pair *n, uint16_t port, int aslot, int bslot,
+			   enum rnic_transport t, bool wait_b)
 {
 	struct ibv_qp *qa = make_qp(&a, aslot, t);
 	CHECK_RC(rnic_cm_create_id(a.ch, NULL, &a.id[aslot]), 0);
@@ -308,6 +319,8 @@ static void connect_pair(struct pair *n, uint16_t port, int aslot, int bslot,
 		CHECK(ev.private_data_len == RNIC_CM_ROCE_REP_PDATA_MAX && ev.ord == 1 &&
 		      ev.ird == 1, "A: pdata len %u ird %u ord %u", ev.private_data_len,
 		      ev.ird, ev.ord);
+	if (!wait_b)
+		return;
 	ev = get_ev(&b, RNIC_CM_EVENT_ESTABLISHED);
 	CHECK(ev.id == b.id[bslot], "B: ESTABLISHED for another id");
 	CHECK(qp_state(qa) == IBV_QPS_RTS && qp_state(qb) == IBV_QPS_RTS,
@@ -475,6 +488,7 @@ static void t_loss(void)
 		{ "B", "cm_rep_resent" },     /* REP (or the RTU) lost */
 		{ "A", "cm_dup_rep" },        /* RTU lost: the REP again, the RTU again */
 		{ "A", "cm_dreq_resent" },    /* DREQ (or the DREP) lost */
+		{ "B", "cm_comm_est" },       /* RTU lost, A's Send made B's QP RTS */
 	};
 	if (lossy.st[0] == NULL && pair_up(&lossy) != 0)
 		CHECK(0, "lossy pair: %s", rte_strerror(rte_errno));
@@ -483,11 +497,17 @@ static void t_loss(void)
 	ends(&lossy);
 	listen_b(7100);
 	for (unsigned r = 0; r < 20; r++) {
-		connect_pair(&lossy, 7100, 0, 0, RNIC_TRANSPORT_ROCE);
+		/* A sends as soon as it is ESTABLISHED, as rping does: with the
+		 * RTU lost, the Send itself moves B's QP to RTS */
+		connect_pair_x(&lossy, 7100, 0, 0, RNIC_TRANSPORT_ROCE, false);
 		fill(a.buf + 8192, 1000, r);
 		post_send(a.qp[0], &a, IBV_WR_SEND, 8192, 1000, 0, 0, 1);
 		wait_wc(&a, 1, IBV_WC_SUCCESS);
 		wait_wc(&b, 100, IBV_WC_SUCCESS);
+		CHECK(qp_state(b.qp[0]) == IBV_QPS_RTS, "B: QP state %d after a receive",
+		      qp_state(b.qp[0]));
+		struct rnic_cm_event ev = get_ev(&b, RNIC_CM_EVENT_ESTABLISHED);
+		CHECK(ev.id == b.id[0], "B: ESTABLISHED for another id");
 		CHECK_DATA(b.buf, a.buf + 8192, 1000, "Send A->B");
 		disconnect_pair(&a, 0, &b, 0);
 		CHECK_RC(rnic_cm_destroy_id(a.id[0]), 0);
