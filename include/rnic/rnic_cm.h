@@ -23,6 +23,11 @@
  *   the QP to IBV_QPS_ERR at once, flushing everything; DISCONNECTED
  *   carries status -ECONNRESET or -EPROTO.
  *
+ * RoCE QPs (rnic_create_qp_transport(..., RNIC_TRANSPORT_ROCE)) are
+ * connected by the IB CM over QP1 MADs, as librdmacm does on Linux rxe
+ * (docs/roce.md): the same calls and events; disconnect sends a DREQ with
+ * the QP in ERR (flushed), and DISCONNECTED follows the DREP.
+ *
  * All calls may be made from any application thread; none may be made from
  * a worker's callbacks (they wait for the worker).
  */
