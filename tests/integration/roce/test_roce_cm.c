@@ -13,6 +13,12 @@
  *   both_transports      one listener takes an iWARP and a RoCE connection;
  *                        the CONNECT_REQUEST says which, data on both
  *   limits               private data beyond the IB CM's rooms: EINVAL
+ *   bad_mads             malformed MADs, wrong class/version/method/
+ *                        attribute, length, Q_Key, opcode, unknown comm
+ *                        IDs, REQs without listener or CMA header, sent
+ *                        from a UD QP to QP1: each counted under its
+ *                        cause, answered (DREP, REJ) where the IBA says,
+ *                        and the stacks still connect afterwards
  *   loss                 on a second pair dropping 25 % of frames each way:
  *                        20 connect/Send/disconnect rounds complete, and
  *                        lost REQs, REPs, RTUs and DREQs were retried, a
@@ -549,6 +555,149 @@ static void t_vanished_peer(void)
 	CHECK(qp_state(a.qp[0]) == IBV_QPS_ERR, "A: QP state %d", qp_state(a.qp[0]));
 }
 
+/* --- bad input on QP1 ---------------------------------------------------------- */
+
+/* A 256-byte CM MAD by hand (IBTA 13.4.2 header, then the message). */
+static void mad_hdr(uint8_t *m, uint16_t attr)
+{
+	memset(m, 0, 256);
+	m[0] = 1;          /* base version */
+	m[1] = 0x07;       /* CM class */
+	m[2] = 2;          /* class version */
+	m[3] = 0x03;       /* Send */
+	m[15] = 0x42;      /* TID */
+	m[16] = (uint8_t)(attr >> 8);
+	m[17] = (uint8_t)attr;
+}
+
+static void be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* Send @p len bytes at a.buf + 8192 from A's UD QP to B's QP1. */
+static void ud_to_qp1(struct ibv_qp *ud, struct ibv_ah *ah, uint32_t len, uint32_t qkey,
+		      bool imm)
+{
+	struct ibv_sge sge = { (uintptr_t)(a.buf + 8192), len, a.mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
+				  .opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = 1;
+	wr.wr.ud.remote_qkey = qkey;
+	CHECK_RC(ibv_post_send(ud, &wr, &bad), 0);
+	wait_wc(&a, 9, IBV_WC_SUCCESS);
+}
+
+/* Wait (hang guard only) until counter @p name of @p st reaches @p want. */
+static void wait_counter(struct rnic_stack *st, const char *name, uint64_t want)
+{
+	double t0 = now_s();
+	uint64_t v;
+	while ((v = counter(st, name)) < want) {
+		CHECK(now_s() - t0 < HANG_MS / 1000.0, "%s stays at %llu, expected %llu", name,
+		      (unsigned long long)v, (unsigned long long)want);
+		usleep(1000);
+	}
+	CHECK(v == want, "%s = %llu, expected %llu", name, (unsigned long long)v,
+	      (unsigned long long)want);
+}
+
+static void t_bad_mads(void)
+{
+	struct rnic_stack *sa = clean.st[0], *sb = clean.st[1];
+	ends(&clean);
+	listen_b(7006);
+	/* a UD QP on A whose own Q_Key is the GSI's: a Q_Key with the high bit
+	 * set in a work request means "the QP's" (IBA 10.2.5) */
+	struct ibv_qp_init_attr qa = { .send_cq = a.cq, .recv_cq = a.cq, .qp_type = IBV_QPT_UD,
+				       .cap = { .max_send_wr = 16, .max_recv_wr = 16,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp *ud = a.qp[0] = rnic_create_qp_transport(a.pd, &qa, RNIC_TRANSPORT_ROCE);
+	CHECK(ud != NULL, "A: UD QP: %s", strerror(errno));
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x80010000 };
+	CHECK_RC(rnic_modify_qp(ud, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				IBV_QP_QKEY), 0);
+	at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR };
+	CHECK_RC(rnic_modify_qp(ud, &at, IBV_QP_STATE), 0);
+	at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 1 };
+	CHECK_RC(rnic_modify_qp(ud, &at, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	union ibv_gid gb;
+	CHECK_RC(rnic_query_gid(b.ctx, 1, 1, &gb), 0);
+	struct ibv_ah_attr aha = { .is_global = 1, .port_num = 1,
+				   .grh = { .dgid = gb, .sgid_index = 1, .hop_limit = 64 } };
+	struct ibv_ah *ah = rnic_create_ah(a.pd, &aha);
+	CHECK(ah != NULL, "create_ah: %s", strerror(errno));
+	uint8_t *m = a.buf + 8192;
+	static const struct { unsigned off; uint8_t val; const char *ctr; } hdr_bad[] = {
+		{ 0, 2, "cm_base_version" }, { 1, 0x04, "cm_class" },
+		{ 2, 1, "cm_class_version" }, { 3, 0x83, "cm_method" },
+		{ 17, 0x19, "cm_attr" },   /* LAP */
+	};
+	for (unsigned i = 0; i < RTE_DIM(hdr_bad); i++) {
+		uint64_t before = counter(sb, hdr_bad[i].ctr);
+		mad_hdr(m, 0x0014);
+		m[hdr_bad[i].off] = hdr_bad[i].val;
+		ud_to_qp1(ud, ah, 256, 0x80010000, false);
+		wait_counter(sb, hdr_bad[i].ctr, before + 1);
+	}
+	static const struct { uint32_t len, qkey; bool imm; const char *ctr; } pkt_bad[] = {
+		{ 255, 0x80010000, false, "cm_mad_len" },
+		{ 0, 0x80010000, false, "cm_mad_len" },
+		{ 256, 0x12345678, false, "cm_bad_qkey" },
+		{ 256, 0x80010000, true, "cm_bad_opcode" },   /* Send with Immediate */
+	};
+	for (unsigned i = 0; i < RTE_DIM(pkt_bad); i++) {
+		uint64_t before = counter(sb, pkt_bad[i].ctr);
+		mad_hdr(m, 0x0014);
+		ud_to_qp1(ud, ah, pkt_bad[i].len, pkt_bad[i].qkey, pkt_bad[i].imm);
+		wait_counter(sb, pkt_bad[i].ctr, before + 1);
+	}
+	/* an RTU for no connection: counted, dropped */
+	uint64_t unk = counter(sb, "cm_unknown_comm_id");
+	mad_hdr(m, 0x0014);
+	be32(m + 24, 0x1234);
+	be32(m + 28, 0x5678);
+	ud_to_qp1(ud, ah, 256, 0x80010000, false);
+	wait_counter(sb, "cm_unknown_comm_id", unk + 1);
+	/* a DREQ for no connection: B answers with a DREP (IBA 12.9.6), which A's
+	 * CM takes for none of its own */
+	uint64_t a_unk = counter(sa, "cm_unknown_comm_id");
+	mad_hdr(m, 0x0015);
+	be32(m + 24, 0x1234);
+	be32(m + 28, 0x5678);
+	ud_to_qp1(ud, ah, 256, 0x80010000, false);
+	wait_counter(sb, "cm_unknown_comm_id", unk + 2);
+	wait_counter(sa, "cm_unknown_comm_id", a_unk + 1);
+	/* REQs: for a port nobody listens on (REJ 8), and for the listener but
+	 * with no CMA header (REJ): B answers, A's CM knows no such REQ */
+	uint64_t nol = counter(sb, "cm_no_listener"), breq = counter(sb, "cm_bad_req");
+	uint64_t rej = counter(sb, "cm_rej_out");
+	for (int k = 0; k < 2; k++) {
+		mad_hdr(m, 0x0010);
+		be32(m + 24, 0x777 + (uint32_t)k);
+		be32(m + 36, 0x01060000u);   /* service ID, low word */
+		m[38] = (uint8_t)((k ? 7006 : 7998) >> 8);
+		m[39] = (uint8_t)(k ? 7006 : 7998);
+		be32(m + 56, 0x000abc01);    /* QPN, responder resources */
+		m[74] = 3 << 4;              /* path MTU 1024 */
+		ud_to_qp1(ud, ah, 256, 0x80010000, false);
+	}
+	wait_counter(sb, "cm_no_listener", nol + 1);
+	wait_counter(sb, "cm_bad_req", breq + 1);
+	wait_counter(sb, "cm_rej_out", rej + 2);
+	wait_counter(sa, "cm_unknown_comm_id", a_unk + 3);
+	CHECK_RC(rnic_destroy_ah(ah), 0);
+	/* and the stacks still connect */
+	connect_pair(&clean, 7006, 1, 0, RNIC_TRANSPORT_ROCE);
+	move_data(1, 0, 51);
+	disconnect_pair(&a, 1, &b, 0);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -559,6 +708,7 @@ static const struct {
 	{ "no_listener", t_no_listener },
 	{ "both_transports", t_both_transports },
 	{ "limits", t_limits },
+	{ "bad_mads", t_bad_mads },
 	{ "loss", t_loss },
 	{ "vanished_peer", t_vanished_peer },   /* last: stops B of the lossy pair */
 };
