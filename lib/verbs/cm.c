@@ -74,14 +74,15 @@ static struct rnic_stack *id_stack(const struct rnic_cm_id *id)
 	return id->ch->dev->st;
 }
 
-/* Queue an event (any thread). */
-static void post_event(struct rnic_cm_id *id, enum rnic_cm_event_type t, int status,
-		       const void *pdata, uint16_t pd_len)
+/* Queue an event (any thread); @p reason: an IB CM REJ's, or 0. */
+static void post_event_r(struct rnic_cm_id *id, enum rnic_cm_event_type t, int status,
+			 uint16_t reason, const void *pdata, uint16_t pd_len)
 {
 	struct ev_node *n = calloc(1, sizeof(*n));
 	if (n == NULL)
 		return;
 	n->ev.type = t;
+	n->ev.rej_reason = reason;
 	n->ev.id = id;
 	n->ev.listen_id = id->listen_id;
 	n->ev.status = status;
@@ -111,6 +112,12 @@ static void post_event(struct rnic_cm_id *id, enum rnic_cm_event_type t, int sta
 	uint64_t one = 1;
 	ssize_t w = write(ch->fd, &one, sizeof(one));
 	(void)w;
+}
+
+static void post_event(struct rnic_cm_id *id, enum rnic_cm_event_type t, int status,
+		       const void *pdata, uint16_t pd_len)
+{
+	post_event_r(id, t, status, 0, pdata, pd_len);
 }
 
 /* --- endpoint callbacks (on the worker) --------------------------------------- */
@@ -218,13 +225,7 @@ static void ib_event(void *ctx, enum rnic_cm_event_type t, int status, uint16_t 
 		id->state = ID_CONNECTED;
 	else
 		id->state = t == RNIC_CM_EVENT_REJECTED ? ID_REJECTED : ID_CLOSED;
-	post_event(id, t, status, pdata, len);
-	if (reason != 0) {   /* the REJ's reason, on the event just queued */
-		pthread_mutex_lock(&id->ch->lock);
-		if (id->ch->tail != NULL && id->ch->tail->ev.id == id)
-			id->ch->tail->ev.rej_reason = reason;
-		pthread_mutex_unlock(&id->ch->lock);
-	}
+	post_event_r(id, t, status, reason, pdata, len);
 }
 
 static const struct rnic_ibcm_ops ib_ops = {
