@@ -13,6 +13,9 @@
  *   both_transports      one listener takes an iWARP and a RoCE connection;
  *                        the CONNECT_REQUEST says which, data on both
  *   limits               private data beyond the IB CM's rooms: EINVAL
+ *   slow_accept          B accepts after A's REQ retries would have run
+ *                        out: B's MRA (sent on the duplicate REQ) keeps A
+ *                        waiting, the connection is made
  *   bad_mads             malformed MADs, wrong class/version/method/
  *                        attribute, length, Q_Key, opcode, unknown comm
  *                        IDs, REQs without listener or CMA header, sent
@@ -555,6 +558,38 @@ static void t_vanished_peer(void)
 	CHECK(qp_state(a.qp[0]) == IBV_QPS_ERR, "A: QP state %d", qp_state(a.qp[0]));
 }
 
+/* A's REQ retry budget (3 tries of 17 ms) is far shorter than B's 400 ms to
+ * accept: B answers the duplicate REQs with an MRA, A waits the MRA's
+ * service timeout instead of giving up, and the connection is made. */
+static void t_slow_accept(void)
+{
+	struct rnic_stack *sa = clean.st[0], *sb = clean.st[1];
+	ends(&clean);
+	listen_b(7007);
+	uint64_t mra_out = counter(sb, "cm_mra_out"), mra_in = counter(sa, "cm_mra_in");
+	uint64_t dup = counter(sb, "cm_dup_req");
+	rnic_cm_roce_timeouts(clean.ctx[0], 12, 2);
+	struct ibv_qp *qa = make_qp(&a, 0, RNIC_TRANSPORT_ROCE);
+	CHECK_RC(rnic_cm_create_id(a.ch, NULL, &a.id[0]), 0);
+	int rc = rnic_cm_connect(a.id[0], qa, B_IP, 7007, NULL);
+	rnic_cm_roce_timeouts(clean.ctx[0], 18, 8);   /* the defaults, for later cases */
+	CHECK_RC(rc, 0);
+	struct rnic_cm_event ev = get_ev(&b, RNIC_CM_EVENT_CONNECT_REQUEST);
+	b.id[0] = ev.id;
+	usleep(400 * 1000);
+	CHECK(counter(sb, "cm_mra_out") > mra_out && counter(sa, "cm_mra_in") > mra_in &&
+	      counter(sb, "cm_dup_req") > dup, "no MRA exchanged (mra_out %llu, mra_in %llu)",
+	      (unsigned long long)(counter(sb, "cm_mra_out") - mra_out),
+	      (unsigned long long)(counter(sa, "cm_mra_in") - mra_in));
+	struct rnic_cm_event none;
+	CHECK(rnic_cm_get_event(a.ch, &none, 0) == EAGAIN, "A: %s while B has not accepted",
+	      rnic_cm_event_str(none.type));
+	CHECK_RC(rnic_cm_accept(ev.id, make_qp(&b, 0, RNIC_TRANSPORT_ROCE), NULL), 0);
+	get_ev(&a, RNIC_CM_EVENT_ESTABLISHED);
+	get_ev(&b, RNIC_CM_EVENT_ESTABLISHED);
+	disconnect_pair(&a, 0, &b, 0);
+}
+
 /* --- bad input on QP1 ---------------------------------------------------------- */
 
 /* A 256-byte CM MAD by hand (IBTA 13.4.2 header, then the message). */
@@ -708,6 +743,7 @@ static const struct {
 	{ "no_listener", t_no_listener },
 	{ "both_transports", t_both_transports },
 	{ "limits", t_limits },
+	{ "slow_accept", t_slow_accept },
 	{ "bad_mads", t_bad_mads },
 	{ "loss", t_loss },
 	{ "vanished_peer", t_vanished_peer },   /* last: stops B of the lossy pair */
