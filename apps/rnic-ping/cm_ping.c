@@ -200,7 +200,7 @@ static unsigned poll_cq(struct cm_cb *cb)
 			if (wc.status != IBV_WC_WR_FLUSH_ERR) {
 				fprintf(stderr, "rnic-ping: wr %llu completed with %s\n",
 					(unsigned long long)wc.wr_id, rnic_wc_status_str(wc.status));
-				cb->failed = true;
+				fail(cb, "completion", EIO);   /* disconnect: the loop ends */
 			}
 			continue;
 		}

@@ -100,7 +100,9 @@ struct rnic_ibcm_conn {
 	uint32_t lid, rid;       /* local and remote comm IDs */
 	uint64_t tid;
 	uint64_t peer_guid;
-	uint32_t rqpn, rpsn, lpsn;
+	uint32_t rqpn;
+	uint32_t lpsn;           /* our Starting PSN: what our QP expects to receive */
+	uint32_t rpsn;           /* the peer's: what our QP sends first */
 	uint8_t mtu;             /* enum ibv_mtu of the path */
 	uint8_t ird, ord;        /* ours, negotiated */
 	uint8_t retry_cnt, rnr_retry, ack_timeout, tclass;
@@ -336,7 +338,11 @@ static int qp_rtr(struct rnic_ibcm_conn *c)
 		.qp_state = IBV_QPS_RTR,
 		.path_mtu = (enum ibv_mtu)c->mtu,
 		.dest_qp_num = c->rqpn,
-		.rq_psn = c->rpsn,
+		/* a message's Starting PSN is the one its sender expects to
+		 * receive first (Linux cm.c: the REQ's becomes the active
+		 * side's rq_psn and the passive side's sq_psn; the REP's the
+		 * other way round) */
+		.rq_psn = c->lpsn,
 		.max_dest_rd_atomic = c->ird,
 		.min_rnr_timer = CM_MIN_RNR_TIMER,
 	};
@@ -353,7 +359,7 @@ static void rts_attr(const struct rnic_ibcm_conn *c, struct ibv_qp_attr *a)
 {
 	*a = (struct ibv_qp_attr){
 		.qp_state = IBV_QPS_RTS,
-		.sq_psn = c->lpsn,
+		.sq_psn = c->rpsn,   /* the peer's Starting PSN: what it expects */
 		.timeout = c->ack_timeout,
 		.retry_cnt = c->retry_cnt,
 		.rnr_retry = c->rnr_retry,
