@@ -4,8 +4,8 @@
  * every completion checked (issue 8).
  *
  *   rnic-soak [--transport iwarp|roce] [--ops N] [--drop P] [--dup P]
- *             [--reorder P] [--corrupt P] [--seed S] [--qps N]
- *             [--max-size BYTES] [--json]
+ *             [--reorder P] [--corrupt P] [--ce P] [--ecn] [--dcqcn]
+ *             [--seed S] [--qps N] [--max-size BYTES] [--json]
  *
  * Two stacks in this process are wired by net_ring; the fault injector of
  * the requester's port works on both directions. iWARP QPs connect through
@@ -54,13 +54,15 @@
 static struct {
 	const char *transport;
 	uint64_t ops;
-	double drop, dup, reorder, corrupt;
+	double drop, dup, reorder, corrupt, ce;
+	bool ecn, dcqcn;          /* RoCE: ECT(0) packets, DCQCN pacing (both stacks) */
 	uint64_t seed;
 	unsigned qps;
 	uint32_t max_size;
 	int json;
 	unsigned qp_timeout;   /* RoCE local ACK timeout exponent: 4.096 us << N */
-} o = { "iwarp", 10000, 0, 0, 0, 0, 1, 4, 1 << 20, 0, 14 };
+} o = { .transport = "iwarp", .ops = 10000, .seed = 1, .qps = 4, .max_size = 1 << 20,
+	.qp_timeout = 14 };
 
 enum op { OP_SEND, OP_WRITE, OP_READ };
 
@@ -243,10 +245,12 @@ static double now_s(void)
 static int usage(FILE *f, int rc)
 {
 	fprintf(f, "usage: rnic-soak [--transport iwarp|roce] [--ops N] [--drop P] [--dup P]\n"
-		   "                 [--reorder P] [--corrupt P] [--seed S] [--qps N (1..16)]\n"
+		   "                 [--reorder P] [--corrupt P] [--ce P] [--ecn] [--dcqcn]\n"
+		   "                 [--seed S] [--qps N (1..16)]\n"
 		   "                 [--qp-timeout N (RoCE: 4.096 us << N, default 14)]\n"
 		   "                 [--max-size BYTES] [--json]\n"
-		   "Fault rates are percent (0..100), applied both ways on the link.\n");
+		   "Fault rates are percent (0..100), applied both ways on the link; --ce marks\n"
+		   "ECN-capable frames CE (RoCE with --ecn; --dcqcn adds the rate limiter).\n");
 	return rc;
 }
 
@@ -259,6 +263,10 @@ static int parse(int argc, char **argv)
 			exit(usage(stdout, 0));
 		if (!strcmp(a, "--json")) {
 			o.json = 1;
+			continue;
+		}
+		if (!strcmp(a, "--ecn") || !strcmp(a, "--dcqcn")) {
+			*(a[2] == 'e' ? &o.ecn : &o.dcqcn) = true;
 			continue;
 		}
 		if (v == NULL)
@@ -284,6 +292,8 @@ static int parse(int argc, char **argv)
 			o.reorder = d;
 		else if (!strcmp(a, "--corrupt") && d <= 100)
 			o.corrupt = d;
+		else if (!strcmp(a, "--ce") && d <= 100)
+			o.ce = d;
 		else if (!strcmp(a, "--seed"))
 			o.seed = (uint64_t)d ? (uint64_t)d : 1;
 		else if (!strcmp(a, "--qps") && d >= 1 && d <= MAX_QPS)
@@ -402,9 +412,11 @@ int main(int argc, char **argv)
 		c[i].ports[0].ip = i ? B_IP : A_IP;
 		c[i].ports[0].prefix_len = 24;
 		c[i].ports[0].mbufs = 32767;
+		c[i].roce_cc.ecn = o.ecn;
+		c[i].roce_cc.dcqcn = o.dcqcn;
 	}
 	struct rnic_fault_cfg f = { .drop = o.drop, .dup = o.dup, .reorder = o.reorder,
-				    .corrupt = o.corrupt };
+				    .corrupt = o.corrupt, .ce = o.ce };
 	c[1].ports[0].rx_fault = c[1].ports[0].tx_fault = f;
 	c[1].ports[0].fault_seed = o.seed;
 	struct rnic_stack *A = rnic_stack_create(&c[0]), *B = rnic_stack_create(&c[1]);
@@ -651,20 +663,23 @@ int main(int argc, char **argv)
 		printf("{\"transport\": \"%s\", \"ops\": %lu, \"verified\": %s, \"wrong_bytes\": %lu, "
 		       "\"lost\": %lu, \"dup_completions\": %lu, \"bad_status\": %lu, "
 		       "\"seconds\": %.2f, \"seed\": %lu, \"faults\": {\"dropped\": %lu, "
-		       "\"duplicated\": %lu, \"reordered\": %lu, \"corrupted\": %lu}}\n",
+		       "\"duplicated\": %lu, \"reordered\": %lu, \"corrupted\": %lu, "
+		       "\"ce_marked\": %lu}}\n",
 		       o.transport, (unsigned long)ops_done, verified ? "true" : "false",
 		       (unsigned long)wrong_bytes, (unsigned long)lost, (unsigned long)dups,
 		       (unsigned long)bad_status, secs, (unsigned long)o.seed,
 		       (unsigned long)ss.fault_dropped, (unsigned long)ss.fault_duplicated,
-		       (unsigned long)ss.fault_reordered, (unsigned long)ss.fault_corrupted);
+		       (unsigned long)ss.fault_reordered, (unsigned long)ss.fault_corrupted,
+		       (unsigned long)ss.fault_ce_marked);
 	else
 		printf("rnic-soak %s: %lu ops in %.2f s, %s: %lu wrong bytes, %lu lost, %lu duplicated, "
-		       "%lu bad status (faults: %lu dropped, %lu dup, %lu reordered, %lu corrupted)\n",
+		       "%lu bad status (faults: %lu dropped, %lu dup, %lu reordered, %lu corrupted, "
+		       "%lu CE)\n",
 		       o.transport, (unsigned long)ops_done, secs, verified ? "verified" : "FAILED",
 		       (unsigned long)wrong_bytes, (unsigned long)lost, (unsigned long)dups,
 		       (unsigned long)bad_status, (unsigned long)ss.fault_dropped,
 		       (unsigned long)ss.fault_duplicated, (unsigned long)ss.fault_reordered,
-		       (unsigned long)ss.fault_corrupted);
+		       (unsigned long)ss.fault_corrupted, (unsigned long)ss.fault_ce_marked);
 	if (getenv("SOAK_DEBUG")) {
 		struct rnic_arp_stats aa, ab;
 		rnic_arp_stats(A, &aa);

@@ -35,6 +35,7 @@ struct rnic_fault_cfg {
 	double reorder;   /**< hold it back behind the next one */
 	double corrupt;   /**< flip one random bit in the frame */
 	double delay;     /**< delay it by delay_us */
+	double ce;        /**< mark an ECN-capable IPv4 frame CE (as a congested switch) */
 	uint32_t delay_us;/**< delay applied to delayed packets */
 };
 
@@ -62,6 +63,27 @@ enum rnic_poll_mode {
 	RNIC_POLL_ADAPTIVE = 1, /**< sleep briefly after a run of empty loops */
 };
 
+/**
+ * RoCEv2 congestion control, the [roce] section (docs/user-guide.md).
+ * The notification point (a CNP for a CE-marked packet) is always on; ECN
+ * marking of rnic's own packets and the DCQCN reaction point are off by
+ * default.
+ */
+struct rnic_roce_cc_cfg {
+	bool ecn;                 /**< send RC packets ECT(0), so switches may mark them */
+	uint32_t cnp_interval_us; /**< least time between two CNPs of one QP (50) */
+	bool dcqcn;               /**< pace each RC QP to its DCQCN rate */
+	uint32_t max_rate_mbps;   /**< line rate: where a QP starts and its ceiling */
+	uint32_t min_rate_mbps;   /**< floor of the rate */
+	uint32_t ai_rate_mbps;    /**< additive increase step (Rai) */
+	uint32_t hai_rate_mbps;   /**< hyper increase step (Rhai) */
+	uint32_t alpha_us;        /**< alpha update period */
+	uint32_t rate_us;         /**< rate increase timer */
+	uint32_t byte_reset;      /**< bytes per byte-counter increase event */
+	uint32_t f;               /**< fast recovery stages */
+	uint32_t g_shift;         /**< alpha gain g = 2^-g_shift */
+};
+
 /** A whole stack's configuration, from an INI file and/or the CLI. */
 struct rnic_config {
 	char path[256];                      /**< file it came from, or "" */
@@ -73,10 +95,12 @@ struct rnic_config {
 	unsigned workers;                    /**< worker count */
 	enum rnic_poll_mode poll_mode;       /**< worker idle policy */
 	unsigned status_interval_ms;         /**< gateway status line, 0 = off */
+	struct rnic_roce_cc_cfg roce_cc;     /**< RoCEv2 ECN, CNPs and DCQCN */
 };
 
 /**
- * Fill @p cfg with defaults: no ports, one worker, adaptive polling.
+ * Fill @p cfg with defaults: no ports, one worker, adaptive polling, RoCE
+ * congestion control as documented in docs/user-guide.md ([roce]).
  */
 void rnic_config_init(struct rnic_config *cfg);
 
@@ -90,7 +114,8 @@ void rnic_port_cfg_init(struct rnic_port_cfg *pc);
  *
  * Sections: [eal] args = ...; [port.N] vdev|pci|ring, ip, gateway, mtu, mbufs,
  * rx_desc, tx_desc, fault_seed, {rx,tx}_{drop,dup,reorder,corrupt,delay},
- * {rx,tx}_delay_us, pcap; [workers] count, poll; [gateway] status_ms.
+ * {rx,tx}_delay_us, {rx,tx}_ce, pcap; [workers] count, poll; [gateway]
+ * status_ms; [roce] ecn, cnp_interval_us, dcqcn and the dcqcn_* keys.
  * Other sections (target.*, ...) are accepted when @p extra_section says so.
  *
  * @param err
@@ -168,8 +193,18 @@ struct rnic_stack_stats {
 	uint64_t connections;            /**< established transport connections */
 	uint64_t mbufs_in_use;           /**< mbufs out of every port pool */
 	uint64_t fault_dropped, fault_duplicated, fault_reordered,
-		 fault_corrupted, fault_delayed; /**< fault-injector actions */
+		 fault_corrupted, fault_delayed,
+		 fault_ce_marked;                /**< fault-injector actions */
 };
+
+/**
+ * Mark @p rx_pct percent of the ECN-capable IPv4 frames port @p port (its
+ * index in the config) receives, and @p tx_pct of those it sends, CE (the
+ * `ce` fault), from now on; 0 stops it. Safe while the stack runs.
+ * @return 0 or -EINVAL.
+ */
+int rnic_stack_fault_set_ce(struct rnic_stack *st, unsigned port, double rx_pct,
+			    double tx_pct);
 
 /** Read the stack's counters (lock-free, approximately coherent). */
 void rnic_stack_stats(const struct rnic_stack *st, struct rnic_stack_stats *s);

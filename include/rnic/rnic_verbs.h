@@ -105,6 +105,22 @@ int rnic_query_gid(struct ibv_context *ctx, uint8_t port_num, int index,
  *  -ENOENT for an unknown name. */
 int rnic_roce_counter(const struct rnic_stack *st, const char *name, uint64_t *value);
 
+/** Congestion-control state of a RoCE RC QP (rnic_roce_qp_cc()). */
+struct rnic_roce_cc_info {
+	bool ecn;                 /**< its packets leave ECT(0) ([roce] ecn) */
+	bool dcqcn;               /**< its transmit is paced by DCQCN ([roce] dcqcn) */
+	uint64_t rate_kbps;       /**< current rate Rc (the line rate when DCQCN is off) */
+	uint64_t target_kbps;     /**< target rate Rt */
+	uint32_t alpha;           /**< DCQCN alpha in units of 2^-24 */
+	uint64_t cuts;            /**< CNPs that cut its rate */
+	uint64_t increases;       /**< timer and byte-counter events that raised it */
+};
+
+/** Read the DCQCN state of RoCE RC QP @p qp (in RTR or RTS), its timers
+ *  brought up to now, on the QP's worker (debugging, tests). @return 0,
+ *  -EINVAL (not a RoCE RC QP), -ENOTCONN (not connected). */
+int rnic_roce_qp_cc(struct ibv_qp *qp, struct rnic_roce_cc_info *info);
+
 /**
  * Address handle for UD QPs (RoCE): @p attr names the destination with a
  * GRH (is_global, grh.dgid ::ffff:a.b.c.d, grh.sgid_index 1) and a port.

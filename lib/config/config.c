@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,22 @@ void rnic_config_init(struct rnic_config *cfg)
 	cfg->workers = 1;
 	cfg->poll_mode = RNIC_POLL_ADAPTIVE;
 	cfg->status_interval_ms = 1000;
+	/* DCQCN: the paper's timers, gain and stages (Zhu et al. 2015); rates
+	 * in Mb/s, the ceiling a 100 Gb/s link's */
+	cfg->roce_cc = (struct rnic_roce_cc_cfg){
+		.ecn = false,
+		.cnp_interval_us = 50,
+		.dcqcn = false,
+		.max_rate_mbps = 100000,
+		.min_rate_mbps = 10,
+		.ai_rate_mbps = 40,
+		.hai_rate_mbps = 400,
+		.alpha_us = 55,
+		.rate_us = 300,
+		.byte_reset = 10u << 20,
+		.f = 5,
+		.g_shift = 8,
+	};
 }
 
 /* Decimal digits only, no sign, no spaces, no leading zeros beyond one
@@ -187,7 +204,8 @@ static int set_ip(struct rnic_port_cfg *pc, const char *val, char *why, size_t w
 static int set_fault(struct rnic_port_cfg *pc, const char *key, const char *val,
 		     char *why, size_t wlen)
 {
-	static const char *const names[] = { "drop", "dup", "reorder", "corrupt", "delay" };
+	static const char *const names[] = { "drop", "dup", "reorder", "corrupt", "delay",
+					     "ce" };
 	struct rnic_fault_cfg *f[2] = { &pc->rx_fault, &pc->tx_fault };
 	bool rx = true, tx = true;
 
@@ -218,7 +236,7 @@ static int set_fault(struct rnic_port_cfg *pc, const char *key, const char *val,
 			if (!(d == 0 ? rx : tx))
 				continue;
 			double *p[] = { &f[d]->drop, &f[d]->dup, &f[d]->reorder,
-					&f[d]->corrupt, &f[d]->delay };
+					&f[d]->corrupt, &f[d]->delay, &f[d]->ce };
 			*p[i] = v;
 		}
 		return 0;
@@ -488,6 +506,77 @@ static int load_port(struct rnic_port_cfg *pc, const char *path, const char *sec
 	return 0;
 }
 
+/* The [roce] keys: on/off switches and bounded integers. */
+static const struct {
+	const char *key;
+	size_t off;             /* in struct rnic_roce_cc_cfg */
+	bool flag;              /* on/off, else an integer in [min, max] */
+	unsigned long min, max;
+} roce_keys[] = {
+#define RK_FLAG(k, f) { k, offsetof(struct rnic_roce_cc_cfg, f), true, 0, 1 }
+#define RK_NUM(k, f, lo, hi) { k, offsetof(struct rnic_roce_cc_cfg, f), false, lo, hi }
+	RK_FLAG("ecn", ecn),
+	RK_NUM("cnp_interval_us", cnp_interval_us, 0, 1000000),
+	RK_FLAG("dcqcn", dcqcn),
+	RK_NUM("dcqcn_max_rate_mbps", max_rate_mbps, 1, 1000000),
+	RK_NUM("dcqcn_min_rate_mbps", min_rate_mbps, 1, 1000000),
+	RK_NUM("dcqcn_ai_rate_mbps", ai_rate_mbps, 1, 1000000),
+	RK_NUM("dcqcn_hai_rate_mbps", hai_rate_mbps, 1, 1000000),
+	RK_NUM("dcqcn_alpha_us", alpha_us, 1, 1000000),
+	RK_NUM("dcqcn_rate_us", rate_us, 1, 1000000),
+	RK_NUM("dcqcn_byte_reset", byte_reset, 1, 1u << 30),
+	RK_NUM("dcqcn_f", f, 1, 100),
+	RK_NUM("dcqcn_g_shift", g_shift, 1, 20),
+#undef RK_FLAG
+#undef RK_NUM
+};
+
+/* One [roce] key into @p rc. @return 0, -ENOENT (unknown key), -EINVAL
+ * with the reason in @p why. */
+static int roce_key(struct rnic_roce_cc_cfg *rc, const char *k, const char *v,
+		    char *why, size_t wlen)
+{
+	for (size_t i = 0; i < RTE_DIM(roce_keys); i++) {
+		if (strcmp(k, roce_keys[i].key) != 0)
+			continue;
+		void *field = (char *)rc + roce_keys[i].off;
+		if (roce_keys[i].flag) {
+			if (strcmp(v, "on") && strcmp(v, "off"))
+				return cfg_err(why, wlen, -EINVAL, "is not on or off");
+			*(bool *)field = !strcmp(v, "on");
+			return 0;
+		}
+		unsigned long u;
+		if (parse_uint(v, roce_keys[i].min, roce_keys[i].max, &u) != 0)
+			return cfg_err(why, wlen, -EINVAL, "is not %lu..%lu", roce_keys[i].min,
+				       roce_keys[i].max);
+		*(uint32_t *)field = (uint32_t)u;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* [roce] as a whole: the DCQCN floor may not exceed its ceiling. */
+static int load_roce(struct rnic_config *cfg, const char *path,
+		     const struct rte_cfgfile_entry *e, int n, char *err, size_t errlen)
+{
+	char why[64];
+	for (int i = 0; i < n; i++) {
+		int r = roce_key(&cfg->roce_cc, e[i].name, e[i].value, why, sizeof(why));
+		if (r == -ENOENT)
+			return cfg_err(err, errlen, -EINVAL, "%s: [roce] %s: unknown key",
+				       path, e[i].name);
+		if (r != 0)
+			return cfg_err(err, errlen, -EINVAL, "%s: [roce] %s: '%s' %s", path,
+				       e[i].name, e[i].value, why);
+	}
+	if (cfg->roce_cc.min_rate_mbps > cfg->roce_cc.max_rate_mbps)
+		return cfg_err(err, errlen, -EINVAL,
+			       "%s: [roce] dcqcn_min_rate_mbps: %u is above dcqcn_max_rate_mbps %u",
+			       path, cfg->roce_cc.min_rate_mbps, cfg->roce_cc.max_rate_mbps);
+	return 0;
+}
+
 /* [eal], [workers] and [gateway]. @return 0, -ENOENT if @p sec is none of
  * them, -EINVAL with the error line. */
 static int load_global(struct rnic_config *cfg, const char *path, const char *sec,
@@ -564,7 +653,8 @@ static int load_sections(struct rnic_config *cfg, struct rte_cfgfile *cf,
 			rc = load_port(&ports[num], path, sec, e, n, err, errlen);
 			have[num] = true;
 		} else {
-			rc = load_global(cfg, path, sec, e, n, err, errlen);
+			rc = !strcmp(sec, "roce") ? load_roce(cfg, path, e, n, err, errlen)
+						  : load_global(cfg, path, sec, e, n, err, errlen);
 			if (rc == -ENOENT)
 				rc = cfg_err(err, errlen, -EINVAL, "%s: [%s]: unknown section",
 					     path, sec);
@@ -634,8 +724,10 @@ const char *rnic_config_usage(void)
 	"  --mtu N               IP MTU of the last port (68..9000)\n"
 	"  --workers N           poll-mode workers (1..16)\n"
 	"  --busy-poll           never sleep when idle (benchmarks)\n"
+	"  --ecn, --dcqcn        RoCE: send ECT(0); pace QPs by DCQCN ([roce] keys)\n"
 	"  --fault-drop P, --fault-dup P, --fault-reorder P, --fault-corrupt P\n"
 	"                        inject faults on the last port, percent, both ways\n"
+	"  --fault-ce P          mark P percent of ECN-capable IPv4 frames CE, both ways\n"
 	"  --fault-seed S        seed of the fault injector of the last port\n"
 	"  --pcap FILE           pcapng capture of the last port\n"
 	"  --eal \"ARGS\"          extra DPDK EAL arguments\n"
@@ -654,6 +746,7 @@ static const struct {
 	{ "--fault-drop", "drop" }, { "--fault-dup", "dup" },
 	{ "--fault-reorder", "reorder" }, { "--fault-corrupt", "corrupt" },
 	{ "--fault-seed", "fault_seed" }, { "--pcap", "pcap" },
+	{ "--fault-ce", "ce" },
 };
 
 /* A fresh port at the end of @p cfg, for --vdev/--ring/--pci or a lone --ip. */
@@ -692,6 +785,12 @@ static int cli_opt(struct rnic_config *cfg, const char *opt, const char *val,
 		if (inline_val)
 			return cfg_err(err, errlen, -EINVAL, "--busy-poll: takes no value");
 		cfg->poll_mode = RNIC_POLL_BUSY;
+		return 0;
+	}
+	if (!strcmp(opt, "--ecn") || !strcmp(opt, "--dcqcn")) {
+		if (inline_val)
+			return cfg_err(err, errlen, -EINVAL, "%s: takes no value", opt);
+		*(opt[2] == 'e' ? &cfg->roce_cc.ecn : &cfg->roce_cc.dcqcn) = true;
 		return 0;
 	}
 	for (i = 0; i < RTE_DIM(cli_opts) && strcmp(opt, cli_opts[i].opt); i++)

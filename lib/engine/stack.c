@@ -274,6 +274,16 @@ unsigned rnic_worker_poll(struct rnic_stack *st, unsigned idx)
 	return rnic_worker_run_once(st->workers[idx]);
 }
 
+int rnic_stack_fault_set_ce(struct rnic_stack *st, unsigned port, double rx_pct,
+			    double tx_pct)
+{
+	if (st == NULL || port >= st->n_ports || !(rx_pct >= 0 && rx_pct <= 100) ||
+	    !(tx_pct >= 0 && tx_pct <= 100))
+		return -EINVAL;
+	rnic_port_fault_set_ce(st->ports[port], rx_pct, tx_pct);
+	return 0;
+}
+
 void rnic_stack_stats(const struct rnic_stack *st, struct rnic_stack_stats *s)
 {
 	struct rnic_arp_stats as;
@@ -297,6 +307,7 @@ void rnic_stack_stats(const struct rnic_stack *st, struct rnic_stack_stats *s)
 		s->fault_duplicated += fs.duplicated;
 		s->fault_reordered += fs.reordered;
 		s->fault_corrupted += fs.corrupted;
+		s->fault_ce_marked += fs.ce_marked;
 		s->fault_delayed += fs.delayed;
 		s->mbufs_in_use += rnic_port_mbufs_in_use(st->ports[i]);
 		s->drops += rnic_port_link_down_drops(st->ports[i]);

@@ -142,6 +142,7 @@ static void fill_stats(const struct rnic_stack *st, struct rte_tel_data *d)
 	TEL_STAT(icmp_echo); TEL_STAT(redirected); TEL_STAT(connections);
 	TEL_STAT(mbufs_in_use); TEL_STAT(fault_dropped); TEL_STAT(fault_duplicated);
 	TEL_STAT(fault_reordered); TEL_STAT(fault_corrupted); TEL_STAT(fault_delayed);
+	TEL_STAT(fault_ce_marked);
 #undef TEL_STAT
 	struct rnic_failover_stats fs;
 	rnic_failover_stats(st, &fs);

@@ -6,7 +6,10 @@
  */
 #include <string.h>
 
+#include <rte_byteorder.h>
 #include <rte_cycles.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 
 #include "port/fault.h"
@@ -39,6 +42,8 @@ static bool fault_hit(struct rnic_fault *f, uint32_t threshold)
 	return threshold != 0 && (uint32_t)(fault_rand(f) >> 32) < threshold;
 }
 
+static bool fault_seg_shared(const struct rte_mbuf *seg);
+
 /* Thresholds from percentages; a zero seed picks a fixed one (the state of
  * xorshift must never be 0). */
 void rnic_fault_init(struct rnic_fault *f, const struct rnic_fault_cfg *cfg,
@@ -52,8 +57,54 @@ void rnic_fault_init(struct rnic_fault *f, const struct rnic_fault_cfg *cfg,
 	f->p_reorder = pct_to_threshold(cfg->reorder);
 	f->p_corrupt = pct_to_threshold(cfg->corrupt);
 	f->p_delay = cfg->delay_us ? pct_to_threshold(cfg->delay) : 0;
+	f->p_ce = pct_to_threshold(cfg->ce);
 	f->enabled = f->p_drop || f->p_dup || f->p_reorder || f->p_corrupt ||
-		     f->p_delay;
+		     f->p_delay || f->p_ce;
+}
+
+void rnic_fault_set_ce(struct rnic_fault *f, double pct)
+{
+	uint32_t t = pct_to_threshold(pct);
+	__atomic_store_n(&f->p_ce, t, __ATOMIC_RELAXED);
+	/* never turned off here: frames held by other faults must still
+	 * come out through rnic_port_fault_poll() */
+	if (t != 0)
+		__atomic_store_n(&f->enabled, true, __ATOMIC_RELEASE);
+}
+
+bool rnic_fault_mark_ce(struct rte_mbuf *m)
+{
+	uint32_t off = sizeof(struct rte_ether_hdr);
+	if (fault_seg_shared(m) || rte_pktmbuf_data_len(m) < off)
+		return false;
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	uint16_t type = rte_be_to_cpu_16(eth->ether_type);
+	if (type == RTE_ETHER_TYPE_VLAN) {
+		if (rte_pktmbuf_data_len(m) < off + sizeof(struct rte_vlan_hdr))
+			return false;
+		const struct rte_vlan_hdr *vh = rte_pktmbuf_mtod_offset(m,
+						const struct rte_vlan_hdr *, off);
+		type = rte_be_to_cpu_16(vh->eth_proto);
+		off += sizeof(struct rte_vlan_hdr);
+	}
+	if (type != RTE_ETHER_TYPE_IPV4 ||
+	    rte_pktmbuf_data_len(m) < off + sizeof(struct rte_ipv4_hdr))
+		return false;
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, off);
+	uint8_t ecn = ip->type_of_service & 3;
+	if ((ip->version_ihl >> 4) != 4 || ecn == 0 || ecn == 3)
+		return false;   /* not IPv4, Not-ECT (never marked), or CE already */
+	/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), over the 16-bit word
+	 * holding version/IHL and TOS */
+	uint16_t old_w = rte_be_to_cpu_16(*(const rte_be16_t *)ip);
+	ip->type_of_service |= 3;
+	uint16_t new_w = rte_be_to_cpu_16(*(const rte_be16_t *)ip);
+	uint32_t sum = (uint16_t)~rte_be_to_cpu_16(ip->hdr_checksum) +
+		       (uint32_t)(uint16_t)~old_w + new_w;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	ip->hdr_checksum = rte_cpu_to_be_16((uint16_t)~sum);
+	return true;
 }
 
 /* Hold @p m until @p release; the hold FIFO is kept in release order. */
@@ -193,6 +244,9 @@ unsigned rnic_fault_apply(struct rnic_fault *f, struct rte_mbuf **in,
 			rte_pktmbuf_free(m);
 			continue;
 		}
+		if (fault_hit(f, __atomic_load_n(&f->p_ce, __ATOMIC_RELAXED)) &&
+		    rnic_fault_mark_ce(m))
+			f->stats.ce_marked++;
 		if (fault_hit(f, f->p_corrupt))
 			m = fault_corrupt(f, m);
 		if (fault_hit(f, f->p_dup) && k + 1 < max_out) {

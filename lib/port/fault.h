@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Seeded fault injector for one direction of one queue: drop, duplicate,
- * reorder, corrupt (one bit flip) and delay, each a percentage. Off by
+ * reorder, corrupt (one bit flip), delay and CE marking (the ECN field of
+ * an ECN-capable IPv4 frame set to Congestion Experienced, as a congested
+ * switch would), each a percentage. Off by
  * default (all zero). Deterministic for a given seed and input sequence, so
  * a failing test can be replayed with the same seed.
  */
@@ -18,7 +20,7 @@
 #define RNIC_FAULT_HOLD 256 /* frames held back at once (delay/reorder) */
 
 struct rnic_fault_stats {
-	uint64_t seen, dropped, duplicated, reordered, corrupted, delayed;
+	uint64_t seen, dropped, duplicated, reordered, corrupted, delayed, ce_marked;
 };
 
 struct rnic_fault {
@@ -26,6 +28,7 @@ struct rnic_fault {
 	bool enabled;               /* any probability non-zero */
 	uint64_t rng;               /* xorshift64* state, never 0 */
 	uint32_t p_drop, p_dup, p_reorder, p_corrupt, p_delay; /* of 2^32 */
+	uint32_t p_ce;              /* of 2^32; changed at run time by rnic_fault_set_ce() */
 	/* held frames: a FIFO ordered by release time */
 	struct rte_mbuf *held[RNIC_FAULT_HOLD];
 	uint64_t release_tsc[RNIC_FAULT_HOLD];
@@ -63,6 +66,23 @@ unsigned rnic_fault_release(struct rnic_fault *f, struct rte_mbuf **out,
  */
 unsigned rnic_fault_requeue(struct rnic_fault *f, struct rte_mbuf **m,
 			    unsigned n, uint64_t now_tsc);
+
+/**
+ * Set CE in the IPv4 header of Ethernet frame @p m (one 802.1Q tag allowed)
+ * when its ECN field is ECT(0) or ECT(1), and fix the header checksum
+ * (RFC 1624). A frame whose first segment is shared (refcount, clone or
+ * external buffer) is left alone. The RoCEv2 ICRC masks the TOS byte, so
+ * it stays valid. @return true when the frame was marked.
+ */
+bool rnic_fault_mark_ce(struct rte_mbuf *m);
+
+/**
+ * Change the CE-marking percentage of a running injector (the only knob
+ * that may change after init: marking holds no frame). Called from any
+ * thread; the owning worker sees it on its next burst. Turning it on
+ * enables an injector that was off.
+ */
+void rnic_fault_set_ce(struct rnic_fault *f, double pct);
 
 /** Free every held frame (port close). */
 void rnic_fault_flush(struct rnic_fault *f);

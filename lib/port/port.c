@@ -618,6 +618,14 @@ unsigned rnic_port_mbufs_in_use(const struct rnic_port *p)
 	return rte_mempool_in_use_count(p->pool);
 }
 
+void rnic_port_fault_set_ce(struct rnic_port *p, double rx_pct, double tx_pct)
+{
+	for (unsigned q = 0; q < p->nb_rxq; q++)
+		rnic_fault_set_ce(&p->rx_fault[q], rx_pct);
+	for (unsigned q = 0; q < p->nb_txq; q++)
+		rnic_fault_set_ce(&p->tx_fault[q], tx_pct);
+}
+
 void rnic_port_fault_stats(const struct rnic_port *p, struct rnic_fault_stats *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -631,6 +639,7 @@ void rnic_port_fault_stats(const struct rnic_port *p, struct rnic_fault_stats *s
 			s->reordered += d[i]->reordered;
 			s->corrupted += d[i]->corrupted;
 			s->delayed += d[i]->delayed;
+			s->ce_marked += d[i]->ce_marked;
 		}
 	}
 }
@@ -699,5 +708,6 @@ void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "fault_duplicated", fs.duplicated);
 	rte_tel_data_add_dict_u64(d, "fault_reordered", fs.reordered);
 	rte_tel_data_add_dict_u64(d, "fault_corrupted", fs.corrupted);
+	rte_tel_data_add_dict_u64(d, "fault_ce_marked", fs.ce_marked);
 	rte_tel_data_add_dict_u64(d, "fault_delayed", fs.delayed);
 }

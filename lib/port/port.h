@@ -159,6 +159,10 @@ struct rte_tel_data;
 void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d);
 
 /** Sum of the fault-injector counters of every queue, both directions. */
+/* Change the CE-marking percentage of every queue's RX and TX injector
+ * of a running port (rnic_fault_set_ce()). */
+void rnic_port_fault_set_ce(struct rnic_port *p, double rx_pct, double tx_pct);
+
 void rnic_port_fault_stats(const struct rnic_port *p,
 			   struct rnic_fault_stats *s);
 

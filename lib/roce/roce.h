@@ -28,6 +28,8 @@
 #include <rte_mbuf.h>
 
 #include "engine/timer.h"
+#include "roce/cnp.h"
+#include "roce/dcqcn.h"
 #include "roce/roce_wire.h"
 #include "verbs/verbs.h"
 #include "verbs/stag.h"
@@ -82,6 +84,9 @@ struct rnic_worker;
 	X(ud_no_recv)       X(ud_too_long)      X(mig_queries)                   \
 	X(mig_parked)       X(mig_park_drops)   X(mig_rejects)                   \
 	X(tx_paced)                                                              \
+	X(rx_ce_marked)     X(ce_no_qp)         X(tx_cnp)                        \
+	X(cnp_suppressed)   X(cnp_ignored)      X(cc_rate_cuts)                  \
+	X(cc_rate_increases) X(cc_pace_waits)                                    \
 	/* IB CM on QP1 (roce_cm.c, worker 0) */                                 \
 	X(cm_mads_in)       X(cm_mads_out)      X(cm_req_resent)                 \
 	X(cm_rep_resent)    X(cm_dreq_resent)   X(cm_dup_req)                    \
@@ -103,8 +108,18 @@ struct roce_counters {
 struct roce_qp;
 TAILQ_HEAD(roce_qp_list, roce_qp);
 
+/* Congestion control of a stack (roce_cc.c), copied to each worker from
+ * rnic_config's roce_cc: read-only after worker init. */
+struct roce_cc_conf {
+	bool ecn;                 /* send RC packets ECT(0) */
+	bool dcqcn;               /* reaction point on: pace QPs */
+	uint32_t cnp_interval_us; /* notification point: CNPs of a QP at most this often */
+	struct rnic_dcqcn_params p;
+};
+
 /* Per-worker RoCE state: w->proto[RNIC_PROTO_ROCE]. */
 struct roce_worker {
+	struct roce_cc_conf cc;
 	struct roce_qp_list active;     /* QPs with packets to emit */
 	struct roce_counters c;
 	uint32_t pace;                  /* packets per poll, ROCE_PACE_MIN..MAX */
@@ -265,6 +280,13 @@ struct roce_qp {
 
 	struct roce_req req;
 	struct roce_resp resp;
+
+	/* congestion control (roce_cc.c) */
+	struct rnic_cnp_limiter cnp;   /* notification point: CNPs we send */
+	struct rnic_dcqcn dcqcn;       /* reaction point (rw->cc.dcqcn) */
+	int64_t tokens;                /* pacing bucket, bytes (may dip below 0) */
+	uint64_t tokens_tsc;           /* when it was last filled */
+	struct rnic_timer pace_timer;  /* wakes the requester when tokens return */
 	struct roce_trace trace;  /* RNIC_ROCE_DEBUG only */
 
 	/* STag migration (seed 000): a request whose R_Key another port
@@ -323,6 +345,33 @@ void roce_mbuf_copy(const struct rte_mbuf *m, uint32_t moff, uint8_t *dst, uint3
 
 /* Send @p m (from roce_pkt_new) to @p dst_ip (host order), TOS @p tos. */
 void roce_pkt_send_to(struct roce_qp *rq, struct rte_mbuf *m, uint32_t dst_ip, uint8_t tos);
+
+/* roce_cc.c: ECN, CNPs, DCQCN ---------------------------------------------------- */
+/* Copy the stack's congestion-control configuration into @p rw. */
+void roce_cc_worker_init(struct roce_worker *rw, const struct rnic_roce_cc_cfg *cfg);
+/* On the QP's worker at RTR: CNP pacing and, with DCQCN, the rate and
+ * the bucket start over. */
+void roce_cc_qp_init(struct roce_qp *rq);
+/* Stop the pacing timer (QP stopping). */
+void roce_cc_qp_stop(struct roce_qp *rq);
+/* An RC packet for @p rq arrived marked CE: send the peer a CNP unless
+ * one left less than cnp_interval_us ago. */
+void roce_cc_ce(struct roce_qp *rq);
+/* A CNP for @p rq: cut its rate (DCQCN on) or count it ignored. */
+void roce_cc_cnp_in(struct roce_qp *rq);
+/* TOS of the QP's RC packets: its traffic class, ECT(0) with ECN on. */
+static inline uint8_t roce_cc_tos(const struct roce_qp *rq)
+{
+	return rq->rw->cc.ecn ? (uint8_t)((rq->tos & ~RNIC_ECN_MASK) | RNIC_ECN_ECT0) : rq->tos;
+}
+/*
+ * DCQCN on: may the requester send a packet of @p bytes now? When the
+ * bucket is empty the pacing timer is armed for when it refills (the QP
+ * is activated then) and false returned.
+ */
+bool roce_cc_tx_wait(struct roce_qp *rq, uint32_t bytes);
+/* DCQCN on: a packet of @p bytes left (bucket and byte counter). */
+void roce_cc_tx_sent(struct roce_qp *rq, uint32_t bytes);
 
 /* roce_ud.c: unreliable datagrams --------------------------------------------- */
 /* Send one datagram now and complete it. @return 0 or -errno. */

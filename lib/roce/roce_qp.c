@@ -122,7 +122,7 @@ void roce_pkt_send_to(struct roce_qp *rq, struct rte_mbuf *m, uint32_t dst_ip, u
 
 void roce_pkt_send(struct roce_qp *rq, struct rte_mbuf *m)
 {
-	roce_pkt_send_to(rq, m, rq->dst_ip, rq->tos);
+	roce_pkt_send_to(rq, m, rq->dst_ip, roce_cc_tos(rq));
 }
 
 /* --- the worker's poller ------------------------------------------------------- */
@@ -194,6 +194,7 @@ static void qp_stop(struct roce_qp *rq)
 {
 	qp_deactivate(rq);
 	rnic_timer_cancel(&rq->w->timers, &rq->req.timer);
+	roce_cc_qp_stop(rq);
 	rq->state = ROCE_ERR;
 }
 
@@ -337,14 +338,15 @@ static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mb
 		rw->c.rx_bad_icrc++;
 		goto drop;
 	}
-	if (pkt.flags & RNIC_ROCE_OPF_CNP) {
-		rw->c.rx_cnp++;   /* DCQCN reaction point: not implemented yet */
-		goto drop;
-	}
 	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
 					const struct rte_ipv4_hdr *, ip_off);
+	/* congestion experienced on the way (the ICRC masks the TOS byte) */
+	bool ce = (ip->type_of_service & RNIC_ECN_MASK) == RNIC_ECN_CE;
+	rw->c.rx_ce_marked += ce;
+	bool cnp = (pkt.flags & RNIC_ROCE_OPF_CNP) != 0;
+	rw->c.rx_cnp += cnp;
 	uint32_t pay_off = bth_off + rnic_roce_op(pkt.opcode)->length;
-	if (rnic_roce_pkt_dqpn(&pkt) == RNIC_GSI_QPN) {
+	if (!cnp && rnic_roce_pkt_dqpn(&pkt) == RNIC_GSI_QPN) {
 		roce_cm_input(w, p, &pkt, m, pay_off, ip);   /* counts its own drops */
 		goto drop;
 	}
@@ -352,10 +354,12 @@ static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mb
 	struct roce_qp *rq = qp ? rq_of(qp) : NULL;
 	if (rq == NULL || rq->w != w) {
 		rw->c.rx_unknown_qp++;
+		rw->c.ce_no_qp += ce;   /* no QP to notify: no CNP */
 		goto drop;
 	}
 	bool ud = qp->qp.qp_type == IBV_QPT_UD;
-	if (ud != ((pkt.flags & RNIC_ROCE_OPF_UD) != 0)) {
+	/* a CNP is neither RC nor UD: it notifies an RC QP */
+	if (cnp ? ud : ud != ((pkt.flags & RNIC_ROCE_OPF_UD) != 0)) {
 		rw->c.rx_wrong_service++;   /* an RC packet for a UD QP, or the reverse */
 		goto drop;
 	}
@@ -370,6 +374,12 @@ static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mb
 		rw->c.rx_wrong_source++;
 		goto drop;
 	}
+	if (unlikely(cnp)) {
+		roce_cc_cnp_in(rq);   /* reaction point */
+		goto drop;
+	}
+	if (unlikely(ce))
+		roce_cc_ce(rq);       /* notification point */
 	if (pkt.flags & RNIC_ROCE_OPF_REQ) {
 		if (rq->state != ROCE_RTR && rq->state != ROCE_RTS) {
 			rw->c.rx_bad_state++;
@@ -537,6 +547,7 @@ static void modify_on_worker(struct rnic_worker *w, void *arg)
 		rq->rw = w->proto[RNIC_PROTO_ROCE];
 		rq->active = false;
 		rnic_timer_init(&rq->req.timer, NULL, NULL);
+		roce_cc_qp_init(rq);
 		roce_resp_init(rq, c->attr->rq_psn);
 		rq->state = ROCE_RTR;
 		rq->qp->conn = QP_CONNECTED;
@@ -795,6 +806,7 @@ static int roce_worker_init(struct rnic_worker *w)
 		return -ENOMEM;
 	TAILQ_INIT(&rw->active);
 	rw->pace = ROCE_PACE_MAX;
+	roce_cc_worker_init(rw, &w->st->cfg.roce_cc);
 	w->proto[RNIC_PROTO_ROCE] = rw;
 	return rnic_worker_add_poller(w, "roce", roce_poll, rw);
 }

@@ -205,6 +205,18 @@ static void fill_hdrs(struct rte_mbuf *m, uint8_t opcode, const struct roce_wqe 
 		rnic_roce_ieth_set_rkey(ieth, e->wr.invalidate_rkey);
 }
 
+/* Bytes packet next_pkt of @p e puts on the wire (DCQCN pacing): its
+ * payload and at most the headers a request carries. */
+static uint32_t wire_bytes(const struct roce_qp *rq, const struct roce_wqe *e)
+{
+	uint32_t off = rq->req.next_pkt * rq->pmtu;
+	bool data = e->wr.opcode != IBV_WR_RDMA_READ &&
+		    e->wr.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
+		    e->wr.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD;
+	uint32_t plen = data && e->len > off ? RTE_MIN(rq->pmtu, e->len - off) : 0;
+	return plen + 14u + RNIC_ROCE_OVERHEAD;
+}
+
 /* Emit packet next_pkt of @p e. @return 0, or -ENOBUFS. */
 static int emit(struct roce_qp *rq, struct roce_wqe *e)
 {
@@ -287,8 +299,17 @@ unsigned roce_req_pump(struct roce_qp *rq, unsigned budget)
 		 * is there before the window is poured out again */
 		if (r->probing && r->probe_sent)
 			break;
+		/* DCQCN: paced to the QP's rate (the pacing timer wakes it) */
+		uint32_t wire = 0;
+		if (unlikely(rq->rw->cc.dcqcn)) {
+			wire = wire_bytes(rq, e);
+			if (roce_cc_tx_wait(rq, wire))
+				break;
+		}
 		if (emit(rq, e) != 0)
 			return budget;   /* no mbuf: stay active, retry next loop */
+		if (unlikely(wire != 0))
+			roce_cc_tx_sent(rq, wire);
 		sent++;
 		r->probe_sent = r->probing;
 		if (fresh)

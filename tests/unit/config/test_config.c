@@ -184,6 +184,16 @@ static void error_messages(void **state)
 		{ "[workers]\nthreads=2\n", "[workers] threads: unknown key" },
 		{ "[gateway]\nstatus_ms=1s\n", "[gateway] status_ms: '1s' is not 0..3600000" },
 		{ "[eal]\nargv=-m 512\n", "[eal] argv: unknown key" },
+		{ P0 "tx_ce=200\n", "[port.0] tx_ce: '200' is not a percentage 0..100" },
+		{ "[roce]\necn=yes\n", "[roce] ecn: 'yes' is not on or off" },
+		{ "[roce]\ndcqcn=1\n", "[roce] dcqcn: '1' is not on or off" },
+		{ "[roce]\ncnp_interval_us=-5\n",
+		  "[roce] cnp_interval_us: '-5' is not 0..1000000" },
+		{ "[roce]\ndcqcn_g_shift=0\n", "[roce] dcqcn_g_shift: '0' is not 1..20" },
+		{ "[roce]\ndcqcn_rate_us=0\n", "[roce] dcqcn_rate_us: '0' is not 1..1000000" },
+		{ "[roce]\ndcqcn_min_rate_mbps=2000\ndcqcn_max_rate_mbps=1000\n",
+		  "[roce] dcqcn_min_rate_mbps: 2000 is above dcqcn_max_rate_mbps 1000" },
+		{ "[roce]\nrate=1\n", "[roce] rate: unknown key" },
 		{ "[target.x]\nsize=1\n", "[target.x]: unknown section" },
 		/* syntax, found before rte_cfgfile reads the file */
 		{ "just a line\n", "line 1: 'just a line' is neither [section] nor key = value" },
@@ -480,13 +490,69 @@ static void cidr_table(void **state)
 	assert_int_equal(rnic_parse_cidr(NULL, NULL, NULL), -EINVAL);
 }
 
+/* [roce] and the ce fault: defaults (ECN and DCQCN off, the paper's
+ * timers), every key, the CLI switches. */
+static void roce_cc_keys(void **state)
+{
+	struct rnic_config c;
+	char err[RNIC_ERRLEN] = "";
+	(void)state;
+	rnic_config_init(&c);
+	assert_false(c.roce_cc.ecn);
+	assert_false(c.roce_cc.dcqcn);
+	assert_int_equal(c.roce_cc.cnp_interval_us, 50);
+	assert_int_equal(c.roce_cc.alpha_us, 55);
+	assert_int_equal(c.roce_cc.rate_us, 300);
+	assert_int_equal(c.roce_cc.byte_reset, 10u << 20);
+	assert_int_equal(c.roce_cc.f, 5);
+	assert_int_equal(c.roce_cc.g_shift, 8);
+	assert_int_equal(c.roce_cc.max_rate_mbps, 100000);
+	const char *p = write_ini(
+		"[roce]\necn = on\ndcqcn = on\ncnp_interval_us = 0\n"
+		"dcqcn_max_rate_mbps = 2000\ndcqcn_min_rate_mbps = 20\n"
+		"dcqcn_ai_rate_mbps = 5\ndcqcn_hai_rate_mbps = 50\n"
+		"dcqcn_alpha_us = 60\ndcqcn_rate_us = 100\ndcqcn_byte_reset = 65536\n"
+		"dcqcn_f = 3\ndcqcn_g_shift = 4\n"
+		"[port.0]\nvdev=net_null0\nip=1.2.3.4/24\ntx_ce = 12.5\n");
+	assert_int_equal(rnic_config_load(&c, p, NULL, err, sizeof(err)), 0);
+	assert_true(c.roce_cc.ecn);
+	assert_true(c.roce_cc.dcqcn);
+	assert_int_equal(c.roce_cc.cnp_interval_us, 0);
+	assert_int_equal(c.roce_cc.max_rate_mbps, 2000);
+	assert_int_equal(c.roce_cc.min_rate_mbps, 20);
+	assert_int_equal(c.roce_cc.ai_rate_mbps, 5);
+	assert_int_equal(c.roce_cc.hai_rate_mbps, 50);
+	assert_int_equal(c.roce_cc.alpha_us, 60);
+	assert_int_equal(c.roce_cc.rate_us, 100);
+	assert_int_equal(c.roce_cc.byte_reset, 65536);
+	assert_int_equal(c.roce_cc.f, 3);
+	assert_int_equal(c.roce_cc.g_shift, 4);
+	assert_true(c.ports[0].tx_fault.ce == 12.5);
+	assert_true(c.ports[0].rx_fault.ce == 0);
+	/* the CLI: --ecn, --dcqcn, --fault-ce (both directions) */
+	char *argv[] = { "prog", "--ring", "r.a", "--ip", "10.0.0.1/8", "--fault-ce=3",
+			 "--ecn", "--dcqcn", "rest", NULL };
+	int argc = 9;
+	rnic_config_init(&c);
+	assert_int_equal(rnic_config_parse_args(&c, &argc, argv, err, sizeof(err)), 0);
+	assert_int_equal(argc, 2);
+	assert_string_equal(argv[1], "rest");
+	assert_true(c.roce_cc.ecn && c.roce_cc.dcqcn);
+	assert_true(c.ports[0].rx_fault.ce == 3 && c.ports[0].tx_fault.ce == 3);
+	char *bad[] = { "prog", "--ecn=on", NULL };
+	argc = 2;
+	assert_int_equal(rnic_config_parse_args(&c, &argc, bad, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "--ecn: takes no value");
+}
+
 static void usage_text(void **state)
 {
 	const char *u = rnic_config_usage();
 	(void)state;
 	static const char *const opts[] = { "--config", "--vdev", "--ring", "--pci", "--ip",
 		"--gateway", "--mtu", "--workers", "--busy-poll", "--fault-drop", "--fault-dup",
-		"--fault-reorder", "--fault-corrupt", "--fault-seed", "--pcap", "--eal" };
+		"--fault-reorder", "--fault-corrupt", "--fault-seed", "--pcap", "--eal",
+		"--fault-ce", "--ecn", "--dcqcn" };
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 		if (strstr(u, opts[i]) == NULL)
 			fail_msg("usage does not mention %s", opts[i]);
@@ -505,6 +571,7 @@ int main(void)
 		cmocka_unit_test(cli_errors),
 		cmocka_unit_test(cidr_table),
 		cmocka_unit_test(usage_text),
+		cmocka_unit_test(roce_cc_keys),
 	};
 	return cmocka_run_group_tests(tests, make_dir, remove_dir);
 }

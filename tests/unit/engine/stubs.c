@@ -96,6 +96,13 @@ void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "stub", 1);
 }
 
+void rnic_port_fault_set_ce(struct rnic_port *p, double rx_pct, double tx_pct)
+{
+	(void)p;
+	(void)rx_pct;
+	(void)tx_pct;
+}
+
 void rnic_port_fault_stats(const struct rnic_port *p, struct rnic_fault_stats *s)
 {
 	(void)p;

@@ -11,6 +11,8 @@
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 
 #include "port/fault.h"
@@ -291,6 +293,136 @@ static void requeue_keeps_order(void **state)
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
 
+/* An Ethernet/IPv4/UDP frame (optionally 802.1Q-tagged) with TOS @p tos
+ * and a valid header checksum. */
+static struct rte_mbuf *ip_frame(uint8_t tos, bool vlan)
+{
+	uint32_t l2 = sizeof(struct rte_ether_hdr) + (vlan ? sizeof(struct rte_vlan_hdr) : 0);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	assert_non_null(m);
+	uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(l2 + 28 + 36));
+	assert_non_null(p);
+	memset(p, 0, l2 + 28 + 36);
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
+	eth->ether_type = rte_cpu_to_be_16(vlan ? RTE_ETHER_TYPE_VLAN : RTE_ETHER_TYPE_IPV4);
+	if (vlan)
+		((struct rte_vlan_hdr *)(eth + 1))->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + l2);
+	ip->version_ihl = 0x45;
+	ip->type_of_service = tos;
+	ip->total_length = rte_cpu_to_be_16(28 + 36);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->src_addr = rte_cpu_to_be_32(0xc0000201);
+	ip->dst_addr = rte_cpu_to_be_32(0xc0000202);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	return m;
+}
+
+static struct rte_ipv4_hdr *ip_of(struct rte_mbuf *m, bool vlan)
+{
+	return rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, sizeof(struct rte_ether_hdr) +
+				       (vlan ? sizeof(struct rte_vlan_hdr) : 0));
+}
+
+/* CE only on ECN-capable IPv4, the checksum fixed, DSCP kept; nothing
+ * else touched or marked. */
+static void ce_marks_ect_only(void **state)
+{
+	static const struct { uint8_t tos; bool vlan; bool marked; } t[] = {
+		{ 0x02, false, true },    /* ECT(0) */
+		{ 0x01, false, true },    /* ECT(1) */
+		{ 0xba, false, true },    /* DSCP 46 + ECT(0): DSCP kept */
+		{ 0x02, true, true },     /* behind an 802.1Q tag */
+		{ 0x00, false, false },   /* Not-ECT: a switch would drop, not mark */
+		{ 0xc0, false, false },   /* a CNP: DSCP 48, Not-ECT */
+		{ 0x03, false, false },   /* CE already */
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct rte_mbuf *m = ip_frame(t[i].tos, t[i].vlan);
+		struct rte_ipv4_hdr *ip = ip_of(m, t[i].vlan);
+		assert_int_equal(rnic_fault_mark_ce(m), t[i].marked);
+		uint8_t want = t[i].marked ? (uint8_t)(t[i].tos | 3) : t[i].tos;
+		assert_int_equal(ip->type_of_service, want);
+		assert_int_equal(rte_raw_cksum(ip, sizeof(*ip)), 0xffff);   /* still valid */
+		rte_pktmbuf_free(m);
+	}
+	/* not IPv4 */
+	struct rte_mbuf *m = ip_frame(0x02, false);
+	rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->ether_type =
+		rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+	assert_false(rnic_fault_mark_ce(m));
+	assert_int_equal(ip_of(m, false)->type_of_service, 0x02);
+	/* shared bytes (a retransmission queue's copy) are never written */
+	rte_pktmbuf_refcnt_update(m, 1);
+	rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->ether_type =
+		rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	assert_false(rnic_fault_mark_ce(m));
+	rte_pktmbuf_free(m);
+	rte_pktmbuf_free(m);
+	/* too short for an IPv4 header */
+	m = rte_pktmbuf_alloc(pool);
+	assert_non_null(rte_pktmbuf_append(m, 20));
+	memset(rte_pktmbuf_mtod(m, void *), 0, 20);
+	rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->ether_type =
+		rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	assert_false(rnic_fault_mark_ce(m));
+	rte_pktmbuf_free(m);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+/* The ce knob through the injector: 100 % marks every ECT frame, order
+ * and count kept; set at run time it turns an idle injector on, and 0
+ * stops the marking. */
+static void ce_knob(void **state)
+{
+	struct rnic_fault f;
+	struct rnic_fault_cfg cfg = { .ce = 100 };
+	struct rte_mbuf *in[16], *out[16];
+	(void)state;
+	rnic_fault_init(&f, &cfg, 7);
+	assert_true(f.enabled);
+	for (unsigned i = 0; i < 16; i++)
+		in[i] = ip_frame(i % 2 ? 0x02 : 0x00, false);
+	assert_int_equal(rnic_fault_apply(&f, in, 16, out, 16, rte_rdtsc()), 16);
+	for (unsigned i = 0; i < 16; i++) {
+		assert_ptr_equal(out[i], in[i]);
+		assert_int_equal(ip_of(out[i], false)->type_of_service & 3, i % 2 ? 3 : 0);
+		rte_pktmbuf_free(out[i]);
+	}
+	assert_int_equal(f.stats.ce_marked, 8);
+	rnic_fault_set_ce(&f, 0);
+	for (unsigned i = 0; i < 16; i++)
+		in[i] = ip_frame(0x02, false);
+	assert_int_equal(rnic_fault_apply(&f, in, 16, out, 16, rte_rdtsc()), 16);
+	for (unsigned i = 0; i < 16; i++) {
+		assert_int_equal(ip_of(out[i], false)->type_of_service, 0x02);
+		rte_pktmbuf_free(out[i]);
+	}
+	assert_int_equal(f.stats.ce_marked, 8);
+	/* about the asked share, at run time on an injector made idle */
+	struct rnic_fault_cfg none = { 0 };
+	rnic_fault_init(&f, &none, 9);
+	assert_false(f.enabled);
+	rnic_fault_set_ce(&f, 25);
+	assert_true(f.enabled);
+	unsigned marked = 0;
+	for (unsigned r = 0; r < 250; r++) {
+		for (unsigned i = 0; i < 16; i++)
+			in[i] = ip_frame(0x01, false);
+		unsigned n = rnic_fault_apply(&f, in, 16, out, 16, rte_rdtsc());
+		assert_int_equal(n, 16);
+		for (unsigned i = 0; i < n; i++) {
+			marked += (ip_of(out[i], false)->type_of_service & 3) == 3;
+			rte_pktmbuf_free(out[i]);
+		}
+	}
+	assert_int_equal(marked, f.stats.ce_marked);
+	assert_in_range(marked, 4000 * 20 / 100, 4000 * 30 / 100);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
 int main(void)
 {
 	char *argv[] = { "test_fault", "--no-huge", "-m", "128", "--no-pci",
@@ -309,6 +441,8 @@ int main(void)
 		cmocka_unit_test(corrupt_chain_spares_shared_payload),
 		cmocka_unit_test(release_in_time_order),
 		cmocka_unit_test(requeue_keeps_order),
+		cmocka_unit_test(ce_marks_ect_only),
+		cmocka_unit_test(ce_knob),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
