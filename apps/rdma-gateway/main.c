@@ -7,10 +7,12 @@
  *
  * Sequence: parse the command line and the file (any error: one line on
  * stderr, exit 2); EAL, stack create, start; serve the [target.NAME]
- * sections (serve.c); connection events and a status line every status_ms
- * until SIGINT/SIGTERM; stop accepting, disconnect clients gracefully,
- * msync file targets; stop, destroy (every mbuf back), one summary line,
- * exit 0. Runtime failures (EAL, ports, targets) exit 1.
+ * sections (serve.c); start the [responder.KIND] sections' servers on
+ * threads of their own (respond.c); connection events and a status line
+ * every status_ms until SIGINT/SIGTERM; the responders end their runs;
+ * stop accepting, disconnect clients gracefully, msync file targets; stop,
+ * destroy (every mbuf back), one summary line, exit 0. Runtime failures
+ * (EAL, ports, targets, responders) exit 1.
  */
 #include <errno.h>
 #include <signal.h>
@@ -23,6 +25,7 @@
 #include <rte_errno.h>
 
 #include "rnic/rnic.h"
+#include "responder.h"
 #include "serve.h"
 #include "target.h"
 
@@ -30,6 +33,7 @@
 
 static struct gw_target targets[GW_MAX_TARGETS];
 static unsigned n_targets;
+static struct gw_responder responders[GW_RESP_KINDS];
 
 static void on_signal(int sig)
 {
@@ -43,8 +47,10 @@ static void usage(FILE *f)
 		   "       rdma-gateway --vdev SPEC --ip A.B.C.D/LEN [--vdev SPEC --ip ...] [options]\n"
 		   "       rdma-gateway --help\n\n"
 		   "Brings up rnic on the configured ports, answers ARP and ping, serves the\n"
-		   "[target.NAME] memory regions to RDMA clients (rnic-cp), prints a status\n"
-		   "line every [gateway] status_ms, and exits on SIGINT or SIGTERM.\n"
+		   "[target.NAME] memory regions to RDMA clients (rnic-cp), runs the\n"
+		   "[responder.perf|ping|pingpong] servers (rnic-perf --client, rping -c,\n"
+		   "ibv_rc_pingpong), prints a status line every [gateway] status_ms, and\n"
+		   "exits on SIGINT or SIGTERM.\n"
 		   "The file is loaded before the other options, which add to it.\n\n%s",
 		rnic_config_usage());
 }
@@ -55,10 +61,17 @@ static int fail(const char *msg)
 	return EXIT_USAGE;
 }
 
+/* The sections the gateway adds to rnic's: [target.NAME], [responder.KIND]. */
+static bool gw_section(const char *name)
+{
+	return gw_target_section(name) || gw_responder_section(name);
+}
+
 /*
  * Take every --config FILE / --config=FILE out of argv and load it, with the
- * gateway's [target.NAME] sections allowed (rnic_config_parse_args() loads
- * files without them). @return 0 or -EINVAL with the error in @p err.
+ * gateway's [target.NAME] and [responder.KIND] sections allowed
+ * (rnic_config_parse_args() loads files without them). @return 0 or
+ * -EINVAL with the error in @p err.
  */
 static int load_config_args(struct rnic_config *cfg, int *argc, char **argv,
 			    char *err, size_t errlen)
@@ -84,7 +97,8 @@ static int load_config_args(struct rnic_config *cfg, int *argc, char **argv,
 			argv[out++] = argv[i];
 			continue;
 		}
-		if (rnic_config_load(cfg, path, gw_target_section, err, errlen) != 0)
+		if (rnic_config_load(cfg, path, gw_section, err, errlen) != 0 ||
+		    gw_responders_load(path, responders, err, errlen) != 0)
 			return -EINVAL;
 		int n = gw_targets_load(path, targets + n_targets, GW_MAX_TARGETS - n_targets,
 					err, errlen);
@@ -94,7 +108,7 @@ static int load_config_args(struct rnic_config *cfg, int *argc, char **argv,
 	}
 	*argc = out;
 	argv[out] = NULL;
-	return 0;
+	return gw_responders_check(responders, targets, n_targets, err, errlen);
 }
 
 static bool wants_help(int argc, char **argv)
@@ -129,19 +143,26 @@ static uint64_t now_ms(void)
 static void status_loop(const struct rnic_stack *st, unsigned interval_ms)
 {
 	bool tty = isatty(STDOUT_FILENO);
-	uint64_t next = now_ms() + interval_ms;
+	/* without status lines the telemetry's figures refresh every second */
+	unsigned period = interval_ms ? interval_ms : 1000;
+	uint64_t next = now_ms() + period;
 
+	gw_serve_refresh(now_ms());
 	while (!rnic_stop_requested()) {
 		/* short waits: connection events, and a signal ends them early */
 		gw_serve_poll(50);
-		if (interval_ms == 0 || now_ms() < next)
+		if (now_ms() < next)
 			continue;
-		next += interval_ms;
+		next += period;
 		if (next <= now_ms())
-			next = now_ms() + interval_ms; /* we were stalled: no burst */
+			next = now_ms() + period;   /* we were stalled: no burst */
+		gw_serve_refresh(now_ms());
+		if (interval_ms == 0)
+			continue;
 		fputs(tty ? "\r" : "", stdout);
 		rnic_stack_status_line(st, stdout);
 		gw_serve_status(stdout);
+		gw_responders_status(stdout);
 		fputs(tty ? "\033[K" : "\n", stdout);
 		fflush(stdout);
 	}
@@ -187,7 +208,9 @@ int main(int argc, char **argv)
 	       rnic_stack_workers(st), cfg.path[0] ? ", config " : "", cfg.path);
 	fflush(stdout);
 
-	if (gw_serve_start(st, targets, n_targets, err, sizeof(err)) != 0) {
+	srand48((long)getpid() ^ (long)time(NULL));   /* the responders' first PSNs */
+	if (gw_serve_start(st, targets, n_targets, err, sizeof(err)) != 0 ||
+	    gw_responders_start(st, responders, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rdma-gateway: %s\n", err);
 		gw_serve_stop();
 		rnic_stack_stop(st);
@@ -197,7 +220,9 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	uint64_t t0 = now_ms();
 	status_loop(st, cfg.status_interval_ms);
-	/* stop accepting, let clients go gracefully, sync file targets */
+	/* the responders end their runs (the stop request); then stop
+	 * accepting, let clients go gracefully, sync file targets */
+	gw_responders_stop();
 	int serve_rc = gw_serve_stop();
 	rnic_stack_stop(st);
 	struct rnic_stack_stats s;

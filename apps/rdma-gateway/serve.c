@@ -31,6 +31,10 @@ struct served {
 	struct ibv_mr *mr;
 	uint64_t accepted, rejected, active;
 	uint64_t bytes_in, bytes_out, ops_in;   /* of clients gone */
+	/* as of the last gw_serve_refresh(), clients gone and connected;
+	 * atomics: the telemetry thread reads them */
+	uint64_t tot_in, tot_out, tot_ops;
+	uint64_t ops_per_s;
 };
 
 struct client {
@@ -75,7 +79,7 @@ static void client_free(struct client *c)
 	if (c->cq)
 		rnic_destroy_cq(c->cq);
 	if (c->established && c->t->active)
-		c->t->active--;
+		__atomic_fetch_sub(&c->t->active, 1, __ATOMIC_RELAXED);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -88,7 +92,7 @@ static void reject(struct rnic_cm_id *id, struct served *t, enum rnic_gw_status 
 	rnic_cm_reject(id, &rep, sizeof(rep));
 	rnic_cm_destroy_id(id);
 	if (t)
-		t->rejected++;
+		__atomic_fetch_add(&t->rejected, 1, __ATOMIC_RELAXED);
 }
 
 static bool allowed(const struct gw_target *t, uint32_t ip)
@@ -166,10 +170,10 @@ static void on_request(const struct rnic_cm_event *ev)
 					.initiator_depth = 1 };
 	if (rnic_cm_accept(ev->id, c->qp, &p) != 0) {
 		client_free(c);
-		t->rejected++;
+		__atomic_fetch_add(&t->rejected, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	t->accepted++;
+	__atomic_fetch_add(&t->accepted, 1, __ATOMIC_RELAXED);
 }
 
 void gw_serve_poll(int timeout_ms)
@@ -189,7 +193,7 @@ void gw_serve_poll(int timeout_ms)
 		case RNIC_CM_EVENT_ESTABLISHED:
 			if (c) {
 				c->established = 1;
-				c->t->active++;
+				__atomic_fetch_add(&c->t->active, 1, __ATOMIC_RELAXED);
 			}
 			break;
 		default:   /* DISCONNECTED and failures: the client is gone */
@@ -200,8 +204,11 @@ void gw_serve_poll(int timeout_ms)
 	}
 }
 
-void gw_serve_status(FILE *f)
+void gw_serve_refresh(uint64_t now_ms)
 {
+	static uint64_t last_ms;
+	uint64_t dt = now_ms - last_ms;
+
 	for (unsigned i = 0; i < n_tg; i++) {
 		uint64_t in = tg[i].bytes_in, out = tg[i].bytes_out, ops = tg[i].ops_in;
 		for (unsigned k = 0; k < GW_MAX_CLIENTS; k++)
@@ -212,10 +219,30 @@ void gw_serve_status(FILE *f)
 				out += s.bytes_out;
 				ops += s.ops_in;
 			}
-		fprintf(f, " | %s: %lu conn, in %lu B, out %lu B, %lu ops, %lu rejected",
-			tg[i].cfg->name, (unsigned long)tg[i].active, (unsigned long)in,
-			(unsigned long)out, (unsigned long)ops, (unsigned long)tg[i].rejected);
+		/* the first refresh has nothing to compare with */
+		uint64_t rate = last_ms != 0 && dt > 0 && ops >= tg[i].tot_ops ?
+				(ops - tg[i].tot_ops) * 1000 / dt : 0;
+		__atomic_store_n(&tg[i].ops_per_s, rate, __ATOMIC_RELAXED);
+		__atomic_store_n(&tg[i].tot_in, in, __ATOMIC_RELAXED);
+		__atomic_store_n(&tg[i].tot_out, out, __ATOMIC_RELAXED);
+		__atomic_store_n(&tg[i].tot_ops, ops, __ATOMIC_RELAXED);
 	}
+	last_ms = now_ms;
+}
+
+void gw_serve_status(FILE *f)
+{
+	for (unsigned i = 0; i < n_tg; i++)
+		fprintf(f, " | %s: %lu conn, in %lu B, out %lu B, %lu ops (%lu/s), %lu rejected",
+			tg[i].cfg->name, (unsigned long)tg[i].active, (unsigned long)tg[i].tot_in,
+			(unsigned long)tg[i].tot_out, (unsigned long)tg[i].tot_ops,
+			(unsigned long)tg[i].ops_per_s, (unsigned long)tg[i].rejected);
+}
+
+/* A counter the main thread writes, read atomically. */
+static void tel_u64(struct rte_tel_data *t, const char *name, const uint64_t *v)
+{
+	rte_tel_data_add_dict_u64(t, name, __atomic_load_n(v, __ATOMIC_RELAXED));
 }
 
 static int tel_targets(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -229,9 +256,14 @@ static int tel_targets(const char *cmd, const char *params, struct rte_tel_data 
 			return -ENOMEM;
 		rte_tel_data_start_dict(t);
 		rte_tel_data_add_dict_u64(t, "size", tg[i].cfg->size);
-		rte_tel_data_add_dict_u64(t, "connections", tg[i].active);
-		rte_tel_data_add_dict_u64(t, "accepted", tg[i].accepted);
-		rte_tel_data_add_dict_u64(t, "rejected", tg[i].rejected);
+		tel_u64(t, "connections", &tg[i].active);
+		tel_u64(t, "accepted", &tg[i].accepted);
+		tel_u64(t, "rejected", &tg[i].rejected);
+		/* all clients', as of the last refresh (status line, or 1 s) */
+		tel_u64(t, "bytes_in", &tg[i].tot_in);
+		tel_u64(t, "bytes_out", &tg[i].tot_out);
+		tel_u64(t, "ops", &tg[i].tot_ops);
+		tel_u64(t, "ops_per_s", &tg[i].ops_per_s);
 		rte_tel_data_add_dict_u64(t, "bytes_in_closed", tg[i].bytes_in);
 		rte_tel_data_add_dict_u64(t, "bytes_out_closed", tg[i].bytes_out);
 		rte_tel_data_add_dict_container(d, tg[i].cfg->name, t, 0);

@@ -20,7 +20,11 @@ int gw_serve_start(struct rnic_stack *st, struct gw_target *t, unsigned n,
 /* Handle connection events for up to @p timeout_ms. */
 void gw_serve_poll(int timeout_ms);
 
-/* Per-target figures for the status line. */
+/* Take every target's totals (clients gone and connected) and its ops/s
+ * since the previous call, for the status line and telemetry. */
+void gw_serve_refresh(uint64_t now_ms);
+
+/* Per-target figures for the status line, as of the last refresh. */
 void gw_serve_status(FILE *f);
 
 /* Stop accepting, disconnect every client gracefully, msync and unmap.

@@ -37,13 +37,25 @@ why_set(char *why, size_t len, const char *fmt, ...)
 	return -EINVAL;
 }
 
+int gw_parse_port(const char *v, uint16_t *port, char *why, size_t wlen)
+{
+	char *end;
+	unsigned long p = strtoul(v, &end, 10);
+
+	if (isdigit((unsigned char)*v) && *end == '\0' && p >= 1 && p <= 65535) {
+		*port = (uint16_t)p;
+		return 0;
+	}
+	return why_set(why, wlen, "'%s' is not a port 1..65535", v);
+}
+
 bool gw_target_section(const char *name)
 {
 	return strncmp(name, "target.", 7) == 0;
 }
 
 /* "64M" -> 67108864; digits then at most one of K M G T. */
-static int parse_size(const char *s, uint64_t *out)
+int gw_parse_size(const char *s, uint64_t *out)
 {
 	static const char units[] = "KMGT";
 	uint64_t v = 0;
@@ -69,12 +81,12 @@ static int parse_size(const char *s, uint64_t *out)
 }
 
 /* "iwarp,roce": each at most once, at least one. */
-static int parse_transport(const char *s, struct gw_target *t)
+int gw_parse_transports(const char *s, bool *iwarp, bool *roce)
 {
 	char buf[CFG_VALUE_LEN];
 
 	snprintf(buf, sizeof(buf), "%s", s);
-	t->iwarp = t->roce = false;
+	*iwarp = *roce = false;
 	for (char *save, *tok = strtok_r(buf, ",", &save); tok != NULL;
 	     tok = strtok_r(NULL, ",", &save)) {
 		while (isspace((unsigned char)*tok))
@@ -82,13 +94,12 @@ static int parse_transport(const char *s, struct gw_target *t)
 		size_t n = strlen(tok);
 		while (n > 0 && isspace((unsigned char)tok[n - 1]))
 			tok[--n] = '\0';
-		bool *flag = !strcmp(tok, "iwarp") ? &t->iwarp :
-			     !strcmp(tok, "roce") ? &t->roce : NULL;
+		bool *flag = !strcmp(tok, "iwarp") ? iwarp : !strcmp(tok, "roce") ? roce : NULL;
 		if (flag == NULL || *flag)
 			return -EINVAL;
 		*flag = true;
 	}
-	return t->iwarp || t->roce ? 0 : -EINVAL;
+	return *iwarp || *roce ? 0 : -EINVAL;
 }
 
 /* "10.0.0.0/8, 192.0.2.7": a bare address is one host (/32); host bits
@@ -138,7 +149,7 @@ static int target_key(struct gw_target *t, const char *k, const char *v,
 		      char *why, size_t wlen)
 {
 	if (!strcmp(k, "size")) {
-		if (parse_size(v, &t->size) == 0)
+		if (gw_parse_size(v, &t->size) == 0)
 			return 0;
 		why_set(why, wlen, "'%s' is not a size like 4096, 64K, 64M or 2G", v);
 		return -EINVAL;
@@ -160,21 +171,13 @@ static int target_key(struct gw_target *t, const char *k, const char *v,
 		return -EINVAL;
 	}
 	if (!strcmp(k, "transport")) {
-		if (parse_transport(v, t) == 0)
+		if (gw_parse_transports(v, &t->iwarp, &t->roce) == 0)
 			return 0;
 		why_set(why, wlen, "'%s' is not a list of iwarp and roce", v);
 		return -EINVAL;
 	}
-	if (!strcmp(k, "listen")) {
-		char *end;
-		unsigned long p = strtoul(v, &end, 10);
-		if (isdigit((unsigned char)*v) && *end == '\0' && p >= 1 && p <= 65535) {
-			t->listen = (uint16_t)p;
-			return 0;
-		}
-		why_set(why, wlen, "'%s' is not a port 1..65535", v);
-		return -EINVAL;
-	}
+	if (!strcmp(k, "listen"))
+		return gw_parse_port(v, &t->listen, why, wlen);
 	if (!strcmp(k, "allow"))
 		return parse_allow(v, t, why, wlen);
 	return -ENOENT;
@@ -192,38 +195,31 @@ static bool name_ok(const char *n)
 	return true;
 }
 
-/* Parse one section's entries into @p t. */
-static int load_one(struct gw_target *t, const char *path, const char *sec,
-		    const struct rte_cfgfile_entry *e, int n, char *err, size_t errlen)
+int gw_section_keys(const char *path, const char *sec, const struct rte_cfgfile_entry *e,
+		    int n, gw_key_fn fn, void *obj, char *err, size_t errlen)
 {
 	char why[160];
 
-	memset(t, 0, sizeof(*t));
-	snprintf(t->name, sizeof(t->name), "%.*s", GW_TARGET_NAME_LEN - 1, sec + 7);
-	t->iwarp = t->roce = true;
-	t->listen = GW_DEFAULT_LISTEN;
 	for (int i = 0; i < n; i++) {
 		if (e[i].name[0] == '#')
 			continue; /* a '#' comment line */
 		for (int j = 0; j < i; j++)
 			if (!strcmp(e[i].name, e[j].name))
 				return TGT_ERR("%s: [%s] %s: given twice", path, sec, e[i].name);
-		int r = target_key(t, e[i].name, e[i].value, why, sizeof(why));
+		int r = fn(obj, e[i].name, e[i].value, why, sizeof(why));
 		if (r == -ENOENT)
 			return TGT_ERR("%s: [%s] %s: unknown key", path, sec, e[i].name);
 		if (r != 0)
 			return TGT_ERR("%s: [%s] %s: %s", path, sec, e[i].name, why);
 	}
-	if (t->size == 0)
-		return TGT_ERR("%s: [%s] size: missing (required, e.g. size = 64M)", path, sec);
 	return 0;
 }
 
-int gw_targets_load(const char *path, struct gw_target *t, unsigned max,
-		    char *err, size_t errlen)
+int gw_sections_load(const char *path, bool (*match)(const char *name), gw_section_fn fn,
+		     void *arg, char *err, size_t errlen)
 {
 	struct rte_cfgfile *cf = rte_cfgfile_load(path, CFG_FLAG_GLOBAL_SECTION);
-	int count = 0, rc = 0;
+	int rc = 0;
 
 	if (cf == NULL)
 		return TGT_ERR("%s: cannot parse", path);
@@ -231,27 +227,63 @@ int gw_targets_load(const char *path, struct gw_target *t, unsigned max,
 	for (int s = 1; s < nsec && rc == 0; s++) {
 		char sec[CFG_NAME_LEN];
 		int n = rte_cfgfile_section_num_entries_by_index(cf, sec, s);
-		if (!gw_target_section(sec))
+		if (!match(sec))
 			continue;
-		if (!name_ok(sec + 7)) {
-			rc = TGT_ERR("%s: [%s]: target name must be 1..%d letters, digits, '-' or '_'",
-				     path, sec, GW_TARGET_NAME_LEN - 1);
-			break;
-		}
-		if ((unsigned)count == max) {
-			rc = TGT_ERR("%s: [%s]: more than %u targets", path, sec, max);
-			break;
-		}
 		struct rte_cfgfile_entry *e = calloc(n > 0 ? (size_t)n : 1, sizeof(*e));
 		if (e == NULL) {
 			rc = TGT_ERR("%s: out of memory", path);
 			break;
 		}
 		n = rte_cfgfile_section_entries_by_index(cf, s, sec, e, n);
-		rc = load_one(&t[count], path, sec, e, n, err, errlen);
+		rc = fn(arg, path, sec, e, n, err, errlen);
 		free(e);
-		count += rc == 0;
 	}
 	rte_cfgfile_close(cf);
-	return rc != 0 ? rc : count;
+	return rc;
+}
+
+/* gw_section_keys() for a target. */
+static int target_key_fn(void *obj, const char *k, const char *v, char *why, size_t wlen)
+{
+	return target_key(obj, k, v, why, wlen);
+}
+
+/* Where gw_targets_load() puts the next target. */
+struct target_list {
+	struct gw_target *t;
+	unsigned count, max;
+};
+
+/* One [target.NAME] section into the list. */
+static int load_one(void *arg, const char *path, const char *sec,
+		    const struct rte_cfgfile_entry *e, int n, char *err, size_t errlen)
+{
+	struct target_list *l = arg;
+
+	if (!name_ok(sec + 7))
+		return TGT_ERR("%s: [%s]: target name must be 1..%d letters, digits, '-' or '_'",
+			       path, sec, GW_TARGET_NAME_LEN - 1);
+	if (l->count == l->max)
+		return TGT_ERR("%s: [%s]: more than %u targets", path, sec, l->max);
+	struct gw_target *t = &l->t[l->count];
+	memset(t, 0, sizeof(*t));
+	snprintf(t->name, sizeof(t->name), "%.*s", GW_TARGET_NAME_LEN - 1, sec + 7);
+	t->iwarp = t->roce = true;
+	t->listen = GW_DEFAULT_LISTEN;
+	int rc = gw_section_keys(path, sec, e, n, target_key_fn, t, err, errlen);
+	if (rc != 0)
+		return rc;
+	if (t->size == 0)
+		return TGT_ERR("%s: [%s] size: missing (required, e.g. size = 64M)", path, sec);
+	l->count++;
+	return 0;
+}
+
+int gw_targets_load(const char *path, struct gw_target *t, unsigned max,
+		    char *err, size_t errlen)
+{
+	struct target_list l = { .t = t, .max = max };
+	int rc = gw_sections_load(path, gw_target_section, load_one, &l, err, errlen);
+
+	return rc != 0 ? rc : (int)l.count;
 }

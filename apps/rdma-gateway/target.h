@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <rte_cfgfile.h>
+
 #include "rnic/rnic_gw.h"
 
 #define GW_MAX_TARGETS 32
@@ -34,6 +36,38 @@ struct gw_target {
 	unsigned n_allow;              /**< 0 = any address */
 	struct gw_allow allow[GW_MAX_ALLOW]; /**< admitted client networks */
 };
+
+/** "64M" -> 67108864: digits, then at most one of K M G T (powers of
+ *  1024). @return 0 or -EINVAL (also for 0 and overflow). */
+int gw_parse_size(const char *s, uint64_t *out);
+
+/** A TCP port 1..65535 into @p port. @return 0, or -EINVAL with the reason
+ *  in @p why ("'70000' is not a port 1..65535"). */
+int gw_parse_port(const char *v, uint16_t *port, char *why, size_t wlen);
+
+/** "iwarp", "roce" or both, comma-separated, each at most once.
+ *  @return 0 or -EINVAL. */
+int gw_parse_transports(const char *s, bool *iwarp, bool *roce);
+
+/** One key of a section into @p obj. @return 0, -ENOENT (not a key of
+ *  this section), or -EINVAL with the reason in @p why. */
+typedef int (*gw_key_fn)(void *obj, const char *key, const char *value, char *why,
+			 size_t wlen);
+
+/** Every entry of section @p sec through @p fn, '#' comment lines skipped;
+ *  a key given twice or unknown is an error. @return 0 or -EINVAL with one
+ *  line in @p err ("FILE: [SEC] KEY: reason"). */
+int gw_section_keys(const char *path, const char *sec, const struct rte_cfgfile_entry *e,
+		    int n, gw_key_fn fn, void *obj, char *err, size_t errlen);
+
+/** One section's entries: @return 0 or -EINVAL with one line in @p err. */
+typedef int (*gw_section_fn)(void *arg, const char *path, const char *sec,
+			     const struct rte_cfgfile_entry *e, int n, char *err, size_t errlen);
+
+/** Every section of @p path whose name @p match accepts, in file order,
+ *  through @p fn, until one fails. @return 0 or its -EINVAL (line in @p err). */
+int gw_sections_load(const char *path, bool (*match)(const char *name), gw_section_fn fn,
+		     void *arg, char *err, size_t errlen);
 
 /** True for a section name this module parses ("target.NAME"). */
 bool gw_target_section(const char *name);

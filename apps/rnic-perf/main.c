@@ -30,18 +30,6 @@
 
 #include "perf.h"
 
-#define DEFAULT_PORT 18520
-
-const char *const perf_test_names[PERF_NTESTS] = {
-	[PERF_WRITE_BW] = "write_bw",
-	[PERF_WRITE_LAT] = "write_lat",
-	[PERF_READ_BW] = "read_bw",
-	[PERF_READ_LAT] = "read_lat",
-	[PERF_SEND_BW] = "send_bw",
-	[PERF_SEND_LAT] = "send_lat",
-	[PERF_ATOMIC_BW] = "atomic_bw",
-};
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -77,7 +65,7 @@ static void usage(FILE *f)
 		"  --workers N         workers per stack; --busy-poll: workers never sleep\n"
 		"Exit status: 0 done, 1 failed, 2 bad arguments, 3 operation not supported\n"
 		"by the transport.\n\n%s",
-		PERF_MAX_QPS, RNIC_MAX_QP_WR, PERF_MAX_CQS, DEFAULT_PORT, rnic_config_usage());
+		PERF_MAX_QPS, RNIC_MAX_QP_WR, PERF_MAX_CQS, PERF_DEFAULT_PORT, rnic_config_usage());
 }
 
 /* An integer option in lo..hi. @return 0 or -1 with the message printed. */
@@ -490,15 +478,12 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-	struct perf_opts o = {
-		.test = PERF_WRITE_BW, .transport = RNIC_TRANSPORT_IWARP, .qps = 1,
-		.tx_depth = 128, .cqs = 1, .tcp_port = DEFAULT_PORT,
-		.ports = 1, .fail_port = -1, .fail_at = 50,
-	};
+	struct perf_opts o;
 	struct perf_result r = { 0 };
 	struct rnic_config cfg;
 	char err[RNIC_ERRLEN];
 
+	perf_opts_default(&o);
 	rnic_config_init(&cfg);
 	if (rnic_config_parse_args(&cfg, &argc, argv, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rnic-perf: %s\n", err);

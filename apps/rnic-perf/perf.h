@@ -34,6 +34,10 @@
 #define PERF_STALL_S 30          /* no completion for this long: give up */
 #define PERF_RD_ATOMIC 16        /* IRD/ORD: Reads and atomics in flight */
 #define PERF_CM_WAIT_MS 10000    /* connection setup steps */
+#define PERF_DEFAULT_PORT 18520  /* --tcp-port, and rdma-gateway's [responder.perf] */
+/* perf_serve() with adopted options: what one client's run may ask for */
+#define PERF_SERVE_MAX_SIZE (64u << 20)
+#define PERF_SERVE_MAX_BYTES (256ull << 20)   /* QPs x size */
 
 /* Exit statuses. */
 #define PERF_EXIT_FAIL 1         /* a setup step or a completion failed */
@@ -55,6 +59,9 @@ enum perf_test {
 struct perf_opts {
 	enum perf_test test;
 	enum rnic_transport transport;   /* IWARP or ROCE */
+	bool any_transport;              /* perf_serve() adopting: the client's */
+	unsigned idle_s;                 /* a server: end the run when its QPs moved
+					    nothing for this long (0: wait) */
 	uint32_t size;                   /* bytes per message */
 	uint64_t iters;                  /* operations per QP (0 with --duration) */
 	double duration;                 /* seconds, 0 with -n */
@@ -83,7 +90,8 @@ struct perf_side {
 	struct rnic_cm_channel *ch;      /* iWARP only */
 	struct rnic_cm_id *listener;     /* server only */
 	bool watch;                      /* server: watch ch for the client's close */
-	unsigned conns, closed;          /* server: connections, DISCONNECTED seen */
+	unsigned conns, closed;          /* server: connections, DISCONNECTED seen
+					    (atomics: rdma-gateway's status reads them) */
 	bool peer_gone;                  /* server: the client closed them all */
 	struct perf_arm *arm;            /* --verify: one per CQ, NULL otherwise */
 };
@@ -158,6 +166,8 @@ struct perf_result {
 	uint64_t mig_query_us_max;       /* the slowest, asked to answered */
 	double failover_ms;              /* link down -> first completion after, -1: none */
 	uint64_t written_checked;        /* write_bw --verify: target slots compared */
+	/* perf_serve(): the served QPs' counters (rnic_qp_stats) at the end */
+	uint64_t bytes_in, bytes_out, ops_in;
 };
 
 /* The payload of a Send under --verify. */
@@ -204,6 +214,9 @@ void perf_verify_writes(struct perf_result *r, const struct perf_opts *o,
 void perf_set_stacks(struct rnic_stack *a, struct rnic_stack *b);
 
 /* setup.c */
+int perf_side_open(struct perf_side *s, struct rnic_stack *st, const struct perf_opts *o);
+int perf_side_cqs(struct perf_side *s, const struct perf_opts *o);
+int perf_side_cqs_fini(struct perf_side *s);
 int perf_side_init(struct perf_side *s, struct rnic_stack *st, const struct perf_opts *o);
 int perf_end_init(struct perf_end *e, struct perf_side *s, unsigned idx, bool requester,
 		  const struct perf_opts *o);
@@ -219,6 +232,24 @@ int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 
 /* remote.c */
 int perf_remote(const struct perf_opts *o, struct rnic_config *cfg, struct perf_result *r);
+
+/*
+ * Serve one client's run on @p s: a side opened with perf_side_open() whose
+ * listener (s->listener, on s->ch) is listening. Waits for the first
+ * request (until rnic_request_stop()), accepts the client's QP pairs, makes
+ * the run's CQs, answers until the client closes them all, and frees the
+ * run's QPs and CQs again; the side stays open for the next run. With
+ * @p adopt the test, size and QP count come from the client's request
+ * (written into @p o, whose transport must match the client's unless
+ * o->any_transport, which takes the client's too); otherwise
+ * they must equal @p o's. Requests that come during the run are refused
+ * ("busy"). @return 0, or PERF_EXIT_FAIL (the reason printed).
+ */
+int perf_serve(struct perf_side *s, struct perf_opts *o, bool adopt, struct perf_result *r);
+
+/* opts.c: the command line's defaults (write_bw over iWARP, one QP, 128
+ * deep, PERF_DEFAULT_PORT). */
+void perf_opts_default(struct perf_opts *o);
 
 /* verify.c */
 unsigned perf_verify_slots(const struct perf_opts *o);

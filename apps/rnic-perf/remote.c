@@ -87,6 +87,38 @@ static const char *wire_check(const struct perf_wire *w, uint16_t len, const str
 	return NULL;
 }
 
+/* A responder that serves whatever its clients run (rdma-gateway's) takes
+ * the test, size and QP count of the client's first request, and its
+ * transport when o->any_transport. @return NULL, or why the request cannot
+ * be served. */
+static const char *wire_adopt(const struct perf_wire *w, uint16_t len, struct perf_opts *o)
+{
+	if (len < sizeof(*w) || rte_be_to_cpu_32(w->magic) != WIRE_MAGIC ||
+	    w->version != WIRE_VERSION)
+		return "not an rnic-perf peer (or another version)";
+	uint32_t size = rte_be_to_cpu_32(w->size), qps = rte_be_to_cpu_32(w->qps);
+	if (w->test >= PERF_NTESTS)
+		return "unknown test";
+	if (w->transport != o->transport &&
+	    !(o->any_transport && (w->transport == RNIC_TRANSPORT_IWARP ||
+				   w->transport == RNIC_TRANSPORT_ROCE)))
+		return "the transport differs";
+	if (size == 0 || size > PERF_SERVE_MAX_SIZE)
+		return "the message size is out of range";
+	if (qps == 0 || qps > PERF_MAX_QPS || (uint64_t)qps * size > PERF_SERVE_MAX_BYTES)
+		return "the QP count is out of range";
+	if (rte_be_to_cpu_32(w->qp_index) != 0)
+		return "a run starts with QP 0";
+	o->test = (enum perf_test)w->test;
+	o->transport = (enum rnic_transport)w->transport;
+	o->size = size;
+	o->qps = qps;
+	o->cqs = 1;
+	o->iters = 0;          /* answer until the client closes */
+	o->duration = 0;
+	return NULL;
+}
+
 /* Take the peer's buffer, and for RoCE connect our QP to its. */
 static int wire_apply(struct perf_end *e, const struct perf_wire *w, const struct perf_opts *o)
 {
@@ -145,13 +177,22 @@ static int remote_side(struct perf_side *s, struct rnic_config *cfg, const struc
 		fprintf(stderr, "rnic-perf: cannot start the stack\n");
 		return -1;
 	}
-	return perf_side_init(s, st, o);
+	return perf_side_open(s, st, o);
 }
 
-/* Wait for the next connect request, until a signal. @return 0 or -1. */
-static int wait_request(struct perf_side *s, struct rnic_cm_event *ev)
+/* Wait for the next connect request, until a signal or, when @p limit_ms
+ * is not 0, that long (a client that connected its first QP pair and then
+ * vanished must not hold the server). @return 0 or -1. */
+static int wait_request(struct perf_side *s, struct rnic_cm_event *ev, unsigned limit_ms)
 {
+	double until = perf_now() + limit_ms / 1e3;
+
 	while (!rnic_stop_requested()) {
+		if (limit_ms != 0 && perf_now() > until) {
+			fprintf(stderr, "rnic-perf: the client's next connection did not come "
+				"within %u ms\n", limit_ms);
+			return -1;
+		}
 		if (rnic_cm_get_event(s->ch, ev, 500) != 0)
 			continue;
 		if (ev->type == RNIC_CM_EVENT_CONNECT_REQUEST)
@@ -162,27 +203,23 @@ static int wait_request(struct perf_side *s, struct rnic_cm_event *ev)
 	return -1;
 }
 
-/* Accept QP pair @p i from the client. @return 0 or -1. */
+/* Accept QP pair @p i from the client's request @p ev, whose record was
+ * checked. @return 0 or -1. */
 static int server_accept(struct perf_side *s, struct perf_end *e, unsigned i,
-			 const struct perf_opts *o)
+			 const struct perf_opts *o, const struct rnic_cm_event *req)
 {
 	struct rnic_cm_event ev;
 	struct perf_wire mine, peer;
 	struct ibv_qp *qp;
 
-	if (wait_request(s, &ev) != 0)
-		return -1;
-	memcpy(&peer, ev.private_data, sizeof(peer));
-	const char *why = wire_check(&peer, ev.private_data_len, o);
-	if (why != NULL) {
-		fprintf(stderr, "rnic-perf: refusing a client: %s\n", why);
-		rnic_cm_reject(ev.id, why, (uint16_t)strlen(why) + 1);
+	memcpy(&peer, req->private_data, sizeof(peer));
+	if (perf_end_init(e, s, i, false, o) != 0 || cm_qp(e, o, &qp) != 0 ||
+	    wire_apply(e, &peer, o) != 0) {
+		rnic_cm_reject(req->id, "setup failed", sizeof("setup failed"));
+		rnic_cm_destroy_id(req->id);
 		return -1;
 	}
-	if (perf_end_init(e, s, i, false, o) != 0 || cm_qp(e, o, &qp) != 0 ||
-	    wire_apply(e, &peer, o) != 0)
-		return -1;
-	e->id = ev.id;
+	e->id = req->id;
 	wire_fill(&mine, o, e, i);
 	struct rnic_cm_conn_param cp = {
 		.private_data = &mine,
@@ -196,8 +233,86 @@ static int server_accept(struct perf_side *s, struct perf_end *e, unsigned i,
 	}
 	if (perf_cm_expect(s->ch, RNIC_CM_EVENT_ESTABLISHED, &ev) != 0)
 		return -1;
-	s->conns++;
+	__atomic_fetch_add(&s->conns, 1, __ATOMIC_RELAXED);   /* read by rdma-gateway */
 	return 0;
+}
+
+/* Refuse request @p ev with @p why (also printed). */
+static void server_refuse(const struct rnic_cm_event *ev, const char *why)
+{
+	fprintf(stderr, "rnic-perf: refusing a client: %s\n", why);
+	rnic_cm_reject(ev->id, why, (uint16_t)(strlen(why) + 1));
+	rnic_cm_destroy_id(ev->id);
+}
+
+/* The QPs' counters, summed into @p r before the ends go. */
+static void serve_counters(struct perf_result *r, const struct perf_end *ends, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct rnic_qp_stats qs;
+		if (ends[i].qp == NULL)
+			continue;
+		rnic_qp_stats(ends[i].qp, &qs);
+		r->bytes_in += qs.bytes_in;
+		r->bytes_out += qs.bytes_out;
+		r->ops_in += qs.ops_in;
+	}
+}
+
+int perf_serve(struct perf_side *s, struct perf_opts *o, bool adopt, struct perf_result *r)
+{
+	struct rnic_cm_event ev;
+	struct perf_wire peer;
+	int rc = PERF_EXIT_FAIL;
+
+	if (wait_request(s, &ev, 0) != 0)
+		return PERF_EXIT_FAIL;
+	memcpy(&peer, ev.private_data, sizeof(peer));
+	const char *why = adopt ? wire_adopt(&peer, ev.private_data_len, o)
+				: wire_check(&peer, ev.private_data_len, o);
+	if (why != NULL) {
+		server_refuse(&ev, why);
+		return PERF_EXIT_FAIL;
+	}
+	struct perf_end *ends = calloc(o->qps, sizeof(*ends));
+	if (ends == NULL || perf_side_cqs(s, o) != 0) {
+		server_refuse(&ev, "out of resources");
+		goto out;
+	}
+	__atomic_store_n(&s->conns, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->closed, 0, __ATOMIC_RELAXED);
+	s->peer_gone = false;
+	s->watch = false;
+	for (unsigned i = 0; i < o->qps; i++) {
+		if (i > 0) {
+			if (wait_request(s, &ev, PERF_CM_WAIT_MS) != 0)
+				goto out;
+			memcpy(&peer, ev.private_data, sizeof(peer));
+			why = wire_check(&peer, ev.private_data_len, o);
+			if (why == NULL && rte_be_to_cpu_32(peer.qp_index) != i)
+				why = "QP pairs out of order";
+			if (why != NULL) {
+				server_refuse(&ev, why);
+				goto out;
+			}
+		}
+		if (server_accept(s, &ends[i], i, o, &ev) != 0)
+			goto out;
+	}
+	s->watch = true;
+	rc = perf_run(o, s, 1, ends, o->qps, r);
+	serve_counters(r, ends, o->qps);
+out:
+	for (unsigned i = 0; ends != NULL && i < o->qps; i++)
+		if (perf_end_fini(&ends[i]) != 0 && rc == 0)
+			rc = PERF_EXIT_FAIL;
+	free(ends);
+	if (perf_side_cqs_fini(s) != 0 && rc == 0)
+		rc = PERF_EXIT_FAIL;
+	s->watch = false;
+	__atomic_store_n(&s->conns, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->closed, 0, __ATOMIC_RELAXED);
+	return rc;
 }
 
 /* Connect QP pair @p i to the server. @return 0 or -1. */
@@ -270,10 +385,11 @@ static void client_close(struct perf_side *s, struct perf_end *ends, unsigned n)
 int perf_remote(const struct perf_opts *o, struct rnic_config *cfg, struct perf_result *r)
 {
 	static struct perf_side side;
-	struct perf_end *ends = calloc(o->qps, sizeof(*ends));
+	struct perf_end *ends = NULL;
+	struct perf_opts run = *o;
 	int rc = PERF_EXIT_FAIL;
 
-	if (ends == NULL || remote_side(&side, cfg, o) != 0)
+	if (remote_side(&side, cfg, o) != 0)
 		goto out;
 	if (o->server) {
 		if (rnic_cm_create_id(side.ch, NULL, &side.listener) != 0 ||
@@ -282,15 +398,17 @@ int perf_remote(const struct perf_opts *o, struct rnic_config *cfg, struct perf_
 			goto out;
 		}
 		fprintf(stderr, "rnic-perf: waiting for a client on TCP port %u\n", o->tcp_port);
+		rc = perf_serve(&side, &run, false, r);
+		goto out;
 	}
+	ends = calloc(o->qps, sizeof(*ends));
+	if (ends == NULL || perf_side_cqs(&side, o) != 0)
+		goto out;
 	for (unsigned i = 0; i < o->qps; i++)
-		if ((o->server ? server_accept(&side, &ends[i], i, o)
-			       : client_connect(&side, &ends[i], i, o)) != 0)
+		if (client_connect(&side, &ends[i], i, o) != 0)
 			goto out;
-	side.watch = o->server;
 	rc = perf_run(o, &side, 1, ends, o->qps, r);
-	if (!o->server)
-		client_close(&side, ends, o->qps);
+	client_close(&side, ends, o->qps);
 out:
 	for (unsigned i = 0; ends != NULL && i < o->qps; i++)
 		if (perf_end_fini(&ends[i]) != 0 && rc == 0)

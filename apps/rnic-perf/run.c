@@ -51,6 +51,8 @@ struct run {
 	double t_end;               /* --duration: when to stop issuing */
 	double t_progress;          /* last completion or exchange */
 	double next_watch;          /* --server: next look at the CM channel */
+	double next_idle;           /* o->idle_s: next look at the QPs' counters */
+	uint64_t idle_moved;        /* ... what they had moved then */
 	bool local_requesters;      /* false on a --server: no stall check */
 	double t_fail;              /* --fail-port: when the link went down */
 	bool moved;                 /* ... and both stacks have failed over */
@@ -446,7 +448,8 @@ static void dump_state(const struct run *R)
 	}
 }
 
-/* --server: count the client's closes; all closed ends the run. */
+/* --server: count the client's closes; all closed ends the run. Another
+ * client's request is refused. */
 static void watch_closes(struct run *R)
 {
 	struct rnic_cm_event ev;
@@ -460,9 +463,17 @@ static void watch_closes(struct run *R)
 			continue;
 		/* a timeout of 1, not 0: with 0, rnic_cm_get_event() blocks for
 		 * ever when the eventfd was readable but the list is empty */
-		while (rnic_cm_get_event(sd->ch, &ev, 1) == 0)
-			if (ev.type == RNIC_CM_EVENT_DISCONNECTED && ++sd->closed >= sd->conns)
+		while (rnic_cm_get_event(sd->ch, &ev, 1) == 0) {
+			if (ev.type == RNIC_CM_EVENT_DISCONNECTED &&
+			    __atomic_add_fetch(&sd->closed, 1, __ATOMIC_RELAXED) >= sd->conns)
 				sd->peer_gone = true;
+			/* one run at a time: a second client is told so at once */
+			if (ev.type == RNIC_CM_EVENT_CONNECT_REQUEST) {
+				static const char busy[] = "busy: another run is under way";
+				rnic_cm_reject(ev.id, busy, sizeof(busy));
+				rnic_cm_destroy_id(ev.id);
+			}
+		}
 	}
 }
 
@@ -515,6 +526,33 @@ static void maybe_fail(struct run *R, double t)
 		       (unsigned long)done, (unsigned long)total);
 }
 
+/* A server with o->idle_s: has the client gone without a word? Once a
+ * second the QPs' counters are compared; a client that vanished (its
+ * process killed, no FIN or RST ever comes) leaves them still, and the
+ * run ends instead of holding the server for good. */
+static bool idle_client(struct run *R, double t)
+{
+	if (R->o->idle_s == 0 || R->local_requesters || t < R->next_idle)
+		return false;
+	R->next_idle = t + 1;
+	uint64_t moved = 0;
+	for (unsigned i = 0; i < R->nends; i++) {
+		struct rnic_qp_stats qs;
+		rnic_qp_stats(R->ends[i].qp, &qs);
+		moved += qs.bytes_in + qs.bytes_out + qs.ops_in + qs.ops_out;
+	}
+	if (moved != R->idle_moved) {
+		R->idle_moved = moved;
+		R->t_progress = t;
+		return false;
+	}
+	if (t - R->t_progress <= R->o->idle_s)
+		return false;
+	fprintf(stderr, "rnic-perf: the client moved nothing for %u s: ending its run\n",
+		R->o->idle_s);
+	return true;
+}
+
 static int pass(struct run *R, bool lat)
 {
 	int n = poll_all(R);
@@ -545,6 +583,8 @@ static int pass(struct run *R, bool lat)
 		watch_closes(R);
 		R->next_watch = t + 1e-3;
 	}
+	if (idle_client(R, t))
+		return -1;
 	if (R->o->verify && arm_again(R) != 0)
 		return -1;
 	bool stop = (R->t_end > 0 && t >= R->t_end) || rnic_stop_requested();

@@ -40,12 +40,10 @@ unsigned perf_rx_depth(const struct perf_opts *o)
 	return o->test == PERF_SEND_LAT ? 16 : 0;
 }
 
-/* Device, PD and the CQs, CQ k on handler k % handlers. @return 0 or -1. */
-int perf_side_init(struct perf_side *s, struct rnic_stack *st, const struct perf_opts *o)
+/* Device, PD and (iWARP, or any remote run) the CM channel; no CQs yet.
+ * @return 0 or -1. */
+int perf_side_open(struct perf_side *s, struct rnic_stack *st, const struct perf_opts *o)
 {
-	unsigned per_cq = (o->qps + o->cqs - 1) / o->cqs;
-	long cqe = (long)per_cq * (o->tx_depth + perf_rx_depth(o) + 1);
-
 	s->st = st;
 	s->ctx = rnic_open_device(st);
 	if (s->ctx == NULL) {
@@ -56,20 +54,6 @@ int perf_side_init(struct perf_side *s, struct rnic_stack *st, const struct perf
 	if (s->pd == NULL) {
 		fprintf(stderr, "rnic-perf: cannot allocate a PD: %s\n", strerror(errno));
 		return -1;
-	}
-	int handlers = rnic_query_handlers(s->ctx);
-	if (handlers < 1)
-		handlers = 1;
-	if (cqe > RNIC_MAX_CQE)
-		cqe = RNIC_MAX_CQE;
-	for (s->ncq = 0; s->ncq < o->cqs; s->ncq++) {
-		s->cq[s->ncq] = rnic_create_cq(s->ctx, (int)cqe, NULL, NULL,
-					       (int)(s->ncq % (unsigned)handlers));
-		if (s->cq[s->ncq] == NULL) {
-			fprintf(stderr, "rnic-perf: cannot create CQ %u: %s\n", s->ncq,
-				strerror(errno));
-			return -1;
-		}
 	}
 	/* iWARP QPs connect through the CM; remote RoCE runs its control
 	 * connection there */
@@ -84,6 +68,49 @@ int perf_side_init(struct perf_side *s, struct rnic_stack *st, const struct perf
 	return 0;
 }
 
+/* The run's CQs, CQ k on handler k % handlers, sized for @p o (a server
+ * that takes its options from the client makes them per run).
+ * @return 0 or -1. */
+int perf_side_cqs(struct perf_side *s, const struct perf_opts *o)
+{
+	unsigned per_cq = (o->qps + o->cqs - 1) / o->cqs;
+	long cqe = (long)per_cq * (o->tx_depth + perf_rx_depth(o) + 1);
+
+	int handlers = rnic_query_handlers(s->ctx);
+	if (handlers < 1)
+		handlers = 1;
+	if (cqe > RNIC_MAX_CQE)
+		cqe = RNIC_MAX_CQE;
+	for (s->ncq = 0; s->ncq < o->cqs; s->ncq++) {
+		s->cq[s->ncq] = rnic_create_cq(s->ctx, (int)cqe, NULL, NULL,
+					       (int)(s->ncq % (unsigned)handlers));
+		if (s->cq[s->ncq] == NULL) {
+			fprintf(stderr, "rnic-perf: cannot create CQ %u: %s\n", s->ncq,
+				strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Undo perf_side_cqs() once the run's QPs are gone. @return 0 or -1. */
+int perf_side_cqs_fini(struct perf_side *s)
+{
+	int bad = 0;
+
+	for (unsigned k = 0; k < s->ncq; k++)
+		bad |= rnic_destroy_cq(s->cq[k]);
+	s->ncq = 0;
+	free(s->arm);
+	s->arm = NULL;
+	return bad ? -1 : 0;
+}
+
+int perf_side_init(struct perf_side *s, struct rnic_stack *st, const struct perf_opts *o)
+{
+	return perf_side_open(s, st, o) != 0 ? -1 : perf_side_cqs(s, o);
+}
+
 /* Undo perf_side_init() (and the listener): every CQ, channel, the PD and
  * the device, after the ends are gone. Prints what refused (still in use)
  * and @return 0 or -1. */
@@ -95,13 +122,11 @@ int perf_side_fini(struct perf_side *s)
 		bad |= rnic_cm_destroy_id(s->listener);
 	if (s->ch != NULL)
 		bad |= rnic_cm_destroy_channel(s->ch);
-	for (unsigned k = 0; k < s->ncq; k++)
-		bad |= rnic_destroy_cq(s->cq[k]);
+	bad |= perf_side_cqs_fini(s);
 	if (s->pd != NULL)
 		bad |= rnic_dealloc_pd(s->pd);
 	if (s->ctx != NULL)
 		bad |= rnic_close_device(s->ctx);
-	free(s->arm);
 	memset(s, 0, sizeof(*s));
 	if (bad)
 		fprintf(stderr, "rnic-perf: teardown: a CQ, PD or channel was still in use\n");

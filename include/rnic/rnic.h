@@ -190,7 +190,8 @@ struct rnic_stack_stats {
 	uint64_t arp_requests, arp_replies; /**< ARP frames seen */
 	uint64_t icmp_echo;              /**< echo requests answered */
 	uint64_t redirected;             /**< packets moved to their owner */
-	uint64_t connections;            /**< established transport connections */
+	uint64_t connections;            /**< connected QPs (RTS or SQD), iWARP and
+					      RoCE; TCBs count in /rnic/tcp */
 	uint64_t mbufs_in_use;           /**< mbufs out of every port pool */
 	uint64_t fault_dropped, fault_duplicated, fault_reordered,
 		 fault_corrupted, fault_delayed,

@@ -173,6 +173,7 @@ struct rnic_tcp_stats {
 	uint64_t user_timeouts;  /**< aborted: the user timeout expired */
 	uint64_t keepalive_timeouts; /**< aborted: keepalive probes went unanswered */
 	uint64_t retry_timeouts; /**< aborted: SYN or RTO retries ran out first */
+	uint64_t handshake_acks; /**< handshake ACKs repeated for a peer's repeated SYN-ACK */
 };
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);
 

@@ -948,19 +948,14 @@ static unsigned tcp_failover(struct rnic_worker *w, struct rnic_port *failed,
 	return n;
 }
 
-static uint64_t tcp_connections(const struct rnic_stack *st)
-{
-	struct rnic_tcp_stats s;
-	rnic_tcp_stats(st, &s);
-	return s.established;
-}
-
 const struct rnic_proto_ops rnic_tcp_proto = {
 	.name = "tcp",
 	.stack_init = tcp_stack_init,
 	.stack_fini = tcp_stack_fini,
 	.worker_init = tcp_worker_init,
 	.worker_fini = tcp_worker_fini,
-	.connections = tcp_connections,
+	/* no .connections: the stack counts QPs (verbs), not TCBs, which
+	 * stay in TIME_WAIT for 2 MSL after a connection's end; TCP's own
+	 * figures are /rnic/tcp's */
 	.failover = tcp_failover,
 };

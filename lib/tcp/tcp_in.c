@@ -762,6 +762,23 @@ static void syn_sent_input(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 	}
 }
 
+/*
+ * The peer repeats its SYN-ACK after our handshake completed, and has
+ * acknowledged nothing of ours beyond the SYN: it never got our final
+ * ACK. A listener with SYN cookies (rnic's, or Linux's under a flood) then
+ * holds no state and recovers our ISN from the sequence number of the ACK
+ * it gets (seq - 1), so the answer must repeat the handshake's ACK from
+ * ISN + 1, not come from snd_nxt: with data of ours sent (and lost, or
+ * still on its way) an ACK from snd_nxt fails the cookie check, and the
+ * listener resets the connection.
+ */
+static bool handshake_ack_lost(const struct rnic_tcp_conn *c, const struct tcp_seg *s)
+{
+	return (s->flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG)) ==
+	       (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG) &&
+	       s->seq == c->irs && s->ack == c->iss + 1 && c->snd_una == c->iss + 1;
+}
+
 /* A segment for an existing connection. Consumes @p m (payload only). */
 static void tcp_segment(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 			struct rte_mbuf *m)
@@ -803,8 +820,12 @@ static void tcp_segment(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 		    !(s->flags & RTE_TCP_RST_FLAG))
 			dsack_note(c, s->seq, s->seq + s->len);   /* all old */
 		rte_pktmbuf_free(m);
-		if (!(s->flags & RTE_TCP_RST_FLAG))
+		if (handshake_ack_lost(c, s)) {
+			tw->st.handshake_acks++;
+			tcp_send_ack_seq(c, c->iss + 1);
+		} else if (!(s->flags & RTE_TCP_RST_FLAG)) {
 			tcp_send_ack(c);
+		}
 		return;
 	}
 	if (s->flags & RTE_TCP_RST_FLAG) {   /* RFC 5961 section 3 */

@@ -283,6 +283,9 @@ int tcp_split_unit(struct rnic_tcp_conn *c, uint32_t idx, uint16_t first);
 void tcp_persist(struct rnic_tcp_conn *c);
 void tcp_output(struct rnic_tcp_conn *c);
 void tcp_send_ack(struct rnic_tcp_conn *c);
+/* An ACK from sequence number @p seq rather than snd_nxt (a repeat of the
+ * handshake's ACK: tcp_in.c, handshake_ack_lost()). */
+void tcp_send_ack_seq(struct rnic_tcp_conn *c, uint32_t seq);
 void tcp_send_syn(struct rnic_tcp_conn *c, bool ack);
 void tcp_send_rst_for(struct rnic_worker *w, struct rnic_port *p,
 		      const struct rte_mbuf *m);

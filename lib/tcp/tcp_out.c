@@ -199,15 +199,20 @@ uint16_t tcp_wnd_field(struct rnic_tcp_conn *c)
 	return (uint16_t)(wnd >> ws);
 }
 
-void tcp_send_ack(struct rnic_tcp_conn *c)
+void tcp_send_ack_seq(struct rnic_tcp_conn *c, uint32_t seq)
 {
 	struct tcp_opts o;
 	tcp_data_opts(c, &o);
 	c->unacked_segs = 0;
 	c->ack_now = false;
 	rnic_timer_cancel(&c->w->timers, &c->dack_timer);
-	tcp_xmit(c->w, c->port, &c->key, c->snd_nxt, c->rcv_nxt, RTE_TCP_ACK_FLAG,
+	tcp_xmit(c->w, c->port, &c->key, seq, c->rcv_nxt, RTE_TCP_ACK_FLAG,
 		 &o, false, tcp_wnd_field(c), NULL);
+}
+
+void tcp_send_ack(struct rnic_tcp_conn *c)
+{
+	tcp_send_ack_seq(c, c->snd_nxt);
 }
 
 void tcp_send_syn(struct rnic_tcp_conn *c, bool ack)

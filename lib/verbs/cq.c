@@ -176,6 +176,10 @@ int rnic_cq_push(struct rnic_cq *cq, const struct ibv_wc *wc, bool solicited)
 		return -ENOSPC;
 	}
 	__atomic_fetch_add(&cq->completions, 1, __ATOMIC_RELAXED);
+	/* the other half of the fence in rnic_cq_req_notify(): the
+	 * completion is visible before the arm is read, so a consumer that
+	 * armed and then found the ring empty is seen armed here */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	int armed = __atomic_load_n(&cq->armed, __ATOMIC_ACQUIRE);
 	/* next-completion arms fire on anything; solicited-only ones on
 	 * solicited receives and on errors (IBA 11.4.2.2) */
@@ -325,6 +329,15 @@ int rnic_cq_req_notify(struct ibv_cq *icq, int solicited_only)
 	int cur = __atomic_load_n(&cq->armed, __ATOMIC_ACQUIRE);
 	if (cur != 1)
 		__atomic_store_n(&cq->armed, want, __ATOMIC_RELEASE);
+	/*
+	 * The caller polls next, and sleeps if the ring is empty. Store (arm)
+	 * then load (ring) on this side, store (ring) then load (arm) on the
+	 * producer's (rnic_cq_push): without a full fence on both sides the
+	 * CPU may satisfy each load before the other side's store is visible
+	 * (x86 reorders a store after a later load), so the poll misses the
+	 * completion and the producer misses the arm: no event, for ever.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return 0;
 }
 

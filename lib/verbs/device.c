@@ -88,12 +88,41 @@ static void verbs_worker_fini(struct rnic_worker *w)
 	w->proto[RNIC_PROTO_VERBS] = NULL;
 }
 
+/* Connections for the status line and telemetry: QPs that are connected
+ * (RTS or SQD), iWARP and RoCE alike. A QP is one connection for as long
+ * as its user has it, unlike a TCB, which lingers in TIME_WAIT after the
+ * QP's close (and a RoCE QP has none). Control plane, any thread: the QP
+ * table is read under the device lock, which QP destruction takes. */
+static uint64_t verbs_connections(const struct rnic_stack *st)
+{
+	struct rnic_verbs_stack *vs = verbs_st(st);
+	uint64_t n = 0;
+
+	if (vs == NULL)
+		return 0;
+	pthread_mutex_lock(&vs->lock);
+	struct rnic_device *d = vs->dev;
+	if (d != NULL) {
+		pthread_mutex_lock(&d->lock);
+		for (unsigned i = 0; i < RNIC_MAX_QP && d->n_qp > 0; i++) {
+			const struct rnic_qp *qp = d->qps[i];
+			enum ibv_qp_state s = qp ? __atomic_load_n(&qp->qp.state,
+								   __ATOMIC_ACQUIRE) : IBV_QPS_RESET;
+			n += s == IBV_QPS_RTS || s == IBV_QPS_SQD;
+		}
+		pthread_mutex_unlock(&d->lock);
+	}
+	pthread_mutex_unlock(&vs->lock);
+	return n;
+}
+
 const struct rnic_proto_ops rnic_verbs_proto = {
 	.name = "verbs",
 	.stack_init = verbs_stack_init,
 	.stack_fini = verbs_stack_fini,
 	.worker_init = verbs_worker_init,
 	.worker_fini = verbs_worker_fini,
+	.connections = verbs_connections,
 };
 
 /* --- device ------------------------------------------------------------------- */

@@ -281,7 +281,12 @@ unsigned rnic_verbs_poll(struct rnic_worker *w, void *arg)
 			__atomic_load_n(&d->qps[qpn], __ATOMIC_ACQUIRE) : NULL;
 		if (qp == NULL || qp->w != w)
 			continue;   /* destroyed, or moved */
-		__atomic_store_n(&qp->db_pending, 0, __ATOMIC_RELEASE);
+		/* a full barrier between clearing the doorbell and reading the
+		 * SQ (sq_drain): a poster writes the SQ then reads the
+		 * doorbell (ring_doorbell); were our clear still unseen when it
+		 * reads, and its SQ entry unseen by our read, neither side would
+		 * act and the entry would wait for the next post */
+		__atomic_exchange_n(&qp->db_pending, 0, __ATOMIC_SEQ_CST);
 		if (__atomic_exchange_n(&qp->fatal_pending, 0, __ATOMIC_ACQ_REL) &&
 		    qp->conn != QP_CLOSED)
 			abort_on_worker(w, qp);   /* its CQ overran: stop the transport */

@@ -11,41 +11,10 @@
 #    going, not stall one of them for good;
 #  - a client killed mid-transfer: the gateway keeps serving the others.
 set -uo pipefail
-build=${RNIC_BUILD_DIR:?}
-gw=$build/apps/rdma-gateway/rdma-gateway
-cp=$build/apps/rnic-cp/rnic-cp
 ns=rnic-gwt-$$
-work=$(mktemp -d)
-pass=0 fails=0
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { pass=$((pass + 1)); }
-
-if [ "$(id -u)" != 0 ] || ! ip netns add "$ns" 2>/dev/null; then
-	echo "SKIP: needs root and network namespaces"
-	exit 77
-fi
-cleanup() {
-	[ -n "${gwpid:-}" ] && kill -9 "$gwpid" 2>/dev/null
-	ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
-	sleep 0.2
-	ip netns del "$ns" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-ip -n "$ns" link set lo up
-ip -n "$ns" link add br0 type bridge
-ip -n "$ns" link set br0 up
-
-# bridge tap $1 once its process has created it
-bridge_tap() {
-	for _ in $(seq 200); do
-		if ip -n "$ns" link show "$1" >/dev/null 2>&1; then
-			ip -n "$ns" link set "$1" master br0 && ip -n "$ns" link set "$1" up
-			return
-		fi
-		sleep 0.05
-	done
-}
+# shellcheck source=netns.sh
+. "$(dirname "$0")/netns.sh"   # build, gw, work, ok, bad, bridge_tap
+cp=$build/apps/rnic-cp/rnic-cp
 
 cat > "$work/gw.ini" <<INI
 [port.0]

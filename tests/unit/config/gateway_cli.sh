@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # rdma-gateway's command line and configuration, end to end:
-#   errors   every bad invocation prints exactly one line on stderr and exits 2
+#   errors   every bad invocation (bad [target.*] and [responder.*] sections
+#            too) prints exactly one line on stderr and exits 2
 #            (no EAL is started for them, so this runs in the unit suite)
 #   run      on a net_null port with two [target.*] sections: prints one line
 #            per target, status lines, exits 0 on SIGTERM with a summary line
@@ -91,6 +92,20 @@ errors() {
 		--config "$dir/t.ini"
 	ini $'[target.a]\nsize = 1M\n[target.a]\nsize = 1M\n' t
 	expect_error "rdma-gateway: $dir/t.ini: [target.a]: section given twice" --config "$dir/t.ini"
+
+	# [responder.KIND]: parsed strictly too, and ports are one service's
+	ini $'[responder.ping]\ntransport = roce\n' r
+	expect_error "rdma-gateway: $dir/r.ini: [responder.ping] transport: 'roce' is not iwarp" \
+		--config "$dir/r.ini"
+	ini $'[responder.echo]\n' r
+	expect_error "rdma-gateway: $dir/r.ini: [responder.echo]: unknown responder (perf, ping or pingpong)" \
+		--config "$dir/r.ini"
+	ini $'[responder.pingpong]\nsize = 0\n' r
+	expect_error "rdma-gateway: $dir/r.ini: [responder.pingpong] size: '0' is not a size 1..67108864 (K, M allowed)" \
+		--config "$dir/r.ini"
+	ini $'[target.a]\nsize = 1M\n[responder.perf]\nlisten = 4791\n' r
+	expect_error "rdma-gateway: [responder.perf] listen: port 4791 is also [target.a]'s" \
+		--config "$dir/r.ini"
 }
 
 run() {

@@ -16,34 +16,9 @@
 #include <cmocka.h>
 
 #include "rnic/rnic.h"
+#include "tmp_ini.h"
 
-static char dir[64];
-static char path[128];
-
-static int make_dir(void **state)
-{
-	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/rnic-cfg-XXXXXX");
-	return mkdtemp(dir) == NULL ? -1 : 0;
-}
-
-static int remove_dir(void **state)
-{
-	(void)state;
-	unlink(path);
-	return rmdir(dir);
-}
-
-/* Write @p text as the test's INI file; @return its path. */
-static const char *write_ini(const char *text)
-{
-	snprintf(path, sizeof(path), "%s/t.ini", dir);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-	return path;
-}
+#define write_ini tmp_ini_write
 
 static bool targets(const char *name)
 {
@@ -230,8 +205,8 @@ static void error_messages(void **state)
 			 -ENOENT);
 	assert_string_equal(err, "/nonexistent/x.ini: cannot open: No such file or directory");
 	/* a directory opens but cannot be read */
-	assert_int_equal(rnic_config_load(&c, dir, NULL, err, sizeof(err)), -EINVAL);
-	snprintf(want, sizeof(want), "%s: cannot read: Is a directory", dir);
+	assert_int_equal(rnic_config_load(&c, tmp_ini_dir(), NULL, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s: cannot read: Is a directory", tmp_ini_dir());
 	assert_string_equal(err, want);
 }
 
@@ -249,14 +224,15 @@ static void syntax_one_line(void **state)
 	snprintf(big + n + 317, sizeof(big) - n - 317, "\n");
 	rnic_config_init(&c);
 	assert_int_equal(rnic_config_load(&c, write_ini(big), NULL, err, sizeof(err)), -EINVAL);
-	snprintf(want, sizeof(want), "%s: [port.0] pcap: value longer than 255 characters", path);
+	snprintf(want, sizeof(want), "%s: [port.0] pcap: value longer than 255 characters",
+		 tmp_ini_path());
 	assert_string_equal(err, want);
 
 	memset(big + n, 'a', 323 - 5);
 	snprintf(big + n + 318, sizeof(big) - n - 318, "\n");
 	int saved = dup(2);
 	char logf[128];
-	snprintf(logf, sizeof(logf), "%s/stderr", dir);
+	snprintf(logf, sizeof(logf), "%s/stderr", tmp_ini_dir());
 	int fd = open(logf, O_CREAT | O_TRUNC | O_RDWR, 0600);
 	assert_true(saved >= 0 && fd >= 0);
 	dup2(fd, 2);
@@ -267,7 +243,7 @@ static void syntax_one_line(void **state)
 	close(saved);
 	assert_int_equal(rc, -EINVAL);
 	assert_int_equal(rc2, -EINVAL);
-	snprintf(want, sizeof(want), "%s: line 4: longer than 322 characters", path);
+	snprintf(want, sizeof(want), "%s: line 4: longer than 322 characters", tmp_ini_path());
 	assert_string_equal(err, want);
 	assert_int_equal(lseek(fd, 0, SEEK_END), 0);
 	close(fd);
@@ -573,5 +549,5 @@ int main(void)
 		cmocka_unit_test(usage_text),
 		cmocka_unit_test(roce_cc_keys),
 	};
-	return cmocka_run_group_tests(tests, make_dir, remove_dir);
+	return cmocka_run_group_tests(tests, tmp_ini_setup, tmp_ini_teardown);
 }

@@ -391,6 +391,68 @@ static void lost_final_ack_and_first_segment(void **state)
 	h_app_fini(&sb);
 }
 
+/* The final ACK is lost, so is the first data segment (an MPA request),
+ * and then a second SYN-ACK reaches the client (a duplicate, or the answer
+ * to a repeated SYN). The client's answer repeats the handshake's ACK:
+ * seq = ISN + 1, as the lost one had. Sent from snd_nxt it could not
+ * carry the cookie (the listener recovers the client's ISN from seq - 1)
+ * and the listener would reset a connection whose first data is still to
+ * come: in iwarp_verbs_faults the passive side then never saw the MPA
+ * request and waited for a CONNECT_REQUEST for ever. */
+static void lost_final_ack_then_dup_syn_ack(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct h_seg s;
+	const size_t n = 100;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, n);
+	struct rnic_tcp_conn *c;
+	assert_int_equal(rnic_tcp_listen(&h_b.st, 5003, &h_app_ops, &sb, 8), 0);
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 5003, &h_app_ops, &ca, &c), 0);
+	h_input(&h_b, h_take(&h_a));                   /* SYN */
+	struct rte_mbuf *m = next_seg(&h_b, &s);       /* cookie SYN-ACK */
+	uint32_t cookie = s.seq;
+	struct rte_mbuf *dup = rte_pktmbuf_copy(m, h_pool, 0, UINT32_MAX);
+	assert_non_null(dup);
+	h_input(&h_a, m);
+	assert_int_equal(c->state, TCP_ESTABLISHED);
+	rte_pktmbuf_free(next_seg(&h_a, &s));          /* the final ACK, lost */
+	assert_int_equal(h_send(c, 0, n), 0);
+	rte_pktmbuf_free(next_seg(&h_a, &s));          /* the first data, lost */
+	assert_int_equal(s.seq, c->iss + 1);
+	assert_int_equal(s.len, n);
+	h_input(&h_a, dup);                            /* the SYN-ACK again */
+	m = next_seg(&h_a, &s);
+	assert_int_equal(s.flags & (SYN | ACK | RST | FIN), ACK);
+	assert_int_equal(s.len, 0);
+	assert_int_equal(s.seq, c->iss + 1);           /* not snd_nxt */
+	assert_int_equal(s.ack, cookie + 1);
+	assert_true(s.o.ts_ok);
+	assert_int_equal(h_stats(&h_a).handshake_acks, 1);
+	h_input(&h_b, m);
+	struct rnic_tcp_stats st = h_stats(&h_b);
+	assert_int_equal(st.cookie_valid, 1);
+	assert_int_equal(st.cookie_invalid, 0);
+	assert_int_equal(st.resets_out, 0);
+	assert_int_equal(st.tcbs, 1);
+	assert_int_equal(sb.accepts, 1);
+	assert_int_equal(ca.closes, 0);
+	struct rnic_tcp_conn *cb = only_conn(&h_b);
+	assert_true(cb->sack_ok && cb->ts_ok);         /* the TSecr still echoes the cookie's */
+	/* the lost data goes again at the RTO and completes */
+	for (int i = 0; i < 100 && sb.got < n; i++) {
+		h_advance(10000);
+		h_pump(NULL, NULL, NULL, 20);
+	}
+	assert_int_equal(sb.got, n);
+	assert_true(h_pattern_ok(sb.buf, 0, n));
+	assert_int_equal(c->snd_una, c->snd_max);
+	assert_int_equal(ca.closes, 0);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 /* Cost of the SYN stage alone (TCB_BENCH=1): SYNs in, SYN-ACKs captured
  * and freed. Prints per-SYN nanoseconds; asserts only the counters. */
 static void syn_stage_bench(void **state)
@@ -2280,6 +2342,7 @@ int main(void)
 		T(syn_flood_keeps_no_state), T(syn_stage_bench), T(handshake_bench),
 		T(backlog_full_no_state), T(lost_final_ack_completed_by_data),
 		T(lost_final_ack_and_first_segment),
+		T(lost_final_ack_then_dup_syn_ack),
 		T(data_and_delayed_ack), T(ooo_sack_fast_retransmit),
 		T(sack_blocks_most_recent_first), T(ooo_overlaps_merge),
 		T(dsack_reports_duplicates), T(random_segments_reassemble),
