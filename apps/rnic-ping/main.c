@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rnic-ping: the protocol of rdma-core's rping over rnic's iWARP.
+ * rnic-ping: the protocol of rdma-core's rping over rnic's iWARP, or with
+ * --transport roce over RoCE QPs connected by the IB CM (cm_ping.c, which
+ * uses the verbs objects and rnic_cm as rping uses libibverbs/librdmacm).
  *
  * Message sequence per ping (client C, server S), as rping does it:
  *   C: SEND {start_buf, rkey, size}        (RDMA_READ_ADV)
@@ -27,6 +29,8 @@
 
 #include "rnic/rnic.h"
 #include "rnic/rnic_iwarp.h"
+
+#include "cm_ping.h"
 
 #define RPING_MSG_FMT "rdma-ping-%d: "
 #define RPING_MIN_SIZE 32   /* room for the message prefix */
@@ -273,7 +277,9 @@ static void usage(FILE *f)
 		   "  -p PORT  TCP port (default 7174, as rping)\n"
 		   "  -C N     pings (default: forever)   -S SIZE  ping size (default 64)\n"
 		   "  -v       print the data   -V  validate it   -P  persistent server\n"
-		   "  --no-crc do not ask for MPA CRC32c (a peer that asks still gets it)\n\n%s",
+		   "  --no-crc do not ask for MPA CRC32c (a peer that asks still gets it)\n"
+		   "  --transport iwarp|roce  the client's QP (default iwarp); a roce server\n"
+		   "           takes both (one listener: TCP port and IB CM service ID)\n\n%s",
 		rnic_config_usage());
 }
 
@@ -287,13 +293,26 @@ int main(int argc, char **argv)
 	g.port = 7174;
 	g.size = 64;
 	g.crc = true;
-	for (int i = 1; i < argc; i++)   /* rnic's own flag; not an rping one */
+	enum rnic_transport transport = RNIC_TRANSPORT_IWARP;
+	for (int i = 1; i < argc; i++) {   /* rnic's own flags; not rping ones */
+		int take = 0;
 		if (!strcmp(argv[i], "--no-crc")) {
 			g.crc = false;
-			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(char *));
-			argc--;
-			break;
+			take = 1;
+		} else if (!strcmp(argv[i], "--transport") && i + 1 < argc) {
+			if (!strcmp(argv[i + 1], "roce"))
+				transport = RNIC_TRANSPORT_ROCE;
+			else if (strcmp(argv[i + 1], "iwarp") != 0)
+				goto bad;
+			take = 2;
 		}
+		if (take) {
+			memmove(&argv[i], &argv[i + take], (size_t)(argc - i - take + 1) *
+				sizeof(char *));
+			argc -= take;
+			i--;
+		}
+	}
 	rnic_config_init(&cfg);
 	if (rnic_config_parse_args(&cfg, &argc, argv, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rnic-ping: %s\n", err);
@@ -341,6 +360,18 @@ int main(int argc, char **argv)
 	if (g.st == NULL) {
 		fprintf(stderr, "rnic-ping: stack: %s\n", rte_strerror(rte_errno));
 		return 1;
+	}
+	if (transport == RNIC_TRANSPORT_ROCE) {
+		struct cm_ping_opts o = { .server = g.server, .verbose = g.verbose,
+					  .validate = g.validate, .persistent = g.persistent,
+					  .transport = transport, .dst_ip = g.dst_ip,
+					  .port = g.port, .count = g.count, .size = g.size };
+		if (rnic_stack_start(g.st) != 0)
+			return 1;
+		int rc = cm_ping_run(g.st, &o);
+		rnic_stack_stop(g.st);
+		rnic_stack_destroy(g.st);
+		return rc;
 	}
 	g.rdma_buf = calloc(1, g.size);
 	g.start_buf = calloc(1, g.size);

@@ -23,6 +23,11 @@
  *   the QP to IBV_QPS_ERR at once, flushing everything; DISCONNECTED
  *   carries status -ECONNRESET or -EPROTO.
  *
+ * RoCE QPs (rnic_create_qp_transport(..., RNIC_TRANSPORT_ROCE)) are
+ * connected by the IB CM over QP1 MADs, as librdmacm does on Linux rxe
+ * (docs/roce.md): the same calls and events; disconnect sends a DREQ with
+ * the QP in ERR (flushed), and DISCONNECTED follows the DREP.
+ *
  * All calls may be made from any application thread; none may be made from
  * a worker's callbacks (they wait for the worker).
  */
@@ -40,14 +45,29 @@
 extern "C" {
 #endif
 
-/** Private data bytes: MPA's 512 less the 8 of the RFC 6581 header that
- *  carries IRD/ORD in front of them. */
+/** Private data bytes (iWARP): MPA's 512 less the 8 of the RFC 6581
+ *  header that carries IRD/ORD in front of them. The largest any
+ *  transport takes; RoCE's limits are below. */
 #define RNIC_CM_PDATA_MAX 504
+
+/**
+ * RoCE (IB CM) private data limits: the IB CM messages have fixed rooms
+ * (IBTA tables 106-113), and a REQ carries librdmacm's 36-byte CMA header
+ * (addresses and port) in front of the user's bytes. Received private data
+ * fills the whole room, zero-padded (the IB CM has no length field):
+ * CONNECT_REQUEST reports 56 bytes, ESTABLISHED (active) 196, REJECTED 148.
+ */
+#define RNIC_CM_ROCE_REQ_PDATA_MAX 56   /**< connect: 92 less the CMA header */
+#define RNIC_CM_ROCE_REP_PDATA_MAX 196  /**< accept */
+#define RNIC_CM_ROCE_REJ_PDATA_MAX 148  /**< reject */
 
 enum rnic_cm_event_type {
 	RNIC_CM_EVENT_CONNECT_REQUEST,  /**< on a listener: ev.id is new */
 	RNIC_CM_EVENT_ESTABLISHED,      /**< the QP is in RTS */
-	RNIC_CM_EVENT_REJECTED,         /**< the peer rejected (MPA reject) */
+	RNIC_CM_EVENT_REJECTED,         /**< the peer rejected (MPA reject, or
+					     an IB CM REJ: status -ECONNREFUSED
+					     for a consumer reject, -EPROTO
+					     for others, see rej_reason) */
 	RNIC_CM_EVENT_UNREACHABLE,      /**< no TCP connection (RST, timeout), or
 					     no MPA reply within the MPA timeout
 					     (status -ETIMEDOUT, as rdma_cm
@@ -93,6 +113,13 @@ struct rnic_cm_event {
 	struct rnic_cm_id *id;          /**< the id the event is about */
 	struct rnic_cm_id *listen_id;   /**< CONNECT_REQUEST: the listener */
 	int status;                     /**< 0, or -errno for failures */
+	enum rnic_transport transport;  /**< RNIC_TRANSPORT_IWARP (MPA over TCP)
+					     or RNIC_TRANSPORT_ROCE (IB CM over
+					     QP1): on CONNECT_REQUEST, accept
+					     with a QP of this transport */
+	uint16_t rej_reason;            /**< RoCE REJECTED/UNREACHABLE from a
+					     REJ: its IBTA reason (28 consumer
+					     reject, 8 no listener), else 0 */
 	uint32_t peer_ip;               /**< host byte order */
 	uint16_t peer_port;
 	uint8_t ird, ord;               /**< negotiated (ESTABLISHED) or asked */
@@ -120,25 +147,39 @@ int rnic_cm_create_id(struct rnic_cm_channel *ch, void *context,
 int rnic_cm_destroy_id(struct rnic_cm_id *id);
 void *rnic_cm_id_context(const struct rnic_cm_id *id);
 void rnic_cm_id_set_context(struct rnic_cm_id *id, void *context);
+/** Transport of the id's connection: set by connect (the QP's), or
+ *  by a request (the listener hears both); RNIC_TRANSPORT_DEFAULT on a
+ *  fresh id or a listener. */
+enum rnic_transport rnic_cm_id_transport(const struct rnic_cm_id *id);
 /** The QP attached by connect/accept, or NULL. */
 struct ibv_qp *rnic_cm_id_qp(const struct rnic_cm_id *id);
 
-/** Listen on TCP @p port of every address of the stack. */
+/** Listen on @p port of every address of the stack, for both transports:
+ *  iWARP connections to TCP @p port and RoCE REQs for the RDMA IP CM
+ *  service ID 0x0000000001060000 | @p port (RDMA_PS_TCP, as librdmacm).
+ *  The CONNECT_REQUEST's transport says which came. */
 int rnic_cm_listen(struct rnic_cm_id *id, uint16_t port, int backlog);
 
 /**
- * Connect @p qp (RESET or INIT, iWARP transport) to @p ip:@p port (host
- * byte order). The result arrives as an event. @return 0, EINVAL, EBUSY.
+ * Connect @p qp (RESET or INIT) to @p ip:@p port (host byte order), with
+ * the QP's transport: an MPA request over TCP (iWARP), or an IB CM REQ on
+ * QP1 (RoCE: the QP is moved to INIT if in RESET, to RTR and RTS when the
+ * REP comes; private data up to RNIC_CM_ROCE_REQ_PDATA_MAX). The result
+ * arrives as an event. @return 0, EINVAL, EBUSY.
  */
 int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *qp, uint32_t ip,
 		    uint16_t port, const struct rnic_cm_conn_param *param);
 
-/** Accept a CONNECT_REQUEST id with @p qp: the MPA reply goes out, the QP
- *  reaches RTS and ESTABLISHED follows. */
+/** Accept a CONNECT_REQUEST id with @p qp (of the event's transport):
+ *  iWARP: the MPA reply goes out, the QP reaches RTS and ESTABLISHED
+ *  follows. RoCE: the QP goes to RTR with the REQ's QPN, PSN and path MTU
+ *  (the smaller of both), the REP goes out, and the RTU brings RTS and
+ *  ESTABLISHED. IRD/ORD are bounded by the request's ORD/IRD. */
 int rnic_cm_accept(struct rnic_cm_id *id, struct ibv_qp *qp,
 		   const struct rnic_cm_conn_param *param);
 
-/** Reject a CONNECT_REQUEST id with an MPA reject carrying @p pdata. */
+/** Reject a CONNECT_REQUEST id with an MPA reject or an IB CM REJ
+ *  (reason 28, consumer reject) carrying @p pdata. */
 int rnic_cm_reject(struct rnic_cm_id *id, const void *pdata, uint16_t len);
 
 /**
@@ -159,7 +200,19 @@ int rnic_cm_attach_stream(struct rnic_cm_id *id, struct rnic_tcp_conn *c, bool a
 			  struct ibv_qp *qp, const struct rnic_cm_conn_param *param,
 			  const void *early, size_t early_len);
 
-/** Graceful close (see above). @return 0 or ENOTCONN. */
+/**
+ * RoCE: the IB CM's response timeout (4.096 us x 2^@p resp_timeout_exp,
+ * default 18: 1.07 s) and how often REQ and REP are sent again when
+ * unanswered (@p retries, default 8; DREQ alike, so a vanished peer
+ * is DISCONNECTED with -ETIMEDOUT after retries + 1 tries), for
+ * connections made from now on on @p ctx's stack. 0 keeps a value. The
+ * timeout is also what the REQ asks the peer to wait for us.
+ */
+void rnic_cm_roce_timeouts(struct ibv_context *ctx, uint8_t resp_timeout_exp, uint8_t retries);
+
+/** Graceful close (see above). RoCE: the QP goes to ERR (flushed) and a
+ *  DREQ goes out; DISCONNECTED follows the DREP, or -ETIMEDOUT after the
+ *  bounded DREQ retries when the peer is gone. @return 0 or ENOTCONN. */
 int rnic_cm_disconnect(struct rnic_cm_id *id);
 
 #ifdef __cplusplus

@@ -92,7 +92,18 @@ struct rnic_worker;
 	X(tx_paced)         X(probe_refused)    X(timeouts_excused)              \
 	X(rx_ce_marked)     X(ce_no_qp)         X(tx_cnp)                        \
 	X(cnp_suppressed)   X(cnp_ignored)      X(cc_rate_cuts)                  \
-	X(cc_rate_increases) X(cc_pace_waits)   X(tx_held_back)
+	X(cc_rate_increases) X(cc_pace_waits)   X(tx_held_back)                  \
+	/* IB CM on QP1 (roce_cm.c, worker 0) */                                 \
+	X(cm_mads_in)       X(cm_mads_out)      X(cm_req_resent)                 \
+	X(cm_rep_resent)    X(cm_dreq_resent)   X(cm_dup_req)                    \
+	X(cm_dup_rep)       X(cm_dup_dreq)      X(cm_dups)                       \
+	X(cm_stale)         X(cm_unknown_comm_id)                                \
+	X(cm_no_listener)   X(cm_rej_out)       X(cm_mra_in)                     \
+	X(cm_mra_out)       X(cm_bad_opcode)    X(cm_bad_pkey)                   \
+	X(cm_bad_qkey)      X(cm_bad_req)       X(cm_qp_errors)                  \
+	X(cm_mad_len)       X(cm_base_version)  X(cm_class)                      \
+	X(cm_class_version) X(cm_method)        X(cm_attr)                       \
+	X(cm_field)         X(cm_comm_est)
 
 struct roce_counters {
 #define ROCE_CTR_FIELD(n) uint64_t n;
@@ -271,6 +282,13 @@ struct roce_qp {
 	uint32_t qkey;            /* UD */
 	uint32_t ud_psn;          /* UD: PSN of the next datagram */
 
+	/* IB CM, passive side (roce_cm.c): the RTS attributes the QP takes
+	 * on its first request packet in RTR when that comes before the RTU
+	 * (IBA 12.9.7: traffic on the QP establishes communication) */
+	bool comm_est_armed;
+	int comm_est_mask;
+	struct ibv_qp_attr comm_est_attr;
+
 	struct roce_req req;
 	struct roce_resp resp;
 
@@ -322,6 +340,11 @@ void roce_qp_activate(struct roce_qp *rq);
  * with @p status first (the oldest WQE, IBV_WC_SUCCESS for none) and the
  * rest with IBV_WC_WR_FLUSH_ERR, receives flushed. */
 void roce_qp_fatal(struct roce_qp *rq, enum ibv_wc_status status);
+
+/* IB CM (any thread): let the first request packet that reaches @p qp in
+ * RTR move it to RTS with @p a / @p mask (RTS attributes) before the
+ * responder sees it. A later modify_qp to RTS disarms it. */
+void roce_qp_arm_comm_est(struct rnic_qp *qp, const struct ibv_qp_attr *a, int mask);
 
 /* Requester and responder state and the trace of @p qp, to stderr
  * (debugging: call on the QP's worker). */

@@ -26,6 +26,8 @@
 #include "engine/worker.h"
 #include "net/net.h"
 #include "port/port.h"
+#include "roce/ibcm.h"
+#include "roce/ibcm_wire.h"
 #include "roce/icrc.h"
 #include "roce/psn.h"
 #include "roce/roce.h"
@@ -332,10 +334,14 @@ static unsigned roce_owner(struct rnic_stack *st, struct rnic_port *p, struct rt
 		return UINT32_MAX;
 	const struct rnic_roce_bth *bth = rte_pktmbuf_mtod_offset(m,
 						const struct rnic_roce_bth *, off);
+	if (rnic_roce_bth_dqpn(bth) == RNIC_GSI_QPN)
+		return st->workers[0]->id;   /* QP1: the IB CM lives on worker 0 */
 	struct rnic_qp *qp = qp_by_num(st, rnic_roce_bth_dqpn(bth));
 	struct rnic_worker *w = qp ? __atomic_load_n(&qp->w, __ATOMIC_ACQUIRE) : NULL;
 	return w != NULL ? w->id : UINT32_MAX;
 }
+
+static void qp_enter_rts(struct roce_qp *rq, const struct ibv_qp_attr *a, int mask);
 
 static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 {
@@ -364,6 +370,11 @@ static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mb
 	rw->c.rx_ce_marked += ce;
 	bool cnp = (pkt.flags & RNIC_ROCE_OPF_CNP) != 0;
 	rw->c.rx_cnp += cnp;
+	uint32_t pay_off = bth_off + rnic_roce_op(pkt.opcode)->length;
+	if (!cnp && rnic_roce_pkt_dqpn(&pkt) == RNIC_GSI_QPN) {
+		roce_cm_input(w, p, &pkt, m, pay_off, ip);   /* counts its own drops */
+		goto drop;
+	}
 	struct rnic_qp *qp = qp_by_num(w->st, rnic_roce_pkt_dqpn(&pkt));
 	struct roce_qp *rq = qp ? rq_of(qp) : NULL;
 	if (rq == NULL || rq->w != w) {
@@ -377,7 +388,6 @@ static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mb
 		rw->c.rx_wrong_service++;   /* an RC packet for a UD QP, or the reverse */
 		goto drop;
 	}
-	uint32_t pay_off = bth_off + rnic_roce_op(pkt.opcode)->length;
 	if (ud) {
 		if (rq->state == ROCE_RTR || rq->state == ROCE_RTS)
 			roce_ud_input(rq, &pkt, m, pay_off, ip);
@@ -399,6 +409,11 @@ static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mb
 		if (rq->state != ROCE_RTR && rq->state != ROCE_RTS) {
 			rw->c.rx_bad_state++;
 			goto drop;
+		}
+		if (rq->state == ROCE_RTR && rq->comm_est_armed) {
+			/* the peer sends: the RTU is lost or late, go to RTS now */
+			rw->c.cm_comm_est++;
+			qp_enter_rts(rq, &rq->comm_est_attr, rq->comm_est_mask);
 		}
 		rw->c.resp_pkts_in++;
 		roce_resp_input(rq, p->idx, &pkt, m, pay_off);
@@ -511,6 +526,41 @@ static void apply_attrs(struct roce_qp *rq, const struct ibv_qp_attr *a, int mas
 		rq->max_dest_rd_atomic = a->max_dest_rd_atomic;
 }
 
+/* On the QP's worker: RTR -> RTS with @p a. */
+static void qp_enter_rts(struct roce_qp *rq, const struct ibv_qp_attr *a, int mask)
+{
+	apply_attrs(rq, a, mask);
+	roce_req_init(rq, a->sq_psn);
+	rq->ud_psn = a->sq_psn & RNIC_PSN_MASK;
+	rq->state = ROCE_RTS;
+	rq->comm_est_armed = false;
+	rnic_qp_established(rq->qp);
+}
+
+struct comm_est_ctx {
+	struct roce_qp *rq;
+	const struct ibv_qp_attr *a;
+	int mask;
+};
+
+static void arm_on_worker(struct rnic_worker *w, void *arg)
+{
+	(void)w;
+	struct comm_est_ctx *c = arg;
+	if (c->rq->state != ROCE_RTR)
+		return;
+	c->rq->comm_est_attr = *c->a;
+	c->rq->comm_est_mask = c->mask;
+	c->rq->comm_est_armed = true;
+}
+
+void roce_qp_arm_comm_est(struct rnic_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	struct comm_est_ctx c = { rq_of(qp), a, mask };
+	if (c.rq != NULL && c.rq->w != NULL)
+		rnic_worker_call_sync(c.rq->w, arm_on_worker, &c);
+}
+
 /* On the QP's worker: enter RTR or RTS. */
 static void modify_on_worker(struct rnic_worker *w, void *arg)
 {
@@ -528,10 +578,7 @@ static void modify_on_worker(struct rnic_worker *w, void *arg)
 		rq->qp->conn = QP_CONNECTED;
 		__atomic_store_n(&rq->qp->qp.state, IBV_QPS_RTR, __ATOMIC_RELEASE);
 	} else if (c->to == IBV_QPS_RTS && rq->state == ROCE_RTR) {
-		roce_req_init(rq, c->attr->sq_psn);
-		rq->ud_psn = c->attr->sq_psn & RNIC_PSN_MASK;
-		rq->state = ROCE_RTS;
-		rnic_qp_established(rq->qp);
+		qp_enter_rts(rq, c->attr, c->mask);
 	}
 }
 
@@ -745,7 +792,8 @@ static int roce_stack_init(struct rnic_stack *st)
 		rte_telemetry_register_cmd("/rnic/roce", tel_roce,
 			"RoCEv2: packets, ACK/NAK, retransmissions, drops by cause");
 	}
-	return rnic_stack_register_udp(st, RNIC_ROCE_UDP_PORT, &h);
+	int rc = roce_cm_stack_init(st);
+	return rc != 0 ? rc : rnic_stack_register_udp(st, RNIC_ROCE_UDP_PORT, &h);
 }
 
 /* Port failover, on each worker: this worker's RC and UD QPs on the failed
@@ -797,6 +845,7 @@ static void roce_worker_fini(struct rnic_worker *w)
 const struct rnic_proto_ops rnic_roce_proto = {
 	.name = "roce",
 	.stack_init = roce_stack_init,
+	.stack_fini = roce_cm_stack_fini,
 	.failover = roce_failover,
 	.worker_init = roce_worker_init,
 	.worker_fini = roce_worker_fini,

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Connection manager (rnic_cm.h) for iWARP QPs, on the endpoint engine.
+ * Connection manager (rnic_cm.h) for iWARP QPs, on the endpoint engine,
+ * and for RoCE QPs, on the IB CM of lib/roce (roce/ibcm.h): an id holds an
+ * endpoint (ep) or an IB CM connection (ib), never both; a listener
+ * listens on both.
  * Ids are touched by application threads only through calls that run on
  * the endpoint's worker (rnic_worker_call_sync), and by the endpoint's
  * callbacks there; events cross back through the channel's mutex-guarded
@@ -17,6 +20,7 @@
 #include "engine/stack.h"
 #include "engine/worker.h"
 #include "iwarp/iw_ep.h"
+#include "roce/ibcm.h"
 #include "rnic/rnic_cm.h"
 #include "verbs/verbs.h"
 
@@ -41,6 +45,9 @@ struct rnic_cm_id {
 	void *context;
 	struct rnic_qp *qp;
 	struct rnic_iw_ep *ep;          /* owned by the worker */
+	struct rnic_ibcm_conn *ib;      /* RoCE: owned by worker 0 */
+	enum rnic_transport transport;
+	bool ib_listen;                 /* listener: RoCE REQs too */
 	struct rnic_worker *w;
 	enum id_state state;
 	uint16_t port;
@@ -67,20 +74,25 @@ static struct rnic_stack *id_stack(const struct rnic_cm_id *id)
 	return id->ch->dev->st;
 }
 
-/* Queue an event (any thread). */
-static void post_event(struct rnic_cm_id *id, enum rnic_cm_event_type t, int status,
-		       const void *pdata, uint16_t pd_len)
+/* Queue an event (any thread); @p reason: an IB CM REJ's, or 0. */
+static void post_event_r(struct rnic_cm_id *id, enum rnic_cm_event_type t, int status,
+			 uint16_t reason, const void *pdata, uint16_t pd_len)
 {
 	struct ev_node *n = calloc(1, sizeof(*n));
 	if (n == NULL)
 		return;
 	n->ev.type = t;
+	n->ev.rej_reason = reason;
 	n->ev.id = id;
 	n->ev.listen_id = id->listen_id;
 	n->ev.status = status;
-	if (id->ep != NULL) {
+	n->ev.transport = id->transport;
+	if (id->ep != NULL || id->ib != NULL) {
 		uint16_t ird, ord;
-		rnic_iw_conn_info(id->ep, &ird, &ord, &n->ev.peer_ip, &n->ev.peer_port);
+		if (id->ep != NULL)
+			rnic_iw_conn_info(id->ep, &ird, &ord, &n->ev.peer_ip, &n->ev.peer_port);
+		else
+			rnic_ibcm_conn_info(id->ib, &ird, &ord, &n->ev.peer_ip, &n->ev.peer_port);
 		n->ev.ird = (uint8_t)ird;
 		n->ev.ord = (uint8_t)ord;
 	}
@@ -100,6 +112,12 @@ static void post_event(struct rnic_cm_id *id, enum rnic_cm_event_type t, int sta
 	uint64_t one = 1;
 	ssize_t w = write(ch->fd, &one, sizeof(one));
 	(void)w;
+}
+
+static void post_event(struct rnic_cm_id *id, enum rnic_cm_event_type t, int status,
+		       const void *pdata, uint16_t pd_len)
+{
+	post_event_r(id, t, status, 0, pdata, pd_len);
 }
 
 /* --- endpoint callbacks (on the worker) --------------------------------------- */
@@ -124,6 +142,7 @@ static void *cb_request(struct rnic_iw_ep *ep, void *lctx, const void *pdata, ui
 	id->listen_id = l;
 	id->state = ID_REQ;
 	__atomic_fetch_add(&id->ch->users, 1, __ATOMIC_RELAXED);
+	id->transport = RNIC_TRANSPORT_IWARP;
 	rnic_iw_set_ctx(ep, id);
 	post_event(id, RNIC_CM_EVENT_CONNECT_REQUEST, 0, pdata, len);
 	return RNIC_IW_DEFER;
@@ -176,6 +195,42 @@ static const struct rnic_iw_ops cm_ops = {
 	.request = cb_request,
 	.established = cb_established,
 	.disconnected = cb_disconnected,
+};
+
+/* --- IB CM callbacks (RoCE, on worker 0) ------------------------------------------ */
+
+static void *ib_request(struct rnic_ibcm_conn *c, void *lctx, const void *pdata, uint16_t len)
+{
+	struct rnic_cm_id *l = lctx;
+	struct rnic_cm_id *id = calloc(1, sizeof(*id));
+	if (id == NULL)
+		return NULL;   /* the IB CM rejects it */
+	id->ch = l->ch;
+	id->ib = c;
+	id->w = l->ch->dev->st->workers[0];
+	id->listen_id = l;
+	id->state = ID_REQ;
+	id->transport = RNIC_TRANSPORT_ROCE;
+	__atomic_fetch_add(&id->ch->users, 1, __ATOMIC_RELAXED);
+	post_event(id, RNIC_CM_EVENT_CONNECT_REQUEST, 0, pdata, len);
+	return id;
+}
+
+/* Everything after the request: the id's state follows the event. */
+static void ib_event(void *ctx, enum rnic_cm_event_type t, int status, uint16_t reason,
+		     const void *pdata, uint16_t len)
+{
+	struct rnic_cm_id *id = ctx;
+	if (t == RNIC_CM_EVENT_ESTABLISHED)
+		id->state = ID_CONNECTED;
+	else
+		id->state = t == RNIC_CM_EVENT_REJECTED ? ID_REJECTED : ID_CLOSED;
+	post_event_r(id, t, status, reason, pdata, len);
+}
+
+static const struct rnic_ibcm_ops ib_ops = {
+	.request = ib_request,
+	.event = ib_event,
 };
 
 /* --- channel ------------------------------------------------------------------ */
@@ -267,6 +322,13 @@ int rnic_cm_create_id(struct rnic_cm_channel *ch, void *context, struct rnic_cm_
 void *rnic_cm_id_context(const struct rnic_cm_id *id) { return id->context; }
 void rnic_cm_id_set_context(struct rnic_cm_id *id, void *context) { id->context = context; }
 struct ibv_qp *rnic_cm_id_qp(const struct rnic_cm_id *id) { return id->qp ? &id->qp->qp : NULL; }
+enum rnic_transport rnic_cm_id_transport(const struct rnic_cm_id *id) { return id->transport; }
+
+static void do_unlisten_iw(struct rnic_worker *w, void *arg)
+{
+	struct rnic_cm_id *id = arg;
+	rnic_iw_unlisten(w->st, id->port);
+}
 
 static void params_from(struct rnic_iw_params *p, const struct rnic_cm_conn_param *c)
 {
@@ -293,6 +355,12 @@ int rnic_cm_listen(struct rnic_cm_id *id, uint16_t port, int backlog)
 	int rc = rnic_iw_listen(id_stack(id), port, &cm_ops, id, &id->params);
 	if (rc != 0)
 		return -rc;
+	rc = rnic_ibcm_listen(id_stack(id), port, &ib_ops, id);
+	if (rc != 0) {
+		rnic_worker_call_sync(id_stack(id)->workers[0], do_unlisten_iw, id);
+		return -rc;
+	}
+	id->ib_listen = true;
 	id->port = port;
 	id->state = ID_LISTEN;
 	return 0;
@@ -332,6 +400,53 @@ static bool qp_free_for_cm(const struct rnic_qp *qp)
 	       (s == IBV_QPS_RESET || s == IBV_QPS_INIT);
 }
 
+/* A RoCE QP the CM may take: RC, not attached, RESET or INIT. */
+static bool roce_qp_free(const struct rnic_qp *qp)
+{
+	enum ibv_qp_state s = __atomic_load_n(&qp->qp.state, __ATOMIC_ACQUIRE);
+	return qp->transport == RNIC_TRANSPORT_ROCE && qp->qp.qp_type == IBV_QPT_RC &&
+	       qp->cm_id == NULL && (s == IBV_QPS_RESET || s == IBV_QPS_INIT);
+}
+
+static void ib_params(struct rnic_ibcm_params *p, const struct rnic_cm_conn_param *c)
+{
+	*p = (struct rnic_ibcm_params){ .ird = 1, .ord = 1 };
+	if (c == NULL)
+		return;
+	p->pdata = c->private_data;
+	p->pdata_len = c->private_data ? c->private_data_len : 0;
+	if (c->responder_resources)
+		p->ird = RTE_MIN(c->responder_resources, (uint8_t)RNIC_MAX_RD_ATOMIC);
+	if (c->initiator_depth)
+		p->ord = RTE_MIN(c->initiator_depth, (uint8_t)RNIC_MAX_RD_ATOMIC);
+}
+
+static int roce_connect(struct rnic_cm_id *id, struct rnic_qp *qp, uint32_t ip, uint16_t port,
+			const struct rnic_cm_conn_param *param)
+{
+	struct rnic_ibcm_params p;
+	ib_params(&p, param);
+	if (p.pdata_len > RNIC_CM_ROCE_REQ_PDATA_MAX)
+		return EINVAL;
+	if (!roce_qp_free(qp))
+		return EBUSY;
+	id->qp = qp;
+	qp->cm_id = id;
+	id->transport = RNIC_TRANSPORT_ROCE;
+	id->state = ID_CONNECTING;
+	id->w = id_stack(id)->workers[0];
+	int rc = rnic_ibcm_connect(id_stack(id), qp, ip, port, &p, &ib_ops, id, &id->ib);
+	if (rc != 0) {
+		id->qp = NULL;
+		qp->cm_id = NULL;
+		id->state = ID_IDLE;
+		id->w = NULL;
+		id->transport = RNIC_TRANSPORT_DEFAULT;
+		return -rc;
+	}
+	return 0;
+}
+
 int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *iqp, uint32_t ip, uint16_t port,
 		    const struct rnic_cm_conn_param *param)
 {
@@ -339,6 +454,8 @@ int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *iqp, uint32_t ip, uint
 	    (param && param->private_data_len > RNIC_CM_PDATA_MAX))
 		return EINVAL;
 	struct rnic_qp *qp = qp_of(iqp);
+	if (qp->transport == RNIC_TRANSPORT_ROCE)
+		return roce_connect(id, qp, ip, port, param);
 	if (!qp_free_for_cm(qp))
 		return EBUSY;
 	struct rnic_stack *st = id_stack(id);
@@ -347,6 +464,7 @@ int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *iqp, uint32_t ip, uint
 	struct rnic_worker *w = st->workers[d->handlers[cq_of(iqp->send_cq)->handler].worker];
 	struct connect_args a = { .id = id, .ip = ip, .port = port, .param = param };
 	params_from(&a.p, param);
+	id->transport = RNIC_TRANSPORT_IWARP;
 	id->qp = qp;
 	qp->cm_id = id;
 	__atomic_store_n(&iqp->state, IBV_QPS_RTR, __ATOMIC_RELEASE);
@@ -356,6 +474,7 @@ int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *iqp, uint32_t ip, uint
 	if (rc != 0) {
 		id->qp = NULL;
 		qp->cm_id = NULL;
+		id->transport = RNIC_TRANSPORT_DEFAULT;
 		__atomic_store_n(&iqp->state, IBV_QPS_INIT, __ATOMIC_RELEASE);
 		return rc < 0 ? -rc : rc;
 	}
@@ -412,6 +531,7 @@ int rnic_cm_attach_stream(struct rnic_cm_id *id, struct rnic_tcp_conn *c, bool a
 		return EINVAL;
 	struct stream_args a = { .id = id, .c = c, .active = active, .param = param,
 				 .early = early, .early_len = early_len };
+	id->transport = RNIC_TRANSPORT_IWARP;
 	params_from(&a.p, param);
 	if (active) {
 		struct rnic_qp *qp = qp_of(iqp);
@@ -460,6 +580,29 @@ static void do_accept(struct rnic_worker *w, void *arg)
 			       c ? c->responder_resources : 0, c ? c->initiator_depth : 0);
 }
 
+static int roce_accept(struct rnic_cm_id *id, struct rnic_qp *qp,
+		       const struct rnic_cm_conn_param *param)
+{
+	struct rnic_ibcm_params p;
+	ib_params(&p, param);
+	if (p.pdata_len > RNIC_CM_ROCE_REP_PDATA_MAX)
+		return EINVAL;
+	if (!roce_qp_free(qp))
+		return EBUSY;
+	id->qp = qp;
+	qp->cm_id = id;
+	id->state = ID_CONNECTING;
+	int rc = rnic_ibcm_accept(id->ib, qp, &p);
+	if (rc != 0) {
+		id->qp = NULL;
+		qp->cm_id = NULL;
+		if (id->state == ID_CONNECTING)
+			id->state = ID_REQ;
+		return -rc;
+	}
+	return 0;
+}
+
 int rnic_cm_accept(struct rnic_cm_id *id, struct ibv_qp *iqp,
 		   const struct rnic_cm_conn_param *param)
 {
@@ -467,6 +610,8 @@ int rnic_cm_accept(struct rnic_cm_id *id, struct ibv_qp *iqp,
 	    (param && param->private_data_len > RNIC_CM_PDATA_MAX))
 		return EINVAL;
 	struct rnic_qp *qp = qp_of(iqp);
+	if (id->ib != NULL)
+		return roce_accept(id, qp, param);
 	if (!qp_free_for_cm(qp))
 		return EBUSY;
 	struct accept_args a = { .id = id, .param = param };
@@ -491,6 +636,14 @@ int rnic_cm_reject(struct rnic_cm_id *id, const void *pdata, uint16_t len)
 {
 	if (id == NULL || id->state != ID_REQ || len > RNIC_CM_PDATA_MAX)
 		return EINVAL;
+	if (id->ib != NULL) {
+		if (len > RNIC_CM_ROCE_REJ_PDATA_MAX)
+			return EINVAL;
+		int rc = rnic_ibcm_reject(id->ib, pdata, len);
+		if (rc == 0)
+			id->state = ID_REJECTED;
+		return -rc;
+	}
 	struct rnic_cm_conn_param c = { .private_data = pdata, .private_data_len = len };
 	struct accept_args a = { .id = id, .param = &c, .reject = true };
 	int rc = rnic_worker_call_sync(id->w, do_accept, &a);
@@ -523,6 +676,12 @@ int rnic_cm_disconnect(struct rnic_cm_id *id)
 {
 	if (id == NULL || id->w == NULL)
 		return ENOTCONN;
+	if (id->ib != NULL) {
+		int rc = rnic_ibcm_disconnect(id->ib);
+		if (rc == 0 && id->state == ID_CONNECTED)
+			id->state = ID_CLOSING;
+		return -rc;
+	}
 	struct accept_args a = { .id = id };
 	int rc = rnic_worker_call_sync(id->w, do_disconnect, &a);
 	if (rc == 0)
@@ -543,6 +702,11 @@ int rnic_cm_destroy_id(struct rnic_cm_id *id)
 	struct rnic_stack *st = id_stack(id);
 	if (id->state == ID_LISTEN) {
 		rnic_worker_call_sync(st->workers[0], do_unlisten, id);
+		if (id->ib_listen)
+			rnic_ibcm_unlisten(st, id->port);
+	} else if (id->ib != NULL) {
+		rnic_ibcm_detach(id->ib);   /* REJ or DREQ if live; no more events */
+		id->ib = NULL;
 	} else if (id->w != NULL) {
 		struct accept_args a = { .id = id, .reject = true };
 		rnic_worker_call_sync(id->w, do_disconnect, &a);
@@ -573,4 +737,9 @@ int rnic_cm_destroy_id(struct rnic_cm_id *id)
 	__atomic_fetch_sub(&ch->users, 1, __ATOMIC_RELAXED);
 	free(id);
 	return 0;
+}
+
+void rnic_cm_roce_timeouts(struct ibv_context *ctx, uint8_t resp_timeout_exp, uint8_t retries)
+{
+	rnic_ibcm_set_timeouts(dev_of(ctx)->st, resp_timeout_exp, retries);
 }

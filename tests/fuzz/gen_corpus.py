@@ -434,9 +434,38 @@ def gen_net():
         write('net', name, bytes([3]) + body)
 
 
+# ------------------------------------------------------------------ IB CM
+
+def gen_ibcm():
+    """The seven CM messages of scripts/gen_ibcm_vectors.py (packed from
+    the IBTA tables there), then one of each refusal."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    '..', '..', 'scripts'))
+    import gen_ibcm_vectors as v
+    mads = {}
+    for g in (v.req, v.mra, v.rej, v.rep, v.rtu, v.dreq, v.drep):
+        name, attr, body, _, _ = g()
+        mads[name] = v.mad(attr, body)
+        write('ibcm', name.lower(), mads[name])
+    rtu = mads['RTU']
+    for name, off, val in (('base_version', 0, 2), ('class', 1, 4), ('class_version', 2, 1),
+                           ('method_resp', 3, 0x83), ('attr_lap', 17, 0x19),
+                           ('attr_sidr', 17, 0x17)):
+        b = bytearray(rtu)
+        b[off] = val
+        write('ibcm', 'bad_' + name, b)
+    rej = bytearray(mads['REJ'])
+    rej[24 + 8] |= 0xc0
+    write('ibcm', 'bad_rej_msg', rej)
+    write('ibcm', 'short', rtu[:255])
+    write('ibcm', 'long', rtu + b'\0')
+    write('ibcm', 'empty', b'')
+
+
 if __name__ == '__main__':
     gen_iwarp()
     gen_roce()
+    gen_ibcm()
     gen_config()
     gen_tcp()
     gen_net()

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rnic-ping over verbs and the connection manager (cm_ping.c): rping's
+ * protocol on a QP of any transport, connected by rnic_cm.
+ */
+#ifndef RNIC_APPS_PING_CM_PING_H
+#define RNIC_APPS_PING_CM_PING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rnic/rnic_verbs.h"
+
+struct rnic_stack;
+
+struct cm_ping_opts {
+	bool server, verbose, validate, persistent;
+	enum rnic_transport transport;   /* the client's QP */
+	uint32_t dst_ip;                 /* host order */
+	uint16_t port;
+	unsigned count;                  /* 0 = for ever */
+	uint32_t size;
+};
+
+/** Run the client or the server on the started stack @p st.
+ *  @return the exit status (0: every ping completed). */
+int cm_ping_run(struct rnic_stack *st, const struct cm_ping_opts *o);
+
+#endif
