@@ -16,11 +16,24 @@
 
 #define ARP_RETRY_US     1000000u   /* re-ask at most once a second */
 #define ARP_GIVE_UP_US   3000000u   /* pending frames wait at most 3 s */
-/* An expired entry stays usable this long while it is asked again (the
- * NUD_STALE idea of Linux): a flow in progress never waits for its next
- * hop to be re-resolved, which a lost request would stretch to a second. */
-#define ARP_STALE_US     5000000u
-#define ARP_REFRESH_US    200000u   /* re-ask a stale entry at most this often */
+/*
+ * An expired entry stays usable while it is asked again (Linux's STALE,
+ * DELAY and PROBE states): a flow in progress keeps sending to the known
+ * address and never waits for its next hop to be re-resolved. A refresh
+ * request goes out when the entry is used, and is repeated by the poller
+ * every ARP_REFRESH_US; the entry fails only when ARP_PROBES of them went
+ * unanswered over at least ARP_PROBE_WINDOW_US. Counting requests, not
+ * only time, matters: a worker off the CPU for longer than the window (a
+ * stalled host), or refresh replies lost in a full transmit queue, used to
+ * expire an entry whose neighbour was never asked long enough, and every
+ * frame then waited (and mostly dropped as arp_pending_full) for ARP.
+ */
+#define ARP_REFRESH_US      200000u
+#define ARP_PROBES              10u
+#define ARP_PROBE_WINDOW_US 5000000u
+/* A stale entry nobody uses (never asked again) is freed this long after
+ * it expired. */
+#define ARP_STALE_GC_US    60000000u
 
 /* counters: several workers add, telemetry reads (relaxed is enough) */
 #define CNT(t, f)  __atomic_fetch_add(&(t)->f, 1, __ATOMIC_RELAXED)
@@ -29,6 +42,25 @@
 static inline uint64_t us_to_tsc(uint64_t us)
 {
 	return us * (rte_get_tsc_hz() / 1000000);
+}
+
+/* A stale entry whose refresh requests went unanswered: enough of them,
+ * over long enough. */
+static bool arp_probes_failed(const struct arp_entry *e, uint64_t now)
+{
+	return e->probes >= ARP_PROBES &&
+	       now - e->probe_start_tsc >= us_to_tsc(ARP_PROBE_WINDOW_US);
+}
+
+/* Count a refresh request of stale entry @p e sent at @p now. Caller holds
+ * the write lock. */
+static void arp_probe_sent(struct arp_entry *e, uint64_t now)
+{
+	if (e->probes == 0)
+		e->probe_start_tsc = now;
+	if (e->probes < UINT32_MAX)
+		e->probes++;
+	e->last_request_tsc = now;
 }
 
 int rnic_arp_table_create(struct rnic_port *p)
@@ -197,6 +229,7 @@ static void arp_learn(struct rnic_worker *w, struct rnic_port *p, uint32_t ip,
 		e->mac = *mac;
 		e->state = ARP_REACHABLE;
 		e->expire_tsc = rte_rdtsc() + us_to_tsc(RNIC_ARP_TTL_US);
+		e->probes = 0;
 		n = e->n_pending;
 		memcpy(send, e->pending, n * sizeof(send[0]));
 		e->n_pending = 0;
@@ -290,18 +323,19 @@ void rnic_arp_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
 	bool ask = false;
 	rte_rwlock_write_lock(&t->lock);
 	e = arp_find(t, ip);
-	if (e != NULL && e->state == ARP_REACHABLE &&
-	    e->expire_tsc + us_to_tsc(ARP_STALE_US) > now) {
+	if (e != NULL && e->state == ARP_REACHABLE && !arp_probes_failed(e, now)) {
 		/* answered meanwhile, or stale: send, and refresh a stale one */
 		eh->dst_addr = e->mac;
 		if (e->expire_tsc <= now && now - e->last_request_tsc >= us_to_tsc(ARP_REFRESH_US)) {
-			e->last_request_tsc = now;
+			arp_probe_sent(e, now);
 			ask = true;
 		}
 		rte_rwlock_write_unlock(&t->lock);
 		rnic_worker_tx(w, p, m);
-		if (ask)
+		if (ask) {
+			CNT(t, refreshes_out);
 			arp_send_request(w, p, ip);
+		}
 		return;
 	}
 	if (e == NULL && (e = arp_slot(w, t, ip)) != NULL) {
@@ -319,8 +353,10 @@ void rnic_arp_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
 		rnic_worker_drop(w, RNIC_DROP_ARP_PENDING_FULL, m);
 		return;
 	}
-	if (e->state == ARP_REACHABLE)  /* expired: resolve again */
+	if (e->state == ARP_REACHABLE) {  /* its refreshes failed: resolve again */
 		e->state = ARP_INCOMPLETE;
+		e->probes = 0;
+	}
 	if (e->n_pending == 0)
 		e->first_tsc = now;
 	e->pending[e->n_pending++] = m;
@@ -344,11 +380,20 @@ unsigned rnic_arp_poll(struct rnic_worker *w, struct rnic_port *p)
 	rte_rwlock_write_lock(&t->lock);
 	for (unsigned i = 0; i < RNIC_ARP_ENTRIES; i++) {
 		struct arp_entry *e = &t->e[i];
-		if (e->state == ARP_REACHABLE &&
-		    e->expire_tsc + us_to_tsc(ARP_STALE_US) <= now && e->n_pending == 0) {
+		bool stale = e->state == ARP_REACHABLE && e->expire_tsc <= now;
+		if (stale && e->n_pending == 0 &&
+		    (arp_probes_failed(e, now) ||
+		     (e->probes == 0 && now - e->expire_tsc >= us_to_tsc(ARP_STALE_GC_US)))) {
+			/* unanswered, or unused since it expired */
 			memset(e, 0, sizeof(*e));
 			__atomic_fetch_add(&t->timeouts, 1, __ATOMIC_RELAXED);
 			work++;
+		} else if (stale && e->probes > 0 && n_ask < RTE_DIM(ask) &&
+			   now - e->last_request_tsc >= us_to_tsc(ARP_REFRESH_US)) {
+			/* a refresh in progress: ask again, traffic or not */
+			arp_probe_sent(e, now);
+			__atomic_fetch_add(&t->refreshes_out, 1, __ATOMIC_RELAXED);
+			ask[n_ask++] = e->ip;
 		} else if (e->n_pending > 0 &&
 			   now - e->first_tsc >= us_to_tsc(ARP_GIVE_UP_US)) {
 			arp_drop_pending(w, e);
@@ -380,6 +425,7 @@ void rnic_arp_stats(const struct rnic_stack *st, struct rnic_arp_stats *s)
 		s->replies_out += LOAD(t, replies_out);
 		s->gratuitous_out += LOAD(t, gratuitous_out);
 		s->timeouts += LOAD(t, timeouts);
+		s->refreshes += LOAD(t, refreshes_out);
 		/* a racy snapshot is fine for a gauge read by telemetry */
 		for (unsigned k = 0; k < RNIC_ARP_ENTRIES; k++)
 			s->entries += t->e[k].state == ARP_REACHABLE;

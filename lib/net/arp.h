@@ -26,6 +26,10 @@ struct arp_entry {
 	uint64_t expire_tsc;         /* REACHABLE: valid until */
 	uint64_t first_tsc;          /* INCOMPLETE: when the first frame waited */
 	uint64_t last_request_tsc;
+	/* REACHABLE past expire_tsc (stale): refresh requests sent since the
+	 * entry was last confirmed, and when the first of them went out */
+	unsigned probes;
+	uint64_t probe_start_tsc;
 	unsigned n_pending;
 	struct rte_mbuf *pending[RNIC_ARP_PENDING];
 };
@@ -37,6 +41,7 @@ struct rnic_arp_table {
 	uint64_t requests_in, replies_in, requests_out, replies_out,
 		 gratuitous_out, timeouts;
 	uint64_t evicted_frames;     /* held frames dropped to make room */
+	uint64_t refreshes_out;      /* requests refreshing a stale entry */
 };
 
 /** Handle a received ARP frame (Ethernet header at data start). */

@@ -152,6 +152,7 @@ uint16_t rnic_net_l4_cksum(const struct rte_mbuf *m, uint32_t off,
 struct rnic_arp_stats {
 	uint64_t requests_in, replies_in, requests_out, replies_out,
 		 gratuitous_out, entries, timeouts;
+	uint64_t refreshes;   /* requests_out that refreshed a stale entry */
 };
 void rnic_arp_stats(const struct rnic_stack *st, struct rnic_arp_stats *s);
 

@@ -21,6 +21,9 @@
 
 struct rnic_fault_stats {
 	uint64_t seen, dropped, duplicated, reordered, corrupted, delayed, ce_marked;
+	/* frames lost because the hold was full: not an injected fault (the
+	 * TX path's refused frames wait there; see rnic_port_tx()) */
+	uint64_t hold_full;
 };
 
 struct rnic_fault {

@@ -509,7 +509,9 @@ uint16_t rnic_port_rx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 
 /* Send frames the injector produced or released (not the caller's any
  * more): capture what the PMD takes, hold the rest again for the next poll;
- * only when the hold is full are frames freed, counted as dropped. */
+ * only when the hold is full are frames freed, counted as hold_full (not
+ * as injected drops: the sender believes them sent, and a RoCE probe lost
+ * here costs a timeout; docs/design.md). */
 static uint16_t port_tx_all(struct rnic_port *p, uint16_t q, struct rte_mbuf **m,
 			    uint16_t n, uint64_t now)
 {
@@ -528,7 +530,7 @@ static uint16_t port_tx_all(struct rnic_port *p, uint16_t q, struct rte_mbuf **m
 		p->tx_refused[q] += n - sent;
 		unsigned kept = rnic_fault_requeue(f, m + sent, n - sent, now);
 		if (sent + kept < n) {
-			f->stats.dropped += n - sent - kept;
+			f->stats.hold_full += n - sent - kept;
 			rte_pktmbuf_free_bulk(m + sent + kept, n - sent - kept);
 		}
 	}
@@ -639,6 +641,7 @@ void rnic_port_fault_stats(const struct rnic_port *p, struct rnic_fault_stats *s
 			s->reordered += d[i]->reordered;
 			s->corrupted += d[i]->corrupted;
 			s->delayed += d[i]->delayed;
+			s->hold_full += d[i]->hold_full;
 			s->ce_marked += d[i]->ce_marked;
 		}
 	}
@@ -710,4 +713,5 @@ void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "fault_corrupted", fs.corrupted);
 	rte_tel_data_add_dict_u64(d, "fault_ce_marked", fs.ce_marked);
 	rte_tel_data_add_dict_u64(d, "fault_delayed", fs.delayed);
+	rte_tel_data_add_dict_u64(d, "fault_hold_full", fs.hold_full);
 }

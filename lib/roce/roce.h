@@ -44,6 +44,12 @@ struct rnic_worker;
 /* Consecutive local ACK timeouts double the timer, up to this many times
  * the QP's timeout (the IBA's value is the least the requester waits). */
 #define ROCE_BACKOFF_MAX   3u
+/* Local ACK timeouts in a row that spend no retry because they prove
+ * nothing about the responder: the probe of the previous timeout never
+ * left (the port refused it, and it is retried every poll), or the worker
+ * itself was off the CPU for longer than the timer's interval. Bounded, so
+ * a port that never drains still ends the QP; restored by progress. */
+#define ROCE_EXCUSED_MAX   8u
 /* Responder: an ACK at least every this many request packets, AckReq or
  * not, so a long message keeps the requester's timer moving (rxe 6.1
  * arms its timer once and times out inside long messages otherwise). */
@@ -83,10 +89,10 @@ struct rnic_worker;
 	X(ud_pkts_in)       X(ud_pkts_out)      X(ud_bad_qkey)                   \
 	X(ud_no_recv)       X(ud_too_long)      X(mig_queries)                   \
 	X(mig_parked)       X(mig_park_drops)   X(mig_rejects)                   \
-	X(tx_paced)                                                              \
+	X(tx_paced)         X(probe_refused)    X(timeouts_excused)              \
 	X(rx_ce_marked)     X(ce_no_qp)         X(tx_cnp)                        \
 	X(cnp_suppressed)   X(cnp_ignored)      X(cc_rate_cuts)                  \
-	X(cc_rate_increases) X(cc_pace_waits)                                    \
+	X(cc_rate_increases) X(cc_pace_waits)   X(tx_held_back)                  \
 	/* IB CM on QP1 (roce_cm.c, worker 0) */                                 \
 	X(cm_mads_in)       X(cm_mads_out)      X(cm_req_resent)                 \
 	X(cm_rep_resent)    X(cm_dreq_resent)   X(cm_dup_req)                    \
@@ -180,6 +186,7 @@ enum roce_trace_kind {
 	TR_RESP_NAK,      /* responder: sequence NAK sent */
 	TR_RESP_SILENT,   /* responder: out of sequence, NAK already sent */
 	TR_RESP_DUP,      /* responder: duplicate request */
+	TR_EXCUSED,       /* local ACK timeout that spent no retry */
 	TR_KINDS
 };
 struct roce_trace_ev {
@@ -216,6 +223,10 @@ struct roce_req {
 	bool probing;             /* after a timeout: one packet until progress */
 	bool probe_sent;
 	bool rnr_wait;            /* the timer is an RNR wait: send nothing */
+	uint32_t sent_since_timeout;   /* packets that left since the last timeout */
+	uint8_t excused_left;     /* timeouts that may still spend no retry */
+	uint64_t timer_armed_tsc; /* when the retransmission timer was armed, */
+	uint64_t timer_us;        /* ... for how long */
 	struct rnic_timer timer;  /* retransmission or RNR wait */
 };
 
@@ -319,6 +330,10 @@ struct rte_mbuf *roce_pkt_new(struct roce_qp *rq, uint8_t opcode, uint32_t psn,
 /* Send @p m (from roce_pkt_new) to the QP's peer; the ICRC is computed
  * once the IPv4 header is final. */
 void roce_pkt_send(struct roce_qp *rq, struct rte_mbuf *m);
+/* Send @p m at once (the worker's transmit buffers are flushed) and tell
+ * whether it left: -EAGAIN when the port refused it (tail-dropped at a
+ * full transmit queue, or no room to wait for ARP), 0 otherwise. */
+int roce_pkt_send_now(struct roce_qp *rq, struct rte_mbuf *m);
 /* Have the worker's poller call roce_qp_pump() for @p rq. */
 void roce_qp_activate(struct roce_qp *rq);
 /* A fatal error on the worker: QP to ERR, the requester's work completes

@@ -60,6 +60,7 @@ static void progress(struct roce_qp *rq)
 	rq->req.retry_left = rq->retry_cnt;
 	rq->req.backoff = 0;
 	rq->req.probing = false;
+	rq->req.excused_left = ROCE_EXCUSED_MAX;
 	rq->req.rnr_left = rq->rnr_retry;
 	roce_req_timer_update(rq);
 	roce_qp_activate(rq);

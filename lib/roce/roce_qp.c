@@ -125,6 +125,24 @@ void roce_pkt_send(struct roce_qp *rq, struct rte_mbuf *m)
 	roce_pkt_send_to(rq, m, rq->dst_ip, roce_cc_tos(rq));
 }
 
+/* Frames this worker lost on their way out: refused by a full transmit
+ * queue (a tail drop) or with no room to wait for ARP. */
+static uint64_t tx_losses(const struct rnic_worker *w)
+{
+	return w->drops[RNIC_DROP_TX_FULL] + w->drops[RNIC_DROP_ARP_PENDING_FULL];
+}
+
+/* A full queue drops the tail of what a flush hands it, and @p m is the
+ * last frame of its port's buffer: if this flush lost anything, it lost
+ * @p m (a loss on another port only makes the caller send it again). */
+int roce_pkt_send_now(struct roce_qp *rq, struct rte_mbuf *m)
+{
+	uint64_t before = tx_losses(rq->w);
+	roce_pkt_send(rq, m);
+	rnic_worker_flush(rq->w);
+	return tx_losses(rq->w) == before ? 0 : -EAGAIN;
+}
+
 /* --- the worker's poller ------------------------------------------------------- */
 
 void roce_qp_activate(struct roce_qp *rq)
@@ -165,20 +183,27 @@ static unsigned roce_poll(struct rnic_worker *w, void *arg)
 	uint64_t full = w->drops[RNIC_DROP_TX_FULL];
 	for (unsigned i = 0; i < w->st->n_ports; i++)
 		full += rnic_port_tx_refused(w->st->ports[i], (uint16_t)w->id);
-	if (full != rw->tx_full_seen) {
+	/* and while it cannot, no new requests at all this poll: the pace
+	 * floor per poll, times thousands of polls a second, still poured
+	 * go-back-N windows into a full queue, and the one probe after a
+	 * timeout was lost behind them (responses, which acknowledge, go on) */
+	bool full_now = full != rw->tx_full_seen;
+	if (full_now) {
 		rw->tx_full_seen = full;
 		rw->pace = RTE_MAX(rw->pace / 2, ROCE_PACE_MIN);
+		rw->c.tx_held_back++;
 	}
 	unsigned left = rw->pace;
 	for (rq = TAILQ_FIRST(&rw->active); rq != NULL && left > 0; rq = tmp) {
 		tmp = TAILQ_NEXT(rq, link);
 		unsigned budget = RTE_MIN(ROCE_TX_BUDGET, left);
 		unsigned n = roce_resp_pump(rq, budget);
-		if (n < budget && rq->state == ROCE_RTS)
+		bool req = n < budget && rq->state == ROCE_RTS;
+		if (req && !full_now)
 			n += roce_req_pump(rq, budget - n);
 		work += n;
 		left -= RTE_MIN(n, left);
-		if (n < budget)
+		if (n < budget && !(req && full_now))
 			qp_deactivate(rq);
 	}
 	if (left == 0)

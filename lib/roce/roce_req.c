@@ -61,7 +61,7 @@ void roce_trace(struct roce_qp *rq, enum roce_trace_kind kind, uint32_t psn)
 	struct roce_trace_ev *ev = &rq->trace.ev[rq->trace.n++ % ROCE_TRACE];
 	*ev = (struct roce_trace_ev){ .us = rnic_tsc_to_us(rq->w->now_tsc), .kind = (uint8_t)kind,
 				      .retry_left = r->retry_left, .psn = psn };
-	if (kind >= TR_RESP_NAK) {
+	if (kind >= TR_RESP_NAK && kind <= TR_RESP_DUP) {
 		ev->a = rq->resp.epsn;
 		return;
 	}
@@ -81,11 +81,11 @@ void roce_trace_print(const struct roce_qp *rq)
 {
 	static const char *const names[TR_KINDS] = {
 		"timeout", "nak_seq", "nak_copy", "read_gap", "ack_gap", "restore", "rnr",
-		"resp_nak", "resp_silent", "resp_dup" };
+		"resp_nak", "resp_silent", "resp_dup", "excused" };
 	uint32_t n = rq->trace.n, from = n > ROCE_TRACE ? n - ROCE_TRACE : 0;
 	for (uint32_t i = from; i != n; i++) {
 		const struct roce_trace_ev *ev = &rq->trace.ev[i % ROCE_TRACE];
-		if (ev->kind >= TR_RESP_NAK)
+		if (ev->kind >= TR_RESP_NAK && ev->kind <= TR_RESP_DUP)
 			fprintf(stderr, "  qp %u %12" PRIu64 " us %-11s psn %#x epsn %#x\n",
 				rq->qp->qp.qp_num, ev->us, names[ev->kind], ev->psn, ev->a);
 		else
@@ -113,6 +113,7 @@ void roce_req_init(struct roce_qp *rq, uint32_t sq_psn)
 	r->acked = rnic_psn_sub(r->psn, 1);
 	r->retry_left = rq->retry_cnt;
 	r->rnr_left = rq->rnr_retry;
+	r->excused_left = ROCE_EXCUSED_MAX;
 	rnic_timer_init(&r->timer, timer_cb, rq);
 }
 
@@ -217,7 +218,8 @@ static uint32_t wire_bytes(const struct roce_qp *rq, const struct roce_wqe *e)
 	return plen + 14u + RNIC_ROCE_OVERHEAD;
 }
 
-/* Emit packet next_pkt of @p e. @return 0, or -ENOBUFS. */
+/* Emit packet next_pkt of @p e. @return 0, -ENOBUFS (no mbuf) or -EAGAIN
+ * (a probe the port refused); on an error nothing was sent. */
 static int emit(struct roce_qp *rq, struct roce_wqe *e)
 {
 	struct roce_req *r = &rq->req;
@@ -260,7 +262,20 @@ static int emit(struct roce_qp *rq, struct roce_wqe *e)
 		fill_hdrs(m, opcode, e, 0, e->len);
 	if (plen > 0)
 		roce_sgl_copy_out(e->wr.sg_list, (uint32_t)e->wr.num_sge, off, pay, plen);
-	roce_pkt_send(rq, m);
+	if (r->probing) {
+		/* the probe is the only packet until the responder answers: lost
+		 * at our own full transmit queue, nothing would ask again before
+		 * the next timeout, a retry spent on a frame never sent. Send it
+		 * now and, when the port refused it, roll back (nothing of the
+		 * send state has moved yet) and try again on the next poll, as
+		 * rxe's requester does when its transmit fails. */
+		if (roce_pkt_send_now(rq, m) != 0) {
+			rq->rw->c.probe_refused++;
+			return -EAGAIN;
+		}
+	} else {
+		roce_pkt_send(rq, m);
+	}
 	rq->rw->c.req_pkts_out++;
 	__atomic_store_n(&rq->qp->xfer.bytes_out, rq->qp->xfer.bytes_out + plen,
 			 __ATOMIC_RELAXED);
@@ -307,10 +322,12 @@ unsigned roce_req_pump(struct roce_qp *rq, unsigned budget)
 				break;
 		}
 		if (emit(rq, e) != 0)
-			return budget;   /* no mbuf: stay active, retry next loop */
+			return budget;   /* no mbuf, or the probe refused: stay
+					  * active, retry next loop */
 		if (unlikely(wire != 0))
 			roce_cc_tx_sent(rq, wire);
 		sent++;
+		r->sent_since_timeout++;
 		r->probe_sent = r->probing;
 		if (fresh)
 			r->rd_out++;
@@ -394,7 +411,9 @@ void roce_req_timer_update(struct roce_qp *rq)
 	/* 4.096 us * 2^timeout (IBA 9.7.6.1.3), doubled per timeout in a row */
 	uint64_t us = ((uint64_t)4096 << rq->timeout << RTE_MIN(r->backoff, ROCE_BACKOFF_MAX)) /
 		      1000;
-	rnic_timer_arm(&rq->w->timers, &r->timer, rq->w->now_tsc, us ? us : 1);
+	r->timer_armed_tsc = rq->w->now_tsc;
+	r->timer_us = us ? us : 1;
+	rnic_timer_arm(&rq->w->timers, &r->timer, rq->w->now_tsc, r->timer_us);
 }
 
 void roce_req_rnr_wait(struct roce_qp *rq, uint32_t psn, unsigned code)
@@ -425,6 +444,26 @@ static uint32_t first_unacked(struct roce_qp *rq)
 	return rnic_psn_lt(a, e->first_psn) ? e->first_psn : a;
 }
 
+/*
+ * A timeout that says nothing about the responder spends no retry (up to
+ * ROCE_EXCUSED_MAX in a row): after a timeout the requester sends one probe
+ * and, if the port refused it, tries again every poll (emit()); if nothing
+ * left since, the responder was never asked. Nor when the timer fires more
+ * than its whole interval late: this worker was off the CPU (a stall of the
+ * shared host), and the answers may be waiting in its receive queue.
+ */
+static bool timeout_excused(struct roce_qp *rq)
+{
+	struct roce_req *r = &rq->req;
+	uint64_t elapsed = rnic_tsc_to_us(rq->w->now_tsc - r->timer_armed_tsc);
+	bool never_asked = r->probing && r->sent_since_timeout == 0;
+	bool stalled = elapsed > 2 * r->timer_us;
+	if (!(never_asked || stalled) || r->excused_left == 0)
+		return false;
+	r->excused_left--;
+	return true;
+}
+
 static void timer_cb(struct rnic_timer *t, void *arg)
 {
 	struct roce_qp *rq = arg;
@@ -440,18 +479,24 @@ static void timer_cb(struct rnic_timer *t, void *arg)
 	if (!outstanding(r))
 		return;
 	rq->rw->c.timeouts++;
-	if (r->retry_left == 0) {
-		rq->rw->c.retry_exceeded++;
-		roce_qp_fatal(rq, IBV_WC_RETRY_EXC_ERR);
-		return;
+	if (timeout_excused(rq)) {
+		rq->rw->c.timeouts_excused++;
+		roce_trace(rq, TR_EXCUSED, first_unacked(rq));
+	} else {
+		if (r->retry_left == 0) {
+			rq->rw->c.retry_exceeded++;
+			roce_qp_fatal(rq, IBV_WC_RETRY_EXC_ERR);
+			return;
+		}
+		r->retry_left--;
+		if (r->backoff < UINT8_MAX)
+			r->backoff++;
+		roce_trace(rq, TR_TIMEOUT, first_unacked(rq));
 	}
-	r->retry_left--;
-	if (r->backoff < UINT8_MAX)
-		r->backoff++;
 	r->probing = true;
 	r->probe_sent = false;
+	r->sent_since_timeout = 0;
 	rq->rw->c.retransmits++;
-	roce_trace(rq, TR_TIMEOUT, first_unacked(rq));
 	roce_req_rewind(rq, first_unacked(rq));
 	roce_req_timer_update(rq);
 }

@@ -806,9 +806,12 @@ static void tcp_segment(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 		tcp_segment(c, &a, m);
 		return;
 	}
-	/* PAWS (RFC 7323 5.3) */
+	/* PAWS (RFC 7323 5.3), tolerating a TSval TCP_PAWS_WINDOW below
+	 * TS.Recent as Linux does: a peer whose clock ticks between two
+	 * segments it sends back to back, or a reordered pair, is no
+	 * wrapped-sequence threat */
 	if (c->ts_ok && s->o.ts_ok && !(s->flags & RTE_TCP_RST_FLAG) &&
-	    seq_lt(s->o.tsval, c->ts_recent)) {
+	    (int32_t)(c->ts_recent - s->o.tsval) > TCP_PAWS_WINDOW) {
 		tw->st.paws_drops++;
 		rte_pktmbuf_free(m);
 		tcp_send_ack(c);
@@ -849,7 +852,8 @@ static void tcp_segment(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 		return;
 	}
 	/* timestamps: remember the peer's (RFC 7323 4.3) */
-	if (c->ts_ok && s->o.ts_ok && seq_le(s->seq, c->rcv_nxt))
+	if (c->ts_ok && s->o.ts_ok && seq_le(s->seq, c->rcv_nxt) &&
+	    seq_ge(s->o.tsval, c->ts_recent))   /* never back (PAWS window) */
 		c->ts_recent = s->o.tsval;
 	if (c->state == TCP_SYN_RECEIVED) {
 		if (!seq_in(s->ack, c->snd_una + 1, c->snd_max + 1)) {

@@ -87,6 +87,9 @@ struct tcp_unit {
 #define TCP_UNITS     8192       /* most units queued; power of two */
 #define TCP_UNITS_MIN 64         /* a new TCB's ring; doubles on demand */
 #define TCP_OOO_MAX   256        /* out-of-order segments held */
+/* PAWS accepts a TSval this many ticks below TS.Recent (Linux's
+ * TCP_PAWS_WINDOW): segments sent across a clock tick may arrive swapped */
+#define TCP_PAWS_WINDOW 1
 
 /* One out-of-order range: contiguous arrivals are chained into one entry,
  * so entries count holes, not segments, and never overlap. */

@@ -127,6 +127,30 @@ static inline void check_roce_rtr_rts(struct ibv_qp *const q[2], struct ibv_cont
 	}
 }
 
+/* Tear down a pair of stacks: close both devices (a device that still
+ * holds objects is reported under @p name), then stop both stacks and
+ * destroy them, B before A, and clear the pointers. @return the number of
+ * devices that refused to close (0 when everything was freed). */
+static inline unsigned check_pair_down(struct rnic_stack *st[2], struct ibv_context *ctx[2],
+				       const char *name)
+{
+	unsigned left = 0;
+	for (int i = 0; i < 2; i++)
+		if (ctx[i] != NULL && rnic_close_device(ctx[i]) != 0) {
+			fprintf(stderr, "%s: rnic_close_device: objects left\n", name);
+			left++;
+		}
+	for (int i = 1; i >= 0; i--)
+		if (st[i] != NULL)
+			rnic_stack_stop(st[i]);
+	for (int i = 1; i >= 0; i--)
+		if (st[i] != NULL)
+			rnic_stack_destroy(st[i]);
+	memset(st, 0, 2 * sizeof(st[0]));
+	memset(ctx, 0, 2 * sizeof(ctx[0]));
+	return left;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;

@@ -150,17 +150,7 @@ static int pair_up(struct pair *p)
 
 static void pair_down(struct pair *p)
 {
-	for (int i = 0; i < 2; i++)
-		if (p->ctx[i] != NULL && rnic_close_device(p->ctx[i]) != 0) {
-			fprintf(stderr, "%s: rnic_close_device: objects left\n", p->ring);
-			n_fail++;
-		}
-	for (int i = 1; i >= 0; i--)
-		if (p->st[i] != NULL)
-			rnic_stack_stop(p->st[i]);
-	for (int i = 1; i >= 0; i--)
-		if (p->st[i] != NULL)
-			rnic_stack_destroy(p->st[i]);
+	n_fail += check_pair_down(p->st, p->ctx, p->ring);
 }
 
 static uint64_t mbufs_in_use(struct rnic_stack *st)

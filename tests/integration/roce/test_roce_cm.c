@@ -105,19 +105,7 @@ static int pair_up(struct pair *n)
 
 static void pair_down(struct pair *n)
 {
-	for (int i = 0; i < 2; i++)
-		if (n->ctx[i] != NULL && rnic_close_device(n->ctx[i]) != 0) {
-			fprintf(stderr, "%s: rnic_close_device: objects left\n", n->ring);
-			n_fail++;
-		}
-	for (int i = 1; i >= 0; i--)
-		if (n->st[i] != NULL)
-			rnic_stack_stop(n->st[i]);
-	for (int i = 1; i >= 0; i--)
-		if (n->st[i] != NULL)
-			rnic_stack_destroy(n->st[i]);
-	memset(n->st, 0, sizeof(n->st));
-	memset(n->ctx, 0, sizeof(n->ctx));
+	n_fail += check_pair_down(n->st, n->ctx, n->ring);
 }
 
 /* One end: PD, CQ, a registered buffer, a CM channel; up to 4 QPs and ids. */

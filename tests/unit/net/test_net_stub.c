@@ -435,8 +435,45 @@ static void arp_reachable_expires(void **state)
 	send_small(&W[0], &P[0], PEER_IP);                 /* no second request yet */
 	assert_int_equal(stub_n_tx, 3);
 	stub_reset();
-	/* past the stale time: the next frame waits and a request goes out */
-	e->expire_tsc = rte_rdtsc() - sec_tsc(5.1);
+	/* long past its expiry (a worker off the CPU for 30 s) but never asked
+	 * since: still usable, not freed by the poller, and asked again */
+	e->expire_tsc = rte_rdtsc() - sec_tsc(30);
+	e->probes = 0;
+	e->last_request_tsc -= sec_tsc(1.1);
+	assert_int_equal(rnic_arp_poll(&W[0], &P[0]), 0);
+	assert_non_null(arp_entry_of(&P[0], PEER_IP));
+	send_small(&W[0], &P[0], PEER_IP);
+	assert_int_equal(stub_n_tx, 2);
+	assert_int_equal(rte_pktmbuf_mtod(stub_tx[0].m, uint8_t *)[13], 0x00);   /* IPv4 */
+	assert_memory_equal(rte_pktmbuf_mtod(stub_tx[0].m, uint8_t *), &peer_mac, 6);
+	assert_int_equal(rte_pktmbuf_mtod(stub_tx[1].m, uint8_t *)[13], 0x06);   /* ARP */
+	assert_int_equal(e->probes, 1);
+	stub_reset();
+	/* the refresh is repeated by the poller, traffic or not, until the
+	 * entry has gone unanswered for ARP_PROBES requests and 5 s */
+	for (unsigned i = 1; i < 10; i++) {
+		e->last_request_tsc -= sec_tsc(0.25);
+		e->probe_start_tsc -= sec_tsc(0.25);
+		assert_int_equal(rnic_arp_poll(&W[0], &P[0]), 1);
+		assert_int_equal(stub_n_tx, 1);
+		assert_int_equal(rte_pktmbuf_mtod(stub_tx[0].m, uint8_t *)[13], 0x06);
+		stub_reset();
+		send_small(&W[0], &P[0], PEER_IP);           /* still sent at once */
+		assert_int_equal(stub_n_tx, 1);
+		assert_int_equal(rte_pktmbuf_mtod(stub_tx[0].m, uint8_t *)[13], 0x00);
+		stub_reset();
+	}
+	assert_int_equal(e->probes, 10);
+	assert_int_equal(e->state, ARP_REACHABLE);   /* 10 asked, but not yet 5 s */
+	/* a reply to any of them confirms it: fresh again */
+	uint8_t f[64];
+	rx(&W[0], &P[0], f, build_arp(f, RTE_ARP_OP_REPLY, PEER_IP, US_IP, &peer_mac));
+	assert_int_equal(e->probes, 0);
+	assert_true(e->expire_tsc > rte_rdtsc());
+	/* unanswered: 10 requests over 5 s; the next frame waits and asks */
+	e->expire_tsc = rte_rdtsc() - sec_tsc(6);
+	e->probes = 10;
+	e->probe_start_tsc = rte_rdtsc() - sec_tsc(5.1);
 	e->last_request_tsc -= sec_tsc(1.1);
 	send_small(&W[0], &P[0], PEER_IP);
 	assert_int_equal(stub_n_tx, 1);
@@ -445,18 +482,26 @@ static void arp_reachable_expires(void **state)
 	assert_int_equal(e->n_pending, 1);
 	stub_reset();
 
-	/* by the poller: an idle expired entry is removed */
-	uint8_t f[64];
+	/* by the poller: an expired entry whose refreshes went unanswered is
+	 * removed, and so is one nobody used for a minute after it expired */
 	rx(&W[0], &P[0], f, build_arp(f, RTE_ARP_OP_REPLY, PEER_IP, US_IP, &peer_mac));
 	assert_int_equal(stub_n_tx, 1);              /* the held frame */
 	assert_int_equal(e->state, ARP_REACHABLE);
 	e->expire_tsc = rte_rdtsc() - 1;
 	assert_int_equal(rnic_arp_poll(&W[0], &P[0]), 0);   /* stale, kept */
-	e->expire_tsc = rte_rdtsc() - sec_tsc(5.1);
+	e->probes = 10;
+	e->probe_start_tsc = rte_rdtsc() - sec_tsc(5.1);
 	rnic_arp_stats(&st, &s0);
 	assert_int_equal(rnic_arp_poll(&W[0], &P[0]), 1);
 	rnic_arp_stats(&st, &s1);
 	assert_int_equal(s1.timeouts - s0.timeouts, 1);
+	assert_null(arp_entry_of(&P[0], PEER_IP));
+	learn_peer();
+	e = arp_entry_of(&P[0], PEER_IP);
+	e->expire_tsc = rte_rdtsc() - sec_tsc(59);
+	assert_int_equal(rnic_arp_poll(&W[0], &P[0]), 0);
+	e->expire_tsc = rte_rdtsc() - sec_tsc(61);
+	assert_int_equal(rnic_arp_poll(&W[0], &P[0]), 1);
 	assert_null(arp_entry_of(&P[0], PEER_IP));
 }
 

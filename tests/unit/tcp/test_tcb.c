@@ -1405,6 +1405,21 @@ static void paws_drop(void **state)
 	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt, cb->snd_nxt, ACK, &o, data, 10));
 	assert_int_equal(sb.got, 10);
 	assert_int_equal(cb->ts_recent, o.tsval);
+	/* one tick below TS.Recent is tolerated (Linux's PAWS window): two
+	 * in-order segments whose sender's clock ticked between them arrive
+	 * swapped in TSval only; TS.Recent does not go back */
+	uint32_t recent = cb->ts_recent;
+	o.tsval = recent - 1;
+	for (int i = 0; i < 2; i++)
+		h_input(&h_b, h_craft_to(cb, cb->rcv_nxt, cb->snd_nxt, ACK, &o, data, 10));
+	assert_int_equal(sb.got, 30);
+	assert_int_equal(h_stats(&h_b).paws_drops, 1);
+	assert_int_equal(cb->ts_recent, recent);
+	/* two ticks below is not */
+	o.tsval = recent - 2;
+	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt, cb->snd_nxt, ACK, &o, data, 10));
+	assert_int_equal(sb.got, 30);
+	assert_int_equal(h_stats(&h_b).paws_drops, 2);
 	h_flush(&h_b);
 	rnic_tcp_abort(c);
 	h_app_fini(&ca);
