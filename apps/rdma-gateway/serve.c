@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,12 +25,23 @@
 
 #define GW_MAX_CLIENTS 256
 
+/* The protocol's messages fit the IB CM's rooms as well as MPA's, so every
+ * target can be offered over RoCE (include/rnic/rnic_gw.h). */
+_Static_assert(sizeof(struct rnic_gw_req) <= RNIC_CM_ROCE_REQ_PDATA_MAX,
+	       "the gateway request fits a RoCE REQ");
+_Static_assert(offsetof(struct rnic_gw_rep, reason) <= RNIC_CM_ROCE_REP_PDATA_MAX,
+	       "the gateway accept fits a RoCE REP");
+_Static_assert(sizeof(struct rnic_gw_rep) <= RNIC_CM_ROCE_REJ_PDATA_MAX,
+	       "the gateway reject fits a RoCE REJ");
+
 struct served {
 	struct gw_target *cfg;
 	uint8_t *mem;
 	int fd;
 	struct ibv_mr *mr;
 	uint64_t accepted, rejected, active;
+	uint64_t accepted_roce;     /* of accepted: over RoCE */
+	uint64_t wrong_transport;   /* of rejected: not offered on that one */
 	uint64_t bytes_in, bytes_out, ops_in;   /* of clients gone */
 	/* as of the last gw_serve_refresh(), clients gone and connected;
 	 * atomics: the telemetry thread reads them */
@@ -95,6 +107,17 @@ static void reject(struct rnic_cm_id *id, struct served *t, enum rnic_gw_status 
 		__atomic_fetch_add(&t->rejected, 1, __ATOMIC_RELAXED);
 }
 
+static const char *transport_name(enum rnic_transport tr)
+{
+	return tr == RNIC_TRANSPORT_ROCE ? "roce" : "iwarp";
+}
+
+/* Whether the target's `transport` list holds the request's. */
+static bool offered(const struct gw_target *t, enum rnic_transport tr)
+{
+	return tr == RNIC_TRANSPORT_ROCE ? t->roce : tr == RNIC_TRANSPORT_IWARP && t->iwarp;
+}
+
 static bool allowed(const struct gw_target *t, uint32_t ip)
 {
 	if (t->n_allow == 0)
@@ -130,6 +153,13 @@ static void on_request(const struct rnic_cm_event *ev)
 		reject(ev->id, NULL, RNIC_GW_NO_TARGET, why);
 		return;
 	}
+	if (!offered(t->cfg, ev->transport)) {
+		snprintf(why, sizeof(why), "target %.31s: not offered over %s",
+			 r->target, transport_name(ev->transport));
+		__atomic_fetch_add(&t->wrong_transport, 1, __ATOMIC_RELAXED);
+		reject(ev->id, t, RNIC_GW_WRONG_TRANSPORT, why);
+		return;
+	}
 	if (!allowed(t->cfg, ev->peer_ip)) {
 		snprintf(why, sizeof(why), "%u.%u.%u.%u is not allowed", ev->peer_ip >> 24,
 			 (ev->peer_ip >> 16) & 255, (ev->peer_ip >> 8) & 255, ev->peer_ip & 255);
@@ -150,7 +180,8 @@ static void on_request(const struct rnic_cm_event *ev)
 	struct ibv_qp_init_attr qa = { .send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
 				       .cap = { .max_send_wr = 1, .max_recv_wr = 1,
 						.max_send_sge = 1, .max_recv_sge = 1 } };
-	c->qp = c->cq ? rnic_create_qp(pd, &qa) : NULL;
+	/* the listener hears both transports: the QP must be the request's */
+	c->qp = c->cq ? rnic_create_qp_transport(pd, &qa, ev->transport) : NULL;
 	if (c->qp == NULL) {
 		client_free(c);
 		reject(ev->id, t, RNIC_GW_BUSY, "out of QPs");
@@ -174,6 +205,8 @@ static void on_request(const struct rnic_cm_event *ev)
 		return;
 	}
 	__atomic_fetch_add(&t->accepted, 1, __ATOMIC_RELAXED);
+	if (ev->transport == RNIC_TRANSPORT_ROCE)
+		__atomic_fetch_add(&t->accepted_roce, 1, __ATOMIC_RELAXED);
 }
 
 void gw_serve_poll(int timeout_ms)
@@ -258,7 +291,9 @@ static int tel_targets(const char *cmd, const char *params, struct rte_tel_data 
 		rte_tel_data_add_dict_u64(t, "size", tg[i].cfg->size);
 		tel_u64(t, "connections", &tg[i].active);
 		tel_u64(t, "accepted", &tg[i].accepted);
+		tel_u64(t, "accepted_roce", &tg[i].accepted_roce);
 		tel_u64(t, "rejected", &tg[i].rejected);
+		tel_u64(t, "rejected_transport", &tg[i].wrong_transport);
 		/* all clients', as of the last refresh (status line, or 1 s) */
 		tel_u64(t, "bytes_in", &tg[i].tot_in);
 		tel_u64(t, "bytes_out", &tg[i].tot_out);
@@ -326,10 +361,6 @@ int gw_serve_start(struct rnic_stack *st, struct gw_target *t, unsigned n, char 
 		return -1;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		if (!t[i].iwarp) {
-			printf("target %s: roce only, not served yet (RoCE QPs: issue 5)\n", t[i].name);
-			continue;
-		}
 		tg[n_tg].cfg = &t[i];
 		if (map_target(&tg[n_tg++], err, errlen) != 0)
 			return -1;
@@ -348,9 +379,12 @@ int gw_serve_start(struct rnic_stack *st, struct gw_target *t, unsigned n, char 
 			}
 			listeners[n_listeners++] = l;
 		}
-		printf("target %s: %lu bytes%s%s, %s, iwarp port %u, stag 0x%08x\n", t[i].name,
+		/* one listener takes both transports; the request's is checked */
+		printf("target %s: %lu bytes%s%s, %s, %s port %u, stag 0x%08x\n", t[i].name,
 		       (unsigned long)t[i].size, t[i].file[0] ? " in " : " of memory",
-		       t[i].file, t[i].read_only ? "ro" : "rw", t[i].listen, tg[n_tg - 1].mr->rkey);
+		       t[i].file, t[i].read_only ? "ro" : "rw",
+		       t[i].iwarp && t[i].roce ? "iwarp,roce" : t[i].iwarp ? "iwarp" : "roce",
+		       t[i].listen, tg[n_tg - 1].mr->rkey);
 	}
 	rte_telemetry_register_cmd("/rnic/gateway/targets", tel_targets,
 				   "Per-target counters of rdma-gateway");

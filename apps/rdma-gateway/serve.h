@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rdma-gateway serving its [target.NAME] sections over iWARP: memory or
- * mmap'd files registered once, one CM listener per listen port, a small
- * QP per client, the target protocol of include/rnic/rnic_gw.h.
+ * rdma-gateway serving its [target.NAME] sections over iWARP and RoCE (the
+ * target's `transport`): memory or mmap'd files registered once, one CM
+ * listener per listen port (it hears both transports), a small QP of the
+ * request's transport per client, the target protocol of
+ * include/rnic/rnic_gw.h.
  */
 #ifndef GW_SERVE_H
 #define GW_SERVE_H

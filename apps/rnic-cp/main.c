@@ -5,6 +5,10 @@
  *   rnic-cp [port options] put FILE rdma://ADDR[:PORT]/TARGET[?offset=N]
  *   rnic-cp [port options] get rdma://ADDR[:PORT]/TARGET[?offset=N] FILE --length N
  *
+ * --transport iwarp|roce (default iwarp) picks the QP's transport: MPA over
+ * rnic TCP, or RoCEv2 connected by the IB CM; the URL is the same for both
+ * (PORT is the TCP port, or the port of the RDMA IP CM service ID).
+ *
  * It connects through the CM naming the target (include/rnic/rnic_gw.h),
  * learns the target's STag, address and length from the accept, and moves
  * the data one-sided: RDMA Writes for put, RDMA Reads for get, with
@@ -17,6 +21,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,13 +48,15 @@ static struct {
 	uint64_t offset, length;
 	uint32_t chunk, depth;
 	int json, have_length;
-} o = { .port = RNIC_GW_DEFAULT_PORT, .chunk = 1 << 20, .depth = 8 };
+	enum rnic_transport transport;
+} o = { .transport = RNIC_TRANSPORT_IWARP, .port = RNIC_GW_DEFAULT_PORT, .chunk = 1 << 20, .depth = 8 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rnic-cp [options] put FILE rdma://ADDR[:PORT]/TARGET[?offset=N]\n"
 		   "       rnic-cp [options] get rdma://ADDR[:PORT]/TARGET[?offset=N] FILE --length N\n"
 		   "options: --chunk BYTES (default 1M)  --depth N (default 8)  --json\n"
+		   "         --transport iwarp|roce (default iwarp)\n"
 		   "         the port options below; the default PORT is %u\n\n%s",
 		RNIC_GW_DEFAULT_PORT, rnic_config_usage());
 }
@@ -124,6 +131,36 @@ static int parse_url(const char *u)
 	return 0;
 }
 
+static int parse_transport(const char *s)
+{
+	if (!strcmp(s, "iwarp"))
+		o.transport = RNIC_TRANSPORT_IWARP;
+	else if (!strcmp(s, "roce"))
+		o.transport = RNIC_TRANSPORT_ROCE;
+	else
+		return -1;
+	return 0;
+}
+
+static const char *transport_name(void)
+{
+	return o.transport == RNIC_TRANSPORT_ROCE ? "roce" : "iwarp";
+}
+
+/* A reject: the gateway's reason when it is one, else what the CM knows. */
+static void print_reject(const struct rnic_cm_event *ev)
+{
+	const struct rnic_gw_rep *rep = (const void *)ev->private_data;
+	if (ev->private_data_len >= offsetof(struct rnic_gw_rep, reason) + 1 &&
+	    !memcmp(rep->magic, RNIC_GW_MAGIC, 4))
+		fprintf(stderr, "rnic-cp: rejected: %.64s\n", rep->reason);
+	else if (o.transport == RNIC_TRANSPORT_ROCE)
+		fprintf(stderr, "rnic-cp: rejected by the peer (IB CM REJ reason %u)\n",
+			ev->rej_reason);
+	else
+		fprintf(stderr, "rnic-cp: rejected by the peer\n");
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -179,6 +216,10 @@ int main(int argc, char **argv)
 				o.depth = (uint32_t)v;
 			}
 			i++;
+		} else if (!strcmp(argv[i], "--transport")) {
+			if (i + 1 >= argc || parse_transport(argv[i + 1]) != 0)
+				return bad("%s needs iwarp or roce", argv[i]);
+			i++;
 		} else if (!strcmp(argv[i], "--json")) {
 			o.json = 1;
 		} else if (argv[i][0] == '-' && argv[i][1] == '-') {
@@ -229,14 +270,15 @@ int main(int argc, char **argv)
 	struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 				       .cap = { .max_send_wr = 64, .max_recv_wr = 1,
 						.max_send_sge = 1, .max_recv_sge = 1 } };
-	struct ibv_qp *qp = rnic_create_qp(pd, &qa);
+	struct ibv_qp *qp = rnic_create_qp_transport(pd, &qa, o.transport);
 	size_t bufsz = (size_t)o.chunk * o.depth;
 	uint8_t *buf = aligned_alloc(4096, (bufsz + 4095) & ~(size_t)4095);
 	struct ibv_mr *mr = buf ? rnic_reg_mr(pd, buf, bufsz, IBV_ACCESS_LOCAL_WRITE) : NULL;
 	struct rnic_cm_channel *ch = rnic_cm_create_channel(ctx);
 	struct rnic_cm_id *id = NULL;
 	if (!qp || !mr || !ch || rnic_cm_create_id(ch, NULL, &id) != 0) {
-		fprintf(stderr, "rnic-cp: out of resources\n");
+		fprintf(stderr, "rnic-cp: out of resources (%s QP, buffers, CM)\n",
+			transport_name());
 		goto out;
 	}
 	struct rnic_gw_req req = { .version = RNIC_GW_VERSION,
@@ -246,27 +288,24 @@ int main(int argc, char **argv)
 	struct rnic_cm_conn_param p = { .private_data = &req, .private_data_len = sizeof(req),
 					.responder_resources = 1, .initiator_depth = 16 };
 	struct rnic_cm_event ev;
-	/* the first SYN may wait for ARP; allow a few retransmissions */
+	/* the first SYN (or REQ) may wait for ARP; allow a few retransmissions */
 	if (rnic_cm_connect(id, qp, o.ip, o.port, &p) != 0 ||
 	    rnic_cm_get_event(ch, &ev, 30000) != 0) {
-		fprintf(stderr, "rnic-cp: %u.%u.%u.%u:%u: no answer\n", o.ip >> 24,
-			(o.ip >> 16) & 255, (o.ip >> 8) & 255, o.ip & 255, o.port);
+		fprintf(stderr, "rnic-cp: %u.%u.%u.%u:%u: no answer over %s\n", o.ip >> 24,
+			(o.ip >> 16) & 255, (o.ip >> 8) & 255, o.ip & 255, o.port,
+			transport_name());
 		goto out;
 	}
 	const struct rnic_gw_rep *rep = (const void *)ev.private_data;
 	if (ev.type == RNIC_CM_EVENT_REJECTED) {
-		if (ev.private_data_len >= offsetof(struct rnic_gw_rep, reason) + 1 &&
-		    !memcmp(rep->magic, RNIC_GW_MAGIC, 4))
-			fprintf(stderr, "rnic-cp: rejected: %.64s\n", rep->reason);
-		else
-			fprintf(stderr, "rnic-cp: rejected by the peer\n");
+		print_reject(&ev);
 		goto out;
 	}
 	if (ev.type != RNIC_CM_EVENT_ESTABLISHED) {
-		fprintf(stderr, "rnic-cp: %u.%u.%u.%u:%u %s (%s)\n", o.ip >> 24, (o.ip >> 16) & 255,
-			(o.ip >> 8) & 255, o.ip & 255, o.port,
+		fprintf(stderr, "rnic-cp: %u.%u.%u.%u:%u %s over %s (%s)\n", o.ip >> 24,
+			(o.ip >> 16) & 255, (o.ip >> 8) & 255, o.ip & 255, o.port,
 			ev.type == RNIC_CM_EVENT_UNREACHABLE ? "unreachable" : "connection failed",
-			strerror(-ev.status));
+			transport_name(), strerror(-ev.status));
 		goto out;
 	}
 	if (ev.private_data_len < offsetof(struct rnic_gw_rep, reason) ||

@@ -14,7 +14,17 @@
  * the target's memory once an RDMA Read issued after it on the same
  * connection completes (iWARP places in stream order); file targets are
  * msync'd when the gateway stops (SIGTERM), so no acknowledged write is
- * lost across a graceful restart.
+ * lost across a graceful restart. Over RoCE the same holds: an RC
+ * responder executes a Read after the Writes before it on the QP.
+ *
+ * Transports: the same messages go over iWARP (MPA private data, up to
+ * 504 bytes each way) and RoCE (IB CM private data, fixed rooms, see
+ * include/rnic/rnic_cm.h). Both fit the smaller RoCE rooms: the request is
+ * 40 bytes of the REQ's 56, the accept 28 of the REP's 196, the reject 92
+ * of the REJ's 148. RoCE rooms arrive zero-padded to their full size, so
+ * a receiver checks "at least" the length, never "exactly". A target that
+ * is not offered on the request's transport is refused with
+ * RNIC_GW_WRONG_TRANSPORT.
  */
 #ifndef RNIC_GW_H
 #define RNIC_GW_H
@@ -37,6 +47,8 @@ enum rnic_gw_status {
 	RNIC_GW_BAD_REQUEST = 4,    /**< bad magic, version or name */
 	RNIC_GW_BUSY = 5,           /**< out of resources, try again */
 	RNIC_GW_STOPPING = 6,       /**< the gateway is shutting down */
+	RNIC_GW_WRONG_TRANSPORT = 7, /**< the target is not offered on the
+					  request's transport (iWARP/RoCE) */
 };
 
 struct rnic_gw_req {
