@@ -121,8 +121,8 @@ run() {
 	wait "$pid"
 	local rc=$?
 	[ "$rc" = 0 ] && pass=$((pass + 1)) || bad "exit status $rc after SIGTERM"
-	grep -q "^target scratch: 67108864 bytes in $dir/scratch, rw, iwarp port 4791, stag 0x" \
-		"$dir/out" && grep -q '^target ro_copy: 4096 bytes of memory, ro, iwarp port 4791' \
+	grep -q "^target scratch: 67108864 bytes in $dir/scratch, rw, iwarp,roce port 4791, stag 0x" \
+		"$dir/out" && grep -q '^target ro_copy: 4096 bytes of memory, ro, iwarp,roce port 4791' \
 		"$dir/out" && [ "$(stat -c %s "$dir/scratch")" = 67108864 ] &&
 		pass=$((pass + 1)) || bad "target lines"
 	[ "$(grep -c '^rx [0-9]* (' "$dir/out")" -ge 2 ] && pass=$((pass + 1)) ||
