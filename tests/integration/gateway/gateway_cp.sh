@@ -35,39 +35,8 @@ allow = 10.0.0.0/8
 status_ms = 500
 INI
 
-start_gw() {
-	ip netns exec "$ns" "$gw" --config "$work/gw.ini" >"$work/gw.out" 2>&1 &
-	gwpid=$!
-	bridge_tap gwtap0
-	for _ in $(seq 100); do
-		grep -q '^target only10' "$work/gw.out" && return 0
-		sleep 0.1
-	done
-	cat "$work/gw.out"
-	return 1
-}
-stop_gw() {
-	kill -TERM "$gwpid"
-	wait "$gwpid"
-	local rc=$?
-	gwpid=
-	return $rc
-}
-# rnic-cp N ARGS...: client N on clitapN, 192.0.2.(20+N)
-rcp() {
-	local n=$1
-	shift
-	bridge_tap "clitap$n" &
-	local bp=$!
-	ip netns exec "$ns" timeout 120 "$cp" --vdev "net_tap0,iface=clitap$n" \
-		--ip "192.0.2.$((20 + n))/24" "$@"
-	local rc=$?
-	wait "$bp"   # not a bare wait: the gateway is our child too
-	return $rc
-}
-
 head -c 33554432 /dev/urandom > "$work/put.bin"
-start_gw || { bad "gateway did not start"; exit 1; }
+start_gw "target only10" || { bad "gateway did not start"; exit 1; }
 rcp 0 put "$work/put.bin" rdma://192.0.2.10/scratch > "$work/put.out" 2>&1 &&
 	grep -q '^put 33554432 bytes into scratch' "$work/put.out" && ok ||
 	{ cat "$work/put.out"; bad "put 32 MiB"; }
@@ -75,25 +44,16 @@ stop_gw && ok || bad "gateway exit status after SIGTERM"
 cmp -s <(head -c 33554432 "$work/scratch.bin") "$work/put.bin" && ok ||
 	bad "the file target does not hold the data after SIGTERM"
 
-start_gw || { bad "gateway did not restart"; exit 1; }
+start_gw "target only10" || { bad "gateway did not restart"; exit 1; }
 rcp 0 get rdma://192.0.2.10/scratch "$work/get.bin" --length 33554432 > "$work/get.out" 2>&1 &&
 	cmp -s "$work/get.bin" "$work/put.bin" && ok ||
 	{ cat "$work/get.out"; bad "get after restart differs"; }
 
-expect_reject() {   # WHAT PATTERN ARGS...
-	local what=$1 pat=$2
-	shift 2
-	rcp 1 "$@" > "$work/rej.out" 2>&1
-	local rc=$?
-	[ "$rc" = 1 ] && grep -q "$pat" "$work/rej.out" && ok ||
-		{ cat "$work/rej.out"; bad "$what (exit $rc)"; }
-}
 expect_reject "allow" "rejected: 192.0.2.21 is not allowed" get rdma://192.0.2.10/only10 "$work/x" --length 16
 expect_reject "ro" "rejected: target is read-only" put "$work/put.bin" rdma://192.0.2.10/ro
 expect_reject "unknown target" "rejected: no target 'nope'" get rdma://192.0.2.10/nope "$work/x" --length 16
 expect_reject "closed port" "unreachable" get rdma://192.0.2.10:5000/scratch "$work/x" --length 16
 expect_reject "too small" "too small" get "rdma://192.0.2.10/scratch?offset=67108860" "$work/x" --length 16
-grep -q 'rejected' "$work/gw.out" || true
 
 # a client that vanishes mid-transfer
 bridge_tap clitap2 &
@@ -128,6 +88,6 @@ rcp 1 get rdma://192.0.2.10/scratch "$work/get2.bin" --length 4096 > "$work/last
 	ok || { cat "$work/last.out"; bad "serving after a client vanished"; }
 kill -0 "$gwpid" 2>/dev/null && ok || bad "the gateway died"
 stop_gw && ok || bad "second SIGTERM"
-[ "$fails" = 0 ] || { echo "--- gateway"; tail -5 "$work/gw.out"; }
+gw_tail
 echo "$pass passed, $fails failed"
 [ "$fails" = 0 ]

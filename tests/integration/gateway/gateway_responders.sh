@@ -41,32 +41,11 @@ iters = 200
 status_ms = 200
 INI
 
-ip netns exec "$ns" "$gw" --config "$work/gw.ini" >"$work/gw.out" 2>"$work/gw.err" &
-gwpid=$!
-bridge_tap gwtap0
-for _ in $(seq 100); do
-	grep -q '^responder pingpong' "$work/gw.out" && break
-	sleep 0.1
-done
+start_gw 'responder pingpong'
 grep -q '^responder perf: iwarp,roce port 18520$' "$work/gw.out" &&
 	grep -q '^responder ping: iwarp port 7174$' "$work/gw.out" &&
 	grep -q '^responder pingpong: roce port 18515$' "$work/gw.out" && ok ||
 	{ cat "$work/gw.out" "$work/gw.err"; bad "the gateway did not start its responders"; exit 1; }
-
-# client N ARGS...: on clitapN, 192.0.2.(20+N), in its own process
-client() {
-	local n=$1
-	shift
-	local exe=$1
-	shift
-	bridge_tap "clitap$n" &
-	local bp=$!
-	ip netns exec "$ns" timeout 120 "$exe" "$@" --vdev "net_tap0,iface=clitap$n" \
-		--ip "192.0.2.$((20 + n))/24"
-	local rc=$?
-	wait "$bp"
-	return $rc
-}
 
 # the last status line's "perf: ... in X B, out Y B"
 perf_bytes() {
@@ -171,11 +150,9 @@ for _ in $(seq 50); do
 done
 tail -1 "$work/gw.out" | grep -q ' conns 0 mbufs' && ok ||
 	bad "conns after every client closed: $(tail -1 "$work/gw.out" | cut -d'|' -f1)"
-kill -TERM "$gwpid"
-wait "$gwpid"
+stop_gw
 rc=$?
-gwpid=
 [ "$rc" = 0 ] && ok || bad "gateway exit status $rc after SIGTERM"
-[ "$fails" = 0 ] || { echo "--- gateway"; tail -5 "$work/gw.out"; cat "$work/gw.err"; }
+gw_tail
 echo "$pass passed, $fails failed"
 [ "$fails" = 0 ]

@@ -14,7 +14,6 @@ set -uo pipefail
 ns=rnic-gwr-$$
 # shellcheck source=netns.sh
 . "$(dirname "$0")/netns.sh"   # build, gw, work, ok, bad, bridge_tap
-cp=$build/apps/rnic-cp/rnic-cp
 
 cat > "$work/gw.ini" <<INI
 [port.0]
@@ -41,39 +40,8 @@ transport = roce
 status_ms = 200
 INI
 
-start_gw() {
-	ip netns exec "$ns" "$gw" --config "$work/gw.ini" >"$work/gw.out" 2>&1 &
-	gwpid=$!
-	bridge_tap gwtap0
-	for _ in $(seq 100); do
-		grep -q '^target roonly' "$work/gw.out" && return 0
-		sleep 0.1
-	done
-	cat "$work/gw.out"
-	return 1
-}
-stop_gw() {
-	kill -TERM "$gwpid"
-	wait "$gwpid"
-	local rc=$?
-	gwpid=
-	return $rc
-}
-# rnic-cp N ARGS...: client N on clitapN, 192.0.2.(20+N)
-rcp() {
-	local n=$1
-	shift
-	bridge_tap "clitap$n" &
-	local bp=$!
-	ip netns exec "$ns" timeout 120 "$cp" --vdev "net_tap0,iface=clitap$n" \
-		--ip "192.0.2.$((20 + n))/24" "$@"
-	local rc=$?
-	wait "$bp"   # not a bare wait: the gateway is our child too
-	return $rc
-}
-
 head -c 33554432 /dev/urandom > "$work/put.bin"
-start_gw || { bad "gateway did not start"; exit 1; }
+start_gw "target roonly" || { bad "gateway did not start"; exit 1; }
 grep -q '^target scratch: .*, rw, roce port 4791' "$work/gw.out" && ok ||
 	{ cat "$work/gw.out"; bad "a roce-only target is not served"; }
 rcp 0 --transport roce put "$work/put.bin" rdma://192.0.2.10/scratch > "$work/put.out" 2>&1 &&
@@ -84,20 +52,12 @@ stop_gw && ok || bad "gateway exit status after SIGTERM"
 cmp -s <(head -c 33554432 "$work/scratch.bin") "$work/put.bin" && ok ||
 	bad "the file target does not hold the RoCE put after SIGTERM"
 
-start_gw || { bad "gateway did not restart"; exit 1; }
+start_gw "target roonly" || { bad "gateway did not restart"; exit 1; }
 rcp 0 --transport roce get rdma://192.0.2.10/scratch "$work/get.bin" --length 33554432 \
 	> "$work/get.out" 2>&1 && cmp -s "$work/get.bin" "$work/put.bin" && ok ||
 	{ cat "$work/get.out"; bad "get over RoCE after restart differs"; }
 tail -1 "$work/get.out"
 
-expect_reject() {   # WHAT PATTERN ARGS...
-	local what=$1 pat=$2
-	shift 2
-	rcp 1 "$@" > "$work/rej.out" 2>&1
-	local rc=$?
-	[ "$rc" = 1 ] && grep -q "$pat" "$work/rej.out" && ok ||
-		{ cat "$work/rej.out"; bad "$what (exit $rc)"; }
-}
 expect_reject "allow over RoCE" "rejected: 192.0.2.21 is not allowed" \
 	--transport roce get rdma://192.0.2.10/only10 "$work/x" --length 16
 expect_reject "ro over RoCE" "rejected: target is read-only" \
@@ -123,6 +83,6 @@ for want in "only10: 0 conn, .* 1 rejected" "ro: 0 conn, .* 1 rejected" \
 done
 kill -0 "$gwpid" 2>/dev/null && ok || bad "the gateway died"
 stop_gw && ok || bad "second SIGTERM"
-[ "$fails" = 0 ] || { echo "--- gateway"; tail -5 "$work/gw.out"; }
+gw_tail
 echo "$pass passed, $fails failed"
 [ "$fails" = 0 ]
