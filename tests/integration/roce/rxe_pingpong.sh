@@ -48,26 +48,11 @@ kill $pid 2>/dev/null; wait $pid 2>/dev/null
 grep -q "Operation not supported" "$work/probe.log" &&
 	skip "rnic has no RoCE QPs yet (rnic_create_qp_transport: EOPNOTSUPP)"
 
-# a command in the guest's root shell (TCP 2323)
-gsh() { printf '%s\n' "$1" | ip netns exec rnic-peers timeout 10 nc -N $guest_ip 2323; }
-attach() {  # put rnic's tap on the peers' bridge once DPDK made it
-	for _ in $(seq 100); do
-		ip -n rnic-peers link show $tap >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	ip -n rnic-peers link set $tap master peerbr0 up
-}
+# shellcheck source=../common/guest.sh
+. "$(dirname "$0")/../common/guest.sh"   # gsh, attach, guest_bg, guest_result
 # start the guest's ibv_rc_pingpong in the background, output to /tmp/$1.log
 guest_pp() {
-	gsh "(ibv_rc_pingpong -d rxe0 -g 1 -s $2 -n $iters $3 >/tmp/$1.log 2>&1; echo rc=\$? >>/tmp/$1.log) </dev/null >/dev/null 2>&1 &"
-}
-guest_result() {  # wait for the guest run $1 to end, copy its log to $work
-	for _ in $(seq 60); do
-		gsh "cat /tmp/$1.log" >"$work/guest-$1.log" 2>/dev/null
-		grep -q "^rc=" "$work/guest-$1.log" && break
-		sleep 1
-	done
-	grep -q "^rc=0" "$work/guest-$1.log"
+	guest_bg "$1" "ibv_rc_pingpong -d rxe0 -g 1 -s $2 -n $iters $3"
 }
 counters() { gsh 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && grep -H . *' | tr '\n' ' '; }
 usec() { sed -n 's/.* = \([0-9.]*\) usec\/iter/\1/p' "$1"; }
@@ -122,7 +107,7 @@ run() {
 		guest_pp $tag "$size" $rnic_ip
 	fi
 	wait $pid || { why="rnic exit $?: $(tail -1 "$work/rnic-$tag.log")"; return 1; }
-	guest_result $tag || { why="guest: $(grep -v '^rc=' "$work/guest-$tag.log" | tail -1)"; return 1; }
+	guest_result $tag 60 || { why="guest: $(grep -v '^rc=' "$work/guest-$tag.log" | tail -1)"; return 1; }
 	grep -q "^$iters iters in" "$work/rnic-$tag.log" || { why="rnic printed no result"; return 1; }
 	last=$tag
 }

@@ -32,26 +32,11 @@ fail() { echo "FAIL: $*"; for f in "$work"/*.log; do echo "--- $f"; tail -8 "$f"
 [ -n "$interop" ] && [ -x "$interop/boot.sh" ] || skip "shared/interop is not beside the project"
 [ -x "$ping" ] || fail "$ping is not built"
 
-# a command in the guest's root shell (TCP 2323)
-gsh() { printf '%s\n' "$1" | ip netns exec rnic-peers timeout 10 nc -N $guest_ip 2323; }
-attach() {  # put rnic's tap on the peers' bridge once DPDK made it
-	for _ in $(seq 100); do
-		ip -n rnic-peers link show $tap >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	ip -n rnic-peers link set $tap master peerbr0 up
-}
+# shellcheck source=../common/guest.sh
+. "$(dirname "$0")/../common/guest.sh"   # gsh, attach, guest_bg, guest_result
 # start the guest's rping in the background ($2: its arguments), output to /tmp/$1.log
 guest_rping() {
-	gsh "(rping $2 >/tmp/$1.log 2>&1; echo rc=\$? >>/tmp/$1.log) </dev/null >/dev/null 2>&1 &"
-}
-guest_result() {  # wait for the guest run $1 to end, copy its log to $work
-	for _ in $(seq 120); do
-		gsh "cat /tmp/$1.log" >"$work/guest-$1.log" 2>/dev/null
-		grep -q "^rc=" "$work/guest-$1.log" && break
-		sleep 1
-	done
-	grep -q "^rc=0" "$work/guest-$1.log"
+	guest_bg "$1" "rping $2"
 }
 check_capture() {  # $1: pcapng, $2: what ran
 	command -v tshark >/dev/null || { echo "  tshark not installed: capture not decoded"; return 0; }
@@ -102,7 +87,7 @@ run() {
 		guest_rping $tag "-c -a $rnic_ip -v -C $count"
 	fi
 	wait $pid || { why="rnic-ping exit $?: $(tail -1 "$work/rnic-$tag.log")"; return 1; }
-	guest_result $tag || { why="guest rping: $(grep -v '^rc=' "$work/guest-$tag.log" | tail -1)"; return 1; }
+	guest_result $tag 120 || { why="guest rping: $(grep -v '^rc=' "$work/guest-$tag.log" | tail -1)"; return 1; }
 	local n
 	if [ "$role" = client ]; then n=$(grep -c "^ping data: rdma-ping-" "$work/rnic-$tag.log")
 	else n=$(grep -c "^server ping data: rdma-ping-" "$work/rnic-$tag.log"); fi
