@@ -38,7 +38,9 @@ static void usage(FILE *f)
 		"       rnic-perf TEST --client ADDR --transport T [options] PORT-OPTIONS\n"
 		"TEST: write_bw write_lat read_bw read_lat send_bw send_lat atomic_bw\n"
 		"(the argument, or --test TEST)\n"
-		"  --loopback          two stacks in this process, joined by net_ring\n"
+		"  --loopback          two stacks in this process, joined by net_ring; the\n"
+		"                      main thread runs the requesting stack's worker loop\n"
+		"  --threaded          (--loopback) every worker on its own lcore instead\n"
 		"  --server            wait for one client on the port(s) given\n"
 		"  --client ADDR       run against the server at ADDR (A.B.C.D)\n"
 		"  --transport T       iwarp or roce (default iwarp)\n"
@@ -98,7 +100,7 @@ static int test_arg(const char *s, enum perf_test *t)
 enum {
 	OPT_LOOPBACK = 256, OPT_SERVER, OPT_CLIENT, OPT_TRANSPORT, OPT_TEST, OPT_DURATION,
 	OPT_QPS, OPT_TX_DEPTH, OPT_CQS, OPT_REBIND, OPT_JSON, OPT_TCP_PORT, OPT_VERIFY,
-	OPT_PORTS, OPT_FAIL_PORT, OPT_FAIL_AT,
+	OPT_PORTS, OPT_FAIL_PORT, OPT_FAIL_AT, OPT_THREADED,
 };
 
 /* One option of ours. @return 0 or -1 (message printed). */
@@ -184,6 +186,7 @@ static int one_opt(struct perf_opts *o, int c, const char *arg, bool *have_test,
 		o->tcp_port = (uint16_t)v;
 		return 0;
 	case OPT_JSON: o->json = true; return 0;
+	case OPT_THREADED: o->threaded = true; return 0;
 	case OPT_VERIFY: o->verify = true; return 0;
 	case OPT_PORTS:
 		if (num_arg("--ports", arg, 1, 2, &v) != 0)
@@ -224,6 +227,10 @@ static int check_opts(struct perf_opts *o, const struct rnic_config *cfg, bool h
 	if (o->loopback && cfg->n_ports != 0) {
 		fprintf(stderr, "rnic-perf: --loopback makes its own ports: drop the port "
 			"options\n");
+		return -1;
+	}
+	if (o->threaded && !o->loopback) {
+		fprintf(stderr, "rnic-perf: --threaded is a --loopback option\n");
 		return -1;
 	}
 	if (!o->loopback && cfg->n_ports == 0) {
@@ -309,6 +316,7 @@ static int parse(struct perf_opts *o, const struct rnic_config *cfg, int argc, c
 		{ "rebind-ms", required_argument, NULL, OPT_REBIND },
 		{ "tcp-port", required_argument, NULL, OPT_TCP_PORT },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "threaded", no_argument, NULL, OPT_THREADED },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "ports", required_argument, NULL, OPT_PORTS },
 		{ "fail-port", required_argument, NULL, OPT_FAIL_PORT },
@@ -403,6 +411,8 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 		       perf_test_names[o->test], tr, mode, o->size, o->qps, o->tx_depth,
 		       cfg->workers, o->cqs, (unsigned long)r->ops, r->seconds);
 		printf(", \"completed\": %lu", (unsigned long)r->ops);
+		if (o->loopback)
+			printf(", \"drive\": \"%s\"", o->threaded ? "threaded" : "inline");
 		if (o->ports > 1)
 			printf(", \"ports\": %u, \"migrated_stags\": %lu, \"migration_queries\": %lu, "
 			       "\"migration_query_us_max\": %lu", o->ports,

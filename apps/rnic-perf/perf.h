@@ -15,6 +15,14 @@
  * (write_lat, send_lat) or only keeps receives posted (send_bw). --loopback
  * drives both ends of every pair from the main thread; --server and
  * --client drive one end each.
+ *
+ * --loopback runs to completion by default: once the QPs are connected,
+ * stack B (the requesters') stops its worker lcores and the main thread
+ * runs B's worker loop between its verbs calls, while stack A's workers
+ * keep their own lcores. Two threads then share the machine instead of
+ * three, which on a 2-CPU machine is the difference between a worker that
+ * runs when it has work and one that waits for the scheduler (docs/
+ * benchmarks.md). --threaded keeps every worker on its own lcore.
  */
 #ifndef RNIC_PERF_H
 #define RNIC_PERF_H
@@ -78,6 +86,8 @@ struct perf_opts {
 	unsigned ports;                  /* --loopback: ring pairs (1 or 2) */
 	int fail_port;                   /* port taken down mid-run, -1: none */
 	unsigned fail_at;                /* ... when this percent of the ops completed */
+	bool threaded;                   /* --loopback: stack B's workers keep their
+					    lcores (default: the main thread runs them) */
 };
 
 /* One stack's device and the objects its QP ends share. */
@@ -227,6 +237,14 @@ int perf_cm_expect(struct rnic_cm_channel *ch, enum rnic_cm_event_type t,
 		   struct rnic_cm_event *ev);
 int perf_roce_connect(struct perf_end *e, const union ibv_gid *dgid, uint32_t dqpn,
 		      uint32_t rq_psn);
+/* --loopback run to completion: perf_run() drives @p st's workers itself
+ * (NULL: none). */
+void perf_set_inline(struct rnic_stack *st);
+
+/* One pass of the inline stack's workers. @return false when there is
+ * none (the workers run on their lcores). */
+bool perf_drive(void);
+
 int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 		  struct perf_result *r);
 

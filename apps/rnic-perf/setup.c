@@ -462,7 +462,19 @@ int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 			goto out;
 	}
 	perf_set_stacks(st[0], st[1]);
+	if (!o->threaded) {
+		/* from here on the main thread is stack B's worker lcore */
+		rnic_stack_stop(st[1]);
+		perf_set_inline(st[1]);
+	}
 	rc = perf_run(o, sides, 2, ends, 2 * o->qps, r);
+	if (!o->threaded) {
+		perf_set_inline(NULL);
+		if (rnic_stack_start(st[1]) != 0) {
+			fprintf(stderr, "rnic-perf: cannot restart stack B\n");
+			rc = PERF_EXIT_FAIL;
+		}
+	}
 	for (int i = 0; i < 2; i++)
 		for (unsigned k = 1; k <= o->ports; k++) {
 			struct rnic_stag_port_stats ss;

@@ -201,8 +201,12 @@ void perf_verify_writes(struct perf_result *r, const struct perf_opts *o,
 			rnic_qp_stats(e->peer->qp, &qs);
 			if (qs.bytes_in >= e->completed * (uint64_t)o->size)
 				break;
-			struct timespec ts = { 0, 1000000 };
-			nanosleep(&ts, NULL);
+			/* the requester's stack may be ours to run: it may
+			 * still have segments to send or resend */
+			if (!perf_drive()) {
+				struct timespec ts = { 0, 1000000 };
+				nanosleep(&ts, NULL);
+			}
 		} while (perf_now() < until);
 		uint64_t n = e->peer->nsend_slots, first = e->completed > n ? e->completed - n : 0;
 		for (uint64_t seq = first; seq < e->completed; seq++) {
