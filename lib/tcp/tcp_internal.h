@@ -277,6 +277,10 @@ static inline uint32_t tcp_cookie_epoch(const struct rnic_worker *w)
  * the IPv4 pseudo header (addresses as on the wire); 0xffff = valid. */
 uint16_t tcp_l4_sum(const struct rte_mbuf *m, uint32_t off, uint32_t len,
 		    uint32_t src_be, uint32_t dst_be);
+/* The sum's variants (tcp_csum.c picks the best the CPU has); tests pin
+ * one with tcp_csum_set_impl(): 0, -EINVAL, or -ENOTSUP on this CPU. */
+enum { TCP_CSUM_BEST = -1, TCP_CSUM_SCALAR, TCP_CSUM_SSE2, TCP_CSUM_AVX2 };
+int tcp_csum_set_impl(int impl);
 
 /* tcp_out.c */
 int tcp_units_reserve(struct rnic_tcp_conn *c, uint32_t more);
