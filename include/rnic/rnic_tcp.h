@@ -174,6 +174,8 @@ struct rnic_tcp_stats {
 	uint64_t keepalive_timeouts; /**< aborted: keepalive probes went unanswered */
 	uint64_t retry_timeouts; /**< aborted: SYN or RTO retries ran out first */
 	uint64_t handshake_acks; /**< handshake ACKs repeated for a peer's repeated SYN-ACK */
+	uint64_t tcbs_cached;    /**< freed TCBs kept for reuse (at most 256 per worker) */
+	uint64_t tcb_reuses;     /**< TCBs taken from that cache instead of the heap */
 };
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);
 

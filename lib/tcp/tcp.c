@@ -4,6 +4,7 @@
  * API and the hooks into the stack.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,11 +81,25 @@ static uint64_t ms_to_tsc(uint32_t ms)
 	return (uint64_t)ms * (rte_get_tsc_hz() / 1000);
 }
 
-struct rnic_tcp_conn *tcp_conn_new(struct rnic_worker *w, struct rnic_port *p,
-				   const struct tcp_key *k)
+/*
+ * A blank TCB with a unit ring of TCP_UNITS_MIN: from the worker's cache
+ * when it has one (the ring comes with it; only the part before ooo[] is
+ * cleared), else from the heap. NULL when the heap is out.
+ */
+static struct rnic_tcp_conn *tcb_get(struct tcp_worker *tw)
 {
-	struct tcp_stack *ts = tcp_s(w->st);
-	struct rnic_tcp_conn *c = rte_zmalloc("rnic_tcb", sizeof(*c), RTE_CACHE_LINE_SIZE);
+	struct rnic_tcp_conn *c = tw->tcb_cache;
+	if (c != NULL) {
+		struct tcp_unit *units = c->units;
+		tw->tcb_cache = c->cache_next;
+		tw->st.tcbs_cached--;
+		tw->st.tcb_reuses++;
+		memset(c, 0, offsetof(struct rnic_tcp_conn, ooo));
+		c->units = units;
+		c->units_cap = TCP_UNITS_MIN;
+		return c;
+	}
+	c = rte_zmalloc("rnic_tcb", sizeof(*c), RTE_CACHE_LINE_SIZE);
 	if (c == NULL)
 		return NULL;
 	c->units_cap = TCP_UNITS_MIN;   /* grows with the send queue */
@@ -94,6 +109,50 @@ struct rnic_tcp_conn *tcp_conn_new(struct rnic_worker *w, struct rnic_port *p,
 		rte_free(c);
 		return NULL;
 	}
+	return c;
+}
+
+/*
+ * Give a dead TCB (nothing queued any more) back: into the cache while it
+ * has room and the unit ring is the starting size (a grown one goes back
+ * to the heap, so the cache stays small), else to the heap. The cached
+ * TCB is poisoned up to ooo[] (the harness of the unit tests poisons
+ * freed memory too): a use after free reads nonsense, not a live state.
+ */
+static void tcb_put(struct tcp_worker *tw, struct rnic_tcp_conn *c)
+{
+	if (tw->st.tcbs_cached < TCP_TCB_CACHE && c->units_cap == TCP_UNITS_MIN) {
+		struct tcp_unit *units = c->units;
+		memset(c, 0xa5, offsetof(struct rnic_tcp_conn, ooo));
+		c->units = units;
+		c->cache_next = tw->tcb_cache;
+		tw->tcb_cache = c;
+		tw->st.tcbs_cached++;
+		return;
+	}
+	rte_free(c->units);
+	rte_free(c);
+}
+
+/* Free every cached TCB (worker teardown). */
+static void tcb_cache_drain(struct tcp_worker *tw)
+{
+	while (tw->tcb_cache != NULL) {
+		struct rnic_tcp_conn *c = tw->tcb_cache;
+		tw->tcb_cache = c->cache_next;
+		tw->st.tcbs_cached--;
+		rte_free(c->units);
+		rte_free(c);
+	}
+}
+
+struct rnic_tcp_conn *tcp_conn_new(struct rnic_worker *w, struct rnic_port *p,
+				   const struct tcp_key *k)
+{
+	struct tcp_stack *ts = tcp_s(w->st);
+	struct rnic_tcp_conn *c = tcb_get(tcp_w(w));
+	if (c == NULL)
+		return NULL;
 	c->key = *k;
 	c->w = w;
 	c->port = p;
@@ -167,8 +226,7 @@ static void tcp_conn_free(struct rnic_tcp_conn *c)
 	rte_pktmbuf_free(c->held);
 	if (c->listener)
 		__atomic_fetch_sub(&c->listener->count, 1, __ATOMIC_RELAXED);
-	rte_free(c->units);
-	rte_free(c);
+	tcb_put(tcp_w(c->w), c);
 }
 
 /* End of a stretch of code that may call the application. */
@@ -852,6 +910,7 @@ static void tcp_worker_fini(struct rnic_worker *w)
 		tcp_set_state(c, TCP_CLOSED);
 		tcp_conn_free(c);
 	}
+	tcb_cache_drain(tw);
 	if (w->id == 0)
 		rnic_timer_cancel(&w->timers, &tcp_s(w->st)->rotate_timer);
 	rte_hash_free(tw->tcbs);
