@@ -525,6 +525,56 @@ static void handshake_bench(void **state)
 	h_app_fini(&sb);
 }
 
+/* Freed TCBs are kept for reuse, at most TCP_TCB_CACHE per worker: 300
+ * connections at once, then all reset, leave exactly that many cached on
+ * each side; the next handshake takes one from the cache on each side. */
+static void tcb_cache_bounded(void **state)
+{
+	(void)state;
+	enum { N = TCP_TCB_CACHE + 44 };
+	static struct rnic_tcp_conn *cs[N];
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	assert_int_equal(rnic_tcp_listen(&h_b.st, 80, &h_app_ops, &sb, N + 1), 0);
+	for (unsigned i = 0; i < N; i++) {
+		assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 80, &h_app_ops, &ca, &cs[i]), 0);
+		h_input(&h_b, h_take(&h_a));       /* SYN */
+		h_input(&h_a, h_take(&h_b));       /* SYN-ACK */
+		h_input(&h_b, h_take(&h_a));       /* ACK: B's TCB */
+		assert_int_equal(cs[i]->state, TCP_ESTABLISHED);
+	}
+	assert_int_equal(h_stats(&h_b).tcbs, N);
+	for (unsigned i = 0; i < N; i++) {
+		rnic_tcp_abort(cs[i]);
+		h_input(&h_b, h_take(&h_a));       /* RST: B frees its TCB */
+	}
+	struct rnic_tcp_stats a = h_stats(&h_a), b = h_stats(&h_b);
+	assert_int_equal(a.tcbs + b.tcbs, 0);
+	assert_int_equal(a.tcbs_cached, TCP_TCB_CACHE);
+	assert_int_equal(b.tcbs_cached, TCP_TCB_CACHE);
+	uint64_t reuse_a = a.tcb_reuses, reuse_b = b.tcb_reuses;
+	struct rnic_tcp_conn *c;
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 80, &h_app_ops, &ca, &c), 0);
+	h_input(&h_b, h_take(&h_a));
+	h_input(&h_a, h_take(&h_b));
+	h_input(&h_b, h_take(&h_a));
+	assert_int_equal(c->state, TCP_ESTABLISHED);
+	assert_int_equal(c->n_ooo, 0);
+	assert_int_equal(c->units_cap, TCP_UNITS_MIN);
+	a = h_stats(&h_a);
+	b = h_stats(&h_b);
+	assert_int_equal(a.tcb_reuses - reuse_a, 1);
+	assert_int_equal(b.tcb_reuses - reuse_b, 1);
+	assert_int_equal(a.tcbs_cached, TCP_TCB_CACHE - 1);
+	assert_int_equal(b.tcbs_cached, TCP_TCB_CACHE - 1);
+	rnic_tcp_abort(c);
+	h_flush(&h_a);
+	h_flush(&h_b);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 /* A valid cookie with the backlog full creates nothing; a later ACK does. */
 static void backlog_full_no_state(void **state)
 {
@@ -2459,7 +2509,7 @@ int main(void)
 		T(fin_to_time_wait), T(simultaneous_close), T(orphan_close),
 		T(rst_validation), T(paws_drop),
 		T(malformed_dropped_and_counted), T(handoff_in_order),
-		T(odd_sized_writes), T(pool_reserve_refuses_sends), T(csum_matches_reference),
+		T(odd_sized_writes), T(pool_reserve_refuses_sends), T(csum_matches_reference), T(tcb_cache_bounded),
 		T(close_and_abort_from_callbacks),
 		T(newreno_partial_ack), T(keepalive_probes_then_timeout),
 		T(user_timeout_aborts), T(retry_limit_without_user_timeout),
