@@ -2,7 +2,8 @@
 # Issue 3's TCP benchmark, side by side in one run, one JSON object:
 #   throughput  iperf3 over the kernel's loopback, then rnic <-> rnic over
 #               net_ring (rnic-tcp --loopback, without SHA-256 so the
-#               transport is measured), NewReno and CUBIC
+#               transport is measured), NewReno and CUBIC, and NewReno
+#               with both stacks on the main thread (--drive one)
 #   handshakes  tests/bench/tcp_handshake (rnic's passive worker, and the
 #               kernel over loopback in the same program)
 #   cookies     tests/bench/tcp_syn_cookies (SYN-cookie replies of one worker)
@@ -23,7 +24,8 @@ k=$(iperf3 -c 127.0.0.1 -p 5399 -t 5 -J | python3 -c 'import json,sys; print(rou
 wait
 r=$("$build/apps/rnic-tcp/rnic-tcp" source --loopback --bytes "$bytes" --no-verify --json 2>/dev/null | tail -1)
 rc=$("$build/apps/rnic-tcp/rnic-tcp" source --loopback --bytes "$bytes" --no-verify --cc cubic --json 2>/dev/null | tail -1)
+r1=$("$build/apps/rnic-tcp/rnic-tcp" source --loopback --bytes "$bytes" --no-verify --drive one --json 2>/dev/null | tail -1)
 hs=$("$build/tests/bench/tcp_handshake" --seconds "$secs" 2>/dev/null | tail -1)
 sc=$("$build/tests/bench/tcp_syn_cookies" --seconds "$secs" 2>/dev/null | tail -1)
 l1=$(load)
-echo "{\"loadavg_before\": [$l0], \"kernel_loopback_iperf3_gbps\": $k, \"rnic_ring_newreno\": $r, \"rnic_ring_cubic\": $rc, \"handshakes\": $hs, \"syn_cookies\": $sc, \"loadavg_after\": [$l1]}"
+echo "{\"loadavg_before\": [$l0], \"kernel_loopback_iperf3_gbps\": $k, \"rnic_ring_newreno\": $r, \"rnic_ring_cubic\": $rc, \"rnic_ring_newreno_one_thread\": $r1, \"handshakes\": $hs, \"syn_cookies\": $sc, \"loadavg_after\": [$l1]}"
