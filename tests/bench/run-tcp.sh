@@ -7,6 +7,9 @@
 #   handshakes  tests/bench/tcp_handshake (rnic's passive worker, and the
 #               kernel over loopback in the same program)
 #   cookies     tests/bench/tcp_syn_cookies (SYN-cookie replies of one worker)
+# Handshakes and cookies run twice: the measured worker on its lcore and
+# the other stack on the main thread, then both on the main thread (--one:
+# one CPU, no cache lines crossing between cores).
 # The rnic tools run to completion (one busy thread per CPU); the load
 # average before and after is part of the output, since the machine is
 # shared.
@@ -26,6 +29,8 @@ r=$("$build/apps/rnic-tcp/rnic-tcp" source --loopback --bytes "$bytes" --no-veri
 rc=$("$build/apps/rnic-tcp/rnic-tcp" source --loopback --bytes "$bytes" --no-verify --cc cubic --json 2>/dev/null | tail -1)
 r1=$("$build/apps/rnic-tcp/rnic-tcp" source --loopback --bytes "$bytes" --no-verify --drive one --json 2>/dev/null | tail -1)
 hs=$("$build/tests/bench/tcp_handshake" --seconds "$secs" 2>/dev/null | tail -1)
+hs1=$("$build/tests/bench/tcp_handshake" --seconds "$secs" --one --no-kernel 2>/dev/null | tail -1)
 sc=$("$build/tests/bench/tcp_syn_cookies" --seconds "$secs" 2>/dev/null | tail -1)
+sc1=$("$build/tests/bench/tcp_syn_cookies" --seconds "$secs" --one 2>/dev/null | tail -1)
 l1=$(load)
-echo "{\"loadavg_before\": [$l0], \"kernel_loopback_iperf3_gbps\": $k, \"rnic_ring_newreno\": $r, \"rnic_ring_cubic\": $rc, \"rnic_ring_newreno_one_thread\": $r1, \"handshakes\": $hs, \"syn_cookies\": $sc, \"loadavg_after\": [$l1]}"
+echo "{\"loadavg_before\": [$l0], \"kernel_loopback_iperf3_gbps\": $k, \"rnic_ring_newreno\": $r, \"rnic_ring_cubic\": $rc, \"rnic_ring_newreno_one_thread\": $r1, \"handshakes\": $hs, \"handshakes_one_thread\": $hs1, \"syn_cookies\": $sc, \"syn_cookies_one_thread\": $sc1, \"loadavg_after\": [$l1]}"

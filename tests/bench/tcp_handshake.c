@@ -7,7 +7,9 @@
  *           on its lcore; B's worker is run by the main thread (run to
  *           completion: one busy thread per CPU of a two-CPU machine;
  *           --threaded puts B on an lcore of its own, as before, and the
- *           main thread sleeps). B's poller keeps
+ *           main thread sleeps; --one runs A on the main thread too, so
+ *           both ends share one CPU and the other CPU's load matters
+ *           less). B's poller keeps
  *           up to --window connects outstanding; each connection is reset
  *           by B as soon as it is established (no TIME_WAIT to fill the
  *           table), so what is measured is SYN -> SYN-ACK (cookie) -> ACK
@@ -24,7 +26,7 @@
  * when the stack misbehaves (a refused or failed connection, a TCB left
  * behind).
  *
- *   tcp_handshake [--seconds S] [--window N] [--no-kernel] [--threaded]
+ *   tcp_handshake [--seconds S] [--window N] [--no-kernel] [--threaded | --one]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -63,6 +65,8 @@ static double now_s(void)
 
 static unsigned window = 64;
 static bool threaded;                 /* B on its own lcore */
+static bool one;                      /* --one: A on the main thread too */
+static struct rnic_stack *one_A;      /* then A, which pass_time() runs */
 static volatile int running;          /* B opens new connections while set */
 static unsigned outstanding;          /* B's worker only */
 static volatile int connect_err;
@@ -138,8 +142,11 @@ static void pass_time(struct rnic_stack *B, double seconds)
 	}
 	double end = now_s() + seconds;
 	do {
-		for (unsigned k = 0; k < 64; k++)
+		for (unsigned k = 0; k < 64; k++) {
 			rnic_worker_poll(B, 0);
+			if (one_A != NULL)
+				rnic_worker_poll(one_A, 0);
+		}
 	} while (now_s() < end);
 }
 
@@ -181,7 +188,11 @@ static void run_rnic(const char *prog, double seconds, struct rnic_result *r)
 		FAIL("listen");
 	if (rnic_worker_add_poller(B->workers[0], "opener", opener, NULL) != 0)
 		FAIL("poller");
-	if (rnic_stack_start(A) != 0 || (threaded && rnic_stack_start(B) != 0))
+	if (one)
+		one_A = A;   /* not started: pass_time() runs it */
+	else if (rnic_stack_start(A) != 0)
+		FAIL("start");
+	if (threaded && rnic_stack_start(B) != 0)
 		FAIL("start");
 
 	/* warm up (ARP, caches) for a tenth of the run, then measure */
@@ -304,6 +315,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "seconds", required_argument, 0, 's' }, { "window", required_argument, 0, 'w' },
 		{ "no-kernel", no_argument, 0, 'k' }, { "threaded", no_argument, 0, 't' },
+		{ "one", no_argument, 0, 'o' },
 		{ 0, 0, 0, 0 } };
 	int o;
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -319,10 +331,13 @@ int main(int argc, char **argv)
 			break;
 		case 'k': kernel = false; break;
 		case 't': threaded = true; break;
+		case 'o': one = true; break;
 		default: FAIL("usage: tcp_handshake [--seconds S] [--window N] [--no-kernel] "
-			      "[--threaded]");
+			      "[--threaded | --one]");
 		}
 	}
+	if (one && threaded)
+		FAIL("--threaded and --one exclude each other");
 	uint64_t kn = 0, kf = 0;
 	double krate = kernel ? run_kernel(seconds, 2, &kn, &kf) : 0;
 	struct rnic_result r;
@@ -334,7 +349,7 @@ int main(int argc, char **argv)
 	       r.rate, r.busy_s > 0 ? r.passive_opens / r.busy_s : 0, r.busy_s,
 	       (unsigned long)r.passive_opens, (unsigned long)r.handshakes,
 	       (unsigned long)r.cookies, (unsigned long)r.failed, (unsigned long)r.tcbs_left,
-	       r.seconds, window, threaded ? "threaded" : "inline");
+	       r.seconds, window, threaded ? "threaded" : one ? "one" : "inline");
 	if (kernel)
 		printf(", \"kernel_loopback\": {\"handshakes_per_s\": %.0f, \"handshakes\": %lu, "
 		       "\"failed\": %lu, \"connect_threads\": 2}", krate, (unsigned long)kn,
