@@ -7,12 +7,13 @@
 #    over iWARP: exit 0 with every operation completed, and the gateway's
 #    status line counts exactly the bytes the runs moved (in: the Writes and
 #    Sends placed in its memory; out: the Read Responses and Sends);
-#  - rnic-ping -c -V: 20 pings whose data the client compares;
+#  - rnic-ping -c -V: 20 pings whose data the client compares, over iWARP
+#    and again over RoCE (the one responder takes either transport);
 #  - rnic-pingpong (ibv_rc_pingpong over RoCE): 200 exchanges;
 #  - a second perf client while a run is under way is refused ("busy");
 #  - the status line's conns are connected QPs: 1 during a one-QP run, 0
 #    once every client closed (TCP TIME_WAIT does not count);
-#  - a perf client killed mid-run frees the responder (30 s without
+#  - a perf client killed mid-run frees the responder (idle_s = 5 s without
 #    traffic), which then serves the next client;
 #  - SIGTERM: the gateway exits 0.
 set -uo pipefail
@@ -30,6 +31,7 @@ ip = 192.0.2.10/24
 [responder.perf]
 listen = 18520
 transport = iwarp, roce
+idle_s = 5
 [responder.ping]
 listen = 7174
 size = 4K
@@ -43,7 +45,7 @@ INI
 
 start_gw 'responder pingpong'
 grep -q '^responder perf: iwarp,roce port 18520$' "$work/gw.out" &&
-	grep -q '^responder ping: iwarp port 7174$' "$work/gw.out" &&
+	grep -q '^responder ping: iwarp,roce port 7174$' "$work/gw.out" &&
 	grep -q '^responder pingpong: roce port 18515$' "$work/gw.out" && ok ||
 	{ cat "$work/gw.out" "$work/gw.err"; bad "the gateway did not start its responders"; exit 1; }
 
@@ -110,6 +112,13 @@ client 8 "$ping" -c -a 192.0.2.10 -p 7174 -C 20 -S 1024 -V > "$work/ping.out" 2>
 sleep 0.5
 grep -q 'ping: 0 conn, 20 pings, 0 failed, in 20480 B, out 20480 B' "$work/gw.out" && ok ||
 	bad "the status line after 20 pings: $(grep -o 'ping: [^|]*' "$work/gw.out" | tail -1)"
+# the same responder over RoCE: the request's transport picks the QP's
+client 12 "$ping" --transport roce -c -a 192.0.2.10 -p 7174 -C 20 -S 1024 -V \
+	> "$work/ping-roce.out" 2>&1 && ok ||
+	{ cat "$work/ping-roce.out"; bad "rnic-ping --transport roce -c -V against [responder.ping]"; }
+sleep 0.5
+grep -q 'ping: 0 conn, 40 pings, 0 failed, in 40960 B, out 40960 B' "$work/gw.out" && ok ||
+	bad "the status line after 20 more pings over RoCE: $(grep -o 'ping: [^|]*' "$work/gw.out" | tail -1)"
 
 client 9 "$pp" -g 1 -s 4096 -n 200 192.0.2.10 > "$work/pp.out" 2>&1 &&
 	grep -q '^200 iters in' "$work/pp.out" && ok ||
@@ -119,7 +128,7 @@ grep -q 'pingpong: 0 conn, 1 sessions, 0 failed, in 819200 B, out 819200 B' "$wo
 	bad "the status line after a pingpong session: $(grep -o 'pingpong: [^|]*' "$work/gw.out" | tail -1)"
 
 # a perf client that vanishes mid-run (killed: no FIN, no RST) frees the
-# responder after 30 s without traffic; the next client is served
+# responder after idle_s (5 s) without traffic; the next client is served
 base=$(wc -l < "$work/gw.out")
 client 10 "$perf" write_bw --client 192.0.2.10 -s 65536 --duration 120 > /dev/null 2>&1 &
 victim=$!
@@ -133,7 +142,7 @@ ip netns pids "$ns" | while read -r p; do
 	grep -qa -- '--client' "/proc/$p/cmdline" 2>/dev/null && kill -9 "$p"
 done
 wait "$victim" 2>/dev/null
-for _ in $(seq 60); do
+for _ in $(seq 20); do
 	tail -1 "$work/gw.out" | grep -q "perf: 0 conn, $((runs + 1)) runs, 1 failed" && break
 	sleep 1
 done
