@@ -121,6 +121,15 @@ void rnic_tcp_set_user_timeout(struct rnic_tcp_conn *c, uint32_t ms);
 /** Bytes rnic_tcp_send() accepts now. */
 uint32_t rnic_tcp_send_space(const struct rnic_tcp_conn *c);
 
+/**
+ * Record mode (iWARP's FPDU alignment, RFC 5044 §8): from now on each
+ * rnic_tcp_send() of at most one MSS starts a segment of its own instead of
+ * filling the room of a queued, unsent one, so the bytes of one call are
+ * never split between two segments. Larger sends are cut at MSS boundaries
+ * as before.
+ */
+void rnic_tcp_set_records(struct rnic_tcp_conn *c, bool on);
+
 /** The maximum segment payload of the connection. */
 uint16_t rnic_tcp_mss(const struct rnic_tcp_conn *c);
 

@@ -601,6 +601,7 @@ void rnic_tcp_set_user_timeout(struct rnic_tcp_conn *c, uint32_t ms)
 }
 
 uint16_t rnic_tcp_mss(const struct rnic_tcp_conn *c) { return c->mss; }
+void rnic_tcp_set_records(struct rnic_tcp_conn *c, bool on) { c->records = on; }
 struct rte_mempool *rnic_tcp_pool(const struct rnic_tcp_conn *c) { return c->port->pool; }
 struct rnic_worker *rnic_tcp_worker(const struct rnic_tcp_conn *c) { return c->w; }
 
@@ -608,9 +609,9 @@ struct rnic_worker *rnic_tcp_worker(const struct rnic_tcp_conn *c) { return c->w
 
 /* A unit that takes more bytes: the last queued one while it is unsent and
  * not full (so segments fill the MSS), else a new one. NULL: ring full. */
-static struct tcp_unit *fill_unit(struct rnic_tcp_conn *c)
+static struct tcp_unit *fill_unit(struct rnic_tcp_conn *c, bool fresh)
 {
-	if (c->u_tail != c->u_next) {
+	if (!fresh && c->u_tail != c->u_next) {
 		struct tcp_unit *u = &c->units[(c->u_tail - 1) & (c->units_cap - 1)];
 		if (u->len < c->mss && u->m->nb_segs < UNIT_MAX_PIECES)
 			return u;
@@ -648,12 +649,13 @@ static uint32_t units_needed(const struct rnic_tcp_conn *c, uint32_t len, uint32
 
 /* How many mbufs of @p m straddle a unit boundary (one clone each): the
  * same walk as rnic_tcp_send()'s, without changing anything. */
-static unsigned clones_needed(const struct rnic_tcp_conn *c, const struct rte_mbuf *m)
+static unsigned clones_needed(const struct rnic_tcp_conn *c, const struct rte_mbuf *m,
+			      bool fresh)
 {
 	uint32_t room = 0, pieces = UNIT_MAX_PIECES;
 	unsigned n = 0;
 
-	if (c->u_tail != c->u_next) {
+	if (!fresh && c->u_tail != c->u_next) {
 		const struct tcp_unit *u = &c->units[(c->u_tail - 1) & (c->units_cap - 1)];
 		if (u->len < c->mss && u->m->nb_segs < UNIT_MAX_PIECES) {
 			room = c->mss - u->len;
@@ -710,8 +712,10 @@ int rnic_tcp_send(struct rnic_tcp_conn *c, struct rte_mbuf *m)
 		c->w->drops[RNIC_DROP_NO_MBUF]++;
 		return -ENOBUFS;
 	}
+	/* record mode: a send of up to one MSS is a segment of its own */
+	bool fresh = c->records && len <= c->mss;
 	struct rte_mbuf *spare = NULL;
-	for (unsigned n = clones_needed(c, m); n > 0; n--) {
+	for (unsigned n = clones_needed(c, m, fresh); n > 0; n--) {
 		struct rte_mbuf *x = rte_pktmbuf_alloc(c->port->pool);
 		if (x == NULL) {
 			rte_pktmbuf_free(spare);
@@ -727,7 +731,8 @@ int rnic_tcp_send(struct rnic_tcp_conn *c, struct rte_mbuf *m)
 		m->nb_segs = 1;
 		m->pkt_len = m->data_len;
 		while (m != NULL && m->data_len > 0) {
-			struct tcp_unit *u = fill_unit(c);
+			struct tcp_unit *u = fill_unit(c, fresh);
+			fresh = false;
 			uint16_t room = (uint16_t)(c->mss - u->len);
 			if (m->data_len <= room) {
 				unit_add(c, u, m);

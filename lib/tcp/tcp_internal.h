@@ -195,6 +195,7 @@ struct rnic_tcp_conn {
 	uint64_t user_timeout_tsc;
 
 	bool in_table, app_closed, notified_closed, eof_sent;
+	bool records;          /* each send of <= 1 MSS is a segment (rnic_tcp_set_records) */
 	bool tw_armed;               /* misc_timer now counts TIME_WAIT */
 	unsigned busy;               /* lib/tcp frames using it across callbacks */
 	bool free_pending;           /* closed meanwhile: the last put frees */

@@ -672,6 +672,66 @@ static void data_and_delayed_ack(void **state)
 	h_app_fini(&sb);
 }
 
+/* Small sends queued behind a full congestion window: by default they
+ * fill one segment; in record mode (iWARP's FPDU alignment) each send is a
+ * segment of its own, never split or merged. */
+struct rec_arg {
+	unsigned small;   /* data segments under one MSS */
+	unsigned len100;  /* ... of exactly 100 bytes */
+};
+
+static bool rec_a2b(const struct h_seg *s, unsigned idx, void *arg)
+{
+	(void)idx;
+	struct rec_arg *a = arg;
+	if (s->len > 0 && s->len < 1000) {
+		a->small++;
+		a->len100 += s->len == 100;
+	}
+	return false;
+}
+
+static bool rec_b2a(const struct h_seg *s, unsigned idx, void *arg)
+{
+	(void)s;
+	(void)idx;
+	(void)arg;
+	return false;
+}
+
+static void record_mode(bool on, uint16_t port, unsigned *small, unsigned *len100)
+{
+	struct h_app ca, sb;
+	const size_t big = 64 * 1024, n = big + 3 * 100;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, n);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, port);
+	assert_non_null(c);
+	rnic_tcp_set_records(c, on);
+	/* 64 KiB is more than the initial window: its tail stays unsent */
+	assert_int_equal(h_send(c, 0, big), 0);
+	assert_true(c->u_next != c->u_tail);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(h_send(c, big + i * 100, 100), 0);
+	struct rec_arg a = { 0 };
+	h_pump(rec_a2b, rec_b2a, &a, 10000);
+	assert_int_equal(sb.got, n);
+	assert_true(h_pattern_ok(sb.buf, 0, n));
+	*small = a.small;
+	*len100 = a.len100;
+}
+
+static void records_not_merged(void **state)
+{
+	(void)state;
+	unsigned small, len100;
+	record_mode(false, 5001, &small, &len100);
+	/* 64 KiB leaves a short last segment, which the 300 bytes fill */
+	assert_int_equal(len100, 0);
+	record_mode(true, 5002, &small, &len100);
+	assert_int_equal(len100, 3);
+}
+
 static void ooo_sack_fast_retransmit(void **state)
 {
 	(void)state;
@@ -2501,7 +2561,7 @@ int main(void)
 		T(backlog_full_no_state), T(lost_final_ack_completed_by_data),
 		T(lost_final_ack_and_first_segment),
 		T(lost_final_ack_then_dup_syn_ack),
-		T(data_and_delayed_ack), T(ooo_sack_fast_retransmit),
+		T(data_and_delayed_ack), T(records_not_merged), T(ooo_sack_fast_retransmit),
 		T(sack_blocks_most_recent_first), T(ooo_overlaps_merge),
 		T(dsack_reports_duplicates), T(random_segments_reassemble),
 		T(rto_retransmit), T(tail_loss_probe), T(spurious_rto_undone), T(zero_window_probe),
