@@ -17,6 +17,9 @@
 #include "tcp/tcp_internal.h"
 
 #define TCP_HDR_MAX (20 + 40)
+/* Payloads up to this size are copied behind the header instead of being
+ * chained (an MSS on a 1500-byte MTU). */
+#define TCP_COPY_MAX 1500u
 
 uint64_t tcp_now_us(void)
 {
@@ -109,8 +112,20 @@ static int tcp_xmit(struct rnic_worker *w, struct rnic_port *p,
 	th->tcp_urp = 0;
 	memcpy(th + 1, optbuf, olen);
 	uint32_t len = (uint32_t)(sizeof(*th) + olen);
-	if (payload != NULL) {
-		len += rte_pktmbuf_pkt_len(payload);
+	uint32_t plen = payload != NULL ? rte_pktmbuf_pkt_len(payload) : 0;
+	if (payload != NULL && plen <= TCP_COPY_MAX && plen <= rte_pktmbuf_tailroom(h)) {
+		/* one mbuf on the wire: the payload copied behind the header
+		 * (one allocation and one free fewer per segment, and no
+		 * reference from the receiver's side to our queued unit) */
+		uint8_t *d = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)plen);
+		for (const struct rte_mbuf *m = payload; m != NULL; m = m->next) {
+			memcpy(d, rte_pktmbuf_mtod(m, const void *), m->data_len);
+			d += m->data_len;
+		}
+		rte_pktmbuf_free(payload);
+		len += plen;
+	} else if (payload != NULL) {
+		len += plen;
 		if (rte_pktmbuf_chain(h, payload) != 0) {
 			rte_pktmbuf_free(h);
 			rte_pktmbuf_free(payload);
