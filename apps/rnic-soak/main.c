@@ -5,10 +5,15 @@
  *
  *   rnic-soak [--transport iwarp|roce] [--ops N] [--drop P] [--dup P]
  *             [--reorder P] [--corrupt P] [--ce P] [--ecn] [--dcqcn]
- *             [--seed S] [--qps N] [--max-size BYTES] [--json]
+ *             [--seed S] [--qps N] [--max-size BYTES] [--threaded] [--json]
  *
  * Two stacks in this process are wired by net_ring; the fault injector of
- * the requester's port works on both directions. iWARP QPs connect through
+ * the requester's port works on both directions. Once connected, the
+ * requester's stack (B) runs to completion: its lcore stops and the main
+ * thread runs B's worker loop between its verbs calls, so the process has
+ * one busy thread per CPU of a 2-CPU host (A's worker and this one) instead
+ * of three, and no worker waits for the scheduler while its peer's timers
+ * run; --threaded keeps B's worker on its own lcore. iWARP QPs connect through
  * the CM; RoCE QPs are connected out of band, as both ends live here (INIT,
  * RTR towards the peer's GID 1 = ::ffff:its IPv4, RTS). Requester QPs post a
  * seeded mix of Sends, RDMA Writes and RDMA Reads of 1 B to --max-size
@@ -60,6 +65,7 @@ static struct {
 	unsigned qps;
 	uint32_t max_size;
 	int json;
+	bool threaded;         /* B's worker on its own lcore, not driven inline */
 	unsigned qp_timeout;   /* RoCE local ACK timeout exponent: 4.096 us << N */
 } o = { .transport = "iwarp", .ops = 10000, .seed = 1, .qps = 4, .max_size = 1 << 20,
 	.qp_timeout = 14 };
@@ -89,6 +95,17 @@ static struct qpair qp[MAX_QPS];
 static uint64_t wrong_bytes, lost, dups, bad_status, ops_done;
 static uint64_t wrong_send, wrong_read, wrong_write, post_failures;
 static size_t slot_sz, zone_sz;
+static struct rnic_stack *inline_stack;   /* driven by this thread, or NULL */
+
+/* Run one loop of every worker of the stack this thread drives (run to
+ * completion); nothing when the stack runs on its own lcores. */
+static void drive(void)
+{
+	if (inline_stack == NULL)
+		return;
+	for (unsigned w = 0; w < rnic_stack_workers(inline_stack); w++)
+		rnic_worker_poll(inline_stack, w);
+}
 
 static uint64_t xs(uint64_t *s)
 {
@@ -248,9 +265,11 @@ static int usage(FILE *f, int rc)
 		   "                 [--reorder P] [--corrupt P] [--ce P] [--ecn] [--dcqcn]\n"
 		   "                 [--seed S] [--qps N (1..16)]\n"
 		   "                 [--qp-timeout N (RoCE: 4.096 us << N, default 14)]\n"
-		   "                 [--max-size BYTES] [--json]\n"
+		   "                 [--max-size BYTES] [--threaded] [--json]\n"
 		   "Fault rates are percent (0..100), applied both ways on the link; --ce marks\n"
-		   "ECN-capable frames CE (RoCE with --ecn; --dcqcn adds the rate limiter).\n");
+		   "ECN-capable frames CE (RoCE with --ecn; --dcqcn adds the rate limiter).\n"
+		   "The main thread runs the requester stack's worker; --threaded gives it\n"
+		   "its own lcore (three busy threads).\n");
 	return rc;
 }
 
@@ -263,6 +282,10 @@ static int parse(int argc, char **argv)
 			exit(usage(stdout, 0));
 		if (!strcmp(a, "--json")) {
 			o.json = 1;
+			continue;
+		}
+		if (!strcmp(a, "--threaded")) {
+			o.threaded = true;
 			continue;
 		}
 		if (!strcmp(a, "--ecn") || !strcmp(a, "--dcqcn")) {
@@ -498,6 +521,11 @@ int main(int argc, char **argv)
 		    expect(bch, RNIC_CM_EVENT_ESTABLISHED, &ev))
 			return 1;
 	}
+	if (!o.threaded) {
+		/* from here on this thread is stack B's worker lcore */
+		rnic_stack_stop(B);
+		inline_stack = B;
+	}
 	double t0 = now_s(), last_progress = t0;
 	uint64_t per_qp = o.ops / o.qps, extra = o.ops % o.qps, stuck = 0, last_done = 0;
 	for (;;) {
@@ -513,6 +541,7 @@ int main(int argc, char **argv)
 			if (p->completed < mine || p->recvs_done < p->sends_posted)
 				all = false;
 		}
+		drive();
 		struct ibv_wc wc[64];
 		int n = ibv_poll_cq(bcq, 64, wc);
 		for (int k = 0; k < n; k++)
@@ -624,11 +653,19 @@ int main(int argc, char **argv)
 		double tf = now_s();
 		if (ibv_post_send(p->b, &wr, &bad) == 0)
 			while ((n = ibv_poll_cq(bcq, 1, &wc)) == 0 && now_s() - tf < 30)
-				;
+				drive();
 		if (n != 1 || wc.status != IBV_WC_SUCCESS || wc.wr_id != UINT64_MAX)
 			stuck = 1;
 	}
 	double secs = now_s() - t0;
+	if (inline_stack != NULL) {
+		/* connection teardown needs B's workers on their lcore again */
+		inline_stack = NULL;
+		if (rnic_stack_start(B) != 0) {
+			fprintf(stderr, "rnic-soak: cannot restart stack B\n");
+			stuck = 1;
+		}
+	}
 	uint64_t missing = 0;
 	for (unsigned i = 0; i < o.qps; i++) {
 		struct qpair *p = &qp[i];
@@ -662,12 +699,13 @@ int main(int argc, char **argv)
 	if (o.json)
 		printf("{\"transport\": \"%s\", \"ops\": %lu, \"verified\": %s, \"wrong_bytes\": %lu, "
 		       "\"lost\": %lu, \"dup_completions\": %lu, \"bad_status\": %lu, "
-		       "\"seconds\": %.2f, \"seed\": %lu, \"faults\": {\"dropped\": %lu, "
+		       "\"seconds\": %.2f, \"seed\": %lu, \"drive\": \"%s\", \"faults\": {\"dropped\": %lu, "
 		       "\"duplicated\": %lu, \"reordered\": %lu, \"corrupted\": %lu, "
 		       "\"ce_marked\": %lu}}\n",
 		       o.transport, (unsigned long)ops_done, verified ? "true" : "false",
 		       (unsigned long)wrong_bytes, (unsigned long)lost, (unsigned long)dups,
 		       (unsigned long)bad_status, secs, (unsigned long)o.seed,
+		       o.threaded ? "threaded" : "inline",
 		       (unsigned long)ss.fault_dropped, (unsigned long)ss.fault_duplicated,
 		       (unsigned long)ss.fault_reordered, (unsigned long)ss.fault_corrupted,
 		       (unsigned long)ss.fault_ce_marked);
