@@ -30,6 +30,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,30 @@ static void check_recv(struct qpair *p, unsigned idx, const struct ibv_wc *wc)
 	post_recv(p);
 }
 
+/*
+ * EAL "--lcores" value with every lcore (main, A's worker, B's) floating
+ * over the CPUs this process may use, as "0@(0,1),1@(0,1),2@(0,1)": a
+ * worker pinned to one CPU is off the CPU for as long as another process
+ * holds that CPU (a SCHED_FIFO benchmark left it 50 ms a second here),
+ * while a floating one moves to the other CPU. @return 0 or -1.
+ */
+static int floating_lcores(char *buf, size_t len)
+{
+	cpu_set_t set;
+	char cpus[256];
+	size_t n = 0, o = 0;
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return -1;
+	for (int c = 0; c < CPU_SETSIZE && n < sizeof(cpus); c++)
+		if (CPU_ISSET(c, &set))
+			n += (size_t)snprintf(cpus + n, sizeof(cpus) - n, "%s%d", n ? "," : "", c);
+	if (n == 0 || n >= sizeof(cpus))
+		return -1;
+	for (unsigned lc = 0; lc < 3 && o < len; lc++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%u@(%s)", lc ? "," : "", lc, cpus);
+	return o < len ? 0 : -1;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -424,6 +449,13 @@ int main(int argc, char **argv)
 	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--no-huge");
 	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "-m");
 	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "1024");
+	if (!o.threaded) {
+		char map[128];
+		if (floating_lcores(map, sizeof(map)) == 0) {
+			snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--lcores");
+			snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "%s", map);
+		}
+	}
 	if (rnic_eal_init(argv[0], &c[0], 2) != 0 || rnic_ring_pair("soak", 1) != 0)
 		return 1;
 	c[0].n_eal_args = 0;
