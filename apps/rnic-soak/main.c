@@ -5,7 +5,8 @@
  *
  *   rnic-soak [--transport iwarp|roce] [--ops N] [--drop P] [--dup P]
  *             [--reorder P] [--corrupt P] [--ce P] [--ecn] [--dcqcn]
- *             [--seed S] [--qps N] [--max-size BYTES] [--threaded] [--json]
+ *             [--seed S] [--qps N] [--max-size BYTES]
+ *             [--drive inline|one|threaded] [--json]
  *
  * Two stacks in this process are wired by net_ring; the fault injector of
  * the requester's port works on both directions. Once connected, the
@@ -13,7 +14,9 @@
  * thread runs B's worker loop between its verbs calls, so the process has
  * one busy thread per CPU of a 2-CPU host (A's worker and this one) instead
  * of three, and no worker waits for the scheduler while its peer's timers
- * run; --threaded keeps B's worker on its own lcore. iWARP QPs connect through
+ * run (--drive inline, the default). --drive one runs both stacks on the
+ * main thread; --drive threaded (or --threaded) keeps every worker on its
+ * own lcore, pinned as rnic pins them. iWARP QPs connect through
  * the CM; RoCE QPs are connected out of band, as both ends live here (INIT,
  * RTR towards the peer's GID 1 = ::ffff:its IPv4, RTS). Requester QPs post a
  * seeded mix of Sends, RDMA Writes and RDMA Reads of 1 B to --max-size
@@ -66,10 +69,10 @@ static struct {
 	unsigned qps;
 	uint32_t max_size;
 	int json;
-	bool threaded;         /* B's worker on its own lcore, not driven inline */
+	const char *drive;     /* inline: B on this thread; one: A and B; threaded */
 	unsigned qp_timeout;   /* RoCE local ACK timeout exponent: 4.096 us << N */
 } o = { .transport = "iwarp", .ops = 10000, .seed = 1, .qps = 4, .max_size = 1 << 20,
-	.qp_timeout = 14 };
+	.qp_timeout = 14, .drive = "inline" };
 
 enum op { OP_SEND, OP_WRITE, OP_READ };
 
@@ -96,16 +99,15 @@ static struct qpair qp[MAX_QPS];
 static uint64_t wrong_bytes, lost, dups, bad_status, ops_done;
 static uint64_t wrong_send, wrong_read, wrong_write, post_failures;
 static size_t slot_sz, zone_sz;
-static struct rnic_stack *inline_stack;   /* driven by this thread, or NULL */
+static struct rnic_stack *driven[2];   /* stacks this thread runs, or NULL */
 
-/* Run one loop of every worker of the stack this thread drives (run to
- * completion); nothing when the stack runs on its own lcores. */
+/* Run one loop of every worker of the stacks this thread drives (run to
+ * completion); nothing for stacks on their own lcores. */
 static void drive(void)
 {
-	if (inline_stack == NULL)
-		return;
-	for (unsigned w = 0; w < rnic_stack_workers(inline_stack); w++)
-		rnic_worker_poll(inline_stack, w);
+	for (int s = 0; s < 2; s++)
+		for (unsigned w = 0; driven[s] && w < rnic_stack_workers(driven[s]); w++)
+			rnic_worker_poll(driven[s], w);
 }
 
 static uint64_t xs(uint64_t *s)
@@ -290,10 +292,11 @@ static int usage(FILE *f, int rc)
 		   "                 [--reorder P] [--corrupt P] [--ce P] [--ecn] [--dcqcn]\n"
 		   "                 [--seed S] [--qps N (1..16)]\n"
 		   "                 [--qp-timeout N (RoCE: 4.096 us << N, default 14)]\n"
-		   "                 [--max-size BYTES] [--threaded] [--json]\n"
+		   "                 [--max-size BYTES] [--drive inline|one|threaded] [--json]\n"
 		   "Fault rates are percent (0..100), applied both ways on the link; --ce marks\n"
 		   "ECN-capable frames CE (RoCE with --ecn; --dcqcn adds the rate limiter).\n"
-		   "The main thread runs the requester stack's worker; --threaded gives it\n"
+		   "--drive: inline (default) runs the requester stack's worker on the main\n"
+		   "thread, one runs both stacks there, threaded (--threaded) every worker on\n"
 		   "its own lcore (three busy threads).\n");
 	return rc;
 }
@@ -310,7 +313,7 @@ static int parse(int argc, char **argv)
 			continue;
 		}
 		if (!strcmp(a, "--threaded")) {
-			o.threaded = true;
+			o.drive = "threaded";
 			continue;
 		}
 		if (!strcmp(a, "--ecn") || !strcmp(a, "--dcqcn")) {
@@ -321,6 +324,12 @@ static int parse(int argc, char **argv)
 			goto bad;
 		i++;
 		errno = 0;
+		if (!strcmp(a, "--drive")) {
+			if (strcmp(v, "inline") && strcmp(v, "one") && strcmp(v, "threaded"))
+				goto bad;
+			o.drive = v;
+			continue;
+		}
 		if (!strcmp(a, "--transport")) {
 			if (strcmp(v, "iwarp") && strcmp(v, "roce"))
 				goto bad;
@@ -449,7 +458,7 @@ int main(int argc, char **argv)
 	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--no-huge");
 	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "-m");
 	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "1024");
-	if (!o.threaded) {
+	if (strcmp(o.drive, "threaded") != 0) {
 		char map[128];
 		if (floating_lcores(map, sizeof(map)) == 0) {
 			snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--lcores");
@@ -553,10 +562,14 @@ int main(int argc, char **argv)
 		    expect(bch, RNIC_CM_EVENT_ESTABLISHED, &ev))
 			return 1;
 	}
-	if (!o.threaded) {
-		/* from here on this thread is stack B's worker lcore */
+	if (strcmp(o.drive, "threaded") != 0) {
+		/* from here on this thread is stack B's worker lcore (and A's) */
 		rnic_stack_stop(B);
-		inline_stack = B;
+		driven[1] = B;
+	}
+	if (strcmp(o.drive, "one") == 0) {
+		rnic_stack_stop(A);
+		driven[0] = A;
 	}
 	double t0 = now_s(), last_progress = t0;
 	uint64_t per_qp = o.ops / o.qps, extra = o.ops % o.qps, stuck = 0, last_done = 0;
@@ -690,13 +703,13 @@ int main(int argc, char **argv)
 			stuck = 1;
 	}
 	double secs = now_s() - t0;
-	if (inline_stack != NULL) {
-		/* connection teardown needs B's workers on their lcore again */
-		inline_stack = NULL;
-		if (rnic_stack_start(B) != 0) {
-			fprintf(stderr, "rnic-soak: cannot restart stack B\n");
+	for (int s = 0; s < 2; s++) {
+		/* connection teardown needs the workers on their lcores again */
+		if (driven[s] != NULL && rnic_stack_start(driven[s]) != 0) {
+			fprintf(stderr, "rnic-soak: cannot restart stack %c\n", "AB"[s]);
 			stuck = 1;
 		}
+		driven[s] = NULL;
 	}
 	uint64_t missing = 0;
 	for (unsigned i = 0; i < o.qps; i++) {
@@ -737,7 +750,7 @@ int main(int argc, char **argv)
 		       o.transport, (unsigned long)ops_done, verified ? "true" : "false",
 		       (unsigned long)wrong_bytes, (unsigned long)lost, (unsigned long)dups,
 		       (unsigned long)bad_status, secs, (unsigned long)o.seed,
-		       o.threaded ? "threaded" : "inline",
+		       o.drive,
 		       (unsigned long)ss.fault_dropped, (unsigned long)ss.fault_duplicated,
 		       (unsigned long)ss.fault_reordered, (unsigned long)ss.fault_corrupted,
 		       (unsigned long)ss.fault_ce_marked);
