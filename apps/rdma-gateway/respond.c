@@ -74,7 +74,7 @@ static int perf_open(struct resp *R)
 	R->po.server = true;
 	R->po.transport = R->cfg.iwarp ? RNIC_TRANSPORT_IWARP : RNIC_TRANSPORT_ROCE;
 	R->po.any_transport = R->cfg.iwarp && R->cfg.roce;
-	R->po.idle_s = PERF_STALL_S;   /* a vanished client frees the responder */
+	R->po.idle_s = R->cfg.idle_s;   /* a vanished client frees the responder */
 	R->po.tcp_port = R->cfg.listen;
 	if (perf_side_open(&R->side, R->st, &R->po) != 0)
 		return -1;

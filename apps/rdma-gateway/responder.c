@@ -18,13 +18,16 @@ struct resp_kind {
 	uint16_t port;                   /* listen default: its tool's default */
 	bool iwarp, roce;                /* transports it serves, all by default */
 	bool has_size, has_iters;        /* keys besides listen and transport */
+	bool has_idle;
 	uint32_t size, size_min, size_max;
 	uint32_t iters;
+	uint32_t idle_s;
 };
 
 static const struct resp_kind kinds[GW_RESP_KINDS] = {
 	/* rnic-perf --server: the client's run names test, size and QPs */
-	[GW_RESP_PERF] = { .name = "perf", .port = 18520, .iwarp = true, .roce = true },
+	[GW_RESP_PERF] = { .name = "perf", .port = 18520, .iwarp = true, .roce = true,
+			   .has_idle = true, .idle_s = 30 },
 	/* rping -s: RoCE waits for the CM's RoCE connections */
 	[GW_RESP_PING] = { .name = "ping", .port = 7174, .iwarp = true, .has_size = true,
 			   .size = 64u << 10, .size_min = 32, .size_max = 64u << 20 },
@@ -77,14 +80,16 @@ static int resp_key(const struct resp_kind *k, struct gw_responder *r, const cha
 			 k->size_max);
 		return -EINVAL;
 	}
-	if (k->has_iters && !strcmp(key, "iters")) {
+	if ((k->has_iters && !strcmp(key, "iters")) || (k->has_idle && !strcmp(key, "idle_s"))) {
+		bool iters = key[0] == 'i' && key[1] == 't';
+		unsigned long max = iters ? 1ul << 30 : 3600, n;
 		char *end;
-		unsigned long n = strtoul(v, &end, 10);
-		if (*v >= '0' && *v <= '9' && *end == '\0' && n >= 1 && n <= (1ul << 30)) {
-			r->iters = (uint32_t)n;
+		n = strtoul(v, &end, 10);
+		if (*v >= '0' && *v <= '9' && *end == '\0' && n >= 1 && n <= max) {
+			*(iters ? &r->iters : &r->idle_s) = (uint32_t)n;
 			return 0;
 		}
-		snprintf(why, wlen, "'%s' is not a number 1..%lu", v, 1ul << 30);
+		snprintf(why, wlen, "'%s' is not a number 1..%lu", v, max);
 		return -EINVAL;
 	}
 	return -ENOENT;
@@ -116,7 +121,8 @@ static int load_one(void *arg, const char *path, const char *sec,
 	const struct resp_kind *k = &kinds[kind];
 	struct resp_sec rs = { .k = k, .r = &all[kind] };
 	*rs.r = (struct gw_responder){ .on = true, .listen = k->port, .iwarp = k->iwarp,
-				       .roce = k->roce, .size = k->size, .iters = k->iters };
+				       .roce = k->roce, .size = k->size, .iters = k->iters,
+				       .idle_s = k->idle_s };
 	return gw_section_keys(path, sec, e, n, resp_key_fn, &rs, err, errlen);
 }
 

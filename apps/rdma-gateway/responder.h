@@ -6,6 +6,7 @@
  * ibv_rc_pingpong's server, each on a thread of its own.
  *
  *   [responder.perf]      listen = 18520   transport = iwarp,roce
+ *                         idle_s = 30
  *   [responder.ping]      listen = 7174    transport = iwarp   size = 64K
  *   [responder.pingpong]  listen = 18515   transport = roce    size = 4096
  *                         iters = 1000
@@ -36,6 +37,8 @@ struct gw_responder {
 	bool iwarp, roce;                /**< the transports of the QPs it serves */
 	uint32_t size;                   /**< ping: buffer bytes; pingpong: message bytes */
 	uint32_t iters;                  /**< pingpong: exchanges per client */
+	uint32_t idle_s;                 /**< perf: a run that moves nothing this
+					      long is ended (a vanished client) */
 };
 
 /** True for a section name responder.c parses ("responder.KIND"). */

@@ -40,7 +40,9 @@ static void usage(FILE *f)
 		"(the argument, or --test TEST)\n"
 		"  --loopback          two stacks in this process, joined by net_ring; the\n"
 		"                      main thread runs the requesting stack's worker loop\n"
-		"  --threaded          (--loopback) every worker on its own lcore instead\n"
+		"  --drive MODE        (--loopback) inline (the default), one: the main thread\n"
+		"                      runs both stacks (one CPU), threaded: every worker\n"
+		"                      on its own lcore\n"
 		"  --server            wait for one client on the port(s) given\n"
 		"  --client ADDR       run against the server at ADDR (A.B.C.D)\n"
 		"  --transport T       iwarp or roce (default iwarp)\n"
@@ -100,7 +102,7 @@ static int test_arg(const char *s, enum perf_test *t)
 enum {
 	OPT_LOOPBACK = 256, OPT_SERVER, OPT_CLIENT, OPT_TRANSPORT, OPT_TEST, OPT_DURATION,
 	OPT_QPS, OPT_TX_DEPTH, OPT_CQS, OPT_REBIND, OPT_JSON, OPT_TCP_PORT, OPT_VERIFY,
-	OPT_PORTS, OPT_FAIL_PORT, OPT_FAIL_AT, OPT_THREADED,
+	OPT_PORTS, OPT_FAIL_PORT, OPT_FAIL_AT, OPT_DRIVE,
 };
 
 /* One option of ours. @return 0 or -1 (message printed). */
@@ -186,7 +188,14 @@ static int one_opt(struct perf_opts *o, int c, const char *arg, bool *have_test,
 		o->tcp_port = (uint16_t)v;
 		return 0;
 	case OPT_JSON: o->json = true; return 0;
-	case OPT_THREADED: o->threaded = true; return 0;
+	case OPT_DRIVE:
+		for (int d = 0; d <= PERF_DRIVE_THREADED; d++)
+			if (strcmp(arg, perf_drive_names[d]) == 0) {
+				o->drive = (enum perf_drive)d;
+				return 0;
+			}
+		fprintf(stderr, "rnic-perf: --drive %s: inline, one or threaded\n", arg);
+		return -1;
 	case OPT_VERIFY: o->verify = true; return 0;
 	case OPT_PORTS:
 		if (num_arg("--ports", arg, 1, 2, &v) != 0)
@@ -229,8 +238,8 @@ static int check_opts(struct perf_opts *o, const struct rnic_config *cfg, bool h
 			"options\n");
 		return -1;
 	}
-	if (o->threaded && !o->loopback) {
-		fprintf(stderr, "rnic-perf: --threaded is a --loopback option\n");
+	if (o->drive != PERF_DRIVE_INLINE && !o->loopback) {
+		fprintf(stderr, "rnic-perf: --drive is a --loopback option\n");
 		return -1;
 	}
 	if (!o->loopback && cfg->n_ports == 0) {
@@ -316,7 +325,7 @@ static int parse(struct perf_opts *o, const struct rnic_config *cfg, int argc, c
 		{ "rebind-ms", required_argument, NULL, OPT_REBIND },
 		{ "tcp-port", required_argument, NULL, OPT_TCP_PORT },
 		{ "json", no_argument, NULL, OPT_JSON },
-		{ "threaded", no_argument, NULL, OPT_THREADED },
+		{ "drive", required_argument, NULL, OPT_DRIVE },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "ports", required_argument, NULL, OPT_PORTS },
 		{ "fail-port", required_argument, NULL, OPT_FAIL_PORT },
@@ -412,7 +421,7 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 		       cfg->workers, o->cqs, (unsigned long)r->ops, r->seconds);
 		printf(", \"completed\": %lu", (unsigned long)r->ops);
 		if (o->loopback)
-			printf(", \"drive\": \"%s\"", o->threaded ? "threaded" : "inline");
+			printf(", \"drive\": \"%s\"", perf_drive_names[o->drive]);
 		if (o->ports > 1)
 			printf(", \"ports\": %u, \"migrated_stags\": %lu, \"migration_queries\": %lu, "
 			       "\"migration_query_us_max\": %lu", o->ports,

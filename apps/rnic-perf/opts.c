@@ -18,6 +18,12 @@ const char *const perf_test_names[PERF_NTESTS] = {
 	[PERF_ATOMIC_BW] = "atomic_bw",
 };
 
+const char *const perf_drive_names[] = {
+	[PERF_DRIVE_INLINE] = "inline",
+	[PERF_DRIVE_ONE] = "one",
+	[PERF_DRIVE_THREADED] = "threaded",
+};
+
 void perf_opts_default(struct perf_opts *o)
 {
 	memset(o, 0, sizeof(*o));

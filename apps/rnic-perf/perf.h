@@ -22,7 +22,10 @@
  * keep their own lcores. Two threads then share the machine instead of
  * three, which on a 2-CPU machine is the difference between a worker that
  * runs when it has work and one that waits for the scheduler (docs/
- * benchmarks.md). --threaded keeps every worker on its own lcore.
+ * benchmarks.md). --drive threaded keeps every worker on its own lcore;
+ * --drive one runs both stacks on the main thread (one CPU: the cost of a
+ * message on both sides, with no cross-CPU traffic and little sensitivity
+ * to other load on the machine).
  */
 #ifndef RNIC_PERF_H
 #define RNIC_PERF_H
@@ -63,6 +66,15 @@ enum perf_test {
 	PERF_NTESTS,
 };
 
+/* --loopback: who runs the stacks' worker loops once the QPs are up. */
+enum perf_drive {
+	PERF_DRIVE_INLINE,               /* the main thread runs B's, A's have lcores */
+	PERF_DRIVE_ONE,                  /* the main thread runs both stacks' */
+	PERF_DRIVE_THREADED,             /* every worker on its own lcore */
+};
+
+extern const char *const perf_drive_names[];
+
 /* What the command line asked for. */
 struct perf_opts {
 	enum perf_test test;
@@ -86,8 +98,7 @@ struct perf_opts {
 	unsigned ports;                  /* --loopback: ring pairs (1 or 2) */
 	int fail_port;                   /* port taken down mid-run, -1: none */
 	unsigned fail_at;                /* ... when this percent of the ops completed */
-	bool threaded;                   /* --loopback: stack B's workers keep their
-					    lcores (default: the main thread runs them) */
+	enum perf_drive drive;           /* --loopback: which workers the main thread runs */
 };
 
 /* One stack's device and the objects its QP ends share. */
@@ -237,9 +248,9 @@ int perf_cm_expect(struct rnic_cm_channel *ch, enum rnic_cm_event_type t,
 		   struct rnic_cm_event *ev);
 int perf_roce_connect(struct perf_end *e, const union ibv_gid *dgid, uint32_t dqpn,
 		      uint32_t rq_psn);
-/* --loopback run to completion: perf_run() drives @p st's workers itself
- * (NULL: none). */
-void perf_set_inline(struct rnic_stack *st);
+/* --loopback run to completion: perf_run() drives the workers of @p a and
+ * @p b itself (NULL: none). */
+void perf_set_inline(struct rnic_stack *a, struct rnic_stack *b);
 
 /* One pass of the inline stack's workers. @return false when there is
  * none (the workers run on their lcores). */

@@ -33,6 +33,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <rte_cycles.h>
+
 #include "perf.h"
 
 #define POST_BATCH 32
@@ -59,11 +61,19 @@ struct run {
 	uint64_t placed_at_fail;    /* the responders' bytes then */
 };
 
+/* Seconds on the TSC: the loop reads the time on every pass, and rdtsc
+ * costs less than half of clock_gettime() here (17 against 43 ns). */
 double perf_now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	static double per_s;
+	if (per_s == 0)
+		per_s = (double)rte_get_tsc_hz();
+	if (per_s == 0) {   /* before rte_eal_init() */
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	}
+	return (double)rte_get_tsc_cycles() / per_s;
 }
 
 
@@ -140,20 +150,24 @@ static int on_wc(struct run *R, const struct ibv_wc *wc)
 }
 
 /* Poll every CQ once. @return completions taken, or -1. */
-static struct rnic_stack *inline_stack;
+static struct rnic_stack *inline_stack[2];
 
-void perf_set_inline(struct rnic_stack *st)
+void perf_set_inline(struct rnic_stack *a, struct rnic_stack *b)
 {
-	inline_stack = st;
+	inline_stack[0] = a;
+	inline_stack[1] = b;
 }
 
 bool perf_drive(void)
 {
-	if (inline_stack == NULL)
-		return false;
-	for (unsigned w = 0; w < rnic_stack_workers(inline_stack); w++)
-		rnic_worker_poll(inline_stack, w);
-	return true;
+	bool any = false;
+	for (int i = 0; i < 2; i++) {
+		struct rnic_stack *st = inline_stack[i];
+		for (unsigned w = 0; st != NULL && w < rnic_stack_workers(st); w++)
+			rnic_worker_poll(st, w);
+		any = any || st != NULL;
+	}
+	return any;
 }
 
 static int poll_all(struct run *R)

@@ -462,19 +462,20 @@ int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 			goto out;
 	}
 	perf_set_stacks(st[0], st[1]);
-	if (!o->threaded) {
-		/* from here on the main thread is stack B's worker lcore */
+	/* from here on the main thread is stack B's worker lcore (and A's) */
+	bool own_a = o->drive == PERF_DRIVE_ONE, own_b = o->drive != PERF_DRIVE_THREADED;
+	if (own_a)
+		rnic_stack_stop(st[0]);
+	if (own_b)
 		rnic_stack_stop(st[1]);
-		perf_set_inline(st[1]);
-	}
+	perf_set_inline(own_a ? st[0] : NULL, own_b ? st[1] : NULL);
 	rc = perf_run(o, sides, 2, ends, 2 * o->qps, r);
-	if (!o->threaded) {
-		perf_set_inline(NULL);
-		if (rnic_stack_start(st[1]) != 0) {
-			fprintf(stderr, "rnic-perf: cannot restart stack B\n");
+	perf_set_inline(NULL, NULL);
+	for (int i = 0; i < 2; i++)
+		if ((i ? own_b : own_a) && rnic_stack_start(st[i]) != 0) {
+			fprintf(stderr, "rnic-perf: cannot restart stack %c\n", 'A' + i);
 			rc = PERF_EXIT_FAIL;
 		}
-	}
 	for (int i = 0; i < 2; i++)
 		for (unsigned k = 1; k <= o->ports; k++) {
 			struct rnic_stag_port_stats ss;

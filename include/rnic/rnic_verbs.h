@@ -386,6 +386,8 @@ struct rnic_qp_stats {
 	uint64_t ops_out;     /**< messages sent */
 	uint64_t sq_full;     /**< ibv_post_send calls refused with ENOMEM: SQ full */
 	uint64_t rq_full;     /**< ibv_post_recv calls refused with ENOMEM: RQ full */
+	uint64_t fpdus_packed;/**< iWARP: FPDUs that shared a TCP segment with the
+				   one before them (small messages of a batch) */
 	bool fatal;           /**< a completion found its CQ full (IBV_EVENT_QP_FATAL) */
 };
 void rnic_qp_stats(struct ibv_qp *qp, struct rnic_qp_stats *s);

@@ -173,7 +173,10 @@ struct rnic_iw_ep {
 	uint32_t inreads;              /* Read and Atomic Requests being served (IRD) */
 
 	struct job jobs[JOB_MAX];
-	unsigned job_head, job_tail;
+	/* jobs [job_head, sent_head) are in TCP, to be retired (completed);
+	 * [sent_head, built_head) are built, their FPDUs at least partly in
+	 * the stage; built_head is the one being framed, up to job_tail */
+	unsigned job_head, sent_head, built_head, job_tail;
 
 	/* outstanding Reads and Atomics (ORD), answered in this order */
 	struct {
@@ -210,6 +213,11 @@ struct rnic_iw_ep {
 	struct rnic_timer mpa_timer;   /* MPA startup limit (mpa_timer_start) */
 	uint8_t mpa_tx[MPA_FRAME_MAX]; /* our MPA request/reply TCP has not taken */
 	uint16_t mpa_tx_len;
+	/* FPDUs built but not yet handed to TCP, packed back to back into
+	 * one mbuf of at most one MSS: the next TCP segment (stage_flush) */
+	struct rte_mbuf *stage;
+	uint64_t stage_flushes;        /* stages TCP took */
+	uint64_t stats_packed;         /* FPDUs that shared a segment */
 	uint64_t stats_fpdus_in, stats_fpdus_out, terms_out, terms_in;
 	struct rnic_qp_xfer own_xfer;
 	struct rnic_qp_xfer *xfer;     /* the bound QP's, or own_xfer */
@@ -503,36 +511,91 @@ static int mpa_tx_queue(struct rnic_iw_ep *ep, uint16_t n)
 	return rc == -ENOBUFS ? 0 : rc;
 }
 
-/* Frame one ULPDU (header + payload pieces) and hand it to TCP. @return 0,
- * -EAGAIN when TCP has no room now (its sent() callback resumes us),
- * -ENOBUFS when no mbuf was free (the tx timer does), another -errno when
- * the connection takes nothing more. */
+/*
+ * Hand the stage (FPDUs built back to back) to TCP as one segment.
+ * @return 0 when it went (or there was none), -EAGAIN when TCP has no
+ * room (its sent() callback resumes us), -ENOBUFS when it waits for the
+ * tx timer, another -errno when the connection takes nothing more (the
+ * stage is dropped then).
+ */
+static int stage_flush(struct rnic_iw_ep *ep)
+{
+	struct rte_mbuf *m = ep->stage;
+	if (m == NULL)
+		return 0;
+	if (ep->c == NULL) {
+		rte_pktmbuf_free(m);
+		ep->stage = NULL;
+		return -ENOTCONN;
+	}
+	int rc = rnic_tcp_send(ep->c, m);
+	if (rc == 0) {
+		ep->stage = NULL;
+		ep->stage_flushes++;
+		return 0;
+	}
+	if (rc == -ENOBUFS)
+		return tx_stalled(ep);
+	if (rc != -EAGAIN) {
+		rte_pktmbuf_free(m);
+		ep->stage = NULL;
+	}
+	return rc;
+}
+
+/*
+ * Frame one ULPDU (header + payload pieces) into the stage. Small FPDUs
+ * share a segment: the stage takes FPDUs until the next one would pass the
+ * MSS, and goes to TCP then or when ep_pump() has run out of work (every
+ * segment still begins with an FPDU and holds whole FPDUs, RFC 5044 §8).
+ * 64-byte Writes thus cost one segment per MSS, not one per Write.
+ * @return 0, -EAGAIN when TCP has no room now (its sent() callback resumes
+ * us), -ENOBUFS when no mbuf was free (the tx timer does), another -errno
+ * when the connection takes nothing more.
+ */
 static int send_fpdu(struct rnic_iw_ep *ep, const void *hdr, size_t hdr_len,
 		     const struct iovec *iov, unsigned niov, uint32_t len)
 {
 	size_t flen = rnic_fpdu_tx_len(&ep->ftx, (uint32_t)(hdr_len + len));
+	uint32_t staged = ep->stage != NULL ? rte_pktmbuf_pkt_len(ep->stage) : 0;
+	int rc;
+
+	if (staged != 0 && (staged + flen > rnic_tcp_mss(ep->c) ||
+			    flen > rte_pktmbuf_tailroom(ep->stage) ||
+			    rnic_tcp_send_space(ep->c) < staged + flen)) {
+		if ((rc = stage_flush(ep)) != 0)
+			return rc;
+		staged = 0;
+	}
 	if (rnic_tcp_send_space(ep->c) < flen)
 		return -EAGAIN;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(rnic_tcp_pool(ep->c));
-	if (m == NULL)
-		return tx_stalled(ep);
-	if (flen > rte_pktmbuf_tailroom(m)) {
-		rte_pktmbuf_free(m);
-		return -EMSGSIZE;
+	if (ep->stage == NULL) {
+		ep->stage = rte_pktmbuf_alloc(rnic_tcp_pool(ep->c));
+		if (ep->stage == NULL)
+			return tx_stalled(ep);
+		if (flen > rte_pktmbuf_tailroom(ep->stage)) {
+			rte_pktmbuf_free(ep->stage);
+			ep->stage = NULL;
+			return -EMSGSIZE;
+		}
 	}
-	uint8_t *out = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)flen);
-	/* the builder advances the marker position: undone if TCP refuses */
+	uint8_t *out = (uint8_t *)rte_pktmbuf_append(ep->stage, (uint16_t)flen);
+	/* the builder advances the marker position: undone on failure */
 	struct rnic_fpdu_tx ftx = ep->ftx;
 	int n = rnic_fpdu_build(&ep->ftx, hdr, hdr_len, iov, len ? niov : 0, out, flen);
 	if (n < 0) {
-		rte_pktmbuf_free(m);
+		ep->ftx = ftx;
+		rte_pktmbuf_trim(ep->stage, (uint16_t)flen);
+		if (staged == 0) {
+			rte_pktmbuf_free(ep->stage);
+			ep->stage = NULL;
+		}
 		return n;
 	}
-	int rc = rnic_tcp_send(ep->c, m);
-	if (rc != 0) {
-		rte_pktmbuf_free(m);
-		ep->ftx = ftx;
-		return rc == -ENOBUFS ? tx_stalled(ep) : rc;
+	if (staged != 0) {
+		ep->stats_packed++;
+		__atomic_store_n(&ep->xfer->fpdus_packed, ep->xfer->fpdus_packed + 1,
+				 __ATOMIC_RELAXED);
 	}
 	ep->stats_fpdus_out++;
 	__atomic_store_n(&ep->xfer->bytes_out, ep->xfer->bytes_out + len, __ATOMIC_RELAXED);
@@ -670,16 +733,22 @@ static int job_run(struct rnic_iw_ep *ep, struct job *j)
 	return j->imm ? send_imm(ep, j) : 0;
 }
 
-/* Send queued work while TCP has room; complete what went out. */
-static void ep_pump(struct rnic_iw_ep *ep)
+/* Every job framed so far but the one being framed went to TCP with the
+ * stage. */
+static int stage_flush_jobs(struct rnic_iw_ep *ep)
 {
-	bool was_full = ep->job_tail - ep->job_head >= JOB_MAX / 2;
-	if (ep->c == NULL || mpa_tx_flush(ep) != 0)
-		return;   /* FPDUs go only behind our MPA frame */
-	while (ep->job_head != ep->job_tail) {
+	int rc = stage_flush(ep);
+	if (rc == 0)
+		ep->sent_head = ep->built_head;
+	return rc;
+}
+
+/* Retire the jobs whose FPDUs TCP took: counters, IRD, completions.
+ * @return false when a completion closed the endpoint. */
+static bool retire_jobs(struct rnic_iw_ep *ep)
+{
+	while (ep->job_head != ep->sent_head) {
 		struct job *j = &ep->jobs[ep->job_head % JOB_MAX];
-		if (job_run(ep, j) != 0)
-			return;   /* resumed by TCP's sent() callback or the tx timer */
 		ep->job_head++;
 		if (j->rtr) {   /* the connection's, not the ULP's */
 			if (j->kind == JOB_READ_RESP)
@@ -701,11 +770,50 @@ static void ep_pump(struct rnic_iw_ep *ep)
 		else if (j->kind == JOB_WRITE)
 			complete(ep, j->wr_id, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, j->len);
 		if (ep->state == EP_CLOSED)
-			return;
+			return false;
 	}
+	return true;
+}
+
+/*
+ * Frame queued work while TCP has room, then hand the stage to TCP and
+ * retire what went. A job completes only once its last FPDU left the
+ * stage for TCP, so a completion never stands for bytes that could still
+ * be dropped here; the verbs layer queues a whole SQ batch before it pumps
+ * (rnic_iw_post_wr(), rnic_iw_kick()), so small FPDUs of many work
+ * requests share segments.
+ */
+static void ep_pump(struct rnic_iw_ep *ep)
+{
+	bool was_full = ep->job_tail - ep->job_head >= JOB_MAX / 2;
+	if (ep->c == NULL || mpa_tx_flush(ep) != 0)
+		return;   /* FPDUs go only behind our MPA frame */
+	int rc = 0;
+	while (ep->built_head != ep->job_tail) {
+		struct job *j = &ep->jobs[ep->built_head % JOB_MAX];
+		uint64_t flushes = ep->stage_flushes;
+		rc = job_run(ep, j);
+		/* a stage that went to TCP meanwhile took every job before this */
+		if (ep->stage_flushes != flushes)
+			ep->sent_head = ep->built_head;
+		if (rc != 0)
+			break;   /* resumed by TCP's sent() callback or the tx timer */
+		ep->built_head++;
+	}
+	/* out of work (or of room): what is staged goes now; on failure,
+	 * sent() or the tx timer brings us back here */
+	if (rc == 0)
+		stage_flush_jobs(ep);
+	if (!retire_jobs(ep) || rc != 0)
+		return;
 	if (was_full && ep->hooks != NULL && ep->hooks->tx_room != NULL &&
 	    ep->state == EP_RTS)
 		ep->hooks->tx_room(ep->qp);
+}
+
+void rnic_iw_kick(struct rnic_iw_ep *ep)
+{
+	ep_pump(ep);
 }
 
 bool rnic_iw_has_room(const struct rnic_iw_ep *ep)
@@ -829,7 +937,8 @@ static int queue_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr, bool ke
 		return -EINVAL;
 	}
 	ep->job_tail++;
-	ep_pump(ep);
+	if (!keep_sge)
+		ep_pump(ep);   /* rnic_iw_post_send(): one at a time */
 	return 0;
 }
 
@@ -1760,6 +1869,7 @@ static void tcp_eof(struct rnic_tcp_conn *c, void *ctx)
 /* Flush outstanding work, tell the application, forget the endpoint. */
 static void ep_flush(struct rnic_iw_ep *ep)
 {
+	ep->sent_head = ep->built_head = ep->job_tail;
 	for (; ep->job_head != ep->job_tail; ep->job_head++) {
 		struct job *j = &ep->jobs[ep->job_head % JOB_MAX];
 		if ((j->kind == JOB_SEND || j->kind == JOB_WRITE) && !j->rtr)
@@ -1796,6 +1906,8 @@ static void ep_free(struct rnic_iw_ep *ep)
 {
 	rte_pktmbuf_free(ep->park);
 	ep->park = NULL;
+	rte_pktmbuf_free(ep->stage);
+	ep->stage = NULL;
 	rnic_rq_fini(&ep->own_rq);
 	rte_free(ep);
 }
@@ -1915,11 +2027,12 @@ void rnic_iw_dump(const struct rnic_iw_ep *ep, FILE *f)
 	if (ep->c)
 		rnic_tcp_info(ep->c, &ti);
 	fprintf(f, "ep state %d jobs %u..%u ord %u..%u inreads %u in_msg %d msn %u/%u/%u rx_msn %u/%u/%u "
-		"fpdus %lu/%lu | tcp state %u cwnd %u snd_wnd %u rcv_wnd %u sent %lu acked %lu "
+		"fpdus %lu/%lu packed %lu staged %u | tcp state %u cwnd %u snd_wnd %u rcv_wnd %u sent %lu acked %lu "
 		"recv %lu rtx %lu space %u\n", ep->state, ep->job_head, ep->job_tail, ep->ord_head,
 		ep->ord_tail, ep->inreads, ep->in_msg, ep->msn[0], ep->msn[1], ep->msn[2],
 		ep->rx_msn[0], ep->rx_msn[1], ep->rx_msn[2], (unsigned long)ep->stats_fpdus_in,
-		(unsigned long)ep->stats_fpdus_out, ti.state, ti.cwnd, ti.snd_wnd, ti.rcv_wnd,
+		(unsigned long)ep->stats_fpdus_out, (unsigned long)ep->stats_packed,
+		ep->stage != NULL ? rte_pktmbuf_pkt_len(ep->stage) : 0, ti.state, ti.cwnd, ti.snd_wnd, ti.rcv_wnd,
 		(unsigned long)ti.bytes_sent, (unsigned long)ti.bytes_acked,
 		(unsigned long)ti.bytes_received, (unsigned long)ti.retransmits,
 		ep->c ? rnic_tcp_send_space(ep->c) : 0);

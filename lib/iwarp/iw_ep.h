@@ -35,10 +35,14 @@ void rnic_iw_bind_qp(struct rnic_iw_ep *ep, const struct rnic_iw_qp_hooks *h,
 		     void *qp, const void *pd, uint32_t qpn, struct rnic_rq *rq,
 		     struct rnic_qp_xfer *xfer);
 
-/* Post a work request the verbs layer validated; wr->sg_list must stay
- * valid until the work completes. @return 0, -ENOMEM (full: retry after
- * tx_room), -ENOTCONN, -EINVAL. */
+/* Queue a work request the verbs layer validated; wr->sg_list must stay
+ * valid until the work completes. Nothing goes out before rnic_iw_kick(),
+ * so that the small FPDUs of a batch share TCP segments. @return 0,
+ * -ENOMEM (full: retry after tx_room), -ENOTCONN, -EINVAL. */
 int rnic_iw_post_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr);
+
+/* Frame and send what rnic_iw_post_wr() queued. */
+void rnic_iw_kick(struct rnic_iw_ep *ep);
 
 /* Space for more work requests now. */
 bool rnic_iw_has_room(const struct rnic_iw_ep *ep);

@@ -132,19 +132,9 @@ static void qp_flush(struct rnic_qp *qp)
 	}
 }
 
-/* Hand posted work to the transport while it takes it. */
-static void sq_drain(struct rnic_qp *qp)
+/* Hand posted work to the transport while it takes it (a connected QP). */
+static void sq_post(struct rnic_qp *qp)
 {
-	if (qp->draining)
-		return;
-	qp->draining = true;
-	if (qp->conn == QP_CLOSED) {
-		/* the connection is gone: whatever was posted since (send or
-		 * receive) completes with IBV_WC_WR_FLUSH_ERR, in order */
-		qp_flush(qp);
-		qp->draining = false;
-		return;
-	}
 	uint32_t prod = __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE);
 	while (qp->sq_cons != prod) {
 		bool attached = qp->tops ? qp->conn == QP_CONNECTED : qp->ep != NULL;
@@ -187,7 +177,34 @@ static void sq_drain(struct rnic_qp *qp)
 		if (qp->tops ? qp->conn != QP_CONNECTED : qp->ep == NULL)
 			break;
 	}
-	sq_retire(qp);
+}
+
+/*
+ * Hand posted work to the transport while it takes it. iWARP queues the
+ * whole batch and frames it in one rnic_iw_kick() (small FPDUs share
+ * segments); room that frees up meanwhile (tx_room, which may come from
+ * inside the kick) makes the loop go round again instead of recursing.
+ */
+static void sq_drain(struct rnic_qp *qp)
+{
+	if (qp->draining) {
+		qp->drain_again = true;
+		return;
+	}
+	qp->draining = true;
+	do {
+		qp->drain_again = false;
+		if (qp->conn == QP_CLOSED) {
+			/* the connection is gone: whatever was posted since (send
+			 * or receive) completes with IBV_WC_WR_FLUSH_ERR, in order */
+			qp_flush(qp);
+			break;
+		}
+		sq_post(qp);
+		if (qp->tops == NULL && qp->ep != NULL)
+			rnic_iw_kick(qp->ep);
+		sq_retire(qp);
+	} while (qp->drain_again);
 	qp->draining = false;
 }
 
@@ -786,6 +803,7 @@ void rnic_qp_stats(struct ibv_qp *iqp, struct rnic_qp_stats *s)
 	s->bytes_out = __atomic_load_n(&qp->xfer.bytes_out, __ATOMIC_RELAXED);
 	s->ops_in = __atomic_load_n(&qp->xfer.ops_in, __ATOMIC_RELAXED);
 	s->ops_out = __atomic_load_n(&qp->xfer.ops_out, __ATOMIC_RELAXED);
+	s->fpdus_packed = __atomic_load_n(&qp->xfer.fpdus_packed, __ATOMIC_RELAXED);
 	s->sq_full = __atomic_load_n(&qp->sq_full, __ATOMIC_RELAXED);
 	s->rq_full = __atomic_load_n(&qp->rq_full, __ATOMIC_RELAXED);
 	s->fatal = __atomic_load_n(&qp->fatal, __ATOMIC_RELAXED);

@@ -183,6 +183,7 @@ struct rnic_qp {
 	volatile int db_pending;
 	volatile int conn;            /* enum rnic_qp_conn */
 	bool draining;
+	bool drain_again;          /* room came while draining: go round again */
 	bool in_error;
 	void *cm_id;
 	/* a completion found its CQ full: IBV_EVENT_QP_FATAL raised, the

@@ -72,6 +72,7 @@ struct rnic_qp_xfer {
 	uint64_t ops_in;      /* messages completed here: Sends, Writes, Read Requests served */
 	uint64_t ops_out;     /* messages sent */
 	uint64_t terms_in, terms_out;   /* iWARP Terminates, counted as they happen */
+	uint64_t fpdus_packed;          /* iWARP FPDUs sent behind another in a segment */
 };
 
 int rnic_rq_init(struct rnic_rq *rq, uint32_t entries, bool shared);

@@ -12,7 +12,7 @@
 #  - a second perf client while a run is under way is refused ("busy");
 #  - the status line's conns are connected QPs: 1 during a one-QP run, 0
 #    once every client closed (TCP TIME_WAIT does not count);
-#  - a perf client killed mid-run frees the responder (30 s without
+#  - a perf client killed mid-run frees the responder (idle_s = 5 s without
 #    traffic), which then serves the next client;
 #  - SIGTERM: the gateway exits 0.
 set -uo pipefail
@@ -30,6 +30,7 @@ ip = 192.0.2.10/24
 [responder.perf]
 listen = 18520
 transport = iwarp, roce
+idle_s = 5
 [responder.ping]
 listen = 7174
 size = 4K
@@ -119,7 +120,7 @@ grep -q 'pingpong: 0 conn, 1 sessions, 0 failed, in 819200 B, out 819200 B' "$wo
 	bad "the status line after a pingpong session: $(grep -o 'pingpong: [^|]*' "$work/gw.out" | tail -1)"
 
 # a perf client that vanishes mid-run (killed: no FIN, no RST) frees the
-# responder after 30 s without traffic; the next client is served
+# responder after idle_s (5 s) without traffic; the next client is served
 base=$(wc -l < "$work/gw.out")
 client 10 "$perf" write_bw --client 192.0.2.10 -s 65536 --duration 120 > /dev/null 2>&1 &
 victim=$!
@@ -133,7 +134,7 @@ ip netns pids "$ns" | while read -r p; do
 	grep -qa -- '--client' "/proc/$p/cmdline" 2>/dev/null && kill -9 "$p"
 done
 wait "$victim" 2>/dev/null
-for _ in $(seq 60); do
+for _ in $(seq 20); do
 	tail -1 "$work/gw.out" | grep -q "perf: 0 conn, $((runs + 1)) runs, 1 failed" && break
 	sleep 1
 done

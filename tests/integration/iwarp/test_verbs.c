@@ -977,6 +977,60 @@ static void t_wr_chain(void)
 	CHECK_DATA(bs + 72 * KiB + 1, as + 40 * KiB - 1, 1, "chained 1-byte read");
 }
 
+/* 100 small Writes and 20 small Sends posted as one chain: their FPDUs
+ * share TCP segments (several to a segment, each whole, each segment
+ * starting with one), every byte lands where it belongs, and the chain's
+ * last (signaled) Write completes after all of them. */
+static void t_small_packed(void)
+{
+	enum { NW = 100, NS = 20, N = NW + NS, SZ = 48 };
+	pair_up(&DEF);
+	uint8_t *bs = b.buf + BASE, *as = a.buf + BASE;
+	fill(bs, N * SZ, 7);
+	memset(as, GUARD, 2 * N * SZ);
+	for (int i = 0; i < NS; i++)
+		recv1(&a, 100 + (uint64_t)i, as + N * SZ + (uint32_t)i * SZ, SZ);
+	struct rnic_qp_stats before;
+	rnic_qp_stats(b.qp, &before);
+	static struct ibv_send_wr wr[N];
+	static struct ibv_sge sg[N];
+	struct ibv_send_wr *bad = NULL;
+	for (int i = 0; i < N; i++) {
+		bool send = i % 6 == 5;   /* 20 Sends among the Writes */
+		sg[i] = (struct ibv_sge){ (uintptr_t)bs + (uint32_t)i * SZ, SZ, b.mr->lkey };
+		wr[i] = (struct ibv_send_wr){ .wr_id = (uint64_t)i + 1, .next = i + 1 < N ? &wr[i + 1] : NULL,
+					      .sg_list = &sg[i], .num_sge = 1,
+					      .opcode = send ? IBV_WR_SEND : IBV_WR_RDMA_WRITE,
+					      .send_flags = i + 1 == N ? IBV_SEND_SIGNALED : 0 };
+		wr[i].wr.rdma.remote_addr = (uintptr_t)as + (uint32_t)i * SZ;
+		wr[i].wr.rdma.rkey = a.mr->rkey;
+	}
+	CHECK(wr[N - 1].opcode == IBV_WR_SEND, "the last of the chain is a Send");
+	CHECK_RC(ibv_post_send(b.qp, wr, &bad), 0);
+	expect_wc(b.cq, b.qp, N, IBV_WC_SEND, IBV_WC_SUCCESS, SZ, "last of the chain");
+	/* the requester's completion says TCP has it; the receives (the last
+	 * one behind every Write) say it is placed */
+	for (int k = 0; k < NS; k++)
+		expect_wc(a.cq, a.qp, 100 + (uint64_t)k, IBV_WC_RECV, IBV_WC_SUCCESS, SZ,
+			  "packed send");
+	for (int k = 0, i = 0; i < N; i++) {
+		if (i % 6 != 5) {
+			/* Writes land in place; Send slots stay guarded */
+			CHECK_DATA(as + (uint32_t)i * SZ, bs + (uint32_t)i * SZ, SZ, "packed write");
+			continue;
+		}
+		CHECK_DATA(as + N * SZ + (uint32_t)k * SZ, bs + (uint32_t)i * SZ, SZ, "packed send");
+		CHECK_UNTOUCHED(as + (uint32_t)i * SZ, SZ, GUARD, "send slot");
+		k++;
+	}
+	struct rnic_qp_stats after;
+	rnic_qp_stats(b.qp, &after);
+	/* about 1400 / (20 + 48 + 6) FPDUs to a segment: most share one */
+	CHECK(after.fpdus_packed - before.fpdus_packed >= N / 2,
+	      "only %lu of %d small FPDUs shared a segment",
+	      (unsigned long)(after.fpdus_packed - before.fpdus_packed), N);
+}
+
 /* 1000 Reads, the pipeline kept full (SQ depth 128, far above ORD), all
  * completing in order with the right bytes. */
 static void t_reads_1000(void)
@@ -2742,6 +2796,7 @@ static const struct tcase cases[] = {
 	{ "sq_sig_all", t_sig_all },
 	{ "inline", t_inline },
 	{ "wr_chain", t_wr_chain },
+	{ "small_packed", t_small_packed },
 	{ "reads_1000", t_reads_1000 },
 	{ "bad_post", t_bad_post },
 	{ "remote_write_bad_rkey", t_write_bad_rkey },

@@ -44,6 +44,7 @@ static void defaults(void **state)
 	assert_true(!r[GW_RESP_PINGPONG].iwarp && r[GW_RESP_PINGPONG].roce);
 	assert_int_equal(r[GW_RESP_PINGPONG].size, 4096);
 	assert_int_equal(r[GW_RESP_PINGPONG].iters, 1000);
+	assert_int_equal(r[GW_RESP_PERF].idle_s, 30);
 	/* nothing configured, nothing on */
 	assert_int_equal(load("[gateway]\nstatus_ms = 0\n", r, err, sizeof(err)), 0);
 	assert_false(r[GW_RESP_PERF].on || r[GW_RESP_PING].on || r[GW_RESP_PINGPONG].on);
@@ -55,11 +56,12 @@ static void keys(void **state)
 	char err[256];
 	(void)state;
 
-	assert_int_equal(load("[responder.perf]\nlisten = 9000\ntransport = roce\n"
+	assert_int_equal(load("[responder.perf]\nlisten = 9000\ntransport = roce\nidle_s = 5\n"
 			      "[responder.ping]\nsize = 1M\ntransport = iwarp\n"
 			      "[responder.pingpong]\nsize = 64\niters = 20\nlisten = 9001\n",
 			      r, err, sizeof(err)), 0);
 	assert_int_equal(r[GW_RESP_PERF].listen, 9000);
+	assert_int_equal(r[GW_RESP_PERF].idle_s, 5);
 	assert_true(!r[GW_RESP_PERF].iwarp && r[GW_RESP_PERF].roce);
 	assert_int_equal(r[GW_RESP_PING].size, 1u << 20);
 	assert_int_equal(r[GW_RESP_PINGPONG].size, 64);
@@ -86,6 +88,11 @@ static void errors(void **state)
 		  "[responder.perf] listen: '0' is not a port 1..65535" },
 		{ "[responder.ping]\nsize = 16\n",
 		  "[responder.ping] size: '16' is not a size 32..67108864 (K, M allowed)" },
+		{ "[responder.perf]\nidle_s = 0\n",
+		  "[responder.perf] idle_s: '0' is not a number 1..3600" },
+		{ "[responder.perf]\nidle_s = 3601\n",
+		  "[responder.perf] idle_s: '3601' is not a number 1..3600" },
+		{ "[responder.ping]\nidle_s = 5\n", "[responder.ping] idle_s: unknown key" },
 		{ "[responder.pingpong]\niters = 0\n",
 		  "[responder.pingpong] iters: '0' is not a number 1..1073741824" },
 		{ "[responder.pingpong]\niters = 10\niters = 20\n",
