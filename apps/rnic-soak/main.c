@@ -775,6 +775,14 @@ int main(int argc, char **argv)
 			(unsigned long)ab.requests_out, (unsigned long)ab.replies_in,
 			(unsigned long)ab.replies_out, (unsigned long)ab.timeouts);
 	}
+	if (getenv("SOAK_DEBUG")) {   /* frames lost behind the injector, not injected */
+		struct rnic_fault_stats fs;
+		rnic_port_fault_stats(B->ports[0], &fs);
+		struct rte_ring *ab = rnic_ring_pair_tx("soak.a", 0), *ba = rnic_ring_pair_tx("soak.b", 0);
+		fprintf(stderr, "B's injector: hold_full %lu delayed %lu; rings now a->b %u b->a %u\n",
+			(unsigned long)fs.hold_full, (unsigned long)fs.delayed,
+			ab ? rte_ring_count(ab) : 0, ba ? rte_ring_count(ba) : 0);
+	}
 	if (getenv("SOAK_DEBUG") && tr == RNIC_TRANSPORT_ROCE) {
 		static const char *const names[] = { "req_pkts_out", "retransmits", "timeouts",
 			"retry_exceeded", "acks_in", "naks_in", "stale_responses", "read_resp_gaps",
