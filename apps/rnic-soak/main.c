@@ -782,6 +782,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "B's injector: hold_full %lu delayed %lu; rings now a->b %u b->a %u\n",
 			(unsigned long)fs.hold_full, (unsigned long)fs.delayed,
 			ab ? rte_ring_count(ab) : 0, ba ? rte_ring_count(ba) : 0);
+		sleep(1);   /* a ring its reader drains stays non-empty only when stuck */
+		for (int k = 0; k < 2; k++) {
+			struct rte_ring *r = k ? ba : ab;
+			if (r != NULL)
+				fprintf(stderr, "ring %s after 1 s: count %u prod head %u tail %u "
+					"cons head %u tail %u\n", k ? "b->a" : "a->b", rte_ring_count(r),
+					r->prod.head, r->prod.tail, r->cons.head, r->cons.tail);
+		}
 	}
 	if (getenv("SOAK_DEBUG") && tr == RNIC_TRANSPORT_ROCE) {
 		static const char *const names[] = { "req_pkts_out", "retransmits", "timeouts",
