@@ -9,9 +9,9 @@
  * The info record is struct rping_info: buf (be64), rkey (be32), size
  * (be32). The connection asks for IRD/ORD 1/1, as rping's rdma_cm does.
  * One client at a time: requests while one is connected are rejected.
- *
- * The QP's transport comes from the options: iWARP today; RoCE once the CM
- * connects RoCE QPs (nothing else here depends on the transport).
+ * The listener hears both transports (rnic_cm); a request over one the
+ * options allow gets a QP of its transport, nothing else here depends on
+ * it. rnic-ping -s and rdma-gateway's [responder.ping] are this server.
  */
 #include <errno.h>
 #include <poll.h>
@@ -48,6 +48,7 @@ struct rping_srv {
 	struct rnic_cm_id *id;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
+	enum rnic_transport transport; /* of the client's request */
 	bool read_next;               /* the next advertisement is a READ_ADV */
 	uint64_t remote_addr;
 	uint32_t remote_rkey, remote_len;
@@ -114,6 +115,12 @@ static int on_wc(struct rping_srv *s, const struct ibv_wc *wc)
 		s->read_next = !s->read_next;
 		return rc;
 	case IBV_WC_RDMA_READ:
+		if (s->o->verbose) {
+			/* the client's string: NUL-terminated within its size */
+			uint32_t n = s->remote_len < s->o->size ? s->remote_len : s->o->size;
+			fprintf(s->o->out ? s->o->out : stdout, "server ping data: %.*s\n",
+				(int)strnlen((const char *)s->rdma_buf, n), s->rdma_buf);
+		}
 		return send_info(s);
 	case IBV_WC_RDMA_WRITE:
 		count(&s->stats->pings, 1);
@@ -137,7 +144,7 @@ static int client_setup(struct rping_srv *s)
 			 .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_RC,
 	};
-	s->qp = rnic_create_qp_transport(s->pd, &qa, s->o->transport);
+	s->qp = rnic_create_qp_transport(s->pd, &qa, s->transport);
 	if (s->qp == NULL)
 		return errno;
 	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT };
@@ -176,6 +183,12 @@ static void on_request(struct rping_srv *s, const struct rnic_cm_event *ev)
 		refuse(s, ev->id, "busy: one rping client at a time");
 		return;
 	}
+	if (!(ev->transport == RNIC_TRANSPORT_ROCE ? s->o->roce : s->o->iwarp)) {
+		refuse(s, ev->id, ev->transport == RNIC_TRANSPORT_ROCE ?
+		       "rping over roce is not served here" : "rping over iwarp is not served here");
+		return;
+	}
+	s->transport = ev->transport;
 	int rc = client_setup(s);
 	struct rnic_cm_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
 					.no_crc = !s->o->crc };
@@ -192,6 +205,8 @@ static void on_request(struct rping_srv *s, const struct rnic_cm_event *ev)
 	refuse(s, ev->id, "setup failed");
 }
 
+static int poll_client(struct rping_srv *s);
+
 /* Connection events, waiting up to @p timeout_ms for the first. */
 static void cm_events(struct rping_srv *s, int timeout_ms)
 {
@@ -206,8 +221,15 @@ static void cm_events(struct rping_srv *s, int timeout_ms)
 		if (ev.type == RNIC_CM_EVENT_CONNECT_REQUEST)
 			on_request(s, &ev);
 		else if (ev.id == s->id && s->id != NULL &&
-			 ev.type != RNIC_CM_EVENT_ESTABLISHED)
+			 ev.type != RNIC_CM_EVENT_ESTABLISHED) {
+			if (ev.type != RNIC_CM_EVENT_DISCONNECTED ||
+			    (ev.status != 0 && ev.status != -ECONNRESET))
+				count(&s->stats->errors, 1);   /* not a clean goodbye */
+			/* the ping in flight completes (or flushes) first */
+			poll_client(s);
 			client_free(s);   /* DISCONNECTED, or the accept failed */
+			count(&s->stats->finished, 1);
+		}
 	}
 }
 
@@ -303,7 +325,8 @@ void rping_server_run(struct rping_srv *s)
 	/* a client's completions are polled, with a 1 ms nap when there were
 	 * none (rping is no latency test, and the machine may be small);
 	 * between clients the CM channel is waited on */
-	while (!rnic_stop_requested()) {
+	while (!rnic_stop_requested() &&
+	       !(s->o->once && __atomic_load_n(&s->stats->finished, __ATOMIC_RELAXED))) {
 		int n = poll_client(s);
 		cm_events(s, n > 0 ? 0 : s->id != NULL ? 1 : 100);
 	}

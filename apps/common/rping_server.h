@@ -21,10 +21,15 @@
 
 /** What the server is told. */
 struct rping_server_opts {
-	uint16_t port;                   /**< TCP port of its CM listener */
+	uint16_t port;                   /**< TCP port (iWARP) and service ID (RoCE) */
 	uint32_t size;                   /**< its buffer: at least the clients' -S */
-	enum rnic_transport transport;   /**< of the QPs it accepts with */
+	bool iwarp, roce;                /**< transports it accepts a client over (the
+					      QP is of the request's transport) */
 	bool crc;                        /**< ask for MPA CRC32c (a peer that asks gets it) */
+	bool verbose;                    /**< print each ping's data, as rping -v */
+	bool once;                       /**< serve one client, then return (rping
+					      without -P) */
+	FILE *out;                       /**< where -v prints (NULL: stdout) */
 };
 
 /** What it has done; read by other threads with __atomic loads. */
@@ -35,6 +40,7 @@ struct rping_server_stats {
 	uint64_t bytes_in, bytes_out;    /**< read from and written to clients */
 	uint64_t active;                 /**< 1 while a client is connected */
 	uint64_t errors;                 /**< failed completions and posts */
+	uint64_t finished;               /**< clients that came and went */
 };
 
 struct rping_srv;
@@ -47,8 +53,9 @@ struct rping_srv *rping_server_open(struct ibv_context *ctx, const struct rping_
 				    struct rping_server_stats *stats);
 
 /**
- * Serve rping clients one at a time until rnic_stop_requested(). A client's
- * failed completion ends that client (counted), not the server.
+ * Serve rping clients one at a time until rnic_stop_requested() (or, with
+ * @c once, until the first client is gone). A client's failed completion
+ * ends that client (counted in @c errors), not the server.
  */
 void rping_server_run(struct rping_srv *s);
 

@@ -10,9 +10,8 @@
  *
  * The transports are per responder (struct gw_responder.iwarp, .roce),
  * handed to the server it starts: perf serves both on one port (its setup
- * record names the run's transport); ping takes iWARP and pingpong RoCE
- * until the CM connects RoCE QPs, when ping's row in responder.c gains
- * roce and rping_server_opts.transport follows the client.
+ * record names the run's transport), ping both (the QP is of the client's
+ * request's transport) and pingpong RoCE (rc_pingpong's protocol).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -126,7 +125,7 @@ static int ping_open(struct resp *R)
 {
 	R->ctx = rnic_open_device(R->st);
 	R->ro = (struct rping_server_opts){ .port = R->cfg.listen, .size = R->cfg.size,
-					    .transport = RNIC_TRANSPORT_IWARP, .crc = true };
+					    .iwarp = R->cfg.iwarp, .roce = R->cfg.roce, .crc = true };
 	if (R->ctx == NULL)
 		return -1;
 	R->srv = rping_server_open(R->ctx, &R->ro, &R->rs);

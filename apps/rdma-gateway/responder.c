@@ -28,8 +28,9 @@ static const struct resp_kind kinds[GW_RESP_KINDS] = {
 	/* rnic-perf --server: the client's run names test, size and QPs */
 	[GW_RESP_PERF] = { .name = "perf", .port = 18520, .iwarp = true, .roce = true,
 			   .has_idle = true, .idle_s = 30 },
-	/* rping -s: RoCE waits for the CM's RoCE connections */
-	[GW_RESP_PING] = { .name = "ping", .port = 7174, .iwarp = true, .has_size = true,
+	/* rping -s: a QP of the request's transport */
+	[GW_RESP_PING] = { .name = "ping", .port = 7174, .iwarp = true, .roce = true,
+			   .has_size = true,
 			   .size = 64u << 10, .size_min = 32, .size_max = 64u << 20 },
 	/* ibv_rc_pingpong: its protocol is RoCE's */
 	[GW_RESP_PINGPONG] = { .name = "pingpong", .port = 18515, .roce = true,

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rnic-ping over the verbs objects and the connection manager (rnic_cm.h),
- * as rping itself is written over libibverbs and librdmacm: used for
- * --transport roce (the IB CM over QP1, which Linux rping over rxe
- * speaks). The message sequence is main.c's (rping's):
+ * rnic-ping's client over the verbs objects and the connection manager
+ * (rnic_cm.h), as rping itself is written over libibverbs and librdmacm:
+ * iWARP (MPA over rnic's TCP) or RoCE (the IB CM over QP1, which Linux
+ * rping over rxe speaks). The message sequence is rping's:
  *
  *   C: SEND {start_buf, rkey, size}        (RDMA_READ_ADV)
  *   S: RDMA READ of start_buf into its rdma_buf, then SEND (go ahead)
@@ -11,10 +11,9 @@
  *   S: RDMA WRITE of its rdma_buf into the client's rdma_buf, then SEND
  *   C: compares rdma_buf with start_buf (-V), prints (-v), next ping
  *
- * The server accepts a request of either transport (the event says which)
- * with a QP of that transport; the client connects a QP of cm_ping_run()'s
- * transport. IRD/ORD 1/1, as rping asks. One application thread drives
- * everything: it polls the CQ and the CM channel in turn.
+ * The client connects a QP of cm_ping_run()'s transport (the server is
+ * apps/common/rping_server.c). IRD/ORD 1/1, as rping asks. One application
+ * thread drives everything: it polls the CQ and the CM channel in turn.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,7 +39,7 @@ struct rping_rdma_info {
 	uint32_t size;
 } __attribute__((packed));
 
-enum ping_state { ST_IDLE, ST_READ_ADV, ST_WRITE_ADV, ST_WRITE_DONE };
+enum ping_state { ST_IDLE, ST_READ_ADV, ST_WRITE_ADV };
 
 /* The control block: verbs objects (made once), the connection (per
  * client), the rping state. */
@@ -53,12 +52,10 @@ struct cm_cb {
 	uint8_t *rdma_buf, *start_buf;
 	struct rping_rdma_info send_info, recv_info;
 	struct ibv_mr *rdma_mr, *start_mr, *send_mr, *recv_mr;
-	struct rnic_cm_id *listen_id, *id;
+	struct rnic_cm_id *id;
 	struct ibv_qp *qp;
 	enum ping_state state;
 	unsigned ping;
-	uint64_t remote_addr;
-	uint32_t remote_rkey, remote_len;
 	bool connected, failed;
 };
 
@@ -80,17 +77,6 @@ static int send_info(struct cm_cb *cb, uint8_t *buf, const struct ibv_mr *mr)
 			       cb->send_mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = SEND_WRID, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
-	return ibv_post_send(cb->qp, &wr, &bad);
-}
-
-static int rdma_op(struct cm_cb *cb, enum ibv_wr_opcode op)
-{
-	uint32_t len = cb->remote_len < cb->o->size ? cb->remote_len : cb->o->size;
-	struct ibv_sge sge = { (uintptr_t)cb->rdma_buf, len, cb->rdma_mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = RDMA_WRID, .sg_list = &sge, .num_sge = 1,
-				  .opcode = op, .send_flags = IBV_SEND_SIGNALED }, *bad;
-	wr.wr.rdma.remote_addr = cb->remote_addr;
-	wr.wr.rdma.rkey = cb->remote_rkey;
 	return ibv_post_send(cb->qp, &wr, &bad);
 }
 
@@ -154,41 +140,6 @@ static void client_completion(struct cm_cb *cb, const struct ibv_wc *wc)
 	client_ping(cb);
 }
 
-static void server_completion(struct cm_cb *cb, const struct ibv_wc *wc)
-{
-	int rc = 0;
-	switch (wc->opcode) {
-	case IBV_WC_RECV:
-		cb->remote_addr = rte_be_to_cpu_64(cb->recv_info.buf);
-		cb->remote_rkey = rte_be_to_cpu_32(cb->recv_info.rkey);
-		cb->remote_len = rte_be_to_cpu_32(cb->recv_info.size);
-		if ((rc = post_recv(cb)) != 0)
-			break;
-		if (cb->state == ST_IDLE || cb->state == ST_WRITE_DONE) {
-			cb->state = ST_READ_ADV;
-			rc = rdma_op(cb, IBV_WR_RDMA_READ);
-		} else {
-			cb->state = ST_WRITE_ADV;
-			rc = rdma_op(cb, IBV_WR_RDMA_WRITE);
-		}
-		break;
-	case IBV_WC_RDMA_READ:
-		if (cb->o->verbose)
-			printf("server ping data: %s\n", cb->rdma_buf);
-		rc = send_info(cb, cb->rdma_buf, cb->rdma_mr);   /* go ahead */
-		break;
-	case IBV_WC_RDMA_WRITE:
-		cb->state = ST_WRITE_DONE;
-		cb->ping++;
-		rc = send_info(cb, cb->rdma_buf, cb->rdma_mr);   /* write complete */
-		break;
-	default:
-		break;
-	}
-	if (rc)
-		fail(cb, "post", rc);
-}
-
 /* Completions until the CQ is empty. */
 static unsigned poll_cq(struct cm_cb *cb)
 {
@@ -204,10 +155,7 @@ static unsigned poll_cq(struct cm_cb *cb)
 			}
 			continue;
 		}
-		if (cb->o->server)
-			server_completion(cb, &wc);
-		else
-			client_completion(cb, &wc);
+		client_completion(cb, &wc);
 	}
 	return n;
 }
@@ -250,26 +198,10 @@ static void drop_conn(struct cm_cb *cb)
 /* One CM event, if any. @return true when the connection is over. */
 static bool handle_event(struct cm_cb *cb, const struct rnic_cm_event *ev)
 {
-	const struct rnic_cm_conn_param cp = { .responder_resources = 1, .initiator_depth = 1 };
-	int rc;
 	switch (ev->type) {
-	case RNIC_CM_EVENT_CONNECT_REQUEST:
-		if (cb->id != NULL) {   /* one client at a time, as rping */
-			rnic_cm_reject(ev->id, NULL, 0);
-			rnic_cm_destroy_id(ev->id);
-			return false;
-		}
-		cb->id = ev->id;
-		if ((rc = make_qp(cb, ev->transport)) != 0 ||
-		    (rc = rnic_cm_accept(cb->id, cb->qp, &cp)) != 0) {
-			fail(cb, "accept", rc);
-			drop_conn(cb);
-		}
-		return false;
 	case RNIC_CM_EVENT_ESTABLISHED:
 		cb->connected = true;
-		if (!cb->o->server)
-			client_ping(cb);
+		client_ping(cb);
 		return false;
 	case RNIC_CM_EVENT_DISCONNECTED:
 		if (ev->status != 0 && ev->status != -ECONNRESET)
@@ -309,8 +241,6 @@ static int setup(struct cm_cb *cb, struct rnic_stack *st)
 static void cleanup(struct cm_cb *cb)
 {
 	drop_conn(cb);
-	if (cb->listen_id)
-		rnic_cm_destroy_id(cb->listen_id);
 	struct ibv_mr *mrs[] = { cb->recv_mr, cb->send_mr, cb->start_mr, cb->rdma_mr };
 	for (unsigned i = 0; i < 4; i++)
 		if (mrs[i])
@@ -336,22 +266,15 @@ int cm_ping_run(struct rnic_stack *st, const struct cm_ping_opts *o)
 		cleanup(&cb);
 		return 1;
 	}
-	if (o->server) {
-		rc = rnic_cm_create_id(cb.ch, NULL, &cb.listen_id);
-		if (rc == 0)
-			rc = rnic_cm_listen(cb.listen_id, o->port, 1);
-	} else {
-		const struct rnic_cm_conn_param cp = { .responder_resources = 1,
-						       .initiator_depth = 1 };
-		rc = rnic_cm_create_id(cb.ch, NULL, &cb.id);
-		if (rc == 0)
-			rc = make_qp(&cb, o->transport);
-		if (rc == 0)
-			rc = rnic_cm_connect(cb.id, cb.qp, o->dst_ip, o->port, &cp);
-	}
+	const struct rnic_cm_conn_param cp = { .responder_resources = 1, .initiator_depth = 1,
+					       .no_crc = !o->crc };
+	rc = rnic_cm_create_id(cb.ch, NULL, &cb.id);
+	if (rc == 0)
+		rc = make_qp(&cb, o->transport);
+	if (rc == 0)
+		rc = rnic_cm_connect(cb.id, cb.qp, o->dst_ip, o->port, &cp);
 	if (rc != 0) {
-		fprintf(stderr, "rnic-ping: %s: %s\n", o->server ? "listen" : "connect",
-			strerror(rc));
+		fprintf(stderr, "rnic-ping: connect: %s\n", strerror(rc));
 		cleanup(&cb);
 		return 1;
 	}
@@ -361,15 +284,15 @@ int cm_ping_run(struct rnic_stack *st, const struct cm_ping_opts *o)
 		unsigned n = poll_cq(&cb);
 		if (rnic_cm_get_event(cb.ch, &ev, 0) == 0 && handle_event(&cb, &ev)) {
 			poll_cq(&cb);
-			if (!o->server && o->count && cb.ping < o->count)
+			if (o->count && cb.ping < o->count)
 				cb.failed = true;
 			drop_conn(&cb);
-			done = !o->server || !o->persistent || cb.failed;
+			done = true;
 		} else if (n == 0) {
 			usleep(50);
 		}
 	}
-	bool short_run = !o->server && o->count && cb.ping < o->count;
+	bool short_run = o->count && cb.ping < o->count;
 	cleanup(&cb);
 	return cb.failed || short_run ? 1 : 0;
 }

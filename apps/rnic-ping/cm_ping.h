@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rnic-ping over verbs and the connection manager (cm_ping.c): rping's
- * protocol on a QP of any transport, connected by rnic_cm.
+ * rnic-ping's client over verbs and the connection manager (cm_ping.c):
+ * rping's protocol on a QP of either transport, connected by rnic_cm. The
+ * server is apps/common/rping_server.c.
  */
 #ifndef RNIC_APPS_PING_CM_PING_H
 #define RNIC_APPS_PING_CM_PING_H
@@ -15,6 +16,7 @@ struct rnic_stack;
 
 struct cm_ping_opts {
 	bool server, verbose, validate, persistent;
+	bool crc;                        /* ask for MPA CRC32c (iWARP) */
 	enum rnic_transport transport;   /* the client's QP */
 	uint32_t dst_ip;                 /* host order */
 	uint16_t port;
@@ -22,7 +24,7 @@ struct cm_ping_opts {
 	uint32_t size;
 };
 
-/** Run the client or the server on the started stack @p st.
+/** Run the client on the started stack @p st.
  *  @return the exit status (0: every ping completed). */
 int cm_ping_run(struct rnic_stack *st, const struct cm_ping_opts *o);
 

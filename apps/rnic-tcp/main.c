@@ -10,7 +10,14 @@
  * The source sends a deterministic pseudo-random stream; both ends print
  * the SHA-256 of the bytes they sent or received. --loopback runs a sink
  * and a source stack in one process over a net_ring pair (one worker each)
- * and fails unless the digests match.
+ * and fails unless the digests match. It runs to completion: once the
+ * connections are open the source stack's lcore stops and the main thread
+ * runs its worker loop, so the process has one busy thread per CPU of a
+ * two-CPU machine instead of three threads waiting for the scheduler
+ * (--drive inline, the default). --drive one stops the sink's lcore too
+ * and runs both stacks on the main thread: both ends' cost on one CPU,
+ * little disturbed by other load. --drive threaded (or --threaded) keeps
+ * the old layout: both stacks on lcores, the main thread sleeping.
  * Exit status: 0 done, 1 transfer failed or digests differ, 2 usage.
  */
 #include <errno.h>
@@ -52,6 +59,8 @@ struct app {
 	enum rnic_tcp_cc cc;
 	bool json;
 	bool no_verify;             /* skip SHA-256 (transport speed only) */
+	enum { DRIVE_INLINE, DRIVE_ONE, DRIVE_THREADED } drive;  /* --loopback layout */
+	bool drive_set;
 	/* progress, written by workers */
 	volatile unsigned done, failed, accepted;
 	volatile uint64_t total;
@@ -213,7 +222,10 @@ static void usage(FILE *f)
 	fprintf(f, "usage: rnic-tcp {sink|source|echo} [--listen PORT | --connect ADDR:PORT]\n"
 		   "                [--bytes N] [--conns N] [--cc newreno|cubic] [--json]\n"
 		   "                [--loopback [--drop P --dup P --reorder P --corrupt P --seed S]]\n"
-		   "                [--no-verify]  (no SHA-256: measures the transport alone)\n\n%s",
+		   "                [--no-verify]  (no SHA-256: measures the transport alone)\n"
+		   "                [--drive inline|one|threaded]  (--loopback: the main thread runs\n"
+		   "                 the source stack (inline), both stacks (one), or neither: both\n"
+		   "                 on their own lcores (threaded; --threaded is the same))\n\n%s",
 		rnic_config_usage());
 }
 
@@ -236,6 +248,19 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A few hundred iterations of every worker loop of @p st and, unless
+ * NULL, @p st2 (not started), interleaved: the main thread stands in for
+ * their lcores between checks of the exit condition. */
+static void drive_stacks(struct rnic_stack *st, struct rnic_stack *st2)
+{
+	for (unsigned k = 0; k < 256; k++) {
+		for (unsigned i = 0; i < rnic_stack_workers(st); i++)
+			rnic_worker_poll(st, i);
+		for (unsigned i = 0; st2 != NULL && i < rnic_stack_workers(st2); i++)
+			rnic_worker_poll(st2, i);
+	}
 }
 
 static int set_cc(struct rnic_stack *st, enum rnic_tcp_cc cc)
@@ -277,7 +302,8 @@ int main(int argc, char **argv)
 		{ "loopback", no_argument, 0, 'L' }, { "drop", required_argument, 0, 'D' },
 		{ "dup", required_argument, 0, 'U' }, { "reorder", required_argument, 0, 'R' },
 		{ "corrupt", required_argument, 0, 'X' }, { "seed", required_argument, 0, 'S' },
-		{ "no-verify", no_argument, 0, 'V' },
+		{ "no-verify", no_argument, 0, 'V' }, { "threaded", no_argument, 0, 'T' },
+		{ "drive", required_argument, 0, 'd' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	optind = 2;
@@ -317,11 +343,20 @@ int main(int argc, char **argv)
 		case 'X': lf.corrupt = atof(optarg); break;
 		case 'S': seed = strtoull(optarg, NULL, 0); break;
 		case 'V': a->no_verify = true; break;
+		case 'T': a->drive = DRIVE_THREADED; a->drive_set = true; break;
+		case 'd': if (!strcmp(optarg, "inline")) a->drive = DRIVE_INLINE;
+			else if (!strcmp(optarg, "one")) a->drive = DRIVE_ONE;
+			else if (!strcmp(optarg, "threaded")) a->drive = DRIVE_THREADED;
+			else goto bad;
+			a->drive_set = true;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: goto bad;
 		}
 	}
 	if (optind < argc)
+		goto bad;
+	if (a->drive_set && !loopback)
 		goto bad;
 	if (loopback) {
 		if (a->mode != MODE_SOURCE || a->bytes == 0)
@@ -406,9 +441,20 @@ int main(int argc, char **argv)
 		}
 		t0 = now_s();
 	}
+	/* run to completion: from here the main thread is the source's worker
+	 * (and with --drive one the sink's too) */
+	bool drive = loopback && a->drive != DRIVE_THREADED;
+	if (drive)
+		rnic_stack_stop(src_st);
+	if (loopback && a->drive == DRIVE_ONE)
+		rnic_stack_stop(sink_st);
 	unsigned expect = loopback ? 2 * a->conns : (a->mode == MODE_SOURCE ? a->conns : 1);
 	double last = now_s();
 	while (!rnic_stop_requested() && __atomic_load_n(&a->done, __ATOMIC_ACQUIRE) < expect) {
+		if (drive) {
+			drive_stacks(src_st, a->drive == DRIVE_ONE ? sink_st : NULL);
+			continue;
+		}
 		usleep(2000);
 		if (!a->json && now_s() - last >= 1.0 && a->mode != MODE_SOURCE) {
 			last = now_s();
@@ -482,11 +528,13 @@ int main(int argc, char **argv)
 	double gbps = secs > 0 ? bytes * 8 / secs / 1e9 : 0;
 	if (a->json)
 		printf("{\"mode\": \"%s\", \"bytes\": %lu, \"sha256\": \"%s\", \"gbps\": %.3f, "
-		       "\"retransmits\": %lu, \"seconds\": %.3f, \"ok\": %s%s%s%s}\n",
+		       "\"retransmits\": %lu, \"seconds\": %.3f, \"ok\": %s%s%s%s%s}\n",
 		       argv[1], (unsigned long)bytes, digest, gbps,
 		       (unsigned long)ts.retransmits, secs,
 		       ok ? "true" : "false", loopback ? ", \"sha256_sent\": \"" : "",
-		       loopback ? sent : "", loopback ? "\"" : "");
+		       loopback ? sent : "", loopback ? "\"" : "",
+		       !loopback ? "" : a->drive == DRIVE_INLINE ? ", \"drive\": \"inline\"" :
+		       a->drive == DRIVE_ONE ? ", \"drive\": \"one\"" : ", \"drive\": \"threaded\"");
 	else
 		printf("rnic-tcp %s: %lu bytes in %.3f s, %.3f Gbit/s, %lu retransmits, "
 		       "sha256 %s%s\n", argv[1], (unsigned long)bytes, secs, gbps,

@@ -121,6 +121,15 @@ void rnic_tcp_set_user_timeout(struct rnic_tcp_conn *c, uint32_t ms);
 /** Bytes rnic_tcp_send() accepts now. */
 uint32_t rnic_tcp_send_space(const struct rnic_tcp_conn *c);
 
+/**
+ * Record mode (iWARP's FPDU alignment, RFC 5044 §8): from now on each
+ * rnic_tcp_send() of at most one MSS starts a segment of its own instead of
+ * filling the room of a queued, unsent one, so the bytes of one call are
+ * never split between two segments. Larger sends are cut at MSS boundaries
+ * as before.
+ */
+void rnic_tcp_set_records(struct rnic_tcp_conn *c, bool on);
+
 /** The maximum segment payload of the connection. */
 uint16_t rnic_tcp_mss(const struct rnic_tcp_conn *c);
 
@@ -174,6 +183,8 @@ struct rnic_tcp_stats {
 	uint64_t keepalive_timeouts; /**< aborted: keepalive probes went unanswered */
 	uint64_t retry_timeouts; /**< aborted: SYN or RTO retries ran out first */
 	uint64_t handshake_acks; /**< handshake ACKs repeated for a peer's repeated SYN-ACK */
+	uint64_t tcbs_cached;    /**< freed TCBs kept for reuse (at most 256 per worker) */
+	uint64_t tcb_reuses;     /**< TCBs taken from that cache instead of the heap */
 };
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);
 

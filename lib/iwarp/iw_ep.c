@@ -1617,6 +1617,9 @@ static void enter_rdma_mode(struct rnic_iw_ep *ep)
 /* Set up the FPDU machinery from the negotiation result. */
 static void start_fpdus(struct rnic_iw_ep *ep)
 {
+	/* each stage (whole FPDUs, at most one MSS) is one TCP segment */
+	if (ep->c != NULL)
+		rnic_tcp_set_records(ep->c, true);
 	rnic_fpdu_tx_init(&ep->ftx, ep->res.crc, ep->res.markers_tx, ep->tx_pos);
 	rnic_fpdu_rx_init(&ep->frx, ep->res.crc, ep->res.markers_rx, ep->rx_pos,
 			  &frx_ops, ep);

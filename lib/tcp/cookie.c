@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <string.h>
 
+#include <rte_byteorder.h>
 #include <rte_random.h>
 
 #include "tcp/cookie.h"
@@ -15,7 +16,9 @@ static inline void sip_round(uint64_t v[4])
 	v[2] += v[1]; v[1] = ROTL(v[1], 17); v[1] ^= v[2]; v[2] = ROTL(v[2], 32);
 }
 
-/* SipHash-2-4 (Aumasson and Bernstein), little-endian word loads. */
+/* SipHash-2-4 (Aumasson and Bernstein), little-endian word loads. Two
+ * run per SYN (the cookie and the timestamp offset), so the words are
+ * loaded whole, not assembled byte by byte. */
 uint64_t rnic_siphash24(const uint64_t key[2], const void *data, size_t len)
 {
 	const uint8_t *p = data;
@@ -27,16 +30,16 @@ uint64_t rnic_siphash24(const uint64_t key[2], const void *data, size_t len)
 	size_t i;
 
 	for (i = 0; i + 8 <= len; i += 8) {
-		m = 0;
-		for (int k = 7; k >= 0; k--)
-			m = m << 8 | p[i + k];
+		memcpy(&m, p + i, 8);
+		m = rte_le_to_cpu_64(m);
 		v[3] ^= m;
 		sip_round(v);
 		sip_round(v);
 		v[0] ^= m;
 	}
-	for (size_t k = 0; i + k < len; k++)
-		b |= (uint64_t)p[i + k] << (8 * k);
+	m = 0;
+	memcpy(&m, p + i, len - i);   /* the last 0..7 bytes, in memory order */
+	b |= rte_le_to_cpu_64(m);
 	v[3] ^= b;
 	sip_round(v);
 	sip_round(v);

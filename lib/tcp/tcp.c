@@ -4,6 +4,7 @@
  * API and the hooks into the stack.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_hash.h>
-#include <rte_jhash.h>
+#include <rte_hash_crc.h>
 #include <rte_malloc.h>
 #include <rte_random.h>
 #include <rte_tcp.h>
@@ -80,11 +81,25 @@ static uint64_t ms_to_tsc(uint32_t ms)
 	return (uint64_t)ms * (rte_get_tsc_hz() / 1000);
 }
 
-struct rnic_tcp_conn *tcp_conn_new(struct rnic_worker *w, struct rnic_port *p,
-				   const struct tcp_key *k)
+/*
+ * A blank TCB with a unit ring of TCP_UNITS_MIN: from the worker's cache
+ * when it has one (the ring comes with it; only the part before ooo[] is
+ * cleared), else from the heap. NULL when the heap is out.
+ */
+static struct rnic_tcp_conn *tcb_get(struct tcp_worker *tw)
 {
-	struct tcp_stack *ts = tcp_s(w->st);
-	struct rnic_tcp_conn *c = rte_zmalloc("rnic_tcb", sizeof(*c), RTE_CACHE_LINE_SIZE);
+	struct rnic_tcp_conn *c = tw->tcb_cache;
+	if (c != NULL) {
+		struct tcp_unit *units = c->units;
+		tw->tcb_cache = c->cache_next;
+		tw->st.tcbs_cached--;
+		tw->st.tcb_reuses++;
+		memset(c, 0, offsetof(struct rnic_tcp_conn, ooo));
+		c->units = units;
+		c->units_cap = TCP_UNITS_MIN;
+		return c;
+	}
+	c = rte_zmalloc("rnic_tcb", sizeof(*c), RTE_CACHE_LINE_SIZE);
 	if (c == NULL)
 		return NULL;
 	c->units_cap = TCP_UNITS_MIN;   /* grows with the send queue */
@@ -94,6 +109,50 @@ struct rnic_tcp_conn *tcp_conn_new(struct rnic_worker *w, struct rnic_port *p,
 		rte_free(c);
 		return NULL;
 	}
+	return c;
+}
+
+/*
+ * Give a dead TCB (nothing queued any more) back: into the cache while it
+ * has room and the unit ring is the starting size (a grown one goes back
+ * to the heap, so the cache stays small), else to the heap. The cached
+ * TCB is poisoned up to ooo[] (the harness of the unit tests poisons
+ * freed memory too): a use after free reads nonsense, not a live state.
+ */
+static void tcb_put(struct tcp_worker *tw, struct rnic_tcp_conn *c)
+{
+	if (tw->st.tcbs_cached < TCP_TCB_CACHE && c->units_cap == TCP_UNITS_MIN) {
+		struct tcp_unit *units = c->units;
+		memset(c, 0xa5, offsetof(struct rnic_tcp_conn, ooo));
+		c->units = units;
+		c->cache_next = tw->tcb_cache;
+		tw->tcb_cache = c;
+		tw->st.tcbs_cached++;
+		return;
+	}
+	rte_free(c->units);
+	rte_free(c);
+}
+
+/* Free every cached TCB (worker teardown). */
+static void tcb_cache_drain(struct tcp_worker *tw)
+{
+	while (tw->tcb_cache != NULL) {
+		struct rnic_tcp_conn *c = tw->tcb_cache;
+		tw->tcb_cache = c->cache_next;
+		tw->st.tcbs_cached--;
+		rte_free(c->units);
+		rte_free(c);
+	}
+}
+
+struct rnic_tcp_conn *tcp_conn_new(struct rnic_worker *w, struct rnic_port *p,
+				   const struct tcp_key *k)
+{
+	struct tcp_stack *ts = tcp_s(w->st);
+	struct rnic_tcp_conn *c = tcb_get(tcp_w(w));
+	if (c == NULL)
+		return NULL;
 	c->key = *k;
 	c->w = w;
 	c->port = p;
@@ -167,8 +226,7 @@ static void tcp_conn_free(struct rnic_tcp_conn *c)
 	rte_pktmbuf_free(c->held);
 	if (c->listener)
 		__atomic_fetch_sub(&c->listener->count, 1, __ATOMIC_RELAXED);
-	rte_free(c->units);
-	rte_free(c);
+	tcb_put(tcp_w(c->w), c);
 }
 
 /* End of a stretch of code that may call the application. */
@@ -543,6 +601,7 @@ void rnic_tcp_set_user_timeout(struct rnic_tcp_conn *c, uint32_t ms)
 }
 
 uint16_t rnic_tcp_mss(const struct rnic_tcp_conn *c) { return c->mss; }
+void rnic_tcp_set_records(struct rnic_tcp_conn *c, bool on) { c->records = on; }
 struct rte_mempool *rnic_tcp_pool(const struct rnic_tcp_conn *c) { return c->port->pool; }
 struct rnic_worker *rnic_tcp_worker(const struct rnic_tcp_conn *c) { return c->w; }
 
@@ -550,9 +609,9 @@ struct rnic_worker *rnic_tcp_worker(const struct rnic_tcp_conn *c) { return c->w
 
 /* A unit that takes more bytes: the last queued one while it is unsent and
  * not full (so segments fill the MSS), else a new one. NULL: ring full. */
-static struct tcp_unit *fill_unit(struct rnic_tcp_conn *c)
+static struct tcp_unit *fill_unit(struct rnic_tcp_conn *c, bool fresh)
 {
-	if (c->u_tail != c->u_next) {
+	if (!fresh && c->u_tail != c->u_next) {
 		struct tcp_unit *u = &c->units[(c->u_tail - 1) & (c->units_cap - 1)];
 		if (u->len < c->mss && u->m->nb_segs < UNIT_MAX_PIECES)
 			return u;
@@ -590,12 +649,13 @@ static uint32_t units_needed(const struct rnic_tcp_conn *c, uint32_t len, uint32
 
 /* How many mbufs of @p m straddle a unit boundary (one clone each): the
  * same walk as rnic_tcp_send()'s, without changing anything. */
-static unsigned clones_needed(const struct rnic_tcp_conn *c, const struct rte_mbuf *m)
+static unsigned clones_needed(const struct rnic_tcp_conn *c, const struct rte_mbuf *m,
+			      bool fresh)
 {
 	uint32_t room = 0, pieces = UNIT_MAX_PIECES;
 	unsigned n = 0;
 
-	if (c->u_tail != c->u_next) {
+	if (!fresh && c->u_tail != c->u_next) {
 		const struct tcp_unit *u = &c->units[(c->u_tail - 1) & (c->units_cap - 1)];
 		if (u->len < c->mss && u->m->nb_segs < UNIT_MAX_PIECES) {
 			room = c->mss - u->len;
@@ -652,8 +712,10 @@ int rnic_tcp_send(struct rnic_tcp_conn *c, struct rte_mbuf *m)
 		c->w->drops[RNIC_DROP_NO_MBUF]++;
 		return -ENOBUFS;
 	}
+	/* record mode: a send of up to one MSS is a segment of its own */
+	bool fresh = c->records && len <= c->mss;
 	struct rte_mbuf *spare = NULL;
-	for (unsigned n = clones_needed(c, m); n > 0; n--) {
+	for (unsigned n = clones_needed(c, m, fresh); n > 0; n--) {
 		struct rte_mbuf *x = rte_pktmbuf_alloc(c->port->pool);
 		if (x == NULL) {
 			rte_pktmbuf_free(spare);
@@ -669,7 +731,8 @@ int rnic_tcp_send(struct rnic_tcp_conn *c, struct rte_mbuf *m)
 		m->nb_segs = 1;
 		m->pkt_len = m->data_len;
 		while (m != NULL && m->data_len > 0) {
-			struct tcp_unit *u = fill_unit(c);
+			struct tcp_unit *u = fill_unit(c, fresh);
+			fresh = false;
 			uint16_t room = (uint16_t)(c->mss - u->len);
 			if (m->data_len <= room) {
 				unit_add(c, u, m);
@@ -815,9 +878,12 @@ static int tcp_worker_init(struct rnic_worker *w)
 	if (tw == NULL)
 		return -ENOMEM;
 	snprintf(name, sizeof(name), "tcb_%u_%u", w->st->id, w->id);
+	/* every segment looks its 4-tuple up (a SYN too: RFC 5961 wants the
+	 * TCB if there is one); the CRC32 instruction (SSE4.2, in the build's
+	 * baseline) hashes the 12-byte key in two steps, Jenkins in many */
 	struct rte_hash_parameters hp = {
 		.name = name, .entries = TCBS_PER_WORKER,
-		.key_len = sizeof(struct tcp_key), .hash_func = rte_jhash,
+		.key_len = sizeof(struct tcp_key), .hash_func = rte_hash_crc,
 		.socket_id = SOCKET_ID_ANY,
 	};
 	tw->tcbs = rte_hash_create(&hp);
@@ -852,6 +918,7 @@ static void tcp_worker_fini(struct rnic_worker *w)
 		tcp_set_state(c, TCP_CLOSED);
 		tcp_conn_free(c);
 	}
+	tcb_cache_drain(tw);
 	if (w->id == 0)
 		rnic_timer_cancel(&w->timers, &tcp_s(w->st)->rotate_timer);
 	rte_hash_free(tw->tcbs);

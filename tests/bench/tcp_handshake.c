@@ -3,7 +3,13 @@
  * Handshakes per second (issue 3's benchmark), side by side in one run:
  *
  *   rnic    stack B (client) opens connections to stack A (server) over a
- *           net_ring link, one worker each, busy polling. B's poller keeps
+ *           net_ring link, one worker each, busy polling. A's worker runs
+ *           on its lcore; B's worker is run by the main thread (run to
+ *           completion: one busy thread per CPU of a two-CPU machine;
+ *           --threaded puts B on an lcore of its own, as before, and the
+ *           main thread sleeps; --one runs A on the main thread too, so
+ *           both ends share one CPU and the other CPU's load matters
+ *           less). B's poller keeps
  *           up to --window connects outstanding; each connection is reset
  *           by B as soon as it is established (no TIME_WAIT to fill the
  *           table), so what is measured is SYN -> SYN-ACK (cookie) -> ACK
@@ -13,11 +19,14 @@
  *           (a RST, no TIME_WAIT), as many handshakes as they can.
  *
  * The figure is A's passive opens (TCBs born from valid cookies) per
- * second of the run. Prints one JSON object. Not a test: it asserts
- * nothing about speed; it fails only when the stack misbehaves (a refused
- * or failed connection, a TCB left behind).
+ * second of the run, and per second of A's busy time (cycles its pollers
+ * spent in calls that did work: the worker's capacity, which the first
+ * figure reaches when A has a CPU to itself and B keeps up). Prints one
+ * JSON object. Not a test: it asserts nothing about speed; it fails only
+ * when the stack misbehaves (a refused or failed connection, a TCB left
+ * behind).
  *
- *   tcp_handshake [--seconds S] [--window N] [--no-kernel]
+ *   tcp_handshake [--seconds S] [--window N] [--no-kernel] [--threaded | --one]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_errno.h>
 
 #include "engine/stack.h"
@@ -54,6 +64,9 @@ static double now_s(void)
 /* ---- rnic: B's side runs only on B's worker, A's only on A's ---- */
 
 static unsigned window = 64;
+static bool threaded;                 /* B on its own lcore */
+static bool one;                      /* --one: A on the main thread too */
+static struct rnic_stack *one_A;      /* then A, which pass_time() runs */
 static volatile int running;          /* B opens new connections while set */
 static unsigned outstanding;          /* B's worker only */
 static volatile int connect_err;
@@ -113,9 +126,38 @@ static unsigned opener(struct rnic_worker *w, void *arg)
 }
 
 struct rnic_result {
-	double seconds, rate;
+	double seconds, rate, busy_s;
 	uint64_t handshakes, passive_opens, cookies, failed, tcbs_left;
 };
+
+/*
+ * Let @p seconds pass: asleep while B runs on its lcore, or running B's
+ * worker loop from this thread (run to completion).
+ */
+static void pass_time(struct rnic_stack *B, double seconds)
+{
+	if (threaded) {
+		usleep((useconds_t)(seconds * 1e6));
+		return;
+	}
+	double end = now_s() + seconds;
+	do {
+		for (unsigned k = 0; k < 64; k++) {
+			rnic_worker_poll(B, 0);
+			if (one_A != NULL)
+				rnic_worker_poll(one_A, 0);
+		}
+	} while (now_s() < end);
+}
+
+/* TSC cycles @p w's pollers spent in calls that did work (worker.c). */
+static uint64_t busy_cycles(const struct rnic_worker *w)
+{
+	uint64_t c = 0;
+	for (unsigned i = 0; i < w->n_pollers; i++)
+		c += w->pollers[i].cycles;
+	return c;
+}
 
 static void run_rnic(const char *prog, double seconds, struct rnic_result *r)
 {
@@ -146,18 +188,23 @@ static void run_rnic(const char *prog, double seconds, struct rnic_result *r)
 		FAIL("listen");
 	if (rnic_worker_add_poller(B->workers[0], "opener", opener, NULL) != 0)
 		FAIL("poller");
-	if (rnic_stack_start(A) != 0 || rnic_stack_start(B) != 0)
+	if (one)
+		one_A = A;   /* not started: pass_time() runs it */
+	else if (rnic_stack_start(A) != 0)
+		FAIL("start");
+	if (threaded && rnic_stack_start(B) != 0)
 		FAIL("start");
 
 	/* warm up (ARP, caches) for a tenth of the run, then measure */
 	running = 1;
-	usleep((useconds_t)(seconds * 1e5));
+	pass_time(B, seconds / 10);
 	struct rnic_tcp_stats s0, s1;
 	rnic_tcp_stats(A, &s0);
-	uint64_t c0 = connected;
+	uint64_t c0 = connected, b0 = busy_cycles(A->workers[0]);
 	double t0 = now_s();
-	usleep((useconds_t)(seconds * 1e6));
+	pass_time(B, seconds);
 	rnic_tcp_stats(A, &s1);
+	r->busy_s = (double)(busy_cycles(A->workers[0]) - b0) / (double)rte_get_tsc_hz();
 	r->seconds = now_s() - t0;
 	r->handshakes = connected - c0;
 	running = 0;
@@ -165,7 +212,7 @@ static void run_rnic(const char *prog, double seconds, struct rnic_result *r)
 	double d0 = now_s();
 	struct rnic_tcp_stats sa, sb;
 	do {
-		usleep(10000);
+		pass_time(B, 0.01);
 		rnic_tcp_stats(A, &sa);
 		rnic_tcp_stats(B, &sb);
 	} while ((sa.tcbs || sb.tcbs) && now_s() - d0 < 5);
@@ -267,7 +314,9 @@ int main(int argc, char **argv)
 	bool kernel = true;
 	static const struct option opts[] = {
 		{ "seconds", required_argument, 0, 's' }, { "window", required_argument, 0, 'w' },
-		{ "no-kernel", no_argument, 0, 'k' }, { 0, 0, 0, 0 } };
+		{ "no-kernel", no_argument, 0, 'k' }, { "threaded", no_argument, 0, 't' },
+		{ "one", no_argument, 0, 'o' },
+		{ 0, 0, 0, 0 } };
 	int o;
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		char *end;
@@ -281,19 +330,26 @@ int main(int argc, char **argv)
 				FAIL("--window takes 1..4096");
 			break;
 		case 'k': kernel = false; break;
-		default: FAIL("usage: tcp_handshake [--seconds S] [--window N] [--no-kernel]");
+		case 't': threaded = true; break;
+		case 'o': one = true; break;
+		default: FAIL("usage: tcp_handshake [--seconds S] [--window N] [--no-kernel] "
+			      "[--threaded | --one]");
 		}
 	}
+	if (one && threaded)
+		FAIL("--threaded and --one exclude each other");
 	uint64_t kn = 0, kf = 0;
 	double krate = kernel ? run_kernel(seconds, 2, &kn, &kf) : 0;
 	struct rnic_result r;
 	run_rnic(argv[0], seconds, &r);
-	printf("{\"rnic\": {\"handshakes_per_s_per_worker\": %.0f, \"passive_opens\": %lu, "
+	printf("{\"rnic\": {\"handshakes_per_s_per_worker\": %.0f, "
+	       "\"handshakes_per_busy_s\": %.0f, \"a_busy_seconds\": %.3f, \"passive_opens\": %lu, "
 	       "\"client_connected\": %lu, \"cookies_sent\": %lu, \"failed\": %lu, "
-	       "\"tcbs_left\": %lu, \"seconds\": %.3f, \"window\": %u}",
-	       r.rate, (unsigned long)r.passive_opens, (unsigned long)r.handshakes,
+	       "\"tcbs_left\": %lu, \"seconds\": %.3f, \"window\": %u, \"drive\": \"%s\"}",
+	       r.rate, r.busy_s > 0 ? r.passive_opens / r.busy_s : 0, r.busy_s,
+	       (unsigned long)r.passive_opens, (unsigned long)r.handshakes,
 	       (unsigned long)r.cookies, (unsigned long)r.failed, (unsigned long)r.tcbs_left,
-	       r.seconds, window);
+	       r.seconds, window, threaded ? "threaded" : one ? "one" : "inline");
 	if (kernel)
 		printf(", \"kernel_loopback\": {\"handshakes_per_s\": %.0f, \"handshakes\": %lu, "
 		       "\"failed\": %lu, \"connect_threads\": 2}", krate, (unsigned long)kn,

@@ -7,7 +7,8 @@
 #    over iWARP: exit 0 with every operation completed, and the gateway's
 #    status line counts exactly the bytes the runs moved (in: the Writes and
 #    Sends placed in its memory; out: the Read Responses and Sends);
-#  - rnic-ping -c -V: 20 pings whose data the client compares;
+#  - rnic-ping -c -V: 20 pings whose data the client compares, over iWARP
+#    and again over RoCE (the one responder takes either transport);
 #  - rnic-pingpong (ibv_rc_pingpong over RoCE): 200 exchanges;
 #  - a second perf client while a run is under way is refused ("busy");
 #  - the status line's conns are connected QPs: 1 during a one-QP run, 0
@@ -44,7 +45,7 @@ INI
 
 start_gw 'responder pingpong'
 grep -q '^responder perf: iwarp,roce port 18520$' "$work/gw.out" &&
-	grep -q '^responder ping: iwarp port 7174$' "$work/gw.out" &&
+	grep -q '^responder ping: iwarp,roce port 7174$' "$work/gw.out" &&
 	grep -q '^responder pingpong: roce port 18515$' "$work/gw.out" && ok ||
 	{ cat "$work/gw.out" "$work/gw.err"; bad "the gateway did not start its responders"; exit 1; }
 
@@ -111,6 +112,13 @@ client 8 "$ping" -c -a 192.0.2.10 -p 7174 -C 20 -S 1024 -V > "$work/ping.out" 2>
 sleep 0.5
 grep -q 'ping: 0 conn, 20 pings, 0 failed, in 20480 B, out 20480 B' "$work/gw.out" && ok ||
 	bad "the status line after 20 pings: $(grep -o 'ping: [^|]*' "$work/gw.out" | tail -1)"
+# the same responder over RoCE: the request's transport picks the QP's
+client 12 "$ping" --transport roce -c -a 192.0.2.10 -p 7174 -C 20 -S 1024 -V \
+	> "$work/ping-roce.out" 2>&1 && ok ||
+	{ cat "$work/ping-roce.out"; bad "rnic-ping --transport roce -c -V against [responder.ping]"; }
+sleep 0.5
+grep -q 'ping: 0 conn, 40 pings, 0 failed, in 40960 B, out 40960 B' "$work/gw.out" && ok ||
+	bad "the status line after 20 more pings over RoCE: $(grep -o 'ping: [^|]*' "$work/gw.out" | tail -1)"
 
 client 9 "$pp" -g 1 -s 4096 -n 200 192.0.2.10 > "$work/pp.out" 2>&1 &&
 	grep -q '^200 iters in' "$work/pp.out" && ok ||

@@ -60,10 +60,12 @@ PY
 
 # rnic source -> Linux server
 from_rnic() {
-	ip netns exec "$ns" timeout 600 python3 - >"$work/server.log" 2>&1 <<'PY' &
-import hashlib, socket
+	rm -f "$work/listening"
+	ip netns exec "$ns" timeout 600 python3 - "$work/listening" >"$work/server.log" 2>&1 <<'PY' &
+import hashlib, socket, sys
 l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 l.bind(("0.0.0.0", 5002)); l.listen(1); l.settimeout(120)
+open(sys.argv[1], "w").close()
 c, _ = l.accept(); h = hashlib.sha256(); n = 0
 while True:
     b = c.recv(1 << 20)
@@ -72,6 +74,13 @@ while True:
 c.close(); print(h.hexdigest(), n)
 PY
 	local spid=$!
+	# the server must listen before rnic's SYN arrives, or Linux refuses
+	# it (seen on a loaded machine, where python starts slower than rnic)
+	for _ in $(seq 300); do
+		[ -e "$work/listening" ] && break
+		sleep 0.1
+	done
+	[ -e "$work/listening" ] || fail "Linux server never listened"
 	ip netns exec "$ns" timeout 600 "$bin" source --connect 192.0.2.1:5002 --bytes "$bytes" \
 		--json --vdev "net_tap0,iface=$tap" --ip 192.0.2.10/24 $1 >"$work/src.log" 2>&1 &
 	local pid=$!

@@ -94,8 +94,8 @@ errors() {
 	expect_error "rdma-gateway: $dir/t.ini: [target.a]: section given twice" --config "$dir/t.ini"
 
 	# [responder.KIND]: parsed strictly too, and ports are one service's
-	ini $'[responder.ping]\ntransport = roce\n' r
-	expect_error "rdma-gateway: $dir/r.ini: [responder.ping] transport: 'roce' is not iwarp" \
+	ini $'[responder.pingpong]\ntransport = iwarp\n' r
+	expect_error "rdma-gateway: $dir/r.ini: [responder.pingpong] transport: 'iwarp' is not roce" \
 		--config "$dir/r.ini"
 	ini $'[responder.echo]\n' r
 	expect_error "rdma-gateway: $dir/r.ini: [responder.echo]: unknown responder (perf, ping or pingpong)" \

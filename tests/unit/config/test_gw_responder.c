@@ -38,7 +38,7 @@ static void defaults(void **state)
 	assert_int_equal(r[GW_RESP_PERF].listen, 18520);
 	assert_true(r[GW_RESP_PERF].iwarp && r[GW_RESP_PERF].roce);
 	assert_int_equal(r[GW_RESP_PING].listen, 7174);
-	assert_true(r[GW_RESP_PING].iwarp && !r[GW_RESP_PING].roce);
+	assert_true(r[GW_RESP_PING].iwarp && r[GW_RESP_PING].roce);
 	assert_int_equal(r[GW_RESP_PING].size, 65536);
 	assert_int_equal(r[GW_RESP_PINGPONG].listen, 18515);
 	assert_true(!r[GW_RESP_PINGPONG].iwarp && r[GW_RESP_PINGPONG].roce);
@@ -78,8 +78,8 @@ static void errors(void **state)
 		{ "[responder.echo]\n", "[responder.echo]: unknown responder (perf, ping or pingpong)" },
 		{ "[responder.perf]\nsize = 4K\n", "[responder.perf] size: unknown key" },
 		{ "[responder.ping]\niters = 5\n", "[responder.ping] iters: unknown key" },
-		{ "[responder.ping]\ntransport = roce\n",
-		  "[responder.ping] transport: 'roce' is not iwarp" },
+		{ "[responder.ping]\ntransport = udp\n",
+		  "[responder.ping] transport: 'udp' is not a list of iwarp and roce" },
 		{ "[responder.pingpong]\ntransport = iwarp\n",
 		  "[responder.pingpong] transport: 'iwarp' is not roce" },
 		{ "[responder.perf]\ntransport = tcp\n",

@@ -525,6 +525,56 @@ static void handshake_bench(void **state)
 	h_app_fini(&sb);
 }
 
+/* Freed TCBs are kept for reuse, at most TCP_TCB_CACHE per worker: 300
+ * connections at once, then all reset, leave exactly that many cached on
+ * each side; the next handshake takes one from the cache on each side. */
+static void tcb_cache_bounded(void **state)
+{
+	(void)state;
+	enum { N = TCP_TCB_CACHE + 44 };
+	static struct rnic_tcp_conn *cs[N];
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 0);
+	assert_int_equal(rnic_tcp_listen(&h_b.st, 80, &h_app_ops, &sb, N + 1), 0);
+	for (unsigned i = 0; i < N; i++) {
+		assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 80, &h_app_ops, &ca, &cs[i]), 0);
+		h_input(&h_b, h_take(&h_a));       /* SYN */
+		h_input(&h_a, h_take(&h_b));       /* SYN-ACK */
+		h_input(&h_b, h_take(&h_a));       /* ACK: B's TCB */
+		assert_int_equal(cs[i]->state, TCP_ESTABLISHED);
+	}
+	assert_int_equal(h_stats(&h_b).tcbs, N);
+	for (unsigned i = 0; i < N; i++) {
+		rnic_tcp_abort(cs[i]);
+		h_input(&h_b, h_take(&h_a));       /* RST: B frees its TCB */
+	}
+	struct rnic_tcp_stats a = h_stats(&h_a), b = h_stats(&h_b);
+	assert_int_equal(a.tcbs + b.tcbs, 0);
+	assert_int_equal(a.tcbs_cached, TCP_TCB_CACHE);
+	assert_int_equal(b.tcbs_cached, TCP_TCB_CACHE);
+	uint64_t reuse_a = a.tcb_reuses, reuse_b = b.tcb_reuses;
+	struct rnic_tcp_conn *c;
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 80, &h_app_ops, &ca, &c), 0);
+	h_input(&h_b, h_take(&h_a));
+	h_input(&h_a, h_take(&h_b));
+	h_input(&h_b, h_take(&h_a));
+	assert_int_equal(c->state, TCP_ESTABLISHED);
+	assert_int_equal(c->n_ooo, 0);
+	assert_int_equal(c->units_cap, TCP_UNITS_MIN);
+	a = h_stats(&h_a);
+	b = h_stats(&h_b);
+	assert_int_equal(a.tcb_reuses - reuse_a, 1);
+	assert_int_equal(b.tcb_reuses - reuse_b, 1);
+	assert_int_equal(a.tcbs_cached, TCP_TCB_CACHE - 1);
+	assert_int_equal(b.tcbs_cached, TCP_TCB_CACHE - 1);
+	rnic_tcp_abort(c);
+	h_flush(&h_a);
+	h_flush(&h_b);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 /* A valid cookie with the backlog full creates nothing; a later ACK does. */
 static void backlog_full_no_state(void **state)
 {
@@ -620,6 +670,66 @@ static void data_and_delayed_ack(void **state)
 	assert_int_equal(h_stats(&h_a).retransmits, 0);
 	h_app_fini(&ca);
 	h_app_fini(&sb);
+}
+
+/* Small sends queued behind a full congestion window: by default they
+ * fill one segment; in record mode (iWARP's FPDU alignment) each send is a
+ * segment of its own, never split or merged. */
+struct rec_arg {
+	unsigned small;   /* data segments under one MSS */
+	unsigned len100;  /* ... of exactly 100 bytes */
+};
+
+static bool rec_a2b(const struct h_seg *s, unsigned idx, void *arg)
+{
+	(void)idx;
+	struct rec_arg *a = arg;
+	if (s->len > 0 && s->len < 1000) {
+		a->small++;
+		a->len100 += s->len == 100;
+	}
+	return false;
+}
+
+static bool rec_b2a(const struct h_seg *s, unsigned idx, void *arg)
+{
+	(void)s;
+	(void)idx;
+	(void)arg;
+	return false;
+}
+
+static void record_mode(bool on, uint16_t port, unsigned *small, unsigned *len100)
+{
+	struct h_app ca, sb;
+	const size_t big = 64 * 1024, n = big + 3 * 100;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, n);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, port);
+	assert_non_null(c);
+	rnic_tcp_set_records(c, on);
+	/* 64 KiB is more than the initial window: its tail stays unsent */
+	assert_int_equal(h_send(c, 0, big), 0);
+	assert_true(c->u_next != c->u_tail);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(h_send(c, big + i * 100, 100), 0);
+	struct rec_arg a = { 0 };
+	h_pump(rec_a2b, rec_b2a, &a, 10000);
+	assert_int_equal(sb.got, n);
+	assert_true(h_pattern_ok(sb.buf, 0, n));
+	*small = a.small;
+	*len100 = a.len100;
+}
+
+static void records_not_merged(void **state)
+{
+	(void)state;
+	unsigned small, len100;
+	record_mode(false, 5001, &small, &len100);
+	/* 64 KiB leaves a short last segment, which the 300 bytes fill */
+	assert_int_equal(len100, 0);
+	record_mode(true, 5002, &small, &len100);
+	assert_int_equal(len100, 3);
 }
 
 static void ooo_sack_fast_retransmit(void **state)
@@ -1615,55 +1725,148 @@ static void pool_reserve_refuses_sends(void **state)
 	h_app_fini(&sb);
 }
 
-/* lib/tcp's fast checksum equals lib/net's reference on random chains:
- * random segment lengths (odd ones too), offsets and pseudo headers. */
+/* The checksum the slow way: the pseudo header and the stream as
+ * big-endian 16-bit words from bytes, one at a time, folded at the end. */
+static uint16_t csum_bytewise(const struct rte_mbuf *m, uint32_t off, uint32_t len,
+			      uint32_t src_be, uint32_t dst_be)
+{
+	uint8_t ph[12];
+	uint64_t sum = 0;
+	memcpy(ph, &src_be, 4);
+	memcpy(ph + 4, &dst_be, 4);
+	ph[8] = 0;
+	ph[9] = IPPROTO_TCP;
+	ph[10] = (uint8_t)(len >> 8);
+	ph[11] = (uint8_t)len;
+	for (unsigned i = 0; i < 12; i += 2)
+		sum += (uint32_t)ph[i] << 8 | ph[i + 1];
+	uint32_t pos = 0;   /* stream position, for the byte's half of a word */
+	for (; m != NULL && len > 0; m = m->next) {
+		const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+		for (uint32_t i = 0; i < m->data_len && len > 0; i++) {
+			if (off > 0) {
+				off--;
+				continue;
+			}
+			sum += (pos & 1) ? p[i] : (uint32_t)p[i] << 8;
+			pos++;
+			len--;
+		}
+	}
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return rte_cpu_to_be_16((uint16_t)sum);   /* tcp_l4_sum's word order */
+}
+
+static void csum_ext_free(void *addr, void *opaque)
+{
+	(void)opaque;
+	free(addr);
+}
+
+/* lib/tcp's fast checksum, in each variant this CPU has (scalar, SSE2,
+ * AVX2), equals a byte-wise reference and lib/net's sum on random chains:
+ * pieces of random length (odd ones too) starting at random alignments,
+ * random offsets and pseudo headers, and one piece of nearly 64 KiB (an
+ * external buffer) per round. */
 static void csum_matches_reference(void **state)
 {
 	(void)state;
-	uint64_t x = 0x243f6a8885a308d3ull;
-	for (unsigned it = 0; it < 2000; it++) {
-		struct rte_mbuf *head = NULL, *tail = NULL;
-		unsigned nseg = 1 + (unsigned)(x % 5);
-		uint32_t total = 0;
-		for (unsigned k = 0; k < nseg; k++) {
+	static const int impls[] = { TCP_CSUM_SCALAR, TCP_CSUM_SSE2, TCP_CSUM_AVX2 };
+	unsigned tried = 0;
+	for (unsigned v = 0; v < RTE_DIM(impls); v++) {
+		int rc = tcp_csum_set_impl(impls[v]);
+		if (rc == -ENOTSUP)
+			continue;
+		assert_int_equal(rc, 0);
+		tried++;
+		uint64_t x = 0x243f6a8885a308d3ull + v;
+		for (unsigned it = 0; it < 2000; it++) {
+			struct rte_mbuf *head = NULL, *tail = NULL;
+			unsigned nseg = 1 + (unsigned)(x % 5);
+			uint32_t total = 0;
+			for (unsigned k = 0; k < nseg; k++) {
+				x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+				uint16_t n = (uint16_t)(x % 1900);
+				struct rte_mbuf *m = rte_pktmbuf_alloc(h_pool);
+				assert_non_null(m);
+				/* a start at any alignment: some headroom becomes data */
+				assert_non_null(rte_pktmbuf_prepend(m, (uint16_t)((x >> 20) % 128)));
+				assert_non_null(rte_pktmbuf_append(m, n));
+				uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+				for (uint16_t b = 0; b < m->data_len; b++)
+					p[b] = (uint8_t)(x >> (b % 56)) ^ (uint8_t)b;
+				total += m->data_len;
+				if (head == NULL) {
+					head = tail = m;
+				} else {
+					tail->next = m;
+					tail = m;
+					head->nb_segs++;
+					head->pkt_len += m->data_len;
+				}
+			}
 			x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-			uint16_t n = (uint16_t)(x % 1600);
+			uint32_t off = total ? (uint32_t)(x % (total + 1)) : 0;
+			uint32_t len = total - off;
+			uint32_t src = (uint32_t)x, dst = (uint32_t)(x >> 32);
+			uint16_t got = tcp_l4_sum(head, off, len, src, dst);
+			assert_int_equal(got, csum_bytewise(head, off, len, src, dst));
+			assert_int_equal(got, rnic_net_l4_cksum(head, off, src, dst, IPPROTO_TCP,
+								(uint16_t)len));
+			rte_pktmbuf_free(head);
+		}
+		/* a big piece: the vector loop's long run, all-ones words (the
+		 * largest lane sums) then random bytes */
+		for (unsigned round = 0; round < 2; round++) {
+			uint16_t shlen = sizeof(struct rte_mbuf_ext_shared_info);
+			uint16_t n = (uint16_t)(65000 + round);
+			uint8_t *buf = malloc(n + shlen + 16);
+			assert_non_null(buf);
+			for (uint32_t b = 0; b < n; b++) {
+				x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+				buf[b] = round ? (uint8_t)x : 0xff;
+			}
+			uint16_t blen = (uint16_t)(n + shlen + 16);
+			struct rte_mbuf_ext_shared_info *sh = rte_pktmbuf_ext_shinfo_init_helper(
+				buf, &blen, csum_ext_free, NULL);
+			assert_non_null(sh);
 			struct rte_mbuf *m = rte_pktmbuf_alloc(h_pool);
 			assert_non_null(m);
-			uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, n);
-			for (uint16_t b = 0; b < n; b++)
-				p[b] = (uint8_t)(x >> (b % 56)) ^ (uint8_t)b;
-			total += n;
-			if (head == NULL) {
-				head = tail = m;
-			} else {
-				tail->next = m;
-				tail = m;
-				head->nb_segs++;
-				head->pkt_len += n;
-			}
+			rte_pktmbuf_attach_extbuf(m, buf, RTE_BAD_IOVA, blen, sh);
+			m->data_off = 0;
+			m->data_len = n;
+			m->pkt_len = n;
+			uint32_t off = round;   /* odd: the other halves of the words */
+			uint16_t got = tcp_l4_sum(m, off, n - off, 0x0100000a, 0x0200000a);
+			assert_int_equal(got, csum_bytewise(m, off, n - off, 0x0100000a, 0x0200000a));
+			rte_pktmbuf_free(m);
 		}
-		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-		uint32_t off = total ? (uint32_t)(x % (total + 1)) : 0;
-		uint32_t len = total - off;
-		uint32_t src = (uint32_t)x, dst = (uint32_t)(x >> 32);
-		uint16_t ref = rnic_net_l4_cksum(head, off, src, dst, IPPROTO_TCP, (uint16_t)len);
-		assert_int_equal(tcp_l4_sum(head, off, len, src, dst), ref);
-		rte_pktmbuf_free(head);
 	}
-	if (getenv("TCB_BENCH")) {   /* one MSS, both sums */
+	assert_int_equal(tcp_csum_set_impl(TCP_CSUM_BEST), 0);
+	assert_true(tried >= 1);
+	assert_int_equal(tcp_csum_set_impl(7), -EINVAL);
+	if (getenv("TCB_BENCH")) {   /* one MSS (hot), each variant and lib/net */
+		static const char *const names[] = { "scalar", "sse2", "avx2" };
 		struct rte_mbuf *m = rte_pktmbuf_alloc(h_pool);
 		memset(rte_pktmbuf_append(m, 1448), 0x5a, 1448);
-		uint64_t t0 = rte_rdtsc(), acc = 0;
-		for (int i = 0; i < 100000; i++)
-			acc += tcp_l4_sum(m, 0, 1448, (uint32_t)i, 2);
+		double ns = 1e9 / (double)rte_get_tsc_hz() / 100000;
+		uint64_t acc = 0;
+		for (unsigned v = 0; v < RTE_DIM(impls); v++) {
+			if (tcp_csum_set_impl(impls[v]) != 0)
+				continue;
+			uint64_t t0 = rte_rdtsc();
+			for (int i = 0; i < 100000; i++)
+				acc += tcp_l4_sum(m, 0, 1448, (uint32_t)i, 2);
+			fprintf(stderr, "checksum of 1448 bytes: lib/tcp %s %.0f ns\n", names[v],
+				(double)(rte_rdtsc() - t0) * ns);
+		}
+		tcp_csum_set_impl(TCP_CSUM_BEST);
 		uint64_t t1 = rte_rdtsc();
 		for (int i = 0; i < 100000; i++)
 			acc += rnic_net_l4_cksum(m, 0, (uint32_t)i, 2, IPPROTO_TCP, 1448);
-		uint64_t t2 = rte_rdtsc();
-		double ns = 1e9 / (double)rte_get_tsc_hz() / 100000;
-		fprintf(stderr, "checksum of 1448 bytes: lib/tcp %.0f ns, lib/net %.0f ns (%lu)\n",
-			(double)(t1 - t0) * ns, (double)(t2 - t1) * ns, (unsigned long)(acc & 1));
+		fprintf(stderr, "checksum of 1448 bytes: lib/net %.0f ns (%lu)\n",
+			(double)(rte_rdtsc() - t1) * ns, (unsigned long)(acc & 1));
 		rte_pktmbuf_free(m);
 	}
 }
@@ -2358,7 +2561,7 @@ int main(void)
 		T(backlog_full_no_state), T(lost_final_ack_completed_by_data),
 		T(lost_final_ack_and_first_segment),
 		T(lost_final_ack_then_dup_syn_ack),
-		T(data_and_delayed_ack), T(ooo_sack_fast_retransmit),
+		T(data_and_delayed_ack), T(records_not_merged), T(ooo_sack_fast_retransmit),
 		T(sack_blocks_most_recent_first), T(ooo_overlaps_merge),
 		T(dsack_reports_duplicates), T(random_segments_reassemble),
 		T(rto_retransmit), T(tail_loss_probe), T(spurious_rto_undone), T(zero_window_probe),
@@ -2366,7 +2569,7 @@ int main(void)
 		T(fin_to_time_wait), T(simultaneous_close), T(orphan_close),
 		T(rst_validation), T(paws_drop),
 		T(malformed_dropped_and_counted), T(handoff_in_order),
-		T(odd_sized_writes), T(pool_reserve_refuses_sends), T(csum_matches_reference),
+		T(odd_sized_writes), T(pool_reserve_refuses_sends), T(csum_matches_reference), T(tcb_cache_bounded),
 		T(close_and_abort_from_callbacks),
 		T(newreno_partial_ack), T(keepalive_probes_then_timeout),
 		T(user_timeout_aborts), T(retry_limit_without_user_timeout),
