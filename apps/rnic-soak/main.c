@@ -5,10 +5,18 @@
  *
  *   rnic-soak [--transport iwarp|roce] [--ops N] [--drop P] [--dup P]
  *             [--reorder P] [--corrupt P] [--ce P] [--ecn] [--dcqcn]
- *             [--seed S] [--qps N] [--max-size BYTES] [--json]
+ *             [--seed S] [--qps N] [--max-size BYTES]
+ *             [--drive inline|one|threaded] [--json]
  *
  * Two stacks in this process are wired by net_ring; the fault injector of
- * the requester's port works on both directions. iWARP QPs connect through
+ * the requester's port works on both directions. Once connected, the
+ * requester's stack (B) runs to completion: its lcore stops and the main
+ * thread runs B's worker loop between its verbs calls, so the process has
+ * one busy thread per CPU of a 2-CPU host (A's worker and this one) instead
+ * of three, and no worker waits for the scheduler while its peer's timers
+ * run (--drive inline, the default). --drive one runs both stacks on the
+ * main thread; --drive threaded (or --threaded) keeps every worker on its
+ * own lcore, pinned as rnic pins them. iWARP QPs connect through
  * the CM; RoCE QPs are connected out of band, as both ends live here (INIT,
  * RTR towards the peer's GID 1 = ::ffff:its IPv4, RTS). Requester QPs post a
  * seeded mix of Sends, RDMA Writes and RDMA Reads of 1 B to --max-size
@@ -25,6 +33,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,9 +69,10 @@ static struct {
 	unsigned qps;
 	uint32_t max_size;
 	int json;
+	const char *drive;     /* inline: B on this thread; one: A and B; threaded */
 	unsigned qp_timeout;   /* RoCE local ACK timeout exponent: 4.096 us << N */
 } o = { .transport = "iwarp", .ops = 10000, .seed = 1, .qps = 4, .max_size = 1 << 20,
-	.qp_timeout = 14 };
+	.qp_timeout = 14, .drive = "inline" };
 
 enum op { OP_SEND, OP_WRITE, OP_READ };
 
@@ -89,6 +99,16 @@ static struct qpair qp[MAX_QPS];
 static uint64_t wrong_bytes, lost, dups, bad_status, ops_done;
 static uint64_t wrong_send, wrong_read, wrong_write, post_failures;
 static size_t slot_sz, zone_sz;
+static struct rnic_stack *driven[2];   /* stacks this thread runs, or NULL */
+
+/* Run one loop of every worker of the stacks this thread drives (run to
+ * completion); nothing for stacks on their own lcores. */
+static void drive(void)
+{
+	for (int s = 0; s < 2; s++)
+		for (unsigned w = 0; driven[s] && w < rnic_stack_workers(driven[s]); w++)
+			rnic_worker_poll(driven[s], w);
+}
 
 static uint64_t xs(uint64_t *s)
 {
@@ -235,6 +255,30 @@ static void check_recv(struct qpair *p, unsigned idx, const struct ibv_wc *wc)
 	post_recv(p);
 }
 
+/*
+ * EAL "--lcores" value with every lcore (main, A's worker, B's) floating
+ * over the CPUs this process may use, as "0@(0,1),1@(0,1),2@(0,1)": a
+ * worker pinned to one CPU is off the CPU for as long as another process
+ * holds that CPU (a SCHED_FIFO benchmark left it 50 ms a second here),
+ * while a floating one moves to the other CPU. @return 0 or -1.
+ */
+static int floating_lcores(char *buf, size_t len)
+{
+	cpu_set_t set;
+	char cpus[256];
+	size_t n = 0, o = 0;
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return -1;
+	for (int c = 0; c < CPU_SETSIZE && n < sizeof(cpus); c++)
+		if (CPU_ISSET(c, &set))
+			n += (size_t)snprintf(cpus + n, sizeof(cpus) - n, "%s%d", n ? "," : "", c);
+	if (n == 0 || n >= sizeof(cpus))
+		return -1;
+	for (unsigned lc = 0; lc < 3 && o < len; lc++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%u@(%s)", lc ? "," : "", lc, cpus);
+	return o < len ? 0 : -1;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -248,9 +292,12 @@ static int usage(FILE *f, int rc)
 		   "                 [--reorder P] [--corrupt P] [--ce P] [--ecn] [--dcqcn]\n"
 		   "                 [--seed S] [--qps N (1..16)]\n"
 		   "                 [--qp-timeout N (RoCE: 4.096 us << N, default 14)]\n"
-		   "                 [--max-size BYTES] [--json]\n"
+		   "                 [--max-size BYTES] [--drive inline|one|threaded] [--json]\n"
 		   "Fault rates are percent (0..100), applied both ways on the link; --ce marks\n"
-		   "ECN-capable frames CE (RoCE with --ecn; --dcqcn adds the rate limiter).\n");
+		   "ECN-capable frames CE (RoCE with --ecn; --dcqcn adds the rate limiter).\n"
+		   "--drive: inline (default) runs the requester stack's worker on the main\n"
+		   "thread, one runs both stacks there, threaded (--threaded) every worker on\n"
+		   "its own lcore (three busy threads).\n");
 	return rc;
 }
 
@@ -265,6 +312,10 @@ static int parse(int argc, char **argv)
 			o.json = 1;
 			continue;
 		}
+		if (!strcmp(a, "--threaded")) {
+			o.drive = "threaded";
+			continue;
+		}
 		if (!strcmp(a, "--ecn") || !strcmp(a, "--dcqcn")) {
 			*(a[2] == 'e' ? &o.ecn : &o.dcqcn) = true;
 			continue;
@@ -273,6 +324,12 @@ static int parse(int argc, char **argv)
 			goto bad;
 		i++;
 		errno = 0;
+		if (!strcmp(a, "--drive")) {
+			if (strcmp(v, "inline") && strcmp(v, "one") && strcmp(v, "threaded"))
+				goto bad;
+			o.drive = v;
+			continue;
+		}
 		if (!strcmp(a, "--transport")) {
 			if (strcmp(v, "iwarp") && strcmp(v, "roce"))
 				goto bad;
@@ -401,6 +458,13 @@ int main(int argc, char **argv)
 	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--no-huge");
 	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "-m");
 	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "1024");
+	if (strcmp(o.drive, "threaded") != 0) {
+		char map[128];
+		if (floating_lcores(map, sizeof(map)) == 0) {
+			snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--lcores");
+			snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "%s", map);
+		}
+	}
 	if (rnic_eal_init(argv[0], &c[0], 2) != 0 || rnic_ring_pair("soak", 1) != 0)
 		return 1;
 	c[0].n_eal_args = 0;
@@ -498,6 +562,15 @@ int main(int argc, char **argv)
 		    expect(bch, RNIC_CM_EVENT_ESTABLISHED, &ev))
 			return 1;
 	}
+	if (strcmp(o.drive, "threaded") != 0) {
+		/* from here on this thread is stack B's worker lcore (and A's) */
+		rnic_stack_stop(B);
+		driven[1] = B;
+	}
+	if (strcmp(o.drive, "one") == 0) {
+		rnic_stack_stop(A);
+		driven[0] = A;
+	}
 	double t0 = now_s(), last_progress = t0;
 	uint64_t per_qp = o.ops / o.qps, extra = o.ops % o.qps, stuck = 0, last_done = 0;
 	for (;;) {
@@ -513,6 +586,7 @@ int main(int argc, char **argv)
 			if (p->completed < mine || p->recvs_done < p->sends_posted)
 				all = false;
 		}
+		drive();
 		struct ibv_wc wc[64];
 		int n = ibv_poll_cq(bcq, 64, wc);
 		for (int k = 0; k < n; k++)
@@ -624,11 +698,19 @@ int main(int argc, char **argv)
 		double tf = now_s();
 		if (ibv_post_send(p->b, &wr, &bad) == 0)
 			while ((n = ibv_poll_cq(bcq, 1, &wc)) == 0 && now_s() - tf < 30)
-				;
+				drive();
 		if (n != 1 || wc.status != IBV_WC_SUCCESS || wc.wr_id != UINT64_MAX)
 			stuck = 1;
 	}
 	double secs = now_s() - t0;
+	for (int s = 0; s < 2; s++) {
+		/* connection teardown needs the workers on their lcores again */
+		if (driven[s] != NULL && rnic_stack_start(driven[s]) != 0) {
+			fprintf(stderr, "rnic-soak: cannot restart stack %c\n", "AB"[s]);
+			stuck = 1;
+		}
+		driven[s] = NULL;
+	}
 	uint64_t missing = 0;
 	for (unsigned i = 0; i < o.qps; i++) {
 		struct qpair *p = &qp[i];
@@ -662,12 +744,13 @@ int main(int argc, char **argv)
 	if (o.json)
 		printf("{\"transport\": \"%s\", \"ops\": %lu, \"verified\": %s, \"wrong_bytes\": %lu, "
 		       "\"lost\": %lu, \"dup_completions\": %lu, \"bad_status\": %lu, "
-		       "\"seconds\": %.2f, \"seed\": %lu, \"faults\": {\"dropped\": %lu, "
+		       "\"seconds\": %.2f, \"seed\": %lu, \"drive\": \"%s\", \"faults\": {\"dropped\": %lu, "
 		       "\"duplicated\": %lu, \"reordered\": %lu, \"corrupted\": %lu, "
 		       "\"ce_marked\": %lu}}\n",
 		       o.transport, (unsigned long)ops_done, verified ? "true" : "false",
 		       (unsigned long)wrong_bytes, (unsigned long)lost, (unsigned long)dups,
 		       (unsigned long)bad_status, secs, (unsigned long)o.seed,
+		       o.drive,
 		       (unsigned long)ss.fault_dropped, (unsigned long)ss.fault_duplicated,
 		       (unsigned long)ss.fault_reordered, (unsigned long)ss.fault_corrupted,
 		       (unsigned long)ss.fault_ce_marked);
@@ -691,6 +774,22 @@ int main(int argc, char **argv)
 			(unsigned long)aa.timeouts, (unsigned long)ab.requests_in,
 			(unsigned long)ab.requests_out, (unsigned long)ab.replies_in,
 			(unsigned long)ab.replies_out, (unsigned long)ab.timeouts);
+	}
+	if (getenv("SOAK_DEBUG")) {   /* frames lost behind the injector, not injected */
+		struct rnic_fault_stats fs;
+		rnic_port_fault_stats(B->ports[0], &fs);
+		struct rte_ring *ab = rnic_ring_pair_tx("soak.a", 0), *ba = rnic_ring_pair_tx("soak.b", 0);
+		fprintf(stderr, "B's injector: hold_full %lu delayed %lu; rings now a->b %u b->a %u\n",
+			(unsigned long)fs.hold_full, (unsigned long)fs.delayed,
+			ab ? rte_ring_count(ab) : 0, ba ? rte_ring_count(ba) : 0);
+		sleep(1);   /* a ring its reader drains stays non-empty only when stuck */
+		for (int k = 0; k < 2; k++) {
+			struct rte_ring *r = k ? ba : ab;
+			if (r != NULL)
+				fprintf(stderr, "ring %s after 1 s: count %u prod head %u tail %u "
+					"cons head %u tail %u\n", k ? "b->a" : "a->b", rte_ring_count(r),
+					r->prod.head, r->prod.tail, r->cons.head, r->cons.tail);
+		}
 	}
 	if (getenv("SOAK_DEBUG") && tr == RNIC_TRANSPORT_ROCE) {
 		static const char *const names[] = { "req_pkts_out", "retransmits", "timeouts",

@@ -90,6 +90,7 @@ struct rnic_worker;
 	X(ud_no_recv)       X(ud_too_long)      X(mig_queries)                   \
 	X(mig_parked)       X(mig_park_drops)   X(mig_rejects)                   \
 	X(tx_paced)         X(probe_refused)    X(timeouts_excused)              \
+	X(acked_skipped)                                                         \
 	X(rx_ce_marked)     X(ce_no_qp)         X(tx_cnp)                        \
 	X(cnp_suppressed)   X(cnp_ignored)      X(cc_rate_cuts)                  \
 	X(cc_rate_increases) X(cc_pace_waits)   X(tx_held_back)                  \

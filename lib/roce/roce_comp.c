@@ -85,9 +85,15 @@ static bool ack_upto(struct roce_qp *rq, uint32_t psn)
 			break;
 		if (e->rd_atomic) {
 			/* acknowledged past a Read or atomic still unanswered:
-			 * its responses were lost; ask again, once per PSN */
+			 * its responses were lost; ask again, once per PSN, and
+			 * only when this acknowledgement is news. A Read's own
+			 * response acknowledges up to its PSN, below acked: it
+			 * proves the responder is answering, and asking again
+			 * there restarted the Read at every response (and resent
+			 * every request behind it), a storm that buried the
+			 * probes of lossy links in their own transmit queues */
 			uint32_t want = rnic_psn_add(e->first_psn, e->resp_next);
-			if (!r->gap_retried || r->gap_retry_psn != want) {
+			if (done && (!r->gap_retried || r->gap_retry_psn != want)) {
 				r->gap_retried = true;
 				r->gap_retry_psn = want;
 				rq->rw->c.read_resp_gaps++;

@@ -285,6 +285,26 @@ static int emit(struct roce_qp *rq, struct roce_wqe *e)
 	return 0;
 }
 
+/*
+ * Move next past the packets of Send or Write @p e (at next) that the
+ * responder has acknowledged: a rewind to a Read (its responses lost) or
+ * an atomic goes back over requests behind it that were acknowledged
+ * since, and an ACK means they were executed; sending them again only
+ * loads a lossy link with duplicates.
+ */
+static void skip_acked(struct roce_qp *rq, const struct roce_wqe *e)
+{
+	struct roce_req *r = &rq->req;
+	uint32_t acked_in = (uint32_t)rnic_psn_diff(r->acked, e->first_psn) + 1;
+	if (acked_in >= e->npkts) {
+		r->next++;
+		r->next_pkt = 0;
+	} else {
+		r->next_pkt = acked_in;
+	}
+	rq->rw->c.acked_skipped++;
+}
+
 unsigned roce_req_pump(struct roce_qp *rq, unsigned budget)
 {
 	struct roce_req *r = &rq->req;
@@ -294,6 +314,10 @@ unsigned roce_req_pump(struct roce_qp *rq, unsigned budget)
 	while (sent < budget && r->next != r->tail) {
 		struct roce_wqe *e = wqe_at(rq, r->next);
 		uint32_t psn = rnic_psn_add(e->first_psn, r->next_pkt);
+		if (!e->rd_atomic && rnic_psn_le(psn, r->acked)) {
+			skip_acked(rq, e);
+			continue;
+		}
 		/* the window counts from the first PSN not acknowledged */
 		if (rnic_psn_diff(psn, rnic_psn_next(r->acked)) >= (int32_t)ROCE_TX_WINDOW)
 			break;
