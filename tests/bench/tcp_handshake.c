@@ -47,19 +47,13 @@
 #include "rnic/rnic.h"
 #include "rnic/rnic_tcp.h"
 
-#define A_IP 0xc0000201u
-#define B_IP 0xc0000202u
 #define PORT 5002
 
 #define FAIL(...) do { fprintf(stderr, "tcp_handshake: " __VA_ARGS__); \
 	fputc('\n', stderr); exit(1); } while (0)
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "bench_pair.h"
+
 
 /* ---- rnic: B's side runs only on B's worker, A's only on A's ---- */
 
@@ -140,47 +134,14 @@ static void pass_time(struct rnic_stack *B, double seconds)
 		usleep((useconds_t)(seconds * 1e6));
 		return;
 	}
-	double end = now_s() + seconds;
-	do {
-		for (unsigned k = 0; k < 64; k++) {
-			rnic_worker_poll(B, 0);
-			if (one_A != NULL)
-				rnic_worker_poll(one_A, 0);
-		}
-	} while (now_s() < end);
+	bench_drive(B, one_A, seconds);
 }
 
-/* TSC cycles @p w's pollers spent in calls that did work (worker.c). */
-static uint64_t busy_cycles(const struct rnic_worker *w)
-{
-	uint64_t c = 0;
-	for (unsigned i = 0; i < w->n_pollers; i++)
-		c += w->pollers[i].cycles;
-	return c;
-}
 
 static void run_rnic(const char *prog, double seconds, struct rnic_result *r)
 {
 	struct rnic_config ca, cb;
-	rnic_config_init(&ca);
-	snprintf(ca.eal_args[ca.n_eal_args++], 128, "--no-huge");
-	snprintf(ca.eal_args[ca.n_eal_args++], 128, "-m");
-	snprintf(ca.eal_args[ca.n_eal_args++], 128, "1024");
-	if (rnic_eal_init(prog, &ca, 2) != 0)
-		FAIL("EAL init failed");
-	if (rnic_ring_pair("hs", 1) != 0)
-		FAIL("ring pair");
-	ca.n_eal_args = 0;
-	cb = ca;
-	ca.poll_mode = cb.poll_mode = RNIC_POLL_BUSY;
-	for (int i = 0; i < 2; i++) {
-		struct rnic_config *c = i ? &cb : &ca;
-		c->n_ports = 1;
-		rnic_port_cfg_init(&c->ports[0]);
-		snprintf(c->ports[0].ring, sizeof(c->ports[0].ring), "hs.%c", i ? 'b' : 'a');
-		c->ports[0].ip = i ? B_IP : A_IP;
-		c->ports[0].prefix_len = 24;
-	}
+	bench_pair_configs(prog, "hs", 0, &ca, &cb);
 	struct rnic_stack *A = rnic_stack_create(&ca), *B = rnic_stack_create(&cb);
 	if (A == NULL || B == NULL)
 		FAIL("stacks: %s", rte_strerror(rte_errno));
@@ -200,11 +161,11 @@ static void run_rnic(const char *prog, double seconds, struct rnic_result *r)
 	pass_time(B, seconds / 10);
 	struct rnic_tcp_stats s0, s1;
 	rnic_tcp_stats(A, &s0);
-	uint64_t c0 = connected, b0 = busy_cycles(A->workers[0]);
+	uint64_t c0 = connected, b0 = bench_busy_cycles(A->workers[0]);
 	double t0 = now_s();
 	pass_time(B, seconds);
 	rnic_tcp_stats(A, &s1);
-	r->busy_s = (double)(busy_cycles(A->workers[0]) - b0) / (double)rte_get_tsc_hz();
+	r->busy_s = (double)(bench_busy_cycles(A->workers[0]) - b0) / (double)rte_get_tsc_hz();
 	r->seconds = now_s() - t0;
 	r->handshakes = connected - c0;
 	running = 0;

@@ -45,8 +45,6 @@
 #include "rnic/rnic.h"
 #include "rnic/rnic_tcp.h"
 
-#define A_IP 0xc0000201u
-#define B_IP 0xc0000202u
 #define PORT 5003
 #define SYN_LEN (14 + 20 + 40)   /* Ethernet, IPv4, TCP with 20 option bytes */
 #define BURST 32
@@ -54,12 +52,8 @@
 #define FAIL(...) do { fprintf(stderr, "tcp_syn_cookies: " __VA_ARGS__); \
 	fputc('\n', stderr); exit(1); } while (0)
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "bench_pair.h"
+
 
 /* The flood: a template SYN and the sums of its fixed parts. */
 struct flood {
@@ -162,24 +156,9 @@ static struct rnic_stack *one_A;   /* --one: A, run by drive() too */
 
 static void drive(struct rnic_stack *B, double seconds)
 {
-	double end = now_s() + seconds;
-	do {
-		for (unsigned k = 0; k < 64; k++) {
-			rnic_worker_poll(B, 0);
-			if (one_A != NULL)
-				rnic_worker_poll(one_A, 0);
-		}
-	} while (now_s() < end);
+	bench_drive(B, one_A, seconds);
 }
 
-/* TSC cycles A's pollers spent in calls that did work (worker.c). */
-static uint64_t busy_cycles(const struct rnic_worker *w)
-{
-	uint64_t c = 0;
-	for (unsigned i = 0; i < w->n_pollers; i++)
-		c += w->pollers[i].cycles;
-	return c;
-}
 
 static int token;
 static void *srv_accept(struct rnic_tcp_conn *c, void *ctx)
@@ -216,26 +195,7 @@ int main(int argc, char **argv)
 	}
 
 	struct rnic_config ca, cb;
-	rnic_config_init(&ca);
-	snprintf(ca.eal_args[ca.n_eal_args++], 128, "--no-huge");
-	snprintf(ca.eal_args[ca.n_eal_args++], 128, "-m");
-	snprintf(ca.eal_args[ca.n_eal_args++], 128, "1024");
-	if (rnic_eal_init(argv[0], &ca, 2) != 0)
-		FAIL("EAL init failed");
-	if (rnic_ring_pair("sc", 1) != 0)
-		FAIL("ring pair");
-	ca.n_eal_args = 0;
-	cb = ca;
-	ca.poll_mode = cb.poll_mode = RNIC_POLL_BUSY;
-	for (int i = 0; i < 2; i++) {
-		struct rnic_config *c = i ? &cb : &ca;
-		c->n_ports = 1;
-		rnic_port_cfg_init(&c->ports[0]);
-		snprintf(c->ports[0].ring, sizeof(c->ports[0].ring), "sc.%c", i ? 'b' : 'a');
-		c->ports[0].ip = i ? B_IP : A_IP;
-		c->ports[0].prefix_len = 24;
-		c->ports[0].mbufs = 16383;
-	}
+	bench_pair_configs(argv[0], "sc", 16383, &ca, &cb);
 	ca.ports[0].gateway = B_IP;   /* the spoofed sources are behind B */
 	struct rnic_stack *A = rnic_stack_create(&ca), *B = rnic_stack_create(&cb);
 	if (A == NULL || B == NULL)
@@ -259,12 +219,12 @@ int main(int argc, char **argv)
 	struct rnic_tcp_stats s0, s1;
 	struct rnic_worker_stats w0 = A->workers[0]->stats, w1;
 	rnic_tcp_stats(A, &s0);
-	uint64_t c0 = busy_cycles(A->workers[0]);
+	uint64_t c0 = bench_busy_cycles(A->workers[0]);
 	double t0 = now_s();
 	drive(B, seconds);
 	rnic_tcp_stats(A, &s1);
 	w1 = A->workers[0]->stats;
-	double busy_s = (double)(busy_cycles(A->workers[0]) - c0) / (double)rte_get_tsc_hz();
+	double busy_s = (double)(bench_busy_cycles(A->workers[0]) - c0) / (double)rte_get_tsc_hz();
 	double el = now_s() - t0;
 	f.on = 0;
 	drive(B, 0.05);   /* A drains the ring */
