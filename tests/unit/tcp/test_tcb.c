@@ -719,6 +719,8 @@ static void record_mode(bool on, uint16_t port, unsigned *small, unsigned *len10
 	assert_true(h_pattern_ok(sb.buf, 0, n));
 	*small = a.small;
 	*len100 = a.len100;
+	h_app_fini(&ca);
+	h_app_fini(&sb);
 }
 
 static void records_not_merged(void **state)
