@@ -160,14 +160,9 @@ void perf_set_inline(struct rnic_stack *a, struct rnic_stack *b)
 
 bool perf_drive(void)
 {
-	bool any = false;
-	for (int i = 0; i < 2; i++) {
-		struct rnic_stack *st = inline_stack[i];
-		for (unsigned w = 0; st != NULL && w < rnic_stack_workers(st); w++)
-			rnic_worker_poll(st, w);
-		any = any || st != NULL;
-	}
-	return any;
+	rnic_stack_poll(inline_stack[0]);
+	rnic_stack_poll(inline_stack[1]);
+	return inline_stack[0] != NULL || inline_stack[1] != NULL;
 }
 
 static int poll_all(struct run *R)

@@ -105,9 +105,8 @@ static struct rnic_stack *driven[2];   /* stacks this thread runs, or NULL */
  * completion); nothing for stacks on their own lcores. */
 static void drive(void)
 {
-	for (int s = 0; s < 2; s++)
-		for (unsigned w = 0; driven[s] && w < rnic_stack_workers(driven[s]); w++)
-			rnic_worker_poll(driven[s], w);
+	rnic_stack_poll(driven[0]);
+	rnic_stack_poll(driven[1]);
 }
 
 static uint64_t xs(uint64_t *s)

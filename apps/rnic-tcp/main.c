@@ -256,10 +256,8 @@ static double now_s(void)
 static void drive_stacks(struct rnic_stack *st, struct rnic_stack *st2)
 {
 	for (unsigned k = 0; k < 256; k++) {
-		for (unsigned i = 0; i < rnic_stack_workers(st); i++)
-			rnic_worker_poll(st, i);
-		for (unsigned i = 0; st2 != NULL && i < rnic_stack_workers(st2); i++)
-			rnic_worker_poll(st2, i);
+		rnic_stack_poll(st);
+		rnic_stack_poll(st2);
 	}
 }
 

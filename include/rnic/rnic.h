@@ -249,6 +249,14 @@ struct rte_ring *rnic_ring_pair_tx(const char *end, unsigned q);
 unsigned rnic_worker_poll(struct rnic_stack *st, unsigned idx);
 
 /**
+ * One iteration of every worker loop of @p st (run-to-completion mode, as
+ * rnic_worker_poll()): what the loopback tools run between their verbs
+ * calls once the stack's lcores are stopped. NULL is an empty stack.
+ * @return the work done, 0 when idle.
+ */
+unsigned rnic_stack_poll(struct rnic_stack *st);
+
+/**
  * Send @p count ICMP echo requests to @p dst (host byte order) from worker 0,
  * one every @p interval_ms, then wait up to @p timeout_ms for the replies.
  * When the stack is not started, drives worker 0 itself while it waits.

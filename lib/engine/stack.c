@@ -274,6 +274,14 @@ unsigned rnic_worker_poll(struct rnic_stack *st, unsigned idx)
 	return rnic_worker_run_once(st->workers[idx]);
 }
 
+unsigned rnic_stack_poll(struct rnic_stack *st)
+{
+	unsigned work = 0;
+	for (unsigned i = 0; st != NULL && i < st->n_workers; i++)
+		work += rnic_worker_poll(st, i);
+	return work;
+}
+
 int rnic_stack_fault_set_ce(struct rnic_stack *st, unsigned port, double rx_pct,
 			    double tx_pct)
 {

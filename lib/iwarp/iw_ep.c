@@ -217,7 +217,6 @@ struct rnic_iw_ep {
 	 * one mbuf of at most one MSS: the next TCP segment (stage_flush) */
 	struct rte_mbuf *stage;
 	uint64_t stage_flushes;        /* stages TCP took */
-	uint64_t stats_packed;         /* FPDUs that shared a segment */
 	uint64_t stats_fpdus_in, stats_fpdus_out, terms_out, terms_in;
 	struct rnic_qp_xfer own_xfer;
 	struct rnic_qp_xfer *xfer;     /* the bound QP's, or own_xfer */
@@ -592,11 +591,9 @@ static int send_fpdu(struct rnic_iw_ep *ep, const void *hdr, size_t hdr_len,
 		}
 		return n;
 	}
-	if (staged != 0) {
-		ep->stats_packed++;
+	if (staged != 0)   /* behind another FPDU in the segment */
 		__atomic_store_n(&ep->xfer->fpdus_packed, ep->xfer->fpdus_packed + 1,
 				 __ATOMIC_RELAXED);
-	}
 	ep->stats_fpdus_out++;
 	__atomic_store_n(&ep->xfer->bytes_out, ep->xfer->bytes_out + len, __ATOMIC_RELAXED);
 	return 0;
@@ -2034,7 +2031,7 @@ void rnic_iw_dump(const struct rnic_iw_ep *ep, FILE *f)
 		"recv %lu rtx %lu space %u\n", ep->state, ep->job_head, ep->job_tail, ep->ord_head,
 		ep->ord_tail, ep->inreads, ep->in_msg, ep->msn[0], ep->msn[1], ep->msn[2],
 		ep->rx_msn[0], ep->rx_msn[1], ep->rx_msn[2], (unsigned long)ep->stats_fpdus_in,
-		(unsigned long)ep->stats_fpdus_out, (unsigned long)ep->stats_packed,
+		(unsigned long)ep->stats_fpdus_out, (unsigned long)ep->xfer->fpdus_packed,
 		ep->stage != NULL ? rte_pktmbuf_pkt_len(ep->stage) : 0, ti.state, ti.cwnd, ti.snd_wnd, ti.rcv_wnd,
 		(unsigned long)ti.bytes_sent, (unsigned long)ti.bytes_acked,
 		(unsigned long)ti.bytes_received, (unsigned long)ti.retransmits,

@@ -33,9 +33,8 @@ static inline void bench_drive(struct rnic_stack *B, struct rnic_stack *also, do
 	double end = now_s() + seconds;
 	do {
 		for (unsigned k = 0; k < 64; k++) {
-			rnic_worker_poll(B, 0);
-			if (also != NULL)
-				rnic_worker_poll(also, 0);
+			rnic_stack_poll(B);
+			rnic_stack_poll(also);
 		}
 	} while (now_s() < end);
 }
