@@ -216,7 +216,6 @@ struct rnic_iw_ep {
 	/* FPDUs built but not yet handed to TCP, packed back to back into
 	 * one mbuf of at most one MSS: the next TCP segment (stage_flush) */
 	struct rte_mbuf *stage;
-	uint64_t stage_flushes;        /* stages TCP took */
 	uint64_t stats_fpdus_in, stats_fpdus_out, terms_out, terms_in;
 	struct rnic_qp_xfer own_xfer;
 	struct rnic_qp_xfer *xfer;     /* the bound QP's, or own_xfer */
@@ -529,8 +528,9 @@ static int stage_flush(struct rnic_iw_ep *ep)
 	}
 	int rc = rnic_tcp_send(ep->c, m);
 	if (rc == 0) {
+		/* every job framed before the one being framed went with it */
 		ep->stage = NULL;
-		ep->stage_flushes++;
+		ep->sent_head = ep->built_head;
 		return 0;
 	}
 	if (rc == -ENOBUFS)
@@ -730,16 +730,6 @@ static int job_run(struct rnic_iw_ep *ep, struct job *j)
 	return j->imm ? send_imm(ep, j) : 0;
 }
 
-/* Every job framed so far but the one being framed went to TCP with the
- * stage. */
-static int stage_flush_jobs(struct rnic_iw_ep *ep)
-{
-	int rc = stage_flush(ep);
-	if (rc == 0)
-		ep->sent_head = ep->built_head;
-	return rc;
-}
-
 /* Retire the jobs whose FPDUs TCP took: counters, IRD, completions.
  * @return false when a completion closed the endpoint. */
 static bool retire_jobs(struct rnic_iw_ep *ep)
@@ -788,11 +778,7 @@ static void ep_pump(struct rnic_iw_ep *ep)
 	int rc = 0;
 	while (ep->built_head != ep->job_tail) {
 		struct job *j = &ep->jobs[ep->built_head % JOB_MAX];
-		uint64_t flushes = ep->stage_flushes;
 		rc = job_run(ep, j);
-		/* a stage that went to TCP meanwhile took every job before this */
-		if (ep->stage_flushes != flushes)
-			ep->sent_head = ep->built_head;
 		if (rc != 0)
 			break;   /* resumed by TCP's sent() callback or the tx timer */
 		ep->built_head++;
@@ -800,7 +786,7 @@ static void ep_pump(struct rnic_iw_ep *ep)
 	/* out of work (or of room): what is staged goes now; on failure,
 	 * sent() or the tx timer brings us back here */
 	if (rc == 0)
-		stage_flush_jobs(ep);
+		stage_flush(ep);
 	if (!retire_jobs(ep) || rc != 0)
 		return;
 	if (was_full && ep->hooks != NULL && ep->hooks->tx_room != NULL &&
