@@ -14,6 +14,7 @@
 	X(ETH_TYPE,           "eth_type_unknown")             \
 	X(ARP_MALFORMED,      "arp_malformed")                \
 	X(ARP_NOT_FOR_US,     "arp_not_for_us")               \
+	X(ARP_SHA_MISMATCH,   "arp_sha_mismatch")             \
 	X(ARP_PENDING_FULL,   "arp_pending_full")             \
 	X(ARP_UNRESOLVED,     "arp_unresolved")               \
 	X(IP_SHORT,           "ip_short")                     \

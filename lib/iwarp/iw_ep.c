@@ -220,6 +220,8 @@ struct rnic_iw_ep {
 	struct rnic_qp_xfer own_xfer;
 	struct rnic_qp_xfer *xfer;     /* the bound QP's, or own_xfer */
 	int term_err;                  /* we sent a Terminate: close with -EPROTO */
+	bool close_fin;                /* close with a FIN even though err is set
+					* (a reject must reach the peer first) */
 	unsigned busy;                 /* inside ep_input: free later */
 
 	/* STag migration (seed 000): a tagged segment (or a Read Request) for
@@ -1760,6 +1762,11 @@ int rnic_iw_reject(struct rnic_iw_ep *ep, const void *pdata, uint16_t pd_len)
 	if (ep->state != EP_DECIDING || pd_len > RNIC_MPA_PD_MAX - 8)
 		return -EINVAL;
 	send_reply(ep, true, pdata, pd_len);
+	/* RFC 5044 startup: the reject goes out, then the connection
+	 * closes. A FIN behind it, not a reset: a reset would discard the
+	 * reject from TCP's retransmission queue, and a peer whose copy was
+	 * lost would see a reset instead of the reject. */
+	ep->close_fin = true;
 	ep_close(ep, -ECONNREFUSED);
 	return 0;
 }
@@ -1914,7 +1921,7 @@ static void ep_close(struct rnic_iw_ep *ep, int err)
 		ep->c = NULL;
 		rnic_tcp_set_ops(c, NULL, NULL);
 		rnic_tcp_hold(c, false);
-		if (err)
+		if (err && !ep->close_fin)
 			rnic_tcp_abort(c);
 		else
 			rnic_tcp_close(c);

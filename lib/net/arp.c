@@ -265,6 +265,18 @@ void rnic_arp_input(struct rnic_worker *w, struct rnic_port *p,
 		rnic_worker_drop(w, RNIC_DROP_ARP_MALFORMED, m);
 		return;
 	}
+	/*
+	 * The sender's hardware address must be the frame's source. A host
+	 * that answers for itself always sends from that address, and the
+	 * check keeps one flipped bit (a frame the link's FCS would have
+	 * caught, which the fault injector makes on purpose) or a careless
+	 * spoofer from pointing a whole neighbour entry at a MAC nobody has:
+	 * every frame to that neighbour would vanish until the entry expired.
+	 */
+	if (!rte_is_same_ether_addr(&ah->arp_data.arp_sha, &eh->src_addr)) {
+		rnic_worker_drop(w, RNIC_DROP_ARP_SHA_MISMATCH, m);
+		return;
+	}
 	if (op == RTE_ARP_OP_REQUEST)
 		CNT(p->arp, requests_in);
 	else

@@ -199,6 +199,15 @@ void tcp_set_state(struct rnic_tcp_conn *c, enum tcp_state s)
 	c->stats.state = s;
 }
 
+/* The connection stops counting against its listener's backlog (once). */
+static void listener_release(struct rnic_tcp_conn *c)
+{
+	if (c->listener != NULL) {
+		__atomic_fetch_sub(&c->listener->count, 1, __ATOMIC_RELEASE);
+		c->listener = NULL;
+	}
+}
+
 /*
  * Free a TCB. While lib/tcp code up the stack still uses it (c->busy: an
  * application callback closed or aborted the connection), only unhook it
@@ -224,8 +233,7 @@ static void tcp_conn_free(struct rnic_tcp_conn *c)
 	for (unsigned i = 0; i < c->n_ooo; i++)
 		rte_pktmbuf_free(c->ooo[i].m);
 	rte_pktmbuf_free(c->held);
-	if (c->listener)
-		__atomic_fetch_sub(&c->listener->count, 1, __ATOMIC_RELAXED);
+	listener_release(c);
 	tcb_put(tcp_w(c->w), c);
 }
 
@@ -246,6 +254,8 @@ void tcp_conn_done(struct rnic_tcp_conn *c, int err)
 			c->ops->closed(c, c->ctx, err);
 		c->ops = NULL;
 	}
+	/* the listener no longer holds it (a TIME_WAIT is nobody's backlog) */
+	listener_release(c);
 	if (err == 0 && c->state == TCP_TIME_WAIT)
 		return;   /* the misc timer frees it */
 	if (c->state == TCP_ESTABLISHED || c->state == TCP_CLOSE_WAIT ||
@@ -506,12 +516,16 @@ int rnic_tcp_listen(struct rnic_stack *st, uint16_t port,
 		return -EADDRINUSE;
 	for (unsigned i = 0; i < TCP_MAX_LISTENERS; i++) {
 		struct tcp_listener *l = &ts->listeners[i];
-		if (l->port != 0)
+		/* A slot whose connections still live stays theirs: they give
+		 * their count back to it when they close, and a new listener
+		 * there would start from a count that then drops below zero
+		 * (an unsigned wrap: its backlog would look full for ever). So
+		 * the count is never written here, only taken and given back. */
+		if (l->port != 0 || __atomic_load_n(&l->count, __ATOMIC_ACQUIRE) != 0)
 			continue;
 		l->ops = ops;
 		l->ctx = ctx;
 		l->backlog = backlog ? backlog : 128;
-		l->count = 0;
 		/* publish last: workers look the port up without locks */
 		__atomic_store_n(&l->port, port, __ATOMIC_RELEASE);
 		return 0;

@@ -217,7 +217,8 @@ struct tcp_listener {
 	const struct rnic_tcp_ops *ops;
 	void *ctx;
 	unsigned backlog;
-	unsigned count;              /* atomically updated: live connections */
+	unsigned count;              /* atomically updated: connections not yet
+				      * closed to the application */
 };
 
 #define TCP_MAX_LISTENERS 64

@@ -207,9 +207,42 @@ static bool end_fini(struct end *e)
 
 /* --- CM helpers ------------------------------------------------------------------ */
 
+/* A CM wait ran into its hang guard: say what each side's TCP and MPA
+ * counters and the other channel show, so that a rare failure explains
+ * itself. */
+static void cm_hang_report(struct rnic_cm_channel *ch)
+{
+	const struct { const char *name; struct rnic_stack *st; struct rnic_cm_channel *cm; }
+		side[2] = { { "A", SA, a.cm }, { "B", SB, b.cm } };
+	for (int i = 0; i < 2; i++) {
+		struct rnic_tcp_stats t;
+		struct rnic_iw_stats w;
+		rnic_tcp_stats(side[i].st, &t);
+		rnic_iw_stats(side[i].st, &w);
+		fprintf(stderr, "  %s: tcp syns %llu cookies %llu valid %llu invalid %llu "
+			"established %llu rst in %llu out %llu rtos %llu retry_timeouts %llu "
+			"backlog_full %llu no_listener %llu tcbs %llu; mpa timeouts active %llu "
+			"passive %llu\n", side[i].name, (unsigned long long)t.syns,
+			(unsigned long long)t.cookies_sent, (unsigned long long)t.cookie_valid,
+			(unsigned long long)t.cookie_invalid, (unsigned long long)t.established,
+			(unsigned long long)t.resets_in, (unsigned long long)t.resets_out,
+			(unsigned long long)t.rtos, (unsigned long long)t.retry_timeouts,
+			(unsigned long long)t.backlog_full, (unsigned long long)t.no_listener,
+			(unsigned long long)t.tcbs, (unsigned long long)w.mpa_timeouts_active,
+			(unsigned long long)w.mpa_timeouts_passive);
+		struct rnic_cm_event ev;
+		while (side[i].cm != NULL && side[i].cm != ch &&
+		       rnic_cm_get_event(side[i].cm, &ev, 0) == 0)
+			fprintf(stderr, "  %s: pending CM event %s (status %d)\n", side[i].name,
+				rnic_cm_event_str(ev.type), ev.status);
+	}
+}
+
 static void get_event(struct rnic_cm_channel *ch, struct rnic_cm_event *ev, const char *who)
 {
 	int rc = rnic_cm_get_event(ch, ev, HANG_S * 1000);
+	if (rc != 0)
+		cm_hang_report(ch);
 	CHECK(rc == 0, "%s: no CM event in %d s (rc %d) (hang guard)", who, HANG_S, rc);
 }
 

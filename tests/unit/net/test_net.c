@@ -182,6 +182,35 @@ static void arp_malformed_counted(void **state)
 	check_no_leak();
 }
 
+/* A sender hardware address that is not the frame's source (one flipped
+ * bit on either side): dropped and counted, neither answered nor learned. */
+static void arp_sha_mismatch_dropped(void **state)
+{
+	uint8_t f[64];
+	struct rte_mbuf *out[4];
+	(void)state;
+
+	drain();
+	uint64_t before = drops(RNIC_DROP_ARP_SHA_MISMATCH);
+	size_t len = build_arp(f, RTE_ARP_OP_REQUEST, PEER_IP, US_IP);
+	struct rte_arp_hdr *ah = (struct rte_arp_hdr *)(f + 14);
+	ah->arp_data.arp_sha.addr_bytes[5] ^= 0x04;
+	inject(f, len);
+	len = build_arp(f, RTE_ARP_OP_REPLY, PEER_IP, US_IP);
+	((struct rte_ether_hdr *)f)->src_addr.addr_bytes[3] ^= 0x80;
+	inject(f, len);
+	assert_int_equal(drops(RNIC_DROP_ARP_SHA_MISMATCH) - before, 2);
+	assert_int_equal(collect(out, 4), 0);
+	/* the same request unharmed is answered, to the true address */
+	inject(f, build_arp(f, RTE_ARP_OP_REQUEST, PEER_IP, US_IP));
+	assert_int_equal(collect(out, 4), 1);
+	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(out[0], struct rte_ether_hdr *);
+	assert_memory_equal(&eh->dst_addr, &peer_mac, 6);
+	rte_pktmbuf_free(out[0]);
+	assert_int_equal(drops(RNIC_DROP_ARP_SHA_MISMATCH) - before, 2);
+	check_no_leak();
+}
+
 static void ethernet_drops(void **state)
 {
 	uint8_t f[128];
@@ -471,6 +500,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(arp_request_gets_reply),
 		cmocka_unit_test(arp_malformed_counted),
+		cmocka_unit_test(arp_sha_mismatch_dropped),
 		cmocka_unit_test(ethernet_drops),
 		cmocka_unit_test(icmp_echo_reply),
 		cmocka_unit_test(icmp_drops),

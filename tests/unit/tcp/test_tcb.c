@@ -611,6 +611,48 @@ static void backlog_full_no_state(void **state)
 	h_app_fini(&sb);
 }
 
+/* A listener slot freed by unlisten while its connection lives is not
+ * reused: the connection gives its count back to its own slot when it
+ * goes, and a new listener's backlog never looks full because of it. It
+ * used to be reused with the count reset to 0, which then wrapped below 0
+ * and refused every later final ACK as backlog_full. */
+static void listener_slot_reuse(void **state)
+{
+	(void)state;
+	struct h_app ca1, ca2, sb1, sb2;
+	struct rnic_tcp_conn *c1, *c2;
+	h_app_init(&ca1, 0);
+	h_app_init(&ca2, 0);
+	h_app_init(&sb1, 0);
+	h_app_init(&sb2, 0);
+	assert_int_equal(rnic_tcp_listen(&h_b.st, 82, &h_app_ops, &sb1, 4), 0);
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 82, &h_app_ops, &ca1, &c1), 0);
+	h_pump(NULL, NULL, NULL, 50);
+	assert_int_equal(sb1.accepts, 1);
+	assert_int_equal(rnic_tcp_unlisten(&h_b.st, 82), 0);
+	assert_int_equal(rnic_tcp_listen(&h_b.st, 83, &h_app_ops, &sb2, 4), 0);
+	/* the old connection goes after the new listener came */
+	rnic_tcp_abort(c1);
+	h_pump(NULL, NULL, NULL, 20);
+	assert_int_equal(sb1.closes, 1);
+	uint64_t full = h_stats(&h_b).backlog_full;
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 83, &h_app_ops, &ca2, &c2), 0);
+	h_pump(NULL, NULL, NULL, 50);
+	assert_int_equal(h_stats(&h_b).backlog_full, full);
+	assert_int_equal(sb2.accepts, 1);
+	assert_int_equal(c2->state, TCP_ESTABLISHED);
+	rnic_tcp_abort(c2);
+	h_pump(NULL, NULL, NULL, 20);
+	assert_int_equal(rnic_tcp_unlisten(&h_b.st, 83), 0);
+	/* nothing is held any more: every count is back to 0 */
+	for (unsigned i = 0; i < TCP_MAX_LISTENERS; i++)
+		assert_int_equal(tcp_s(&h_b.st)->listeners[i].count, 0);
+	h_app_fini(&ca1);
+	h_app_fini(&ca2);
+	h_app_fini(&sb1);
+	h_app_fini(&sb2);
+}
+
 /* --- data ------------------------------------------------------------------ */
 
 struct count_arg {
@@ -2552,7 +2594,7 @@ int main(void)
 		T(syn_retry_and_timeout), T(active_open_port_steers_home),
 		T(simultaneous_open),
 		T(syn_flood_keeps_no_state), T(syn_stage_bench), T(handshake_bench),
-		T(backlog_full_no_state), T(lost_final_ack_completed_by_data),
+		T(backlog_full_no_state), T(listener_slot_reuse), T(lost_final_ack_completed_by_data),
 		T(lost_final_ack_and_first_segment),
 		T(lost_final_ack_then_dup_syn_ack),
 		T(data_and_delayed_ack), T(records_not_merged), T(ooo_sack_fast_retransmit),
