@@ -2469,6 +2469,28 @@ static void raw_wait_closed(struct raw *r, const char *what)
 	}
 }
 
+/* Wait until @p r is reset. A reset is sent once and never retransmitted:
+ * when the injector drops it, the peer learns of it only by sending, as a
+ * real one would, so with faults on the raw peer sends a byte a second
+ * once @p quiet_s passed; the other end, which has no connection any more,
+ * answers with another reset. */
+static void raw_wait_reset(struct raw *r, double quiet_s, const char *what)
+{
+	double t0 = now_s(), poked = t0;
+	while (!__atomic_load_n(&r->closed, __ATOMIC_ACQUIRE)) {
+		CHECK(now_s() - t0 < HANG_S, "%s: still open after %d s (hang guard)", what, HANG_S);
+		if (faults && now_s() - t0 > quiet_s && now_s() - poked > 1.0) {
+			static const uint8_t poke = 'x';
+			struct raw_call a = { .r = r, .p = &poke, .n = 1 };
+			/* A's one worker owns the raw peer; raw_send_on looks at
+			 * r->c there, where it cannot go away meanwhile */
+			rnic_worker_call_sync(rnic_stack_worker(SA, 0), raw_send_on, &a);
+			poked = now_s();
+		}
+		usleep(1000);
+	}
+}
+
 static void raw_abort_on(struct rnic_worker *w, void *arg)
 {
 	(void)w;
@@ -2515,7 +2537,7 @@ static void t_mpa_timeout_active(void)
 	      "MPA timeout of %d ms took %.3f s", MPA_TMO_MS, dt);
 	CHECK(b.qp->state == IBV_QPS_ERR, "B: QP state %d after the timeout", b.qp->state);
 	CHECK(raw[0].up, "the mute peer never saw the connection");
-	raw_wait_closed(&raw[0], "mute peer");
+	raw_wait_reset(&raw[0], 2.0, "mute peer");
 	CHECK(raw[0].err == -ECONNRESET, "mute peer: closed with %d, expected a reset",
 	      raw[0].err);
 	/* it did get the request: 20 bytes of header at least */
