@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_ether.h>
 #include <rte_mbuf.h>
 
 struct rnic_worker;
@@ -92,6 +93,21 @@ int rnic_net_output_ipv4_fin(struct rnic_worker *w, struct rnic_port *p,
 int rnic_net_output_ipv4_src(struct rnic_worker *w, struct rnic_port *p,
 			     struct rte_mbuf *m, uint32_t src_ip, uint32_t dst_ip,
 			     uint8_t proto, uint8_t tos, rnic_net_fin_fn fin);
+
+/**
+ * Answer a frame that arrived on @p p straight to its Ethernet source
+ * @p l2_dst, with neither a route lookup nor ARP: the stateless replies of
+ * the SYN stage (SYN-ACK cookies, resets for segments without a
+ * connection), which must cost no neighbour state and no ARP request per
+ * spoofed source. The reply goes back the way the segment came, through
+ * the same neighbour or gateway. A port whose address was taken over, or a
+ * source that is not unicast, falls back to rnic_net_output_ipv4_src().
+ * @p src_ip 0: the port's address. Consumes @p m. @return as
+ * rnic_net_output_ipv4().
+ */
+int rnic_net_reply_ipv4(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+			uint32_t src_ip, uint32_t dst_ip, uint8_t proto,
+			const struct rte_ether_addr *l2_dst);
 
 /**
  * Send a UDP datagram: @p m holds the payload from its data start. Prepends

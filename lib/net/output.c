@@ -81,23 +81,19 @@ int rnic_net_out_select(struct rnic_worker *w, struct rnic_port **pp,
  * sends it or holds it until the next hop resolves. A given port @p p is
  * kept when the next hop is reachable through it.
  */
-int rnic_net_output_ipv4_src(struct rnic_worker *w, struct rnic_port *p,
-			     struct rte_mbuf *m, uint32_t src_ip, uint32_t dst_ip,
-			     uint8_t proto, uint8_t tos, rnic_net_fin_fn fin)
+/* Prepend Ethernet (source: the port) and IPv4 to the L4 bytes of @p m.
+ * @return the Ethernet header, or NULL (no headroom, or over the MTU). */
+static struct rte_ether_hdr *ipv4_prepend(struct rnic_worker *w, struct rnic_port *p,
+					  struct rte_mbuf *m, uint32_t src_ip,
+					  uint32_t dst_ip, uint8_t proto, uint8_t tos)
 {
-	uint32_t nh;
-
-	if (rnic_net_out_select(w, &p, dst_ip, &src_ip, &nh) != 0) {
-		rnic_worker_drop(w, RNIC_DROP_IP_NO_ROUTE, m);
-		return -EHOSTUNREACH;
-	}
 	uint32_t l4len = rte_pktmbuf_pkt_len(m);
+	if (l4len + sizeof(struct rte_ipv4_hdr) > p->mtu)
+		return NULL;
 	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m,
 				sizeof(*eh) + sizeof(struct rte_ipv4_hdr));
-	if (eh == NULL || l4len + sizeof(struct rte_ipv4_hdr) > p->mtu) {
-		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
-		return -ENOBUFS;
-	}
+	if (eh == NULL)
+		return NULL;
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eh + 1);
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
 	ip->type_of_service = tos;
@@ -114,9 +110,43 @@ int rnic_net_output_ipv4_src(struct rnic_worker *w, struct rnic_port *p,
 	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
 	m->l2_len = sizeof(*eh);
 	m->l3_len = sizeof(*ip);
+	return eh;
+}
+
+int rnic_net_output_ipv4_src(struct rnic_worker *w, struct rnic_port *p,
+			     struct rte_mbuf *m, uint32_t src_ip, uint32_t dst_ip,
+			     uint8_t proto, uint8_t tos, rnic_net_fin_fn fin)
+{
+	uint32_t nh;
+
+	if (rnic_net_out_select(w, &p, dst_ip, &src_ip, &nh) != 0) {
+		rnic_worker_drop(w, RNIC_DROP_IP_NO_ROUTE, m);
+		return -EHOSTUNREACH;
+	}
+	if (ipv4_prepend(w, p, m, src_ip, dst_ip, proto, tos) == NULL) {
+		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
+		return -ENOBUFS;
+	}
 	if (fin != NULL)
 		fin(m);
 	rnic_arp_resolve_and_send(w, p, m, nh);
+	return 0;
+}
+
+int rnic_net_reply_ipv4(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+			uint32_t src_ip, uint32_t dst_ip, uint8_t proto,
+			const struct rte_ether_addr *l2_dst)
+{
+	if (p->taken_by != 0 || !rte_is_unicast_ether_addr(l2_dst))
+		return rnic_net_output_ipv4_src(w, p, m, src_ip, dst_ip, proto, 0, NULL);
+	struct rte_ether_hdr *eh = ipv4_prepend(w, p, m, src_ip ? src_ip : p->ip, dst_ip,
+						proto, 0);
+	if (eh == NULL) {
+		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
+		return -ENOBUFS;
+	}
+	eh->dst_addr = *l2_dst;
+	rnic_worker_tx(w, p, m);
 	return 0;
 }
 

@@ -64,7 +64,7 @@ static uint32_t cookie_syn_window(const struct tcp_stack *ts)
 
 /* SYN to a listener: answer with a cookie, keep nothing (seed 004). */
 static void syn_stage_syn(struct rnic_worker *w, struct rnic_port *p,
-			  const struct tcp_key *k, const struct tcp_seg *s)
+			  const struct tcp_key *k, const struct tcp_seg *s, struct rte_mbuf *m)
 {
 	struct tcp_stack *ts = tcp_s(w->st);
 	struct tcp_worker *tw = tcp_w(w);
@@ -92,8 +92,11 @@ static void syn_stage_syn(struct rnic_worker *w, struct rnic_port *p,
 		o.sack_ok = false;
 	}
 	tw->st.cookies_sent++;
-	tcp_send_ctl(w, p, k, cookie, s->seq + 1, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG,
-		     &o, cookie_syn_window(ts));
+	/* in the SYN's own buffer, back to the SYN's Ethernet source: a flood
+	 * of spoofed sources costs no allocation, no ARP entry and no ARP
+	 * request per SYN */
+	tcp_reply_ctl(w, p, m, k, cookie, s->seq + 1, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG,
+		      &o, cookie_syn_window(ts));
 }
 
 /* Final ACK with a valid cookie: the TCB is born established. */
@@ -941,8 +944,7 @@ void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 		struct tcp_listener *l = tcp_find_listener(w->st, rte_be_to_cpu_16(k.lport));
 		uint8_t f = s.flags & (RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG | RTE_TCP_RST_FLAG);
 		if (l != NULL && f == RTE_TCP_SYN_FLAG) {
-			syn_stage_syn(w, p, &k, &s);
-			rte_pktmbuf_free(m);
+			syn_stage_syn(w, p, &k, &s, m);
 			return;
 		}
 		if (l != NULL && f == RTE_TCP_ACK_FLAG) {
@@ -952,7 +954,8 @@ void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 				/* not a valid cookie: RFC 9293 says reset */
 				if (rst)
 					tcp_send_rst_for(w, p, m);
-				rte_pktmbuf_free(m);
+				else
+					rte_pktmbuf_free(m);
 				return;
 			}
 			/* the ACK may carry data: process it as established
@@ -965,7 +968,6 @@ void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 			if (l == NULL)
 				tw->st.no_listener++;
 			tcp_send_rst_for(w, p, m);
-			rte_pktmbuf_free(m);
 			return;
 		}
 	}

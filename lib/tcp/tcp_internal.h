@@ -307,8 +307,14 @@ void tcp_send_ack(struct rnic_tcp_conn *c);
  * handshake's ACK: tcp_in.c, handshake_ack_lost()). */
 void tcp_send_ack_seq(struct rnic_tcp_conn *c, uint32_t seq);
 void tcp_send_syn(struct rnic_tcp_conn *c, bool ack);
-void tcp_send_rst_for(struct rnic_worker *w, struct rnic_port *p,
-		      const struct rte_mbuf *m);
+/* The reset for a segment without a connection; consumes @p m. */
+void tcp_send_rst_for(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m);
+/* A stateless answer to the received frame @p in (consumed; its buffer is
+ * reused when it can be), sent to its Ethernet source without a route
+ * lookup or ARP (rnic_net_reply_ipv4). */
+void tcp_reply_ctl(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *in,
+		   const struct tcp_key *k, uint32_t seq, uint32_t ack, uint8_t flags,
+		   const struct tcp_opts *o, uint32_t wnd);
 void tcp_send_ctl(struct rnic_worker *w, struct rnic_port *p,
 		  const struct tcp_key *k, uint32_t seq, uint32_t ack,
 		  uint8_t flags, const struct tcp_opts *o, uint32_t wnd);

@@ -86,12 +86,17 @@ static uint16_t tcp_cksum(const struct tcp_key *k, struct rte_mbuf *m, uint32_t 
 }
 
 /* Build and send one segment: header fields from @p c or explicit values. */
-static int tcp_xmit(struct rnic_worker *w, struct rnic_port *p,
-		    const struct tcp_key *k, uint32_t seq, uint32_t ack,
-		    uint8_t flags, const struct tcp_opts *o, bool syn_opts,
-		    uint16_t wnd, struct rte_mbuf *payload)
+/* tcp_xmit() building into @p h (a blank mbuf: NULL allocates one) and,
+ * with @p l2_dst, sending straight to that Ethernet address (a stateless
+ * reply) instead of routing and resolving. */
+static int tcp_xmit_in(struct rnic_worker *w, struct rnic_port *p,
+		       const struct tcp_key *k, uint32_t seq, uint32_t ack,
+		       uint8_t flags, const struct tcp_opts *o, bool syn_opts,
+		       uint16_t wnd, struct rte_mbuf *payload, struct rte_mbuf *h,
+		       const struct rte_ether_addr *l2_dst)
 {
-	struct rte_mbuf *h = rte_pktmbuf_alloc(p->pool);
+	if (h == NULL)
+		h = rte_pktmbuf_alloc(p->pool);
 	if (h == NULL) {
 		rte_pktmbuf_free(payload);
 		w->drops[RNIC_DROP_NO_MBUF]++;
@@ -134,12 +139,23 @@ static int tcp_xmit(struct rnic_worker *w, struct rnic_port *p,
 	}
 	th->cksum = tcp_cksum(k, h, len);
 	tcp_w(w)->st.segs_out++;
+	if (l2_dst != NULL)
+		return rnic_net_reply_ipv4(w, p, h, rte_be_to_cpu_32(k->laddr),
+					   rte_be_to_cpu_32(k->raddr), IPPROTO_TCP, l2_dst);
 	/* from the connection's address, which is not the port's own once
 	 * the port took it over from a failed one (port failover) */
 	w->tx_src_ip = rte_be_to_cpu_32(k->laddr);
 	int rc = rnic_net_output_ipv4(w, p, h, rte_be_to_cpu_32(k->raddr), IPPROTO_TCP);
 	w->tx_src_ip = 0;
 	return rc;
+}
+
+static int tcp_xmit(struct rnic_worker *w, struct rnic_port *p,
+		    const struct tcp_key *k, uint32_t seq, uint32_t ack,
+		    uint8_t flags, const struct tcp_opts *o, bool syn_opts,
+		    uint16_t wnd, struct rte_mbuf *payload)
+{
+	return tcp_xmit_in(w, p, k, seq, ack, flags, o, syn_opts, wnd, payload, NULL, NULL);
 }
 
 /* Options for a non-SYN segment of @p c (timestamps, SACK blocks). */
@@ -263,16 +279,42 @@ void tcp_send_ctl(struct rnic_worker *w, struct rnic_port *p,
 		 (uint16_t)(wnd > 65535 ? 65535 : wnd), NULL);
 }
 
-/* RFC 9293 3.10.7.1: the reset for a segment that has no connection. */
-void tcp_send_rst_for(struct rnic_worker *w, struct rnic_port *p,
-		      const struct rte_mbuf *m)
+void tcp_reply_ctl(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *in,
+		   const struct tcp_key *k, uint32_t seq, uint32_t ack, uint8_t flags,
+		   const struct tcp_opts *o, uint32_t wnd)
+{
+	struct rte_ether_addr to;
+	bool l2 = in->l2_len >= sizeof(struct rte_ether_hdr);
+	if (l2)
+		to = rte_pktmbuf_mtod(in, const struct rte_ether_hdr *)->src_addr;
+	struct rte_mbuf *h = NULL;
+	/* the segment's own buffer carries the answer when nobody else holds
+	 * it and it has room for the headers: no allocation and no free per
+	 * reply */
+	if (RTE_MBUF_DIRECT(in) && in->nb_segs == 1 && rte_mbuf_refcnt_read(in) == 1 &&
+	    in->buf_len >= RTE_PKTMBUF_HEADROOM + 128) {
+		rte_pktmbuf_reset(in);
+		h = in;
+	} else {
+		rte_pktmbuf_free(in);
+	}
+	bool syn = flags & RTE_TCP_SYN_FLAG;
+	tcp_xmit_in(w, p, k, seq, ack, flags, o, syn, (uint16_t)(wnd > 65535 ? 65535 : wnd),
+		    NULL, h, l2 ? &to : NULL);
+}
+
+/* RFC 9293 3.10.7.1: the reset for a segment that has no connection, sent
+ * back the way it came (a stateless reply). Consumes @p m. */
+void tcp_send_rst_for(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 {
 	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
 			const struct rte_ipv4_hdr *, m->l2_len);
 	const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)
 		((const uint8_t *)ip + m->l3_len);
-	if (th->tcp_flags & RTE_TCP_RST_FLAG)
-		return;   /* never answer a reset */
+	if (th->tcp_flags & RTE_TCP_RST_FLAG) {
+		rte_pktmbuf_free(m);   /* never answer a reset */
+		return;
+	}
 	struct tcp_key k = { ip->dst_addr, ip->src_addr, th->dst_port, th->src_port };
 	uint32_t hl = (th->data_off >> 4) * 4u;
 	uint32_t len = rte_be_to_cpu_16(ip->total_length) - m->l3_len - hl;
@@ -280,11 +322,11 @@ void tcp_send_rst_for(struct rnic_worker *w, struct rnic_port *p,
 	len += (th->tcp_flags & RTE_TCP_FIN_FLAG) ? 1 : 0;
 	tcp_w(w)->st.resets_out++;
 	if (th->tcp_flags & RTE_TCP_ACK_FLAG)
-		tcp_send_ctl(w, p, &k, rte_be_to_cpu_32(th->recv_ack), 0,
-			     RTE_TCP_RST_FLAG, NULL, 0);
+		tcp_reply_ctl(w, p, m, &k, rte_be_to_cpu_32(th->recv_ack), 0,
+			      RTE_TCP_RST_FLAG, NULL, 0);
 	else
-		tcp_send_ctl(w, p, &k, 0, rte_be_to_cpu_32(th->sent_seq) + len,
-			     RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG, NULL, 0);
+		tcp_reply_ctl(w, p, m, &k, 0, rte_be_to_cpu_32(th->sent_seq) + len,
+			      RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG, NULL, 0);
 }
 
 /* A reference to the unit's payload for one transmission. */

@@ -54,6 +54,17 @@ int rnic_net_output_ipv4(struct rnic_worker *w, struct rnic_port *p,
 	return 0;
 }
 
+/* The stateless replies of the SYN stage: captured like every frame (the
+ * harness has no Ethernet layer to answer to). */
+int rnic_net_reply_ipv4(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+			uint32_t src_ip, uint32_t dst_ip, uint8_t proto,
+			const struct rte_ether_addr *l2_dst)
+{
+	(void)src_ip;
+	(void)l2_dst;
+	return rnic_net_output_ipv4(w, p, m, dst_ip, proto);
+}
+
 struct rnic_port *rnic_net_route(struct rnic_stack *st, uint32_t dst_ip,
 				 uint32_t *next_hop)
 {
