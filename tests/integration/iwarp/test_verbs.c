@@ -221,13 +221,14 @@ static void cm_hang_report(struct rnic_cm_channel *ch)
 		rnic_iw_stats(side[i].st, &w);
 		fprintf(stderr, "  %s: tcp syns %llu cookies %llu valid %llu invalid %llu "
 			"established %llu rst in %llu out %llu rtos %llu retry_timeouts %llu "
-			"backlog_full %llu no_listener %llu tcbs %llu; mpa timeouts active %llu "
-			"passive %llu\n", side[i].name, (unsigned long long)t.syns,
+			"user_timeouts %llu backlog_full %llu no_listener %llu tcbs %llu; mpa "
+			"timeouts active %llu passive %llu\n", side[i].name,
+			(unsigned long long)t.syns,
 			(unsigned long long)t.cookies_sent, (unsigned long long)t.cookie_valid,
 			(unsigned long long)t.cookie_invalid, (unsigned long long)t.established,
 			(unsigned long long)t.resets_in, (unsigned long long)t.resets_out,
 			(unsigned long long)t.rtos, (unsigned long long)t.retry_timeouts,
-			(unsigned long long)t.backlog_full, (unsigned long long)t.no_listener,
+			(unsigned long long)t.user_timeouts, (unsigned long long)t.backlog_full, (unsigned long long)t.no_listener,
 			(unsigned long long)t.tcbs, (unsigned long long)w.mpa_timeouts_active,
 			(unsigned long long)w.mpa_timeouts_passive);
 		struct rnic_cm_event ev;
@@ -1094,6 +1095,11 @@ static void t_reads_1000(void)
 		int k = ibv_poll_cq(b.cq, 32, wc);
 		CHECK(k >= 0, "poll_cq %d", k);
 		for (int j = 0; j < k; j++, done++) {
+			if (wc[j].status != IBV_WC_SUCCESS) {   /* say why the stream died */
+				cm_hang_report(NULL);
+				rnic_qp_dump(a.qp, stderr);
+				rnic_qp_dump(b.qp, stderr);
+			}
 			CHECK(wc[j].wr_id == (uint64_t)done && wc[j].status == IBV_WC_SUCCESS &&
 			      wc[j].opcode == IBV_WC_RDMA_READ && wc[j].byte_len == len[done],
 			      "read completion %d: wr_id %llu status %d opcode %d len %u (want %u)",
