@@ -210,6 +210,18 @@ static void check_send_completion(struct qpair *p, unsigned idx, const struct ib
 			lost += wc->wr_id - p->completed;
 	}
 	if (wc->status != IBV_WC_SUCCESS) {
+		if (bad_status == 0 && getenv("SOAK_DEBUG")) {   /* why the QP ended */
+			struct rnic_qp_stats sa, sb;
+			rnic_qp_stats(p->a, &sa);
+			rnic_qp_stats(p->b, &sb);
+			fprintf(stderr, "QP %u ended: terminates in/out A %lu/%lu B %lu/%lu, "
+				"flushed A %lu B %lu\n", idx, (unsigned long)sa.terminates_in,
+				(unsigned long)sa.terminates_out, (unsigned long)sb.terminates_in,
+				(unsigned long)sb.terminates_out, (unsigned long)sa.flushed,
+				(unsigned long)sb.flushed);
+			rnic_qp_dump(p->a, stderr);
+			rnic_qp_dump(p->b, stderr);
+		}
 		if (bad_status++ < 4)
 			fprintf(stderr, "rnic-soak: QP %u: work request %lu (op %d) completed with %s "
 				"after %lu ops\n", idx, (unsigned long)wc->wr_id,
@@ -620,6 +632,38 @@ int main(int argc, char **argv)
 				}
 			}
 			last_t = t;
+		}
+		if (getenv("SOAK_DEBUG")) {   /* one QP stalled while the others go on */
+			static uint64_t qp_done[MAX_QPS];
+			static double qp_seen[MAX_QPS];
+			static int qp_dumped[MAX_QPS];
+			for (unsigned i = 0; i < o.qps; i++) {
+				uint64_t d = qp[i].completed + qp[i].recvs_done;
+				if (d != qp_done[i] || qp[i].posted == qp[i].completed ||
+				    qp_seen[i] == 0) {
+					qp_done[i] = d;
+					qp_seen[i] = t;
+				} else if ((t - qp_seen[i] > 10 && !qp_dumped[i]) ||
+					   (t - qp_seen[i] > 20 && qp_dumped[i] == 1)) {
+					qp_dumped[i]++;
+					struct rnic_tcp_stats ta, tb;
+					rnic_tcp_stats(A, &ta);
+					rnic_tcp_stats(B, &tb);
+					fprintf(stderr, "A/B: paws %lu/%lu oow %lu/%lu chal %lu/%lu dup %lu/%lu "
+						"segs in %lu/%lu out %lu/%lu\n",
+						(unsigned long)ta.paws_drops, (unsigned long)tb.paws_drops,
+						(unsigned long)ta.out_of_window, (unsigned long)tb.out_of_window,
+						(unsigned long)ta.challenge_acks, (unsigned long)tb.challenge_acks,
+						(unsigned long)ta.dup_segs, (unsigned long)tb.dup_segs,
+						(unsigned long)ta.segs_in, (unsigned long)tb.segs_in,
+						(unsigned long)ta.segs_out, (unsigned long)tb.segs_out);
+					fprintf(stderr, "qp %u: no completion for 10 s (posted %lu completed "
+						"%lu)\n", i, (unsigned long)qp[i].posted,
+						(unsigned long)qp[i].completed);
+					rnic_qp_dump(qp[i].a, stderr);
+					rnic_qp_dump(qp[i].b, stderr);
+				}
+			}
 		}
 		if (t - last_progress > (getenv("SOAK_DEBUG") ? 8 : 30)) {   /* nothing for 30 s: give up, count the loss */
 			if (ops_done == last_done) {

@@ -2036,6 +2036,11 @@ void rnic_iw_dump(const struct rnic_iw_ep *ep, FILE *f)
 			rnic_timer_pending(&c->rtx_timer),
 			(long)(c->rtx_timer.expire_tick - ep->w->timers.cur_tick), c->tlp_armed,
 			c->tlp_out, c->rto_retries, c->lost_bytes, c->in_recovery, c->rcv_nxt);
+		fprintf(f, "  tcp rcv: wnd %u ooo %u (%u bytes) hold %d held %u rcv_adv %u snd_wnd %u\n",
+			tcp_rcv_window(c), c->n_ooo, c->ooo_bytes, c->hold,
+			c->held ? rte_pktmbuf_pkt_len(c->held) : 0, c->rcv_adv, c->snd_wnd);
+		for (unsigned i = 0; i < c->n_ooo && i < 8; i++)
+			fprintf(f, "    ooo %u seq %u len %u\n", i, c->ooo[i].seq, c->ooo[i].len);
 		for (uint32_t i = c->u_head; i != c->u_next && i - c->u_head < 8; i++) {
 			const struct tcp_unit *u = &c->units[i & (c->units_cap - 1)];
 			fprintf(f, "    unit %u seq %u len %u sacked %d lost %d retx %d\n", i, u->seq,
