@@ -185,6 +185,8 @@ struct rnic_tcp_stats {
 	uint64_t handshake_acks; /**< handshake ACKs repeated for a peer's repeated SYN-ACK */
 	uint64_t tcbs_cached;    /**< freed TCBs kept for reuse (at most 256 per worker) */
 	uint64_t tcb_reuses;     /**< TCBs taken from that cache instead of the heap */
+	uint64_t sack_reneging;  /**< timeouts that found the first unacknowledged unit
+				      SACKed and dropped the SACK marks (RFC 2018 section 8) */
 };
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);
 

@@ -401,6 +401,27 @@ static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 	c->in_recovery = false;
 	c->recover = c->snd_max;
 	c->dupacks = 0;
+	/*
+	 * The first unit SACKed but not acknowledged: the receiver reneged,
+	 * or our scoreboard is wrong (a SACK block it meant otherwise). RFC
+	 * 2018 section 8: after a timeout the SACK information is ignored.
+	 * Kept, it would make this timeout resend nothing (it resends the
+	 * first unit, which is "SACKed"), and every later one too, until the
+	 * user timeout ended a connection whose peer had everything but one
+	 * lost ACK (seen in the lossy iWARP soak).
+	 */
+	struct tcp_unit *head = &c->units[c->u_head & (c->units_cap - 1)];
+	if (c->u_head != c->u_next && head->sacked) {
+		tw->st.sack_reneging++;
+		for (uint32_t i = c->u_head; i != c->u_next; i++) {
+			struct tcp_unit *u = &c->units[i & (c->units_cap - 1)];
+			if (u->sacked) {
+				u->sacked = false;
+				c->sacked_bytes -= u->len;
+			}
+		}
+		c->high_sacked = c->snd_una;
+	}
 	/* everything outstanding and not SACKed is presumed lost */
 	for (uint32_t i = c->u_head; i != c->u_next; i++) {
 		struct tcp_unit *u = &c->units[i & (c->units_cap - 1)];

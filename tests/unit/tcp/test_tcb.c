@@ -1157,6 +1157,58 @@ static void rto_retransmit(void **state)
 	h_app_fini(&sb);
 }
 
+/* The receiver SACKs the first unacknowledged segment (reneging, or a
+ * block meant otherwise) and its ACK of everything is lost: the timeout
+ * drops the SACK marks (RFC 2018 section 8) and resends that segment. It
+ * used to resend nothing, at every timeout, until the user timeout ended
+ * the connection. */
+static void rto_after_sacked_head(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 8192);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	assert_true(c->sack_ok && c->ts_ok);
+	assert_int_equal(h_send(c, 0, 3000), 0);
+	h_flush(&h_a);                            /* every segment lost */
+	uint32_t una = c->snd_una;
+	uint32_t first = c->units[c->u_head & (c->units_cap - 1)].len;
+	struct tcp_opts o = { .ts_ok = true, .tsval = c->ts_recent + 1, .tsecr = tcp_ts_now(c),
+			      .n_sack = 1 };
+	o.sack[0] = (struct tcp_sack_block){ una, una + first };
+	h_input(&h_a, h_craft_to(c, c->rcv_nxt, una, ACK, &o, NULL, 0));
+	assert_true(c->units[c->u_head & (c->units_cap - 1)].sacked);
+	h_flush(&h_a);
+	uint64_t ren = h_stats(&h_a).sack_reneging;
+	/* a tail loss probe (the last segment) may come first; the timeouts
+	 * that follow, each lost, must resend the first segment */
+	bool resent = false;
+	for (int round = 0; round < 6 && !resent; round++) {
+		h_advance(tcp_rtt_rto(&c->rtt, 5000) + 1000);
+		while (h_a.n_out > 0) {
+			struct h_seg s;
+			rte_pktmbuf_free(next_seg(&h_a, &s));
+			if (s.seq == una && s.len == first)
+				resent = true;
+		}
+	}
+	assert_true(resent);                      /* the "SACKed" first segment again */
+	assert_true(h_stats(&h_a).sack_reneging > ren);
+	assert_int_equal(c->sacked_bytes, 0);
+	/* and the transfer completes (the next timeouts are backed off) */
+	for (int round = 0; round < 20 && sb.got < 3000; round++) {
+		h_pump(NULL, NULL, NULL, 200);
+		if (sb.got < 3000)
+			h_advance(tcp_rtt_rto(&c->rtt, 5000) + 1000);
+	}
+	assert_int_equal(sb.got, 3000);
+	assert_true(h_pattern_ok(sb.buf, 0, 3000));
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 /* The last two segments are lost: a tail loss probe two RTTs later (not
  * the RTO) resends the last one, its SACK shows the other missing, and
  * recovery repairs it, all well before the RTO. */
@@ -2600,7 +2652,7 @@ int main(void)
 		T(data_and_delayed_ack), T(records_not_merged), T(ooo_sack_fast_retransmit),
 		T(sack_blocks_most_recent_first), T(ooo_overlaps_merge),
 		T(dsack_reports_duplicates), T(random_segments_reassemble),
-		T(rto_retransmit), T(tail_loss_probe), T(spurious_rto_undone), T(zero_window_probe),
+		T(rto_retransmit), T(rto_after_sacked_head), T(tail_loss_probe), T(spurious_rto_undone), T(zero_window_probe),
 		T(sent_callback_respects_window),
 		T(fin_to_time_wait), T(simultaneous_close), T(orphan_close),
 		T(rst_validation), T(paws_drop),
