@@ -194,6 +194,26 @@ static int post_one(struct qpair *p, unsigned idx)
 	return 0;
 }
 
+/* SOAK_DEBUG: both stacks' TCP drop and retransmission counters. */
+static void tcp_counters_dump(struct rnic_stack *A, struct rnic_stack *B)
+{
+	struct rnic_tcp_stats ta, tb;
+	rnic_tcp_stats(A, &ta);
+	rnic_tcp_stats(B, &tb);
+	fprintf(stderr, "paws %lu/%lu dup %lu/%lu csum %lu/%lu hdr %lu/%lu opts %lu/%lu chal %lu/%lu\n",
+		(unsigned long)ta.paws_drops, (unsigned long)tb.paws_drops,
+		(unsigned long)ta.dup_segs, (unsigned long)tb.dup_segs,
+		(unsigned long)ta.bad_csum, (unsigned long)tb.bad_csum,
+		(unsigned long)ta.bad_hdr, (unsigned long)tb.bad_hdr,
+		(unsigned long)ta.bad_opts, (unsigned long)tb.bad_opts,
+		(unsigned long)ta.challenge_acks, (unsigned long)tb.challenge_acks);
+	fprintf(stderr, "A tcp: segs %lu/%lu rtx %lu rto %lu oow %lu | B tcp: segs %lu/%lu rtx %lu rto %lu oow %lu\n",
+		(unsigned long)ta.segs_in, (unsigned long)ta.segs_out, (unsigned long)ta.retransmits,
+		(unsigned long)ta.rtos, (unsigned long)ta.out_of_window,
+		(unsigned long)tb.segs_in, (unsigned long)tb.segs_out, (unsigned long)tb.retransmits,
+		(unsigned long)tb.rtos, (unsigned long)tb.out_of_window);
+}
+
 /* SOAK_DEBUG: a RoCE QP's state and recovery trace, on its worker. */
 static void roce_dump_on_worker(struct rnic_worker *w, void *arg)
 {
@@ -646,17 +666,7 @@ int main(int argc, char **argv)
 				} else if ((t - qp_seen[i] > 10 && !qp_dumped[i]) ||
 					   (t - qp_seen[i] > 20 && qp_dumped[i] == 1)) {
 					qp_dumped[i]++;
-					struct rnic_tcp_stats ta, tb;
-					rnic_tcp_stats(A, &ta);
-					rnic_tcp_stats(B, &tb);
-					fprintf(stderr, "A/B: paws %lu/%lu oow %lu/%lu chal %lu/%lu dup %lu/%lu "
-						"segs in %lu/%lu out %lu/%lu\n",
-						(unsigned long)ta.paws_drops, (unsigned long)tb.paws_drops,
-						(unsigned long)ta.out_of_window, (unsigned long)tb.out_of_window,
-						(unsigned long)ta.challenge_acks, (unsigned long)tb.challenge_acks,
-						(unsigned long)ta.dup_segs, (unsigned long)tb.dup_segs,
-						(unsigned long)ta.segs_in, (unsigned long)tb.segs_in,
-						(unsigned long)ta.segs_out, (unsigned long)tb.segs_out);
+					tcp_counters_dump(A, B);
 					fprintf(stderr, "qp %u: no completion for 10 s (posted %lu completed "
 						"%lu)\n", i, (unsigned long)qp[i].posted,
 						(unsigned long)qp[i].completed);
@@ -701,24 +711,10 @@ int main(int argc, char **argv)
 							fprintf(stderr, "  drop %s A %lu B %lu\n", rnic_drop_name(k),
 								(unsigned long)A->workers[0]->drops[k],
 								(unsigned long)B->workers[0]->drops[k]);
-					struct rnic_tcp_stats ta, tb;
 					for (int rep = 0; rep < 2; rep++) {
-					if (rep)
-						sleep(3);
-					rnic_tcp_stats(A, &ta);
-					rnic_tcp_stats(B, &tb);
-					fprintf(stderr, "paws %lu/%lu dup %lu/%lu csum %lu/%lu hdr %lu/%lu opts %lu/%lu chal %lu/%lu\n",
-						(unsigned long)ta.paws_drops, (unsigned long)tb.paws_drops,
-						(unsigned long)ta.dup_segs, (unsigned long)tb.dup_segs,
-						(unsigned long)ta.bad_csum, (unsigned long)tb.bad_csum,
-						(unsigned long)ta.bad_hdr, (unsigned long)tb.bad_hdr,
-						(unsigned long)ta.bad_opts, (unsigned long)tb.bad_opts,
-						(unsigned long)ta.challenge_acks, (unsigned long)tb.challenge_acks);
-					fprintf(stderr, "A tcp: segs %lu/%lu rtx %lu rto %lu oow %lu | B tcp: segs %lu/%lu rtx %lu rto %lu oow %lu\n",
-						(unsigned long)ta.segs_in, (unsigned long)ta.segs_out, (unsigned long)ta.retransmits,
-						(unsigned long)ta.rtos, (unsigned long)ta.out_of_window,
-						(unsigned long)tb.segs_in, (unsigned long)tb.segs_out, (unsigned long)tb.retransmits,
-						(unsigned long)tb.rtos, (unsigned long)tb.out_of_window);
+						if (rep)
+							sleep(3);
+						tcp_counters_dump(A, B);
 					}
 				}
 				break;

@@ -220,8 +220,6 @@ struct rnic_iw_ep {
 	struct rnic_qp_xfer own_xfer;
 	struct rnic_qp_xfer *xfer;     /* the bound QP's, or own_xfer */
 	int term_err;                  /* we sent a Terminate: close with -EPROTO */
-	bool close_fin;                /* close with a FIN even though err is set
-					* (a reject must reach the peer first) */
 	unsigned busy;                 /* inside ep_input: free later */
 
 	/* STag migration (seed 000): a tagged segment (or a Read Request) for
@@ -319,6 +317,7 @@ static void iw_debug(const char *fmt, ...)
 	va_end(ap);
 }
 static void ep_close(struct rnic_iw_ep *ep, int err);
+static void ep_close_how(struct rnic_iw_ep *ep, int err, bool fin);
 static void ep_free(struct rnic_iw_ep *ep);
 static const struct rnic_fpdu_rx_ops frx_ops;
 
@@ -1766,8 +1765,7 @@ int rnic_iw_reject(struct rnic_iw_ep *ep, const void *pdata, uint16_t pd_len)
 	 * closes. A FIN behind it, not a reset: a reset would discard the
 	 * reject from TCP's retransmission queue, and a peer whose copy was
 	 * lost would see a reset instead of the reject. */
-	ep->close_fin = true;
-	ep_close(ep, -ECONNREFUSED);
+	ep_close_how(ep, -ECONNREFUSED, true);
 	return 0;
 }
 
@@ -1905,7 +1903,10 @@ static void ep_free(struct rnic_iw_ep *ep)
 	rte_free(ep);
 }
 
-static void ep_close(struct rnic_iw_ep *ep, int err)
+/* Close the endpoint, reporting @p err; the TCP connection goes with a FIN
+ * when @p fin (whatever err says: a reject must reach the peer first), else
+ * with a reset on an error. */
+static void ep_close_how(struct rnic_iw_ep *ep, int err, bool fin)
 {
 	if (ep->state == EP_CLOSED)
 		return;
@@ -1921,7 +1922,7 @@ static void ep_close(struct rnic_iw_ep *ep, int err)
 		ep->c = NULL;
 		rnic_tcp_set_ops(c, NULL, NULL);
 		rnic_tcp_hold(c, false);
-		if (err && !ep->close_fin)
+		if (err && !fin)
 			rnic_tcp_abort(c);
 		else
 			rnic_tcp_close(c);
@@ -1932,6 +1933,11 @@ static void ep_close(struct rnic_iw_ep *ep, int err)
 	ep->hooks = NULL;
 	if (ep->busy == 0)
 		ep_free(ep);   /* else ep_input frees it on the way out */
+}
+
+static void ep_close(struct rnic_iw_ep *ep, int err)
+{
+	ep_close_how(ep, err, false);
 }
 
 static const struct rnic_tcp_ops ep_tcp_ops;

@@ -411,20 +411,17 @@ static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 	 * lost ACK (seen in the lossy iWARP soak).
 	 */
 	struct tcp_unit *head = &c->units[c->u_head & (c->units_cap - 1)];
-	if (c->u_head != c->u_next && head->sacked) {
+	bool reneged = c->u_head != c->u_next && head->sacked;
+	if (reneged) {
 		tw->st.sack_reneging++;
-		for (uint32_t i = c->u_head; i != c->u_next; i++) {
-			struct tcp_unit *u = &c->units[i & (c->units_cap - 1)];
-			if (u->sacked) {
-				u->sacked = false;
-				c->sacked_bytes -= u->len;
-			}
-		}
+		c->sacked_bytes = 0;
 		c->high_sacked = c->snd_una;
 	}
 	/* everything outstanding and not SACKed is presumed lost */
 	for (uint32_t i = c->u_head; i != c->u_next; i++) {
 		struct tcp_unit *u = &c->units[i & (c->units_cap - 1)];
+		if (reneged)
+			u->sacked = false;
 		if (!u->sacked && !u->lost) {
 			u->lost = true;
 			c->lost_bytes += u->len;

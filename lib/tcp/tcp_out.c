@@ -85,10 +85,10 @@ static uint16_t tcp_cksum(const struct tcp_key *k, struct rte_mbuf *m, uint32_t 
 	return (uint16_t)~tcp_l4_sum(m, 0, len, k->laddr, k->raddr);
 }
 
-/* Build and send one segment: header fields from @p c or explicit values. */
-/* tcp_xmit() building into @p h (a blank mbuf: NULL allocates one) and,
- * with @p l2_dst, sending straight to that Ethernet address (a stateless
- * reply) instead of routing and resolving. */
+/* Build and send one segment: header fields from @p c or explicit values,
+ * into @p h (a blank mbuf; NULL allocates one). With @p l2_dst it goes
+ * straight to that Ethernet address (a stateless reply) instead of being
+ * routed and resolved. */
 static int tcp_xmit_in(struct rnic_worker *w, struct rnic_port *p,
 		       const struct tcp_key *k, uint32_t seq, uint32_t ack,
 		       uint8_t flags, const struct tcp_opts *o, bool syn_opts,
@@ -270,13 +270,21 @@ void tcp_send_syn(struct rnic_tcp_conn *c, bool ack)
 	c->snd_max = seq_max(c->snd_max, c->snd_nxt);
 }
 
+/* A control segment (SYN and options, RST, bare ACK) of the window @p wnd,
+ * clamped to the unscaled field. */
+static void ctl_xmit(struct rnic_worker *w, struct rnic_port *p, const struct tcp_key *k,
+		     uint32_t seq, uint32_t ack, uint8_t flags, const struct tcp_opts *o,
+		     uint32_t wnd, struct rte_mbuf *h, const struct rte_ether_addr *l2_dst)
+{
+	tcp_xmit_in(w, p, k, seq, ack, flags, o, flags & RTE_TCP_SYN_FLAG,
+		    (uint16_t)(wnd > 65535 ? 65535 : wnd), NULL, h, l2_dst);
+}
+
 void tcp_send_ctl(struct rnic_worker *w, struct rnic_port *p,
 		  const struct tcp_key *k, uint32_t seq, uint32_t ack,
 		  uint8_t flags, const struct tcp_opts *o, uint32_t wnd)
 {
-	bool syn = flags & RTE_TCP_SYN_FLAG;
-	tcp_xmit(w, p, k, seq, ack, flags, o, syn,
-		 (uint16_t)(wnd > 65535 ? 65535 : wnd), NULL);
+	ctl_xmit(w, p, k, seq, ack, flags, o, wnd, NULL, NULL);
 }
 
 void tcp_reply_ctl(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *in,
@@ -298,9 +306,7 @@ void tcp_reply_ctl(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *
 	} else {
 		rte_pktmbuf_free(in);
 	}
-	bool syn = flags & RTE_TCP_SYN_FLAG;
-	tcp_xmit_in(w, p, k, seq, ack, flags, o, syn, (uint16_t)(wnd > 65535 ? 65535 : wnd),
-		    NULL, h, l2 ? &to : NULL);
+	ctl_xmit(w, p, k, seq, ack, flags, o, wnd, h, l2 ? &to : NULL);
 }
 
 /* RFC 9293 3.10.7.1: the reset for a segment that has no connection, sent
