@@ -42,7 +42,8 @@ static void usage(FILE *f)
 		"                      main thread runs the requesting stack's worker loop\n"
 		"  --drive MODE        (--loopback) inline (the default), one: the main thread\n"
 		"                      runs both stacks (one CPU), threaded: every worker\n"
-		"                      on its own lcore\n"
+		"                      on its own lcore, split: a thread per stack runs\n"
+		"                      its worker loop and its own QPs (two hosts)\n"
 		"  --server            wait for one client on the port(s) given\n"
 		"  --client ADDR       run against the server at ADDR (A.B.C.D)\n"
 		"  --transport T       iwarp or roce (default iwarp)\n"
@@ -64,6 +65,8 @@ static void usage(FILE *f)
 		"                      unless all is well\n"
 		"  --ports N           (--loopback) ring pairs between the stacks, 1 or 2;\n"
 		"                      QPs connect through port 0, MRs are port 0's\n"
+		"  --lo-mtu N          (--loopback) the ring ports' IP MTU, 576..9000\n"
+		"                      (default 1500; Linux's lo has 65536)\n"
 		"  --fail-port N       take port N down on both stacks mid-run (the cable);\n"
 		"  --fail-at PERCENT   ... once PERCENT of the operations completed (50)\n"
 		"  --workers N         workers per stack; --busy-poll: workers never sleep\n"
@@ -102,7 +105,7 @@ static int test_arg(const char *s, enum perf_test *t)
 enum {
 	OPT_LOOPBACK = 256, OPT_SERVER, OPT_CLIENT, OPT_TRANSPORT, OPT_TEST, OPT_DURATION,
 	OPT_QPS, OPT_TX_DEPTH, OPT_CQS, OPT_REBIND, OPT_JSON, OPT_TCP_PORT, OPT_VERIFY,
-	OPT_PORTS, OPT_FAIL_PORT, OPT_FAIL_AT, OPT_DRIVE,
+	OPT_PORTS, OPT_LO_MTU, OPT_FAIL_PORT, OPT_FAIL_AT, OPT_DRIVE,
 };
 
 /* One option of ours. @return 0 or -1 (message printed). */
@@ -189,18 +192,23 @@ static int one_opt(struct perf_opts *o, int c, const char *arg, bool *have_test,
 		return 0;
 	case OPT_JSON: o->json = true; return 0;
 	case OPT_DRIVE:
-		for (int d = 0; d <= PERF_DRIVE_THREADED; d++)
+		for (int d = 0; d <= PERF_DRIVE_SPLIT; d++)
 			if (strcmp(arg, perf_drive_names[d]) == 0) {
 				o->drive = (enum perf_drive)d;
 				return 0;
 			}
-		fprintf(stderr, "rnic-perf: --drive %s: inline, one or threaded\n", arg);
+		fprintf(stderr, "rnic-perf: --drive %s: inline, one, threaded or split\n", arg);
 		return -1;
 	case OPT_VERIFY: o->verify = true; return 0;
 	case OPT_PORTS:
 		if (num_arg("--ports", arg, 1, 2, &v) != 0)
 			return -1;
 		o->ports = (unsigned)v;
+		return 0;
+	case OPT_LO_MTU:
+		if (num_arg("--lo-mtu", arg, 576, 9000, &v) != 0)
+			return -1;
+		o->lo_mtu = (uint16_t)v;
 		return 0;
 	case OPT_FAIL_PORT:
 		if (num_arg("--fail-port", arg, 0, 1, &v) != 0)
@@ -245,6 +253,17 @@ static int check_opts(struct perf_opts *o, const struct rnic_config *cfg, bool h
 	if (!o->loopback && cfg->n_ports == 0) {
 		fprintf(stderr, "rnic-perf: --server/--client need a port: --vdev SPEC --ip "
 			"A.B.C.D/LEN (or --pci, --config)\n");
+		return -1;
+	}
+	if (o->lo_mtu != 0 && !o->loopback) {
+		fprintf(stderr, "rnic-perf: --lo-mtu is a --loopback option (give the port "
+			"--mtu after --vdev, --ring or --pci)\n");
+		return -1;
+	}
+	if (o->drive == PERF_DRIVE_SPLIT &&
+	    (o->verify || o->rebind_ms != 0 || o->fail_port >= 0 || o->ports > 1)) {
+		fprintf(stderr, "rnic-perf: --drive split runs each stack on its own thread: "
+			"--verify, --rebind-ms, --fail-port and --ports 2 need another layout\n");
 		return -1;
 	}
 	if (o->ports > 1 && !o->loopback) {
@@ -328,6 +347,7 @@ static int parse(struct perf_opts *o, const struct rnic_config *cfg, int argc, c
 		{ "drive", required_argument, NULL, OPT_DRIVE },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "ports", required_argument, NULL, OPT_PORTS },
+		{ "lo-mtu", required_argument, NULL, OPT_LO_MTU },
 		{ "fail-port", required_argument, NULL, OPT_FAIL_PORT },
 		{ "fail-at", required_argument, NULL, OPT_FAIL_AT },
 		{ "help", no_argument, NULL, 'h' },

@@ -22,6 +22,7 @@ const char *const perf_drive_names[] = {
 	[PERF_DRIVE_INLINE] = "inline",
 	[PERF_DRIVE_ONE] = "one",
 	[PERF_DRIVE_THREADED] = "threaded",
+	[PERF_DRIVE_SPLIT] = "split",
 };
 
 void perf_opts_default(struct perf_opts *o)

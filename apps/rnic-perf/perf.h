@@ -71,6 +71,7 @@ enum perf_drive {
 	PERF_DRIVE_INLINE,               /* the main thread runs B's, A's have lcores */
 	PERF_DRIVE_ONE,                  /* the main thread runs both stacks' */
 	PERF_DRIVE_THREADED,             /* every worker on its own lcore */
+	PERF_DRIVE_SPLIT,                /* a thread per stack: its worker and its ends */
 };
 
 extern const char *const perf_drive_names[];
@@ -97,6 +98,7 @@ struct perf_opts {
 	uint16_t tcp_port;               /* CM listener / RoCE exchange */
 	unsigned ports;                  /* --loopback: ring pairs (1 or 2) */
 	int fail_port;                   /* port taken down mid-run, -1: none */
+	uint16_t lo_mtu;                 /* --loopback: the ring ports' MTU (0: 1500) */
 	unsigned fail_at;                /* ... when this percent of the ops completed */
 	enum perf_drive drive;           /* --loopback: which workers the main thread runs */
 };
@@ -301,5 +303,16 @@ void perf_rebind_stop(struct perf_rebinder *rb, struct perf_result *r);
 /* run.c */
 int perf_run(const struct perf_opts *o, struct perf_side *sides, unsigned nsides,
 	     struct perf_end *ends, unsigned nends, struct perf_result *r);
+
+/*
+ * --drive split: like two hosts, each stack with its application on a CPU
+ * of its own. The main thread runs stack @p b's worker loop and the ends
+ * of sides[1] (the requesters); an lcore of its own runs stack @p a's and
+ * the ends of sides[0]. Both stacks must be stopped (rnic_stack_stop()).
+ * @return as perf_run().
+ */
+int perf_run_split(const struct perf_opts *o, struct perf_side sides[2],
+		   struct perf_end *ends, unsigned nends, struct perf_result *r,
+		   struct rnic_stack *a, struct rnic_stack *b);
 
 #endif

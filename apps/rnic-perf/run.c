@@ -34,6 +34,8 @@
 #include <time.h>
 
 #include <rte_cycles.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
 
 #include "perf.h"
 
@@ -58,6 +60,8 @@ struct run {
 	bool local_requesters;      /* false on a --server: no stall check */
 	double t_fail;              /* --fail-port: when the link went down */
 	bool moved;                 /* ... and both stacks have failed over */
+	const int *until;           /* split, stack A's runner: the main runner's
+				     * end (1 done, -1 failed); NULL otherwise */
 	uint64_t placed_at_fail;    /* the responders' bytes then */
 };
 
@@ -80,6 +84,13 @@ double perf_now(void)
 static const char *end_name(const struct perf_end *e)
 {
 	return e->requester ? "requester" : "responder";
+}
+
+/* Is @p e driven by this runner (one of its sides)? Under --drive split
+ * each thread steps and polls only its own stack's ends. */
+static bool end_mine(const struct run *R, const struct perf_end *e)
+{
+	return e->side >= R->sides && e->side < R->sides + R->nsides;
 }
 
 /* --- completions --------------------------------------------------------- */
@@ -150,7 +161,7 @@ static int on_wc(struct run *R, const struct ibv_wc *wc)
 }
 
 /* Poll every CQ once. @return completions taken, or -1. */
-static struct rnic_stack *inline_stack[2];
+static __thread struct rnic_stack *inline_stack[2];
 
 void perf_set_inline(struct rnic_stack *a, struct rnic_stack *b)
 {
@@ -452,6 +463,8 @@ static void dump_state(const struct run *R)
 {
 	for (unsigned i = 0; i < R->nends; i++) {
 		const struct perf_end *e = &R->ends[i];
+		if (!end_mine(R, e))
+			continue;
 		fprintf(stderr, "  %s QP %u: state %d, posted %lu, completed %lu, receives "
 			"%lu posted %lu done, exchanges %lu\n", end_name(e), e->qp->qp_num,
 			e->qp->state, (unsigned long)e->posted, (unsigned long)e->completed,
@@ -622,6 +635,8 @@ static int pass(struct run *R, bool lat)
 	}
 	for (unsigned i = 0; i < R->nends; i++) {
 		struct perf_end *e = &R->ends[i];
+		if (!end_mine(R, e))
+			continue;
 		if (stop && e->requester) {
 			if (lat && e->total == UINT64_MAX)
 				e->total = e->iter + (e->waiting ? 1 : 0);
@@ -630,7 +645,21 @@ static int pass(struct run *R, bool lat)
 		}
 		if ((lat ? lat_step(R, e) : bw_step(R, e)) != 0)
 			return -1;
-		done = done && (lat ? lat_done(e) : bw_done(R, e));
+		if (R->until != NULL)   /* the peer's runner says when */
+			done = done && e->completed == e->posted;
+		else
+			done = done && (lat ? lat_done(e) : bw_done(R, e));
+	}
+	if (R->until != NULL) {
+		int end = __atomic_load_n(R->until, __ATOMIC_ACQUIRE);
+		if (end < 0 || (end > 0 && done))
+			return 1;
+		if (end > 0 && t - R->t_progress > PERF_STALL_S) {
+			fprintf(stderr, "rnic-perf: stack A's operations did not complete\n");
+			dump_state(R);
+			return -1;
+		}
+		return 0;
 	}
 	if (done)
 		return 1;
@@ -646,12 +675,14 @@ static int pass(struct run *R, bool lat)
 	return 0;
 }
 
-int perf_run(const struct perf_opts *o, struct perf_side *sides, unsigned nsides,
-	     struct perf_end *ends, unsigned nends, struct perf_result *r)
+static int run_until(const struct perf_opts *o, struct perf_side *sides, unsigned nsides,
+		     struct perf_end *ends, unsigned nends, struct perf_result *r,
+		     const int *until)
 {
 	bool lat = perf_is_lat(o->test);
 	struct run R = {
 		.o = o, .sides = sides, .nsides = nsides, .ends = ends, .nends = nends, .r = r,
+		.until = until,
 	};
 	struct perf_rebinder rb;
 	int rc;
@@ -664,6 +695,8 @@ int perf_run(const struct perf_opts *o, struct perf_side *sides, unsigned nsides
 		return PERF_EXIT_FAIL;
 	for (unsigned i = 0; i < nends; i++) {
 		struct perf_end *e = &ends[i];
+		if (!end_mine(&R, e))
+			continue;
 		e->total = o->iters ? o->iters : UINT64_MAX;
 		R.local_requesters = R.local_requesters || e->requester;
 	}
@@ -688,9 +721,66 @@ int perf_run(const struct perf_opts *o, struct perf_side *sides, unsigned nsides
 			perf_verify_writes(r, o, ends, nends);
 	}
 	for (unsigned i = 0; i < nends; i++)
-		if (ends[i].requester)
+		if (ends[i].requester && end_mine(&R, &ends[i]))
 			r->ops += lat ? ends[i].iter : ends[i].completed;
 	if (rc < 0)
 		return r->unsupported ? PERF_EXIT_UNSUPPORTED : PERF_EXIT_FAIL;
 	return 0;
+}
+
+int perf_run(const struct perf_opts *o, struct perf_side *sides, unsigned nsides,
+	     struct perf_end *ends, unsigned nends, struct perf_result *r)
+{
+	return run_until(o, sides, nsides, ends, nends, r, NULL);
+}
+
+/* --drive split: stack A's runner, on an lcore of its own. */
+struct split_a {
+	const struct perf_opts *o;
+	struct perf_side *side;
+	struct perf_end *ends;
+	unsigned nends;
+	struct rnic_stack *st;
+	int until;                  /* set by the main runner: 1 done, -1 failed */
+	int rc;
+	struct perf_result r;       /* A records no samples; its failures only */
+};
+
+static int split_a_main(void *arg)
+{
+	struct split_a *a = arg;
+
+	perf_set_inline(a->st, NULL);
+	a->rc = run_until(a->o, a->side, 1, a->ends, a->nends, &a->r, &a->until);
+	perf_set_inline(NULL, NULL);
+	return 0;
+}
+
+int perf_run_split(const struct perf_opts *o, struct perf_side sides[2],
+		   struct perf_end *ends, unsigned nends, struct perf_result *r,
+		   struct rnic_stack *a, struct rnic_stack *b)
+{
+	static struct split_a A;
+	unsigned lc;
+
+	A = (struct split_a){ .o = o, .side = &sides[0], .ends = ends, .nends = nends, .st = a };
+	RTE_LCORE_FOREACH_WORKER(lc)
+		if (rte_eal_get_lcore_state(lc) == WAIT &&
+		    rte_eal_remote_launch(split_a_main, &A, lc) == 0)
+			break;
+	if (lc >= RTE_MAX_LCORE) {
+		fprintf(stderr, "rnic-perf: --drive split: no free lcore for stack A\n");
+		return PERF_EXIT_FAIL;
+	}
+	perf_set_inline(NULL, b);
+	int rc = run_until(o, &sides[1], 1, ends, nends, r, NULL);
+	/* stack A's last operations need stack B's acknowledgements */
+	__atomic_store_n(&A.until, rc == 0 ? 1 : -1, __ATOMIC_RELEASE);
+	while (rte_eal_get_lcore_state(lc) != WAIT)
+		perf_drive();
+	rte_eal_wait_lcore(lc);
+	perf_set_inline(NULL, NULL);
+	r->unsupported = r->unsupported || A.r.unsupported;
+	free(A.r.lat_us);
+	return rc != 0 ? rc : A.rc;
 }

@@ -409,6 +409,8 @@ static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common
 			pc->ip = k ? (i ? LO_B1_IP : LO_A1_IP) : (i ? LO_B_IP : LO_A_IP);
 			pc->prefix_len = 24;
 			pc->mbufs = LO_MBUFS;
+			if (o->lo_mtu != 0)
+				pc->mtu = o->lo_mtu;
 		}
 	}
 	for (int i = 0; i < 2; i++) {
@@ -463,14 +465,20 @@ int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 	}
 	perf_set_stacks(st[0], st[1]);
 	/* from here on the main thread is stack B's worker lcore (and A's) */
-	bool own_a = o->drive == PERF_DRIVE_ONE, own_b = o->drive != PERF_DRIVE_THREADED;
+	bool split = o->drive == PERF_DRIVE_SPLIT;
+	bool own_a = o->drive == PERF_DRIVE_ONE || split;
+	bool own_b = o->drive != PERF_DRIVE_THREADED;
 	if (own_a)
 		rnic_stack_stop(st[0]);
 	if (own_b)
 		rnic_stack_stop(st[1]);
-	perf_set_inline(own_a ? st[0] : NULL, own_b ? st[1] : NULL);
-	rc = perf_run(o, sides, 2, ends, 2 * o->qps, r);
-	perf_set_inline(NULL, NULL);
+	if (split) {
+		rc = perf_run_split(o, sides, ends, 2 * o->qps, r, st[0], st[1]);
+	} else {
+		perf_set_inline(own_a ? st[0] : NULL, own_b ? st[1] : NULL);
+		rc = perf_run(o, sides, 2, ends, 2 * o->qps, r);
+		perf_set_inline(NULL, NULL);
+	}
 	for (int i = 0; i < 2; i++)
 		if ((i ? own_b : own_a) && rnic_stack_start(st[i]) != 0) {
 			fprintf(stderr, "rnic-perf: cannot restart stack %c\n", 'A' + i);

@@ -92,13 +92,14 @@ static uint16_t tcp_cksum(const struct tcp_key *k, struct rte_mbuf *m, uint32_t 
 static int tcp_xmit_in(struct rnic_worker *w, struct rnic_port *p,
 		       const struct tcp_key *k, uint32_t seq, uint32_t ack,
 		       uint8_t flags, const struct tcp_opts *o, bool syn_opts,
-		       uint16_t wnd, struct rte_mbuf *payload, struct rte_mbuf *h,
-		       const struct rte_ether_addr *l2_dst)
+		       uint16_t wnd, struct rte_mbuf *payload, bool borrowed,
+		       struct rte_mbuf *h, const struct rte_ether_addr *l2_dst)
 {
 	if (h == NULL)
 		h = rte_pktmbuf_alloc(p->pool);
 	if (h == NULL) {
-		rte_pktmbuf_free(payload);
+		if (!borrowed)
+			rte_pktmbuf_free(payload);
 		w->drops[RNIC_DROP_NO_MBUF]++;
 		return -ENOBUFS;
 	}
@@ -127,13 +128,18 @@ static int tcp_xmit_in(struct rnic_worker *w, struct rnic_port *p,
 			memcpy(d, rte_pktmbuf_mtod(m, const void *), m->data_len);
 			d += m->data_len;
 		}
-		rte_pktmbuf_free(payload);
+		if (!borrowed)
+			rte_pktmbuf_free(payload);
 		len += plen;
 	} else if (payload != NULL) {
 		len += plen;
-		if (rte_pktmbuf_chain(h, payload) != 0) {
+		/* a queued unit stays for retransmission: the wire gets a
+		 * clone (indirect mbufs, no copy) */
+		struct rte_mbuf *pl = borrowed ? rte_pktmbuf_clone(payload, p->pool) : payload;
+		if (pl == NULL || rte_pktmbuf_chain(h, pl) != 0) {
 			rte_pktmbuf_free(h);
-			rte_pktmbuf_free(payload);
+			rte_pktmbuf_free(pl);
+			w->drops[RNIC_DROP_NO_MBUF]++;
 			return -ENOBUFS;
 		}
 	}
@@ -155,7 +161,8 @@ static int tcp_xmit(struct rnic_worker *w, struct rnic_port *p,
 		    uint8_t flags, const struct tcp_opts *o, bool syn_opts,
 		    uint16_t wnd, struct rte_mbuf *payload)
 {
-	return tcp_xmit_in(w, p, k, seq, ack, flags, o, syn_opts, wnd, payload, NULL, NULL);
+	return tcp_xmit_in(w, p, k, seq, ack, flags, o, syn_opts, wnd, payload, false, NULL,
+			   NULL);
 }
 
 /* Options for a non-SYN segment of @p c (timestamps, SACK blocks). */
@@ -277,7 +284,7 @@ static void ctl_xmit(struct rnic_worker *w, struct rnic_port *p, const struct tc
 		     uint32_t wnd, struct rte_mbuf *h, const struct rte_ether_addr *l2_dst)
 {
 	tcp_xmit_in(w, p, k, seq, ack, flags, o, flags & RTE_TCP_SYN_FLAG,
-		    (uint16_t)(wnd > 65535 ? 65535 : wnd), NULL, h, l2_dst);
+		    (uint16_t)(wnd > 65535 ? 65535 : wnd), NULL, false, h, l2_dst);
 }
 
 void tcp_send_ctl(struct rnic_worker *w, struct rnic_port *p,
@@ -336,25 +343,13 @@ void tcp_send_rst_for(struct rnic_worker *w, struct rnic_port *p, struct rte_mbu
 }
 
 /* A reference to the unit's payload for one transmission. */
-static struct rte_mbuf *unit_clone(struct rnic_tcp_conn *c, struct tcp_unit *u)
-{
-	return rte_pktmbuf_clone(u->m, c->port->pool);
-}
-
 static int tcp_send_unit(struct rnic_tcp_conn *c, struct tcp_unit *u, bool fin,
 			 bool push)
 {
-	struct rte_mbuf *pl = NULL;
 	struct tcp_opts o;
 
-	if (u != NULL) {
-		pl = unit_clone(c, u);
-		if (pl == NULL) {
-			c->w->drops[RNIC_DROP_NO_MBUF]++;
-			return -ENOBUFS;
-		}
+	if (u != NULL)
 		u->sent_tsc = c->w->now_tsc;
-	}
 	tcp_data_opts(c, &o);
 	if (u != NULL && o.n_sack > 0) {
 		/* the MSS leaves no room for options beyond timestamps in a full
@@ -373,8 +368,11 @@ static int tcp_send_unit(struct rnic_tcp_conn *c, struct tcp_unit *u, bool fin,
 	c->unacked_segs = 0;
 	c->ack_now = false;
 	rnic_timer_cancel(&c->w->timers, &c->dack_timer);
-	return tcp_xmit(c->w, c->port, &c->key, u ? u->seq : c->fin_seq,
-			c->rcv_nxt, flags, &o, false, tcp_wnd_field(c), pl);
+	/* the unit is lent: tcp_xmit_in() copies a small one behind the
+	 * header and clones a large one */
+	return tcp_xmit_in(c->w, c->port, &c->key, u ? u->seq : c->fin_seq, c->rcv_nxt,
+			   flags, &o, false, tcp_wnd_field(c), u ? u->m : NULL, true, NULL,
+			   NULL);
 }
 
 int tcp_retransmit_unit(struct rnic_tcp_conn *c, struct tcp_unit *u)
