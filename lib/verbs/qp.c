@@ -85,21 +85,24 @@ static void sq_retire(struct rnic_qp *qp)
 		if (!e->done)
 			break;
 		bool report = (e->wr.send_flags & IBV_SEND_SIGNALED) || e->status != IBV_WC_SUCCESS;
-		struct ibv_wc wc = { .wr_id = e->wr_id, .status = e->status,
-				     .opcode = e->opcode, .byte_len = e->byte_len,
-				     .qp_num = qp->qp.qp_num };
 		if (e->status != IBV_WC_SUCCESS && e->status != IBV_WC_WR_FLUSH_ERR)
 			qp->in_error = true;
 		e->done = 0;
 		r++;
-		__atomic_store_n(&qp->sq_retired, r, __ATOMIC_RELEASE);
-		if (report) {
-			if (rnic_cq_push(cq, &wc, false) != 0)
-				qp_overrun(qp);
-			qp->completions++;
-			if (wc.status == IBV_WC_WR_FLUSH_ERR)
-				qp->flushed++;
+		if (!report) {   /* unsignaled and fine: nothing to build */
+			__atomic_store_n(&qp->sq_retired, r, __ATOMIC_RELEASE);
+			continue;
 		}
+		/* read before the slot is released to the application */
+		struct ibv_wc wc = { .wr_id = e->wr_id, .status = e->status,
+				     .opcode = e->opcode, .byte_len = e->byte_len,
+				     .qp_num = qp->qp.qp_num };
+		__atomic_store_n(&qp->sq_retired, r, __ATOMIC_RELEASE);
+		if (rnic_cq_push(cq, &wc, false) != 0)
+			qp_overrun(qp);
+		qp->completions++;
+		if (wc.status == IBV_WC_WR_FLUSH_ERR)
+			qp->flushed++;
 	}
 }
 

@@ -10,7 +10,8 @@
 # re-bound every 5 ms: every completion seen once and in order, each Send's
 # payload checked, at least one re-bind); issue 9's acceptance check (a port
 # fails mid-run, every Write verified, STags migrated) over both transports;
-# and the exit status 2 of bad command lines. No figure is checked: the machine is shared.
+# --drive split for every test kind and jumbo ring ports (--lo-mtu); and
+# the exit status 2 of bad command lines. No figure is checked: the machine is shared.
 set -uo pipefail
 perf=${RNIC_BUILD_DIR:?}/apps/rnic-perf/rnic-perf
 pass=0 fails=0
@@ -62,6 +63,28 @@ for tr in iwarp roce; do
 			fail "$name: lat_us is not null" "$out"
 		   fi ;;
 		esac
+	done
+done
+
+# --drive split (a thread per stack, each driving its own QPs) for every
+# test kind, and 64 KiB Writes over jumbo ring ports (--lo-mtu 9000): the
+# JSON line names the layout
+for tr in iwarp roce; do
+	for spec in "write_lat -s 8" "send_lat -s 64" "read_lat -s 8" "write_bw -s 65536 --lo-mtu 9000" \
+		    "send_bw -s 1024" "read_bw -s 4096"; do
+		set -- $spec
+		out=$("$perf" --loopback --transport "$tr" --drive split --test $spec -n 200 --json 2>&1)
+		rc=$?
+		name="$tr $spec, --drive split"
+		if [ "$rc" != 0 ]; then
+			fail "$name: exit status $rc" "$out"
+		elif ! echo "$out" | grep '^{' | tail -1 | grep -q '"drive": "split"'; then
+			fail "$name: drive is not split" "$out"
+		elif ! echo "$out" | grep '^{' | tail -1 | grep -q '"iters": 200,'; then
+			fail "$name: iters is not 200" "$out"
+		else
+			check_json "$name" "$out" drive
+		fi
 	done
 done
 
@@ -157,6 +180,12 @@ write_bw --loopback --fail-port 1
 write_bw --loopback --ports 2 --fail-port 0 --fail-at 101
 write_bw --loopback --ports 2 --fail-port 0 --duration 1
 write_bw --client 192.0.2.1 --ports 2 --vdev net_null0 --ip 192.0.2.2/24
+write_bw --loopback --drive split --verify
+write_bw --loopback --drive split --rebind-ms 5
+write_bw --loopback --drive sideways
+write_bw --loopback --lo-mtu 9001
+write_bw --loopback --lo-mtu 100
+write_bw --client 192.0.2.1 --lo-mtu 9000 --vdev net_null0 --ip 192.0.2.2/24
 ARGS
 echo "$pass passed, $fails failed"
 [ "$fails" = 0 ]
