@@ -441,7 +441,9 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 		       cfg->workers, o->cqs, (unsigned long)r->ops, r->seconds);
 		printf(", \"completed\": %lu", (unsigned long)r->ops);
 		if (o->loopback)
-			printf(", \"drive\": \"%s\"", perf_drive_names[o->drive]);
+			printf(", \"drive\": \"%s\", \"mtu\": %u, \"hugepages\": %s",
+			       perf_drive_names[o->drive], o->lo_mtu ? o->lo_mtu : 1500,
+			       r->hugepages ? "true" : "false");
 		if (o->ports > 1)
 			printf(", \"ports\": %u, \"migrated_stags\": %lu, \"migration_queries\": %lu, "
 			       "\"migration_query_us_max\": %lu", o->ports,
@@ -479,6 +481,10 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 	printf("rnic-perf %s over %s (%s): %u bytes, %u QP(s), tx depth %u, %u worker(s) "
 	       "per stack, %u CQ(s)\n", perf_test_names[o->test], tr, mode, o->size, o->qps,
 	       o->tx_depth, cfg->workers, o->cqs);
+	if (o->loopback)
+		printf("  --drive %s, ring ports at MTU %u, %s\n", perf_drive_names[o->drive],
+		       o->lo_mtu ? o->lo_mtu : 1500,
+		       r->hugepages ? "on hugepages" : "without hugepages (too few free)");
 	if (perf_is_lat(o->test))
 		printf("  %lu exchanges in %.3f s: average %.2f us, p50 %.2f us, p99 %.2f us%s\n",
 		       (unsigned long)r->ops, r->seconds, avg, p50, p99,

@@ -14,6 +14,8 @@
 # with --busy-poll (a worker that sleeps when idle adds its wake-up to every
 # latency). 64 KiB Writes run at the ring ports' default MTU (1500) and at
 # 9000 (--lo-mtu; Linux's lo, which iperf3 uses, has an MTU of 65536).
+# rnic-perf puts its pools on hugepages when enough are free (reserve them
+# first: scripts/hugepages.sh, as root) and says which in each JSON line.
 # Each rnic figure is the median of REPEAT runs (default 3), the
 # kernel's likewise, alternating, so that a burst of other load hits both.
 # Prints a table, and with --json one JSON object (every run's figure too).
@@ -101,6 +103,7 @@ col() {   # col TEST TR D FIELD
 if ! $json; then
 	echo "issue 4 goals, $(date -u +%FT%TZ), $(nproc) CPUs, load $load_start -> $load_end, median of $repeat"
 	echo "kernel: iperf3 64 KiB $kern_bw Gbit/s; sockperf TCP 14 B p50 $kern_lat us (one-way)"
+	echo "rnic-perf on hugepages: $(field "$tmp/bw64kj-iwarp-split.1" hugepages)"
 	printf '%-8s %-7s %13s %13s %8s %10s %8s %9s\n' transport drive "64KiB@1500" "64KiB@9000" \
 		"x kern" "8B p50 us" "x sock" "64B M/s"
 	ratio() { python3 -c "print(round($1/$2,${3:-2}) if '$1'!='null' and '$2' not in ('null','') else 'null')"; }
