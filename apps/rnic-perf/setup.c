@@ -32,6 +32,20 @@
 #define LO_A1_IP 0xc0000203u
 #define LO_B1_IP 0xc0000204u
 #define LO_MBUFS 32767
+/* A port's pool holds at most this many bytes of frames: the pool is
+ * cycled through (the mempool's shared ring is FIFO), and at MTU 9000 32767
+ * mbufs are 300 MB, more than the last-level cache (64 KiB Writes: 36.7
+ * against 34.4 Gbit/s with 12000 mbufs). */
+#define LO_POOL_BYTES (128u << 20)
+#define LO_MBUF_EXTRA 448u      /* Ethernet, headroom and the mbuf header */
+
+/* The ring ports' pool size at @p mtu: LO_POOL_BYTES of frames, at most
+ * LO_MBUFS. */
+static unsigned lo_mbufs(unsigned mtu)
+{
+	unsigned n = LO_POOL_BYTES / (mtu + LO_MBUF_EXTRA);
+	return n < LO_MBUFS ? n : LO_MBUFS;
+}
 
 unsigned perf_rx_depth(const struct perf_opts *o)
 {
@@ -407,10 +421,9 @@ static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common
 		     struct rnic_stack *st[2], bool *huge)
 {
 	struct rnic_config c[2];
-	uint64_t mtu = o->lo_mtu ? o->lo_mtu : 1500;
-	/* every port's pool (frame, headroom, the mbuf header), and room for
-	 * the rest (rings, tables, queues) */
-	uint64_t need = 2ull * o->ports * LO_MBUFS * (mtu + 64 + 128 + 256) + (256ull << 20);
+	unsigned mtu = o->lo_mtu ? o->lo_mtu : 1500;
+	/* every port's pool, and room for the rest (rings, tables, queues) */
+	uint64_t need = 2ull * o->ports * lo_mbufs(mtu) * (mtu + LO_MBUF_EXTRA) + (256ull << 20);
 
 	c[0] = *common;
 	*huge = huge_free_bytes() >= need;
@@ -437,9 +450,8 @@ static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common
 				 i ? 'b' : 'a');
 			pc->ip = k ? (i ? LO_B1_IP : LO_A1_IP) : (i ? LO_B_IP : LO_A_IP);
 			pc->prefix_len = 24;
-			pc->mbufs = LO_MBUFS;
-			if (o->lo_mtu != 0)
-				pc->mtu = o->lo_mtu;
+			pc->mtu = (uint16_t)mtu;
+			pc->mbufs = lo_mbufs(mtu);
 		}
 	}
 	for (int i = 0; i < 2; i++) {
