@@ -67,6 +67,8 @@ static void usage(FILE *f)
 		"                      QPs connect through port 0, MRs are port 0's\n"
 		"  --lo-mtu N          (--loopback) the ring ports' IP MTU, 576..9000\n"
 		"                      (default 1500; Linux's lo has 65536)\n"
+		"  --lo-sw-csum        (--loopback) TCP checksums in software on the ring\n"
+		"                      ports too (by default the in-memory link needs none)\n"
 		"  --fail-port N       take port N down on both stacks mid-run (the cable);\n"
 		"  --fail-at PERCENT   ... once PERCENT of the operations completed (50)\n"
 		"  --workers N         workers per stack; --busy-poll: workers never sleep\n"
@@ -105,7 +107,7 @@ static int test_arg(const char *s, enum perf_test *t)
 enum {
 	OPT_LOOPBACK = 256, OPT_SERVER, OPT_CLIENT, OPT_TRANSPORT, OPT_TEST, OPT_DURATION,
 	OPT_QPS, OPT_TX_DEPTH, OPT_CQS, OPT_REBIND, OPT_JSON, OPT_TCP_PORT, OPT_VERIFY,
-	OPT_PORTS, OPT_LO_MTU, OPT_FAIL_PORT, OPT_FAIL_AT, OPT_DRIVE,
+	OPT_PORTS, OPT_LO_MTU, OPT_LO_SW_CSUM, OPT_FAIL_PORT, OPT_FAIL_AT, OPT_DRIVE,
 };
 
 /* One option of ours. @return 0 or -1 (message printed). */
@@ -205,6 +207,7 @@ static int one_opt(struct perf_opts *o, int c, const char *arg, bool *have_test,
 			return -1;
 		o->ports = (unsigned)v;
 		return 0;
+	case OPT_LO_SW_CSUM: o->lo_sw_csum = true; return 0;
 	case OPT_LO_MTU:
 		if (num_arg("--lo-mtu", arg, 576, 9000, &v) != 0)
 			return -1;
@@ -255,9 +258,9 @@ static int check_opts(struct perf_opts *o, const struct rnic_config *cfg, bool h
 			"A.B.C.D/LEN (or --pci, --config)\n");
 		return -1;
 	}
-	if (o->lo_mtu != 0 && !o->loopback) {
-		fprintf(stderr, "rnic-perf: --lo-mtu is a --loopback option (give the port "
-			"--mtu after --vdev, --ring or --pci)\n");
+	if ((o->lo_mtu != 0 || o->lo_sw_csum) && !o->loopback) {
+		fprintf(stderr, "rnic-perf: --lo-mtu and --lo-sw-csum are --loopback options "
+			"(a port's MTU is --mtu after --vdev, --ring or --pci)\n");
 		return -1;
 	}
 	if (o->drive == PERF_DRIVE_SPLIT &&
@@ -348,6 +351,7 @@ static int parse(struct perf_opts *o, const struct rnic_config *cfg, int argc, c
 		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "ports", required_argument, NULL, OPT_PORTS },
 		{ "lo-mtu", required_argument, NULL, OPT_LO_MTU },
+		{ "lo-sw-csum", no_argument, NULL, OPT_LO_SW_CSUM },
 		{ "fail-port", required_argument, NULL, OPT_FAIL_PORT },
 		{ "fail-at", required_argument, NULL, OPT_FAIL_AT },
 		{ "help", no_argument, NULL, 'h' },
@@ -441,9 +445,10 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 		       cfg->workers, o->cqs, (unsigned long)r->ops, r->seconds);
 		printf(", \"completed\": %lu", (unsigned long)r->ops);
 		if (o->loopback)
-			printf(", \"drive\": \"%s\", \"mtu\": %u, \"hugepages\": %s",
-			       perf_drive_names[o->drive], o->lo_mtu ? o->lo_mtu : 1500,
-			       r->hugepages ? "true" : "false");
+			printf(", \"drive\": \"%s\", \"mtu\": %u, \"hugepages\": %s, "
+			       "\"tcp_csum\": \"%s\"", perf_drive_names[o->drive],
+			       o->lo_mtu ? o->lo_mtu : 1500, r->hugepages ? "true" : "false",
+			       o->lo_sw_csum ? "software" : "link");
 		if (o->ports > 1)
 			printf(", \"ports\": %u, \"migrated_stags\": %lu, \"migration_queries\": %lu, "
 			       "\"migration_query_us_max\": %lu", o->ports,
@@ -482,8 +487,9 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 	       "per stack, %u CQ(s)\n", perf_test_names[o->test], tr, mode, o->size, o->qps,
 	       o->tx_depth, cfg->workers, o->cqs);
 	if (o->loopback)
-		printf("  --drive %s, ring ports at MTU %u, %s\n", perf_drive_names[o->drive],
-		       o->lo_mtu ? o->lo_mtu : 1500,
+		printf("  --drive %s, ring ports at MTU %u, TCP checksums %s, %s\n",
+		       perf_drive_names[o->drive], o->lo_mtu ? o->lo_mtu : 1500,
+		       o->lo_sw_csum ? "in software" : "left to the link",
 		       r->hugepages ? "on hugepages" : "without hugepages (too few free)");
 	if (perf_is_lat(o->test))
 		printf("  %lu exchanges in %.3f s: average %.2f us, p50 %.2f us, p99 %.2f us%s\n",

@@ -99,6 +99,7 @@ struct perf_opts {
 	unsigned ports;                  /* --loopback: ring pairs (1 or 2) */
 	int fail_port;                   /* port taken down mid-run, -1: none */
 	uint16_t lo_mtu;                 /* --loopback: the ring ports' MTU (0: 1500) */
+	bool lo_sw_csum;                 /* --loopback: TCP checksums in software */
 	unsigned fail_at;                /* ... when this percent of the ops completed */
 	enum perf_drive drive;           /* --loopback: which workers the main thread runs */
 };

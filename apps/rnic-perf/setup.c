@@ -452,6 +452,7 @@ static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common
 			pc->prefix_len = 24;
 			pc->mtu = (uint16_t)mtu;
 			pc->mbufs = lo_mbufs(mtu);
+			pc->sw_csum = o->lo_sw_csum;
 		}
 	}
 	for (int i = 0; i < 2; i++) {

@@ -55,6 +55,10 @@ struct rnic_port_cfg {
 	struct rnic_fault_cfg rx_fault; /**< faults on received frames */
 	struct rnic_fault_cfg tx_fault; /**< faults on transmitted frames */
 	char pcap[256];         /**< pcapng capture file, or "" */
+	bool sw_csum;           /**< ring ports: TCP checksums in software
+				     anyway (by default the in-memory link
+				     carries frames that need none, as Linux's
+				     lo does) */
 };
 
 /** Idle behaviour of a worker. */

@@ -288,6 +288,12 @@ static int port_key(struct rnic_port_cfg *pc, const char *key, const char *val,
 		*(key[0] == 'r' ? &pc->rx_desc : &pc->tx_desc) = (uint16_t)u;
 		return 0;
 	}
+	if (!strcmp(key, "sw_csum")) {
+		if (strcmp(val, "on") && strcmp(val, "off"))
+			return cfg_err(why, wlen, -EINVAL, "is not on or off");
+		pc->sw_csum = !strcmp(val, "on");
+		return 0;
+	}
 	if (!strcmp(key, "fault_seed")) {
 		if (parse_u64(val, &pc->fault_seed) != 0)
 			return cfg_err(why, wlen, -EINVAL, "is not an unsigned 64-bit number");

@@ -280,6 +280,7 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	rc = rte_eth_dev_info_get(port_id, &di);
 	if (rc != 0)
 		goto fail;
+	p->csum_link = strcmp(di.driver_name, "net_ring") == 0 && !cfg->sw_csum;
 	p->nb_rxq = RTE_MIN(nb_workers, di.max_rx_queues);
 	p->nb_txq = RTE_MIN(nb_workers, di.max_tx_queues);
 	if (p->nb_rxq == 0 || p->nb_txq == 0) {
@@ -459,6 +460,60 @@ void rnic_port_close(struct rnic_port *p)
 	rte_free(p);
 }
 
+/* --- checksums on in-process ring links ----------------------------------- */
+
+/* Write the TCP checksum of a frame whose sender left it to the link
+ * (csum_link): before a capture or the fault injector sees it, so that a
+ * capture shows the frame as it would be on a wire and a corrupted frame
+ * fails the receiver's check. Frames that are not Ethernet/IPv4/TCP in
+ * full are left as they are (the receiver drops them anyway). */
+static void port_csum_finish(struct rte_mbuf *m)
+{
+	m->ol_flags &= ~RTE_MBUF_F_TX_TCP_CKSUM;
+	if (rte_pktmbuf_data_len(m) < sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr))
+		return;
+	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eh + 1);
+	uint32_t ihl = (uint32_t)(ip->version_ihl & 0xf) * 4;
+	uint32_t tot = rte_be_to_cpu_16(ip->total_length);
+	uint32_t off = (uint32_t)sizeof(*eh) + ihl;
+	if (eh->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4) || ip->next_proto_id != IPPROTO_TCP ||
+	    ihl < sizeof(*ip) || tot < ihl + sizeof(struct rte_tcp_hdr) ||
+	    off + sizeof(struct rte_tcp_hdr) > rte_pktmbuf_data_len(m) ||
+	    sizeof(*eh) + tot > rte_pktmbuf_pkt_len(m))
+		return;
+	struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, off);
+	th->cksum = 0;
+	th->cksum = (uint16_t)~rnic_net_l4_cksum(m, off, ip->src_addr, ip->dst_addr,
+						  IPPROTO_TCP, (uint16_t)(tot - ihl));
+}
+
+/* A burst from the PMD. On a ring link, a frame whose TCP checksum was left
+ * to the link is marked good (RTE_MBUF_F_RX_L4_CKSUM_GOOD), or with @p finish
+ * (a capture or the RX injector comes next) gets its checksum written; any
+ * other frame is checked by TCP as usual (a stale flag from a reused mbuf
+ * is cleared). */
+static uint16_t port_rx_burst(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
+			      uint16_t n, bool finish)
+{
+	uint16_t got = rte_eth_rx_burst(p->port_id, q, pkts, n);
+	if (!p->csum_link)
+		return got;
+	for (uint16_t k = 0; k < got; k++) {
+		struct rte_mbuf *m = pkts[k];
+		uint64_t fl = m->ol_flags & ~RTE_MBUF_F_RX_L4_CKSUM_MASK;
+		if (!(fl & RTE_MBUF_F_TX_TCP_CKSUM)) {
+			m->ol_flags = fl;
+		} else if (finish) {
+			m->ol_flags = fl;
+			port_csum_finish(m);
+		} else {
+			m->ol_flags = (fl & ~RTE_MBUF_F_TX_TCP_CKSUM) | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+		}
+	}
+	return got;
+}
+
 /*
  * RX: burst from the PMD, capture what came off the wire, then the RX fault
  * injector. Frames the injector held (delay, reorder) and whose time has
@@ -486,8 +541,8 @@ uint16_t rnic_port_rx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 	f = &p->rx_fault[q];
 	if (!f->enabled) {
 		if (p->pcap == NULL)
-			return rte_eth_rx_burst(p->port_id, q, pkts, n);
-		got = rte_eth_rx_burst(p->port_id, q, pkts, RTE_MIN(n, (uint16_t)RNIC_BURST));
+			return port_rx_burst(p, q, pkts, n, false);
+		got = port_rx_burst(p, q, pkts, RTE_MIN(n, (uint16_t)RNIC_BURST), true);
 		if (got)
 			port_capture_write(p, copies, port_capture_copy(p, q, pkts, got,
 					   copies, RTE_PCAPNG_DIRECTION_IN), got);
@@ -499,7 +554,7 @@ uint16_t rnic_port_rx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 	/* read at most half the room that is left: duplicates need the rest */
 	uint16_t room = (uint16_t)(n - k);
 	uint16_t want = RTE_MIN(room > 1 ? room / 2 : room, (uint16_t)RNIC_BURST);
-	got = want ? rte_eth_rx_burst(p->port_id, q, raw, want) : 0;
+	got = want ? port_rx_burst(p, q, raw, want, true) : 0;
 	if (got && p->pcap)
 		port_capture_write(p, copies, port_capture_copy(p, q, raw, got,
 				   copies, RTE_PCAPNG_DIRECTION_IN), got);
@@ -558,6 +613,10 @@ uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 	f = &p->tx_fault[q];
 	if (!f->enabled && p->pcap == NULL)
 		return rte_eth_tx_burst(p->port_id, q, pkts, n);
+	if (p->csum_link)   /* the capture and the injector see real checksums */
+		for (uint16_t k = 0; k < n; k++)
+			if (pkts[k]->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM)
+				port_csum_finish(pkts[k]);
 	if (!f->enabled) {
 		struct rte_mbuf *copies[RNIC_TXBUF];
 		uint16_t take = RTE_MIN(n, (uint16_t)RNIC_TXBUF), nc, sent;

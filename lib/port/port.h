@@ -42,6 +42,12 @@ struct rnic_port {
 	bool rss;                     /* hardware RSS spreads flows over queues */
 	struct rte_mempool *pool;
 	unsigned tx_reserve;          /* free mbufs kept from send queues (0: none) */
+	/* An in-process ring link (net_ring): frames cross in memory, so TCP
+	 * leaves its checksum to the link (RTE_MBUF_F_TX_TCP_CKSUM, the field
+	 * zero) and the receiving port marks such frames good, as Linux's lo
+	 * does. The port writes the real checksum into a frame before a
+	 * capture or the fault injector sees it. */
+	bool csum_link;
 
 	/* per-queue fault injectors; queue q touched by worker q only */
 	struct rnic_fault rx_fault[RNIC_MAX_WORKERS];

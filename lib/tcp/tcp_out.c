@@ -143,7 +143,15 @@ static int tcp_xmit_in(struct rnic_worker *w, struct rnic_port *p,
 			return -ENOBUFS;
 		}
 	}
-	th->cksum = tcp_cksum(k, h, len);
+	if (p->csum_link) {
+		/* an in-process ring: nothing can corrupt the frame on the
+		 * way, so the checksum is left to the link (lib/port writes
+		 * it when a capture or the fault injector needs it) */
+		h->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
+	} else {
+		h->ol_flags &= ~RTE_MBUF_F_TX_TCP_CKSUM;
+		th->cksum = tcp_cksum(k, h, len);
+	}
 	tcp_w(w)->st.segs_out++;
 	if (l2_dst != NULL)
 		return rnic_net_reply_ipv4(w, p, h, rte_be_to_cpu_32(k->laddr),

@@ -38,7 +38,7 @@ static void full_file(void **state)
 		"[port.5]\nring = x.b\nip = 10.1.0.2/16 ; inline comment\nmtu = 9000\n"
 		"rx_drop = 2.5\ndup = 1\ntx_delay_us = 100\ndelay = 0.25\n"
 		"fault_seed = 18446744073709551615\ngateway = 10.1.0.1\nmbufs = 4096\n"
-		"rx_desc = 512\ntx_desc = 256\npcap = /tmp/x.pcapng\n"
+		"rx_desc = 512\ntx_desc = 256\npcap = /tmp/x.pcapng\nsw_csum = on\n"
 		"  # indented = comment\n"
 		"[port.2]\n  vdev = net_tap0,iface=t0  \nip = 192.0.2.10\n"
 		"[target.scratch]\nsize = 64M\nanything = goes here\n"
@@ -64,6 +64,7 @@ static void full_file(void **state)
 	assert_int_equal(a->rx_desc, 1024);
 	assert_int_equal(a->fault_seed, 1);
 	assert_int_equal(a->gateway, 0);
+	assert_false(a->sw_csum);
 	assert_true(a->rx_fault.drop == 0 && a->tx_fault.dup == 0);
 	assert_string_equal(b->ring, "x.b");
 	assert_string_equal(b->vdev, "");
@@ -81,6 +82,7 @@ static void full_file(void **state)
 	assert_true(b->fault_seed == UINT64_MAX);
 	assert_int_equal(b->gateway, 0x0a010001);
 	assert_string_equal(b->pcap, "/tmp/x.pcapng");
+	assert_true(b->sw_csum);
 	assert_int_equal(c.workers, 16);
 	assert_int_equal(c.poll_mode, RNIC_POLL_BUSY);
 	assert_int_equal(c.status_interval_ms, 0);
@@ -138,6 +140,7 @@ static void error_messages(void **state)
 		  "[port.0] rx_delay_us: '10000001' is not 0..10000000 (microseconds)" },
 		{ P0 "mbufs=10\n", "[port.0] mbufs: '10' is not 1024..16777216" },
 		{ P0 "rx_desc=65536\n", "[port.0] rx_desc: '65536' is not 64..16384" },
+		{ P0 "sw_csum=yes\n", "[port.0] sw_csum: 'yes' is not on or off" },
 		{ P0 "fault_seed=0x10\n",
 		  "[port.0] fault_seed: '0x10' is not an unsigned 64-bit number" },
 		{ P0 "fault_seed=18446744073709551616\n",

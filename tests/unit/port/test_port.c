@@ -15,13 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include <cmocka.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
+#include <rte_tcp.h>
 
 #include "engine/stack.h"
 #include "net/net.h"
@@ -311,6 +314,7 @@ static void rx_delay_released_later(void **state)
 	assert_int_equal(rnic_ring_pair("dl", 1), 0);
 	cfg_default(&c);
 	c.rx_fault.delay = 100;
+	c.rx_fault.delay_us = 1;
 	c.rx_fault.delay_us = 20000;
 	struct rnic_port *a = open_ring("dl.a", 1, NULL);
 	struct rnic_port *b = open_ring("dl.b", 1, &c);
@@ -402,6 +406,143 @@ static void pcapng_capture(void **state)
 	unlink(path);
 }
 
+/* An Ethernet/IPv4/TCP frame, 20-byte header and @p plen bytes of
+ * payload, a chain of two mbufs (header, payload: the shape TCP sends),
+ * its checksum left to the link as TCP does on a ring port. */
+static struct rte_mbuf *tcp_frame(struct rnic_port *p, uint16_t plen)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool), *pl = rte_pktmbuf_alloc(p->pool);
+	assert_non_null(m);
+	assert_non_null(pl);
+	uint8_t *d = (uint8_t *)rte_pktmbuf_append(m, 54);
+	uint8_t *q = (uint8_t *)rte_pktmbuf_append(pl, plen);
+	if (d == NULL || q == NULL) {
+		fail();
+		return NULL;
+	}
+	memset(d, 0, 54);
+	memset(d, 0xff, 6);
+	memcpy(d + 6, p->mac.addr_bytes, 6);
+	d[12] = 0x08;
+	d[14] = 0x45;
+	d[16] = (uint8_t)((40 + plen) >> 8);
+	d[17] = (uint8_t)(40 + plen);
+	d[22] = 64;
+	d[23] = IPPROTO_TCP;
+	memcpy(d + 26, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
+	d[34] = 0x12; d[35] = 0x34; d[36] = 0x00; d[37] = 0x50;   /* ports */
+	d[46] = 0x50;                                            /* 20-byte header */
+	d[47] = 0x10;                                            /* ACK */
+	d[48] = 0xff;                                            /* window */
+	for (uint16_t i = 0; i < plen; i++)
+		q[i] = (uint8_t)(i * 7 + 1);
+	assert_int_equal(rte_pktmbuf_chain(m, pl), 0);
+	m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
+	return m;
+}
+
+/* The frame's TCP checksum verifies (pseudo header and chain). */
+static bool tcp_csum_ok(const struct rte_mbuf *m)
+{
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, 14);
+	uint16_t l4 = (uint16_t)(rte_be_to_cpu_16(ip->total_length) - 20);
+	return rnic_net_l4_cksum(m, 34, ip->src_addr, ip->dst_addr, IPPROTO_TCP, l4) == 0xffff;
+}
+
+/*
+ * Ring ports carry TCP frames whose checksum was left to the link: the
+ * receiving port marks them good untouched; with a capture or the fault
+ * injector in the way the port writes the real checksum first (so a
+ * corrupted frame fails TCP's check); sw_csum = on turns the link off; a
+ * frame that carries no such flag gets no mark (TCP checks it), even with
+ * a stale mark from a reused mbuf.
+ */
+static void ring_csum_link(void **state)
+{
+	struct rnic_port_cfg c;
+	struct rte_mbuf *pk[4];
+	(void)state;
+	assert_int_equal(rnic_ring_pair("ck", 1), 0);
+	struct rnic_port *a = open_ring("ck.a", 1, NULL);
+	struct rnic_port *b = open_ring("ck.b", 1, NULL);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_true(a->csum_link);
+	assert_true(b->csum_link);
+
+	/* untouched: marked good, the field still zero */
+	pk[0] = tcp_frame(a, 1001);
+	pk[1] = frame(a, 7);
+	pk[1]->ol_flags |= RTE_MBUF_F_RX_L4_CKSUM_GOOD;   /* stale */
+	assert_int_equal(rnic_port_tx(a, 0, pk, 2), 2);
+	uint16_t n = 0;
+	for (int t = 0; t < 1000 && n < 2; t++)
+		n += rnic_port_rx(b, 0, pk + n, (uint16_t)(2 - n));
+	assert_int_equal(n, 2);
+	assert_int_equal(pk[0]->ol_flags & (RTE_MBUF_F_RX_L4_CKSUM_MASK | RTE_MBUF_F_TX_TCP_CKSUM),
+			 RTE_MBUF_F_RX_L4_CKSUM_GOOD);
+	assert_int_equal(rte_pktmbuf_mtod_offset(pk[0], struct rte_tcp_hdr *, 34)->cksum, 0);
+	assert_int_equal(pk[1]->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK, 0);
+	rte_pktmbuf_free_bulk(pk, 2);
+
+	/* a TX injector in the way (every frame delayed by 1 us): the frame
+	 * leaves with its checksum written and arrives unmarked */
+	cfg_default(&c);
+	c.tx_fault.delay = 100;
+	c.tx_fault.delay_us = 1;
+	assert_int_equal(rnic_ring_pair("cf", 1), 0);
+	struct rnic_port *fa = open_ring("cf.a", 1, &c);
+	struct rnic_port *fb = open_ring("cf.b", 1, NULL);
+	assert_non_null(fa);
+	assert_non_null(fb);
+	pk[0] = tcp_frame(fa, 333);
+	assert_int_equal(rnic_port_tx(fa, 0, pk, 1), 1);
+	n = 0;
+	for (int t = 0; t < 100000 && n == 0; t++) {
+		rnic_port_fault_poll(fa, 0);
+		n = rnic_port_rx(fb, 0, pk, 1);
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(pk[0]->ol_flags & (RTE_MBUF_F_RX_L4_CKSUM_MASK | RTE_MBUF_F_TX_TCP_CKSUM), 0);
+	assert_true(tcp_csum_ok(pk[0]));
+	rte_pktmbuf_free(pk[0]);
+
+	/* an RX injector on the receiving port: the checksum written there */
+	cfg_default(&c);
+	c.rx_fault.delay = 100;
+	c.rx_fault.delay_us = 1;
+	assert_int_equal(rnic_ring_pair("cr", 1), 0);
+	struct rnic_port *ra = open_ring("cr.a", 1, NULL);
+	struct rnic_port *rb = open_ring("cr.b", 1, &c);
+	assert_non_null(ra);
+	assert_non_null(rb);
+	pk[0] = tcp_frame(ra, 64);
+	assert_int_equal(rnic_port_tx(ra, 0, pk, 1), 1);
+	n = 0;
+	for (int t = 0; t < 100000 && n == 0; t++)
+		n = rnic_port_rx(rb, 0, pk, 1);
+	assert_int_equal(n, 1);
+	assert_int_equal(pk[0]->ol_flags & (RTE_MBUF_F_RX_L4_CKSUM_MASK | RTE_MBUF_F_TX_TCP_CKSUM), 0);
+	assert_true(tcp_csum_ok(pk[0]));
+	rte_pktmbuf_free(pk[0]);
+
+	/* sw_csum = on: no link checksum */
+	cfg_default(&c);
+	c.sw_csum = true;
+	assert_int_equal(rnic_ring_pair("cs", 1), 0);
+	struct rnic_port *sa = open_ring("cs.a", 1, &c);
+	assert_non_null(sa);
+	assert_false(sa->csum_link);
+
+	rnic_port_close(a);
+	rnic_port_close(b);
+	rnic_port_close(fa);
+	rnic_port_close(fb);
+	rnic_port_close(ra);
+	rnic_port_close(rb);
+	rnic_port_close(sa);
+}
+
 int main(void)
 {
 	/* --in-memory cannot go with --no-huge (legacy memory) in 22.11 */
@@ -420,6 +561,7 @@ int main(void)
 		cmocka_unit_test(tx_dup_and_refused_frames),
 		cmocka_unit_test(rx_delay_released_later),
 		cmocka_unit_test(pcapng_capture),
+		cmocka_unit_test(ring_csum_link),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rte_eal_cleanup();
