@@ -226,6 +226,7 @@ int rnic_stack_start(struct rnic_stack *st)
 		struct rnic_worker *w = st->workers[i];
 		w->lcore = lc;
 		w->stop = false;
+		w->driver = NULL;   /* its lcore drives it now */
 		st->running = true;
 		int rc = rte_eal_remote_launch(rnic_worker_main, w, lc);
 		if (rc != 0) {
@@ -271,6 +272,7 @@ unsigned rnic_worker_poll(struct rnic_stack *st, unsigned idx)
 {
 	if (st->running || idx >= st->n_workers)
 		return 0;
+	st->workers[idx]->driver = rnic_thread_token();
 	return rnic_worker_run_once(st->workers[idx]);
 }
 

@@ -262,11 +262,24 @@ int rnic_worker_call_sync(struct rnic_worker *w,
  * loop needs no timing at all. busy_cycles / work stays a poller's cost
  * per item, slightly high by the empty calls before it.
  */
+static __thread char thread_token;
+
+const void *rnic_thread_token(void)
+{
+	return &thread_token;
+}
+
+bool rnic_worker_driven_here(const struct rnic_worker *w)
+{
+	return !w->st->running && !w->in_loop && w->driver == &thread_token;
+}
+
 unsigned rnic_worker_run_once(struct rnic_worker *w)
 {
 	unsigned total = 0;
 	uint64_t t0, t1;
 
+	w->in_loop = true;
 	w->now_tsc = t0 = rte_rdtsc();
 	for (unsigned i = 0; i < w->n_pollers; i++) {
 		struct rnic_poller *p = &w->pollers[i];
@@ -280,6 +293,7 @@ unsigned rnic_worker_run_once(struct rnic_worker *w)
 			total += work;
 		}
 	}
+	w->in_loop = false;
 	w->stats.loops++;
 	if (total)
 		w->stats.busy_loops++;

@@ -98,6 +98,11 @@ struct rnic_worker {
 	struct rnic_timer link_timer;  /* worker 0: link polling */
 	struct rnic_timer arp_timer;   /* ARP ageing */
 	volatile bool stop;
+	/* run-to-completion (rnic_worker_poll()): the thread that drives this
+	 * worker (rnic_thread_token() of it; NULL once the stack runs on
+	 * lcores), and whether that thread is inside the loop right now */
+	const void *driver;
+	bool in_loop;
 };
 
 /** Register a poller; called during stack creation. @return 0 or -ENOSPC. */
@@ -106,6 +111,18 @@ int rnic_worker_add_poller(struct rnic_worker *w, const char *name,
 
 /** One pass over every poller. @return total work done. */
 unsigned rnic_worker_run_once(struct rnic_worker *w);
+
+/** A token unique to the calling thread (the address of a thread-local). */
+const void *rnic_thread_token(void);
+
+/**
+ * May the calling thread run @p w's work itself, now? True when the stack
+ * is driven by the application (not started on lcores), this thread is the
+ * one that drives @p w (its last rnic_worker_poll()) and it is not inside
+ * the loop (a callback from a poller). A verbs post then hands its work to
+ * the transport at once instead of ringing the doorbell for the next loop.
+ */
+bool rnic_worker_driven_here(const struct rnic_worker *w);
 
 /** Queue a frame for transmission on port @p p (flushed every loop). */
 void rnic_worker_tx(struct rnic_worker *w, struct rnic_port *p,

@@ -451,8 +451,17 @@ int rnic_qp_post_send(struct ibv_qp *iqp, struct ibv_send_wr *wr, struct ibv_sen
 		posted = true;
 	}
 	rte_spinlock_unlock(&qp->sq_lock);
-	if (posted)
-		ring_doorbell(qp);
+	if (posted) {
+		/* run to completion on this thread: hand the work over now
+		 * rather than at the next loop's verbs poller */
+		struct rnic_worker *w = __atomic_load_n(&qp->w, __ATOMIC_ACQUIRE);
+		if (w != NULL && rnic_worker_driven_here(w)) {
+			sq_drain(qp);
+			rnic_worker_flush(w);
+		} else {
+			ring_doorbell(qp);
+		}
+	}
 	if (rc != 0)
 		*bad = wr;
 	return rc;
