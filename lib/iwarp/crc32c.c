@@ -76,6 +76,56 @@ rnic_crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~c;
 }
 
+#if defined(__SSE4_2__)
+/* Raw CRC32c of @p len bytes copied from @p src to @p dst on the way. */
+static uint32_t crc32c_insn_copy(uint32_t c, uint8_t *dst, const uint8_t *src, size_t len)
+{
+	uint64_t c64 = c;
+	while (len >= 8) {
+		uint64_t v;
+		memcpy(&v, src, 8);
+		memcpy(dst, &v, 8);
+		c64 = _mm_crc32_u64(c64, v);
+		src += 8;
+		dst += 8;
+		len -= 8;
+	}
+	c = (uint32_t)c64;
+	if (len & 4) {
+		uint32_t v;
+		memcpy(&v, src, 4);
+		memcpy(dst, &v, 4);
+		c = _mm_crc32_u32(c, v);
+		src += 4;
+		dst += 4;
+	}
+	if (len & 2) {
+		uint16_t v;
+		memcpy(&v, src, 2);
+		memcpy(dst, &v, 2);
+		c = _mm_crc32_u16(c, v);
+		src += 2;
+		dst += 2;
+	}
+	if (len & 1) {
+		*dst = *src;
+		c = _mm_crc32_u8(c, *src);
+	}
+	return c;
+}
+#endif
+
+uint32_t
+rnic_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
+{
+#if defined(__SSE4_2__)
+	if (len < CRC32C_INSN_MAX)
+		return ~crc32c_insn_copy(~crc, dst, src, len);
+#endif
+	memcpy(dst, src, len);
+	return rnic_crc32c(crc, dst, len);
+}
+
 static uint32_t
 crc32c_step(uint32_t crc, const uint8_t *p, uint32_t len)
 {

@@ -28,6 +28,10 @@ struct rte_mbuf;
 /** CRC32c of @p len bytes at @p buf, continuing from @p crc (0 to start). */
 uint32_t rnic_crc32c(uint32_t crc, const void *buf, size_t len);
 
+/** Copy @p len bytes from @p src to @p dst (not overlapping) and return
+ * rnic_crc32c(@p crc, dst, len): in one pass for small pieces. */
+uint32_t rnic_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len);
+
 /**
  * CRC32c over @p len bytes of an mbuf chain starting @p off bytes into the
  * packet data. @return 0 and the CRC in *@p out, or -EINVAL when the chain

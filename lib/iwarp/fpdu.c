@@ -160,6 +160,25 @@ rnic_fpdu_build(struct rnic_fpdu_tx *tx, const void *hdr, size_t hdr_len,
 		return -ENOSPC;
 
 	ulen = rte_cpu_to_be_16((uint16_t)ulpdu);
+	if (!tx->markers && tx->crc) {
+		/* no markers: the pieces are contiguous on the wire, and the
+		 * CRC is taken while they are copied (one pass, no reread) */
+		uint32_t c = rnic_crc32c_copy(0, out, &ulen, sizeof(ulen));
+		size_t n = sizeof(ulen);
+		c = rnic_crc32c_copy(c, out + n, hdr, hdr_len);
+		n += hdr_len;
+		for (i = 0; i < iovcnt; i++) {
+			c = rnic_crc32c_copy(c, out + n, iov[i].iov_base, iov[i].iov_len);
+			n += iov[i].iov_len;
+		}
+		uint32_t pad = rnic_mpa_pad_len((uint32_t)ulpdu);
+		c = rnic_crc32c_copy(c, out + n, zero, pad);
+		n += pad;
+		rnic_crc32c_put(out + n, c);
+		n += RNIC_MPA_CRC_LEN;
+		tx->pos += (uint32_t)n;
+		return (int)n;
+	}
 	fpdu_w_put(&w, &ulen, sizeof(ulen));
 	fpdu_w_put(&w, hdr, hdr_len);
 	for (i = 0; i < iovcnt; i++)

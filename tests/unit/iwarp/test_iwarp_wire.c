@@ -103,7 +103,8 @@ crc32c_bitwise(uint32_t crc, const uint8_t *p, size_t n)
 }
 
 /* Every length across the switch between the CRC32 instruction (small
- * pieces) and ISA-L, at every alignment, alone and continued. */
+ * pieces) and ISA-L, at every alignment, alone and continued, and the
+ * copying variant the FPDU builder uses. */
 static void
 test_crc_paths_agree(void **state)
 {
@@ -117,6 +118,15 @@ test_crc_paths_agree(void **state)
 			assert_int_equal(rnic_crc32c(0, buf + off, n), want);
 			assert_int_equal(rnic_crc32c(0x12345678, buf + off, n),
 					 crc32c_bitwise(0x12345678, buf + off, n));
+			/* the copying variant: the same CRC, the bytes copied,
+			 * nothing written past them */
+			uint8_t dst[610];
+			memset(dst, 0xa5, sizeof(dst));
+			assert_int_equal(rnic_crc32c_copy(0x12345678, dst + 1, buf + off, n),
+					 crc32c_bitwise(0x12345678, buf + off, n));
+			assert_memory_equal(dst + 1, buf + off, n);
+			assert_int_equal(dst[0], 0xa5);
+			assert_int_equal(dst[n + 1], 0xa5);
 		}
 }
 
