@@ -66,7 +66,7 @@ static void usage(FILE *f)
 		"  --ports N           (--loopback) ring pairs between the stacks, 1 or 2;\n"
 		"                      QPs connect through port 0, MRs are port 0's\n"
 		"  --lo-mtu N          (--loopback) the ring ports' IP MTU, 576..9000\n"
-		"                      (default 1500; Linux's lo has 65536)\n"
+		"                      (default 9000, the largest: Linux's lo has 65536)\n"
 		"  --lo-sw-csum        (--loopback) TCP checksums in software on the ring\n"
 		"                      ports too (by default the in-memory link needs none)\n"
 		"  --fail-port N       take port N down on both stacks mid-run (the cable);\n"
@@ -447,7 +447,7 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 		if (o->loopback)
 			printf(", \"drive\": \"%s\", \"mtu\": %u, \"hugepages\": %s, "
 			       "\"tcp_csum\": \"%s\"", perf_drive_names[o->drive],
-			       o->lo_mtu ? o->lo_mtu : 1500, r->hugepages ? "true" : "false",
+			       o->lo_mtu ? o->lo_mtu : PERF_LO_MTU, r->hugepages ? "true" : "false",
 			       o->lo_sw_csum ? "software" : "link");
 		if (o->ports > 1)
 			printf(", \"ports\": %u, \"migrated_stags\": %lu, \"migration_queries\": %lu, "
@@ -488,7 +488,7 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 	       o->tx_depth, cfg->workers, o->cqs);
 	if (o->loopback)
 		printf("  --drive %s, ring ports at MTU %u, TCP checksums %s, %s\n",
-		       perf_drive_names[o->drive], o->lo_mtu ? o->lo_mtu : 1500,
+		       perf_drive_names[o->drive], o->lo_mtu ? o->lo_mtu : PERF_LO_MTU,
 		       o->lo_sw_csum ? "in software" : "left to the link",
 		       r->hugepages ? "on hugepages" : "without hugepages (too few free)");
 	if (perf_is_lat(o->test))

@@ -46,6 +46,9 @@
 #define PERF_RD_ATOMIC 16        /* IRD/ORD: Reads and atomics in flight */
 #define PERF_CM_WAIT_MS 10000    /* connection setup steps */
 #define PERF_DEFAULT_PORT 18520  /* --tcp-port, and rdma-gateway's [responder.perf] */
+/* --loopback: the ring ports' MTU unless --lo-mtu says otherwise. The
+ * largest a port takes: the link is memory, like Linux's lo (MTU 65536). */
+#define PERF_LO_MTU 9000
 /* perf_serve() with adopted options: what one client's run may ask for */
 #define PERF_SERVE_MAX_SIZE (64u << 20)
 #define PERF_SERVE_MAX_BYTES (256ull << 20)   /* QPs x size */
@@ -98,7 +101,7 @@ struct perf_opts {
 	uint16_t tcp_port;               /* CM listener / RoCE exchange */
 	unsigned ports;                  /* --loopback: ring pairs (1 or 2) */
 	int fail_port;                   /* port taken down mid-run, -1: none */
-	uint16_t lo_mtu;                 /* --loopback: the ring ports' MTU (0: 1500) */
+	uint16_t lo_mtu;                 /* --loopback: the ring ports' MTU (0: PERF_LO_MTU) */
 	bool lo_sw_csum;                 /* --loopback: TCP checksums in software */
 	unsigned fail_at;                /* ... when this percent of the ops completed */
 	enum perf_drive drive;           /* --loopback: which workers the main thread runs */

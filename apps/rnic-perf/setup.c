@@ -421,7 +421,7 @@ static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common
 		     struct rnic_stack *st[2], bool *huge)
 {
 	struct rnic_config c[2];
-	unsigned mtu = o->lo_mtu ? o->lo_mtu : 1500;
+	unsigned mtu = o->lo_mtu ? o->lo_mtu : PERF_LO_MTU;
 	/* every port's pool, and room for the rest (rings, tables, queues) */
 	uint64_t need = 2ull * o->ports * lo_mbufs(mtu) * (mtu + LO_MBUF_EXTRA) + (256ull << 20);
 
