@@ -3,6 +3,7 @@
  * for the value and byte order. */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <isa-l/crc.h>
@@ -24,33 +25,49 @@
 #if defined(__SSE4_2__)
 #include <nmmintrin.h>
 
-/* Raw (not inverted) CRC32c of @p len bytes, 8 at a time. */
-static uint32_t crc32c_insn(uint32_t c, const uint8_t *p, size_t len)
+/* Raw (not inverted) CRC32c of @p len bytes at @p src, 8 at a time; with
+ * @p copy they are also copied to @p dst. Inlined with a constant @p copy,
+ * so each caller gets a loop without the test. */
+static inline __attribute__((always_inline)) uint32_t
+crc32c_insn_run(uint32_t c, uint8_t *dst, const uint8_t *src, size_t len, bool copy)
 {
 	uint64_t c64 = c;
 	while (len >= 8) {
 		uint64_t v;
-		memcpy(&v, p, 8);
+		memcpy(&v, src, 8);
+		if (copy)
+			memcpy(dst, &v, 8);
 		c64 = _mm_crc32_u64(c64, v);
-		p += 8;
+		src += 8;
+		dst += copy ? 8 : 0;
 		len -= 8;
 	}
 	c = (uint32_t)c64;
 	if (len & 4) {
 		uint32_t v;
-		memcpy(&v, p, 4);
+		memcpy(&v, src, 4);
+		if (copy)
+			memcpy(dst, &v, 4);
 		c = _mm_crc32_u32(c, v);
-		p += 4;
+		src += 4;
+		dst += copy ? 4 : 0;
 	}
-	if (len & 2) {
-		uint16_t v;
-		memcpy(&v, p, 2);
-		c = _mm_crc32_u16(c, v);
-		p += 2;
+	for (size_t i = 0; i < (len & 3); i++) {   /* at most three bytes */
+		if (copy)
+			dst[i] = src[i];
+		c = _mm_crc32_u8(c, src[i]);
 	}
-	if (len & 1)
-		c = _mm_crc32_u8(c, *p);
 	return c;
+}
+
+static uint32_t crc32c_insn(uint32_t c, const uint8_t *p, size_t len)
+{
+	return crc32c_insn_run(c, NULL, p, len, false);
+}
+
+static uint32_t crc32c_insn_copy(uint32_t c, uint8_t *dst, const uint8_t *src, size_t len)
+{
+	return crc32c_insn_run(c, dst, src, len, true);
 }
 #endif
 
@@ -76,44 +93,6 @@ rnic_crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~c;
 }
 
-#if defined(__SSE4_2__)
-/* Raw CRC32c of @p len bytes copied from @p src to @p dst on the way. */
-static uint32_t crc32c_insn_copy(uint32_t c, uint8_t *dst, const uint8_t *src, size_t len)
-{
-	uint64_t c64 = c;
-	while (len >= 8) {
-		uint64_t v;
-		memcpy(&v, src, 8);
-		memcpy(dst, &v, 8);
-		c64 = _mm_crc32_u64(c64, v);
-		src += 8;
-		dst += 8;
-		len -= 8;
-	}
-	c = (uint32_t)c64;
-	if (len & 4) {
-		uint32_t v;
-		memcpy(&v, src, 4);
-		memcpy(dst, &v, 4);
-		c = _mm_crc32_u32(c, v);
-		src += 4;
-		dst += 4;
-	}
-	if (len & 2) {
-		uint16_t v;
-		memcpy(&v, src, 2);
-		memcpy(dst, &v, 2);
-		c = _mm_crc32_u16(c, v);
-		src += 2;
-		dst += 2;
-	}
-	if (len & 1) {
-		*dst = *src;
-		c = _mm_crc32_u8(c, *src);
-	}
-	return c;
-}
-#endif
 
 uint32_t
 rnic_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
