@@ -393,23 +393,6 @@ static int lo_connect_roce(struct perf_end *q, struct perf_end *r, const struct 
 	return 0;
 }
 
-/* Bytes of free hugepages (/proc/meminfo), 0 when there are none. */
-static uint64_t huge_free_bytes(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[128];
-	long n = 0, kb = 0;
-
-	if (f == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		(void)(sscanf(line, "HugePages_Free: %ld", &n) == 1 ||
-		       sscanf(line, "Hugepagesize: %ld kB", &kb) == 1);
-	}
-	fclose(f);
-	return n > 0 && kb > 0 ? (uint64_t)n * (uint64_t)kb * 1024 : 0;
-}
-
 /*
  * Two stacks over one net_ring pair; the common options give the workers
  * per stack and the poll mode. Memory: hugepages when enough are free for
@@ -426,7 +409,7 @@ static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common
 	uint64_t need = 2ull * o->ports * lo_mbufs(mtu) * (mtu + LO_MBUF_EXTRA) + (256ull << 20);
 
 	c[0] = *common;
-	*huge = huge_free_bytes() >= need;
+	*huge = rnic_hugepages_free_bytes() >= need;
 	if (!*huge) {
 		snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--no-huge");
 		snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "-m");
@@ -506,7 +489,8 @@ int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 			goto out;
 	}
 	perf_set_stacks(st[0], st[1]);
-	/* from here on the main thread is stack B's worker lcore (and A's) */
+	/* from here on the main thread drives stack B's worker loop (and A's
+	 * with --drive one; with split an lcore of its own drives A's) */
 	bool split = o->drive == PERF_DRIVE_SPLIT;
 	bool own_a = o->drive == PERF_DRIVE_ONE || split;
 	bool own_b = o->drive != PERF_DRIVE_THREADED;

@@ -167,6 +167,11 @@ int rnic_parse_cidr(const char *s, uint32_t *ip, uint8_t *prefix_len);
 int rnic_eal_init(const char *prog, const struct rnic_config *cfg,
 		  unsigned n_workers);
 
+/** Bytes of free hugepages (/proc/meminfo), 0 when there are none: what
+ * rnic_eal_init() decides --no-huge by, for a program that needs more than
+ * "some" (rnic-perf --loopback sizes its pools against it). */
+uint64_t rnic_hugepages_free_bytes(void);
+
 struct rnic_stack;
 struct rnic_worker;
 struct rte_ring;

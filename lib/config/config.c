@@ -171,6 +171,15 @@ static int parse_pct(const char *s, double *out)
 }
 
 /* Copy a string option into a fixed field. */
+/* "on" or "off" into @p dst. @return 0, or -EINVAL with the reason. */
+static int set_onoff(bool *dst, const char *val, char *why, size_t wlen)
+{
+	if (strcmp(val, "on") && strcmp(val, "off"))
+		return cfg_err(why, wlen, -EINVAL, "is not on or off");
+	*dst = !strcmp(val, "on");
+	return 0;
+}
+
 static int set_str(char *dst, size_t cap, const char *val, char *why, size_t wlen)
 {
 	if (val[0] == '\0')
@@ -288,12 +297,8 @@ static int port_key(struct rnic_port_cfg *pc, const char *key, const char *val,
 		*(key[0] == 'r' ? &pc->rx_desc : &pc->tx_desc) = (uint16_t)u;
 		return 0;
 	}
-	if (!strcmp(key, "sw_csum")) {
-		if (strcmp(val, "on") && strcmp(val, "off"))
-			return cfg_err(why, wlen, -EINVAL, "is not on or off");
-		pc->sw_csum = !strcmp(val, "on");
-		return 0;
-	}
+	if (!strcmp(key, "sw_csum"))
+		return set_onoff(&pc->sw_csum, val, why, wlen);
 	if (!strcmp(key, "fault_seed")) {
 		if (parse_u64(val, &pc->fault_seed) != 0)
 			return cfg_err(why, wlen, -EINVAL, "is not an unsigned 64-bit number");
@@ -546,12 +551,8 @@ static int roce_key(struct rnic_roce_cc_cfg *rc, const char *k, const char *v,
 		if (strcmp(k, roce_keys[i].key) != 0)
 			continue;
 		void *field = (char *)rc + roce_keys[i].off;
-		if (roce_keys[i].flag) {
-			if (strcmp(v, "on") && strcmp(v, "off"))
-				return cfg_err(why, wlen, -EINVAL, "is not on or off");
-			*(bool *)field = !strcmp(v, "on");
-			return 0;
-		}
+		if (roce_keys[i].flag)
+			return set_onoff((bool *)field, v, why, wlen);
 		unsigned long u;
 		if (parse_uint(v, roce_keys[i].min, roce_keys[i].max, &u) != 0)
 			return cfg_err(why, wlen, -EINVAL, "is not %lu..%lu", roce_keys[i].min,

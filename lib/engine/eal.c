@@ -33,20 +33,19 @@ static bool has_arg(const struct rnic_config *cfg, const char *prefix)
 	return false;
 }
 
-/* Free 2 MiB/1 GiB hugepages according to /proc/meminfo. */
-static long hugepages_free(void)
+uint64_t rnic_hugepages_free_bytes(void)
 {
 	FILE *f = fopen("/proc/meminfo", "r");
 	char line[128];
-	long n = 0;
+	long n = 0, kb = 0;
 
 	if (f == NULL)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "HugePages_Free: %ld", &n) == 1)
-			break;
+		(void)(sscanf(line, "HugePages_Free: %ld", &n) == 1 ||
+		       sscanf(line, "Hugepagesize: %ld kB", &kb) == 1);
 	fclose(f);
-	return n;
+	return n > 0 && kb > 0 ? (uint64_t)n * (uint64_t)kb * 1024 : 0;
 }
 
 /* Append the CPUs of @p set to @p buf as "a-b,c,...". @return chars written. */
@@ -175,7 +174,8 @@ int rnic_eal_init(const char *prog, const struct rnic_config *cfg,
 	CPU_ZERO(&set);
 	if (sched_getaffinity(0, sizeof(set), &set) != 0)
 		CPU_SET(0, &set);
-	rc = rnic_eal_build_args(&a, prog, cfg, n_workers, hugepages_free(), &set);
+	rc = rnic_eal_build_args(&a, prog, cfg, n_workers,
+				 (long)(rnic_hugepages_free_bytes() >> 20), &set);
 	if (rc != 0) {
 		fprintf(stderr, "rnic: EAL arguments: %s\n", strerror(-rc));
 		return rc;

@@ -38,7 +38,8 @@ struct rnic_eal_args {
 
 /**
  * Build the EAL arguments for @p cfg: @p huge_free is the free hugepage
- * count, @p cpus the process's affinity set. @return 0 or -ENAMETOOLONG.
+ * memory in MiB (rnic_hugepages_free_bytes()), @p cpus the process's
+ * affinity set. @return 0 or -ENAMETOOLONG.
  */
 int rnic_eal_build_args(struct rnic_eal_args *a, const char *prog,
 			const struct rnic_config *cfg, unsigned n_workers,

@@ -252,16 +252,6 @@ int rnic_worker_call_sync(struct rnic_worker *w,
 	return 0;
 }
 
-/*
- * One loop iteration. now_tsc is sampled once, for timers and protocols.
- * The clock is read again only after a poller that did work, and that
- * poller is charged the cycles since the last reading: its own call plus
- * the idle pollers just before it (a few ns each). Reading it after every
- * poller cost more than the pollers themselves where rdtsc is slow (about
- * 17 ns in the VMs we run on, times some 15 pollers a loop), and an idle
- * loop needs no timing at all. busy_cycles / work stays a poller's cost
- * per item, slightly high by the empty calls before it.
- */
 static __thread char thread_token;
 
 const void *rnic_thread_token(void)
@@ -274,6 +264,16 @@ bool rnic_worker_driven_here(const struct rnic_worker *w)
 	return !w->st->running && !w->in_loop && w->driver == &thread_token;
 }
 
+/*
+ * One loop iteration. now_tsc is sampled once, for timers and protocols.
+ * The clock is read again only after a poller that did work, and that
+ * poller is charged the cycles since the last reading: its own call plus
+ * the idle pollers just before it (a few ns each). Reading it after every
+ * poller cost more than the pollers themselves where rdtsc is slow (about
+ * 17 ns in the VMs we run on, times some 15 pollers a loop), and an idle
+ * loop needs no timing at all. busy_cycles / work stays a poller's cost
+ * per item, slightly high by the empty calls before it.
+ */
 unsigned rnic_worker_run_once(struct rnic_worker *w)
 {
 	unsigned total = 0;

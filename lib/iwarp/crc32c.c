@@ -93,7 +93,6 @@ rnic_crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~c;
 }
 
-
 uint32_t
 rnic_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
 {

@@ -162,7 +162,12 @@ rnic_fpdu_build(struct rnic_fpdu_tx *tx, const void *hdr, size_t hdr_len,
 	ulen = rte_cpu_to_be_16((uint16_t)ulpdu);
 	if (!tx->markers && tx->crc) {
 		/* no markers: the pieces are contiguous on the wire, and the
-		 * CRC is taken while they are copied (one pass, no reread) */
+		 * CRC is taken while they are copied (one pass, no reread).
+		 * Kept apart from fpdu_w_put() on purpose: folding this into
+		 * the cursor (a fused flag and a running CRC in struct
+		 * fpdu_w) cost 8 to 18 % of the 64 B Write rate (6.4 against
+		 * 5.3-5.9 M/s, the cursor through memory and the marker
+		 * checks around every piece). */
 		uint32_t c = rnic_crc32c_copy(0, out, &ulen, sizeof(ulen));
 		size_t n = sizeof(ulen);
 		c = rnic_crc32c_copy(c, out + n, hdr, hdr_len);

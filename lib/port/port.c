@@ -474,7 +474,7 @@ static void port_csum_finish(struct rte_mbuf *m)
 		return;
 	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eh + 1);
-	uint32_t ihl = (uint32_t)(ip->version_ihl & 0xf) * 4;
+	uint32_t ihl = rte_ipv4_hdr_len(ip);
 	uint32_t tot = rte_be_to_cpu_16(ip->total_length);
 	uint32_t off = (uint32_t)sizeof(*eh) + ihl;
 	if (eh->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4) || ip->next_proto_id != IPPROTO_TCP ||
@@ -501,14 +501,14 @@ static uint16_t port_rx_burst(struct rnic_port *p, uint16_t q, struct rte_mbuf *
 		return got;
 	for (uint16_t k = 0; k < got; k++) {
 		struct rte_mbuf *m = pkts[k];
-		uint64_t fl = m->ol_flags & ~RTE_MBUF_F_RX_L4_CKSUM_MASK;
-		if (!(fl & RTE_MBUF_F_TX_TCP_CKSUM)) {
-			m->ol_flags = fl;
-		} else if (finish) {
-			m->ol_flags = fl;
+		m->ol_flags &= ~RTE_MBUF_F_RX_L4_CKSUM_MASK;
+		if (!(m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM))
+			continue;
+		if (finish) {
 			port_csum_finish(m);
 		} else {
-			m->ol_flags = (fl & ~RTE_MBUF_F_TX_TCP_CKSUM) | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+			m->ol_flags &= ~RTE_MBUF_F_TX_TCP_CKSUM;
+			m->ol_flags |= RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 		}
 	}
 	return got;

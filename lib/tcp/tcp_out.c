@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * TCP output: segments are a header mbuf (headroom for IPv4 and Ethernet)
- * chained to a clone of the queued payload unit, so neither the first
- * transmission nor a retransmission copies payload.
+ * TCP output: a segment is a header mbuf (headroom for IPv4 and Ethernet)
+ * with the queued payload unit lent to it: up to TCP_COPY_MAX bytes are
+ * copied behind the header (one mbuf on the wire), a larger unit is chained
+ * as a clone (no copy). The unit stays queued for retransmission either way.
  */
 #include <errno.h>
 #include <string.h>
@@ -86,20 +87,19 @@ static uint16_t tcp_cksum(const struct tcp_key *k, struct rte_mbuf *m, uint32_t 
 }
 
 /* Build and send one segment: header fields from @p c or explicit values,
- * into @p h (a blank mbuf; NULL allocates one). With @p l2_dst it goes
- * straight to that Ethernet address (a stateless reply) instead of being
- * routed and resolved. */
+ * into @p h (a blank mbuf; NULL allocates one), with the payload of the
+ * queued @p unit (lent, it stays queued for retransmission; NULL: none).
+ * With @p l2_dst it goes straight to that Ethernet address (a stateless
+ * reply) instead of being routed and resolved. */
 static int tcp_xmit_in(struct rnic_worker *w, struct rnic_port *p,
 		       const struct tcp_key *k, uint32_t seq, uint32_t ack,
 		       uint8_t flags, const struct tcp_opts *o, bool syn_opts,
-		       uint16_t wnd, struct rte_mbuf *payload, bool borrowed,
-		       struct rte_mbuf *h, const struct rte_ether_addr *l2_dst)
+		       uint16_t wnd, struct rte_mbuf *unit, struct rte_mbuf *h,
+		       const struct rte_ether_addr *l2_dst)
 {
 	if (h == NULL)
 		h = rte_pktmbuf_alloc(p->pool);
 	if (h == NULL) {
-		if (!borrowed)
-			rte_pktmbuf_free(payload);
 		w->drops[RNIC_DROP_NO_MBUF]++;
 		return -ENOBUFS;
 	}
@@ -118,24 +118,21 @@ static int tcp_xmit_in(struct rnic_worker *w, struct rnic_port *p,
 	th->tcp_urp = 0;
 	memcpy(th + 1, optbuf, olen);
 	uint32_t len = (uint32_t)(sizeof(*th) + olen);
-	uint32_t plen = payload != NULL ? rte_pktmbuf_pkt_len(payload) : 0;
-	if (payload != NULL && plen <= TCP_COPY_MAX && plen <= rte_pktmbuf_tailroom(h)) {
+	uint32_t plen = unit != NULL ? rte_pktmbuf_pkt_len(unit) : 0;
+	if (unit != NULL && plen <= TCP_COPY_MAX && plen <= rte_pktmbuf_tailroom(h)) {
 		/* one mbuf on the wire: the payload copied behind the header
 		 * (one allocation and one free fewer per segment, and no
 		 * reference from the receiver's side to our queued unit) */
 		uint8_t *d = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)plen);
-		for (const struct rte_mbuf *m = payload; m != NULL; m = m->next) {
+		for (const struct rte_mbuf *m = unit; m != NULL; m = m->next) {
 			memcpy(d, rte_pktmbuf_mtod(m, const void *), m->data_len);
 			d += m->data_len;
 		}
-		if (!borrowed)
-			rte_pktmbuf_free(payload);
 		len += plen;
-	} else if (payload != NULL) {
+	} else if (unit != NULL) {
 		len += plen;
-		/* a queued unit stays for retransmission: the wire gets a
-		 * clone (indirect mbufs, no copy) */
-		struct rte_mbuf *pl = borrowed ? rte_pktmbuf_clone(payload, p->pool) : payload;
+		/* the wire gets a clone of the unit (indirect mbufs, no copy) */
+		struct rte_mbuf *pl = rte_pktmbuf_clone(unit, p->pool);
 		if (pl == NULL || rte_pktmbuf_chain(h, pl) != 0) {
 			rte_pktmbuf_free(h);
 			rte_pktmbuf_free(pl);
@@ -143,15 +140,14 @@ static int tcp_xmit_in(struct rnic_worker *w, struct rnic_port *p,
 			return -ENOBUFS;
 		}
 	}
-	if (p->csum_link) {
-		/* an in-process ring: nothing can corrupt the frame on the
-		 * way, so the checksum is left to the link (lib/port writes
-		 * it when a capture or the fault injector needs it) */
+	/* an in-process ring: nothing can corrupt the frame on the way, so
+	 * the checksum is left to the link (lib/port writes it when a
+	 * capture or the fault injector needs it). h carries no stale TX
+	 * flag: it is fresh, or a received frame, whose port cleared it. */
+	if (p->csum_link)
 		h->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
-	} else {
-		h->ol_flags &= ~RTE_MBUF_F_TX_TCP_CKSUM;
+	else
 		th->cksum = tcp_cksum(k, h, len);
-	}
 	tcp_w(w)->st.segs_out++;
 	if (l2_dst != NULL)
 		return rnic_net_reply_ipv4(w, p, h, rte_be_to_cpu_32(k->laddr),
@@ -164,13 +160,12 @@ static int tcp_xmit_in(struct rnic_worker *w, struct rnic_port *p,
 	return rc;
 }
 
+/* A segment without payload of a connection, routed. */
 static int tcp_xmit(struct rnic_worker *w, struct rnic_port *p,
 		    const struct tcp_key *k, uint32_t seq, uint32_t ack,
-		    uint8_t flags, const struct tcp_opts *o, bool syn_opts,
-		    uint16_t wnd, struct rte_mbuf *payload)
+		    uint8_t flags, const struct tcp_opts *o, bool syn_opts, uint16_t wnd)
 {
-	return tcp_xmit_in(w, p, k, seq, ack, flags, o, syn_opts, wnd, payload, false, NULL,
-			   NULL);
+	return tcp_xmit_in(w, p, k, seq, ack, flags, o, syn_opts, wnd, NULL, NULL, NULL);
 }
 
 /* Options for a non-SYN segment of @p c (timestamps, SACK blocks). */
@@ -253,7 +248,7 @@ void tcp_send_ack_seq(struct rnic_tcp_conn *c, uint32_t seq)
 	c->ack_now = false;
 	rnic_timer_cancel(&c->w->timers, &c->dack_timer);
 	tcp_xmit(c->w, c->port, &c->key, seq, c->rcv_nxt, RTE_TCP_ACK_FLAG,
-		 &o, false, tcp_wnd_field(c), NULL);
+		 &o, false, tcp_wnd_field(c));
 }
 
 void tcp_send_ack(struct rnic_tcp_conn *c)
@@ -280,7 +275,7 @@ void tcp_send_syn(struct rnic_tcp_conn *c, bool ack)
 		c->syn_tsc = c->w->now_tsc;
 	tcp_xmit(c->w, c->port, &c->key, c->iss, ack ? c->rcv_nxt : 0,
 		 RTE_TCP_SYN_FLAG | (ack ? RTE_TCP_ACK_FLAG : 0), &o, true,
-		 (uint16_t)(wnd > 65535 ? 65535 : wnd), NULL);
+		 (uint16_t)(wnd > 65535 ? 65535 : wnd));
 	c->snd_nxt = c->iss + 1;
 	c->snd_max = seq_max(c->snd_max, c->snd_nxt);
 }
@@ -292,7 +287,7 @@ static void ctl_xmit(struct rnic_worker *w, struct rnic_port *p, const struct tc
 		     uint32_t wnd, struct rte_mbuf *h, const struct rte_ether_addr *l2_dst)
 {
 	tcp_xmit_in(w, p, k, seq, ack, flags, o, flags & RTE_TCP_SYN_FLAG,
-		    (uint16_t)(wnd > 65535 ? 65535 : wnd), NULL, false, h, l2_dst);
+		    (uint16_t)(wnd > 65535 ? 65535 : wnd), NULL, h, l2_dst);
 }
 
 void tcp_send_ctl(struct rnic_worker *w, struct rnic_port *p,
@@ -350,7 +345,7 @@ void tcp_send_rst_for(struct rnic_worker *w, struct rnic_port *p, struct rte_mbu
 			      RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG, NULL, 0);
 }
 
-/* A reference to the unit's payload for one transmission. */
+/* Send unit @p u (NULL: a bare FIN), with FIN and PSH as asked. */
 static int tcp_send_unit(struct rnic_tcp_conn *c, struct tcp_unit *u, bool fin,
 			 bool push)
 {
@@ -376,11 +371,8 @@ static int tcp_send_unit(struct rnic_tcp_conn *c, struct tcp_unit *u, bool fin,
 	c->unacked_segs = 0;
 	c->ack_now = false;
 	rnic_timer_cancel(&c->w->timers, &c->dack_timer);
-	/* the unit is lent: tcp_xmit_in() copies a small one behind the
-	 * header and clones a large one */
 	return tcp_xmit_in(c->w, c->port, &c->key, u ? u->seq : c->fin_seq, c->rcv_nxt,
-			   flags, &o, false, tcp_wnd_field(c), u ? u->m : NULL, true, NULL,
-			   NULL);
+			   flags, &o, false, tcp_wnd_field(c), u ? u->m : NULL, NULL, NULL);
 }
 
 int tcp_retransmit_unit(struct rnic_tcp_conn *c, struct tcp_unit *u)

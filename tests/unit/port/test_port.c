@@ -314,7 +314,6 @@ static void rx_delay_released_later(void **state)
 	assert_int_equal(rnic_ring_pair("dl", 1), 0);
 	cfg_default(&c);
 	c.rx_fault.delay = 100;
-	c.rx_fault.delay_us = 1;
 	c.rx_fault.delay_us = 20000;
 	struct rnic_port *a = open_ring("dl.a", 1, NULL);
 	struct rnic_port *b = open_ring("dl.b", 1, &c);
