@@ -72,6 +72,19 @@ enum rnic_transport {
  */
 struct ibv_context *rnic_open_device(struct rnic_stack *st);
 
+/**
+ * Open the device of a created stack through its @p t face: the context's
+ * device says that transport (RNIC_TRANSPORT_IWARP: "rnicN", node type
+ * RNIC and transport iWARP, as siw; RNIC_TRANSPORT_ROCE: "rnicN_roce", a CA
+ * on the InfiniBand transport, as rxe), and QPs created on it without a
+ * transport get it. Both faces are one device: objects of one may be used
+ * with objects of the other, and each open takes a reference that
+ * rnic_close_device() drops. rnic_open_device() is the iWARP face.
+ * NULL and errno EINVAL (no stack, bad @p t) or ENOMEM.
+ */
+struct ibv_context *rnic_open_device_transport(struct rnic_stack *st,
+					       enum rnic_transport t);
+
 /** Drop a reference; the last one frees the device. @return 0 or EBUSY
  *  (objects still exist). */
 int rnic_close_device(struct ibv_context *ctx);

@@ -127,68 +127,88 @@ const struct rnic_proto_ops rnic_verbs_proto = {
 
 /* --- device ------------------------------------------------------------------- */
 
-struct ibv_context *rnic_open_device(struct rnic_stack *st)
+/* Fill view @p t of a new device: the ibv_context a program sees. */
+static void view_init(struct rnic_device *d, enum rnic_transport t, int async_fd)
 {
-	struct rnic_verbs_stack *vs = st ? verbs_st(st) : NULL;
-	if (vs == NULL) {
-		errno = EINVAL;
-		return NULL;
-	}
-	pthread_mutex_lock(&vs->lock);
-	struct rnic_device *d = vs->dev;
-	if (d != NULL) {
-		d->refs++;
-		pthread_mutex_unlock(&vs->lock);
-		return &d->ctx;
-	}
-	d = calloc(1, sizeof(*d));
+	struct rnic_device_view *v = &d->view[t == RNIC_TRANSPORT_ROCE];
+	const bool roce = t == RNIC_TRANSPORT_ROCE;
+
+	v->d = d;
+	v->transport = t;
+	/* siw is an RNIC on the iWARP transport, rxe a CA on InfiniBand's */
+	snprintf(v->dev.name, sizeof(v->dev.name), "rnic%u%s", d->st->id, roce ? "_roce" : "");
+	snprintf(v->dev.dev_name, sizeof(v->dev.dev_name), "%s", v->dev.name);
+	v->dev.node_type = roce ? IBV_NODE_CA : IBV_NODE_RNIC;
+	v->dev.transport_type = roce ? IBV_TRANSPORT_IB : IBV_TRANSPORT_IWARP;
+	v->ctx.device = &v->dev;
+	v->ctx.cmd_fd = -1;
+	v->ctx.async_fd = async_fd;   /* one event queue for both views */
+	v->ctx.num_comp_vectors = (int)d->n_handlers;
+	pthread_mutex_init(&v->ctx.mutex, NULL);
+	v->ctx.ops.poll_cq = rnic_cq_poll;
+	v->ctx.ops.req_notify_cq = rnic_cq_req_notify;
+	v->ctx.ops.post_send = rnic_qp_post_send;
+	v->ctx.ops.post_recv = rnic_qp_post_recv;
+	v->ctx.ops.post_srq_recv = rnic_srq_post_recv;
+	v->ctx.ops.alloc_mw = rnic_alloc_mw;
+	v->ctx.ops.dealloc_mw = rnic_dealloc_mw;
+	v->ctx.ops.bind_mw = rnic_bind_mw;
+}
+
+/* Create the stack's device (under vs->lock). NULL and errno on failure. */
+static struct rnic_device *device_create(struct rnic_stack *st)
+{
+	struct rnic_device *d = calloc(1, sizeof(*d));
 	if (d == NULL) {
-		pthread_mutex_unlock(&vs->lock);
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* readable while an async event waits (rnic_get_async_event) */
+	int afd = eventfd(0, EFD_CLOEXEC);
+	if (afd < 0) {
+		int e = errno;
+		free(d);
+		errno = e;
+		return NULL;
+	}
 	d->st = st;
-	d->refs = 1;
 	/* 0 and 1 are the IB special QPs; the first number is random, as a
 	 * NIC's after a reset, so a peer still retransmitting to a QP of an
 	 * earlier process does not hit this one's first QP */
 	d->next_qpn = 2 + (uint32_t)(rte_rand() % (RNIC_MAX_QP - 2));
 	pthread_mutex_init(&d->lock, NULL);
-	d->transport = RNIC_TRANSPORT_IWARP;   /* RoCE QPs: issue 5 */
-	snprintf(d->dev.name, sizeof(d->dev.name), "rnic%u", st->id);
-	snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "rnic%u", st->id);
-	d->dev.node_type = IBV_NODE_RNIC;
-	d->dev.transport_type = d->transport == RNIC_TRANSPORT_ROCE ? IBV_TRANSPORT_IB
-								    : IBV_TRANSPORT_IWARP;
-	d->ctx.device = &d->dev;
-	d->ctx.cmd_fd = -1;
-	/* readable while an async event waits (rnic_get_async_event) */
-	d->ctx.async_fd = eventfd(0, EFD_CLOEXEC);
-	if (d->ctx.async_fd < 0) {
-		int e = errno;
-		pthread_mutex_unlock(&vs->lock);
-		free(d);
-		errno = e;
-		return NULL;
-	}
 	pthread_mutex_init(&d->alock, NULL);
 	/* one completion handler per worker (seed 003), equal priorities */
 	d->n_handlers = st->n_workers;
 	for (unsigned h = 0; h < d->n_handlers; h++)
 		d->handlers[h] = (struct rnic_handler){ .worker = h, .prio = 0 };
-	d->ctx.num_comp_vectors = (int)d->n_handlers;
-	pthread_mutex_init(&d->ctx.mutex, NULL);
-	d->ctx.ops.poll_cq = rnic_cq_poll;
-	d->ctx.ops.req_notify_cq = rnic_cq_req_notify;
-	d->ctx.ops.post_send = rnic_qp_post_send;
-	d->ctx.ops.post_recv = rnic_qp_post_recv;
-	d->ctx.ops.post_srq_recv = rnic_srq_post_recv;
-	d->ctx.ops.alloc_mw = rnic_alloc_mw;
-	d->ctx.ops.dealloc_mw = rnic_dealloc_mw;
-	d->ctx.ops.bind_mw = rnic_bind_mw;
-	vs->dev = d;
+	view_init(d, RNIC_TRANSPORT_IWARP, afd);
+	view_init(d, RNIC_TRANSPORT_ROCE, afd);
+	return d;
+}
+
+struct ibv_context *rnic_open_device_transport(struct rnic_stack *st, enum rnic_transport t)
+{
+	struct rnic_verbs_stack *vs = st ? verbs_st(st) : NULL;
+	if (vs == NULL || t > RNIC_TRANSPORT_ROCE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pthread_mutex_lock(&vs->lock);
+	struct rnic_device *d = vs->dev;
+	if (d == NULL)
+		d = device_create(st);
+	if (d != NULL) {
+		d->refs++;
+		vs->dev = d;
+	}
 	pthread_mutex_unlock(&vs->lock);
-	return &d->ctx;
+	return d ? &d->view[t == RNIC_TRANSPORT_ROCE].ctx : NULL;
+}
+
+struct ibv_context *rnic_open_device(struct rnic_stack *st)
+{
+	return rnic_open_device_transport(st, RNIC_TRANSPORT_IWARP);
 }
 
 int rnic_close_device(struct ibv_context *ctx)
@@ -207,9 +227,10 @@ int rnic_close_device(struct ibv_context *ctx)
 	}
 	vs->dev = NULL;
 	pthread_mutex_unlock(&vs->lock);
-	close(d->ctx.async_fd);
+	close(d->view[0].ctx.async_fd);
 	pthread_mutex_destroy(&d->alock);
-	pthread_mutex_destroy(&d->ctx.mutex);
+	for (unsigned i = 0; i < 2; i++)
+		pthread_mutex_destroy(&d->view[i].ctx.mutex);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 	return 0;
@@ -222,7 +243,7 @@ struct rnic_stack *rnic_device_stack(struct ibv_context *ctx)
 
 enum rnic_transport rnic_device_transport(struct ibv_context *ctx)
 {
-	return dev_of(ctx)->transport;
+	return view_of(ctx)->transport;
 }
 
 int rnic_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
@@ -330,8 +351,8 @@ int rnic_query_gid(struct ibv_context *ctx, uint8_t port_num, int index, union i
 static void afd_set(struct rnic_device *d, bool on)
 {
 	uint64_t v = 1;
-	ssize_t n = on ? write(d->ctx.async_fd, &v, sizeof(v))
-		       : read(d->ctx.async_fd, &v, sizeof(v));
+	ssize_t n = on ? write(d->view[0].ctx.async_fd, &v, sizeof(v))
+		       : read(d->view[0].ctx.async_fd, &v, sizeof(v));
 	(void)n;
 }
 

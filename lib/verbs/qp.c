@@ -340,7 +340,7 @@ static int check_send_wr(struct rnic_qp *qp, const struct ibv_send_wr *wr, uint3
 	if (qp->qp.qp_type == IBV_QPT_UD) {
 		/* datagrams: Sends (with Immediate) to an address handle */
 		if ((wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) ||
-		    wr->wr.ud.ah == NULL || wr->wr.ud.ah->context != qp->qp.context ||
+		    wr->wr.ud.ah == NULL || dev_of(wr->wr.ud.ah->context) != qp->dev ||
 		    wr->wr.ud.remote_qpn > 0xffffff)
 			return EINVAL;
 	}
@@ -550,13 +550,13 @@ struct ibv_qp *rnic_create_qp_transport(struct ibv_pd *pd, struct ibv_qp_init_at
 	    a->cap.max_send_wr > RNIC_MAX_QP_WR ||
 	    a->cap.max_recv_wr > RNIC_MAX_QP_WR || a->cap.max_send_sge > RNIC_MAX_SGE ||
 	    a->cap.max_recv_sge > RNIC_MAX_SGE || a->cap.max_inline_data > RNIC_MAX_INLINE ||
-	    a->send_cq->context != pd->context || a->recv_cq->context != pd->context ||
+	    dev_of(a->send_cq->context) != d || dev_of(a->recv_cq->context) != d ||
 	    (a->srq != NULL && a->srq->pd != pd)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	if (t == RNIC_TRANSPORT_DEFAULT)
-		t = d->transport;
+		t = view_of(pd->context)->transport;
 	/* UD QPs exist on RoCE only (iWARP has no datagram service) */
 	if ((t != RNIC_TRANSPORT_IWARP && t != RNIC_TRANSPORT_ROCE) ||
 	    (a->qp_type == IBV_QPT_UD && t != RNIC_TRANSPORT_ROCE)) {

@@ -50,14 +50,25 @@ struct rnic_handler {
 	int prio;
 };
 
-struct rnic_device {
+/*
+ * A device's face to applications: its own ibv_context and ibv_device, so
+ * that ctx->device tells a program the transport (iWARP like siw, RoCE like
+ * rxe), and QPs created without a transport get this one. Both views of a
+ * device share everything else (QP numbers, CQs, STags, async events).
+ */
+struct rnic_device_view {
 	struct ibv_context ctx;       /* first */
 	struct ibv_device dev;
+	struct rnic_device *d;
+	enum rnic_transport transport;
+};
+
+struct rnic_device {
+	struct rnic_device_view view[2];   /* [0] iWARP, [1] RoCE */
 	struct rnic_stack *st;
 	pthread_mutex_t lock;
 	int refs;
 	unsigned n_pd, n_cq, n_qp, n_srq, n_chan, n_mw, n_mr;
-	enum rnic_transport transport;
 	uint32_t next_qpn;
 	struct rnic_qp *qps[RNIC_MAX_QP];   /* by QP number (0, 1 unused) */
 	struct rnic_cq *cqs[RNIC_MAX_CQ];   /* by handle (0 unused) */
@@ -205,7 +216,11 @@ struct rnic_srq {
 	unsigned users;
 };
 
-static inline struct rnic_device *dev_of(struct ibv_context *c) { return (struct rnic_device *)c; }
+static inline struct rnic_device_view *view_of(struct ibv_context *c)
+{
+	return (struct rnic_device_view *)c;
+}
+static inline struct rnic_device *dev_of(struct ibv_context *c) { return view_of(c)->d; }
 static inline struct rnic_qp *qp_of(struct ibv_qp *q) { return (struct rnic_qp *)q; }
 static inline struct rnic_cq *cq_of(struct ibv_cq *c) { return (struct rnic_cq *)c; }
 static inline struct rnic_pd *pd_of(struct ibv_pd *p) { return (struct rnic_pd *)p; }
