@@ -542,8 +542,10 @@ struct ibv_mr *rnic_reg_mr(struct ibv_pd *ipd, void *addr, size_t length, int ac
 	return rnic_reg_mr_port(ipd, addr, length, access, 1);
 }
 
-struct ibv_mr *rnic_reg_mr_port(struct ibv_pd *ipd, void *addr, size_t length, int access,
-				uint8_t port_num)
+/* Register [addr, addr + length) as the tagged range at @p iova, STag of
+ * port @p port_num. */
+static struct ibv_mr *reg_mr_at(struct ibv_pd *ipd, void *addr, size_t length, uint64_t iova,
+				int access, uint8_t port_num)
 {
 	if (ipd == NULL || port_num == 0 || (addr == NULL && length) || length > RNIC_MAX_MR_SIZE ||
 	    (access & ~ACCESS_ALL) || (access & IBV_ACCESS_ZERO_BASED) ||
@@ -563,7 +565,7 @@ struct ibv_mr *rnic_reg_mr_port(struct ibv_pd *ipd, void *addr, size_t length, i
 	mr->m.port = (uint8_t)(port_num - 1);
 	mr->m.pd = ipd;
 	mr->m.access = access;
-	mr->m.va = (uint64_t)(uintptr_t)addr;
+	mr->m.va = iova;
 	mr->m.len = length;
 	mr->m.addr = addr;
 	mr->m.owner = mr;
@@ -582,6 +584,18 @@ struct ibv_mr *rnic_reg_mr_port(struct ibv_pd *ipd, void *addr, size_t length, i
 	__atomic_fetch_add(&pd_of(ipd)->users, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&mr->m.valid, 1, __ATOMIC_RELEASE);
 	return &mr->mr;
+}
+
+struct ibv_mr *rnic_reg_mr_port(struct ibv_pd *ipd, void *addr, size_t length, int access,
+				uint8_t port_num)
+{
+	return reg_mr_at(ipd, addr, length, (uint64_t)(uintptr_t)addr, access, port_num);
+}
+
+struct ibv_mr *rnic_reg_mr_iova(struct ibv_pd *ipd, void *addr, size_t length, uint64_t iova,
+				int access)
+{
+	return reg_mr_at(ipd, addr, length, iova, access, 1);
 }
 
 int rnic_query_stag_stats(struct ibv_context *ctx, uint8_t port_num,

@@ -1,0 +1,562 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libibverbs' entry points over rnic (docs/dropin.md has the matrix).
+ *
+ * Defined without symbol versions, so a preloaded librnic-verbs takes the
+ * program's references (ibv_open_device@IBVERBS_1.1 ...) from the real
+ * libibverbs, which stays loaded for the providers it pulled in. Every
+ * call that takes a verbs object must be ours: the real one would read an
+ * rnic object as its own. Results follow libibverbs: int calls return 0 or
+ * a positive errno, constructors NULL with errno set.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dropin/dropin.h"
+#include "engine/stack.h"
+#include "port/port.h"
+#include "verbs/verbs.h"
+
+#undef ibv_query_port
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+
+/* An ibv_context of ours (every context a program holds came from us). */
+static bool ours(const struct ibv_context *ctx)
+{
+	struct rv_proc *p = rv_proc_if_started();
+	return p != NULL && ctx != NULL && (ctx == p->ctx[0] || ctx == p->ctx[1]);
+}
+
+/* --- data path: progress for programs that poll ----------------------------- */
+
+static int dropin_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	int got = rnic_cq_poll(cq, n, wc);
+	if (got == 0 && rv_progress() > 0)
+		got = rnic_cq_poll(cq, n, wc);
+	return got;
+}
+
+/* A post from the thread that gets the drive lock runs to completion: the
+ * work goes out now, not at the next loop of whoever drives. */
+static int dropin_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	rv_lock();
+	int rc = rnic_qp_post_send(qp, wr, bad);
+	rv_unlock();
+	return rc;
+}
+
+void rv_install_ops(struct ibv_context *ctx)
+{
+	ctx->ops.poll_cq = dropin_poll_cq;
+	ctx->ops.post_send = dropin_post_send;
+}
+
+/* --- devices ------------------------------------------------------------------ */
+
+struct ibv_device **ibv_get_device_list(int *num_devices)
+{
+	struct rv_proc *p = rv_proc();
+	int n = p != NULL ? 2 : 0;
+	struct ibv_device **list = calloc((size_t)n + 1, sizeof(*list));
+
+	if (list == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (int i = 0; i < n; i++)
+		list[i] = p->dev[i];
+	if (num_devices != NULL)
+		*num_devices = n;
+	return list;
+}
+
+void ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+const char *ibv_get_device_name(struct ibv_device *device)
+{
+	return device != NULL ? device->name : NULL;
+}
+
+int ibv_get_device_index(struct ibv_device *device)
+{
+	return rv_face_of_device(device);
+}
+
+/* The node GUID: EUI-64 of the first port's MAC (ibv_query_device's). */
+__be64 ibv_get_device_guid(struct ibv_device *device)
+{
+	struct rv_proc *p = rv_proc_if_started();
+	struct ibv_device_attr a;
+	int face = rv_face_of_device(device);
+
+	if (p == NULL || face < 0 || rnic_query_device(p->ctx[face], &a) != 0)
+		return 0;
+	return a.node_guid;
+}
+
+struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct rv_proc *p = rv_proc();
+	int face = rv_face_of_device(device);
+
+	if (p == NULL || face < 0) {
+		errno = p == NULL ? errno : ENODEV;
+		return NULL;
+	}
+	return rnic_open_device_transport(p->st, face ? RNIC_TRANSPORT_ROCE : RNIC_TRANSPORT_IWARP);
+}
+
+int ibv_close_device(struct ibv_context *context)
+{
+	if (!ours(context))
+		return EINVAL;
+	return rv_err(rnic_close_device(context));
+}
+
+int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
+{
+	if (!ours(context) || attr == NULL)
+		return EINVAL;
+	int rc = rnic_query_device(context, attr);
+	if (rc == 0) {
+		/* siw and rxe report their vendor part as 0; a version here
+		 * tells a user which rnic answered */
+		attr->vendor_part_id = 0;
+		attr->hw_ver = 0;
+		attr->max_pkeys = 1;
+		/* address handles: RoCE UD; iWARP has no datagram service */
+		attr->max_ah = context->device->transport_type == IBV_TRANSPORT_IB ? 65536 : 0;
+	}
+	return rv_err(rc);
+}
+
+int ibv_query_port(struct ibv_context *context, uint8_t port_num,
+		   struct _compat_ibv_port_attr *port_attr)
+{
+	struct ibv_port_attr a;
+
+	if (!ours(context) || port_attr == NULL)
+		return EINVAL;
+	int rc = rnic_query_port(context, port_num, &a);
+	if (rc != 0)
+		return rv_err(rc);
+	a.gid_tbl_len = 2;
+	/* the layout every caller has (the old one ends after link_layer's
+	 * byte and a reserved one) */
+	memcpy(port_attr, &a, offsetof(struct ibv_port_attr, flags) + 1);
+	return 0;
+}
+
+int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid)
+{
+	if (!ours(context) || gid == NULL)
+		return EINVAL;
+	/* libibverbs returns -1 for a missing entry */
+	return rnic_query_gid(context, port_num, index, gid) == 0 ? 0 : -1;
+}
+
+int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
+		      struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
+{
+	struct ibv_gid_entry e = { .gid_index = gid_index, .port_num = port_num };
+
+	if (!ours(context) || entry == NULL || flags != 0 || port_num > 255 ||
+	    entry_size < sizeof(e) || gid_index > 1)
+		return EINVAL;
+	if (rnic_query_gid(context, (uint8_t)port_num, (int)gid_index, &e.gid) != 0)
+		return ENODATA;
+	/* RoCEv2 GIDs as rxe lists them; an iWARP device's GID is its MAC */
+	e.gid_type = context->device->transport_type == IBV_TRANSPORT_IWARP ? IBV_GID_TYPE_IB
+									     : IBV_GID_TYPE_ROCE_V2;
+	memcpy(entry, &e, sizeof(e));
+	return 0;
+}
+
+ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
+			     size_t max_entries, uint32_t flags, size_t entry_size)
+{
+	struct ibv_device_attr a;
+	size_t n = 0;
+
+	if (!ours(context) || flags != 0 || entry_size < sizeof(*entries) ||
+	    rnic_query_device(context, &a) != 0)
+		return -EINVAL;
+	for (uint32_t port = 1; port <= a.phys_port_cnt; port++)
+		for (uint32_t i = 0; i < 2; i++) {
+			if (n == max_entries)
+				return -EINVAL;
+			struct ibv_gid_entry *e = (void *)((char *)entries + n * entry_size);
+			if (_ibv_query_gid_ex(context, port, i, e, 0, entry_size) == 0)
+				n++;
+		}
+	return (ssize_t)n;
+}
+
+int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __be16 *pkey)
+{
+	struct ibv_device_attr a;
+
+	if (!ours(context) || pkey == NULL || rnic_query_device(context, &a) != 0 ||
+	    port_num < 1 || port_num > a.phys_port_cnt || index != 0)
+		return -1;
+	*pkey = htobe16(0xffff);   /* the default P_Key, full member */
+	return 0;
+}
+
+int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pkey)
+{
+	__be16 k;
+
+	if (ibv_query_pkey(context, port_num, 0, &k) != 0)
+		return -EINVAL;
+	return (be16toh(pkey) & 0x7fff) == 0x7fff ? 0 : -ENOENT;
+}
+
+/* --- protection domains, memory ------------------------------------------------ */
+
+struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
+{
+	if (!ours(context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	rv_lock();
+	struct ibv_pd *pd = rnic_alloc_pd(context);
+	rv_unlock();
+	return pd;
+}
+
+int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	if (pd == NULL || !ours(pd->context))
+		return EINVAL;
+	rv_lock();
+	int rc = rnic_dealloc_pd(pd);
+	rv_unlock();
+	return rv_err(rc);
+}
+
+/* Access flags rnic takes: relaxed ordering is a hint (IBV_ACCESS_OPTIONAL
+ * range) that a device may ignore, and rnic orders everything. */
+static int mr_access(unsigned int access)
+{
+	return (int)(access & ~(unsigned)IBV_ACCESS_OPTIONAL_RANGE);
+}
+
+struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+				unsigned int access)
+{
+	if (pd == NULL || !ours(pd->context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	rv_lock();
+	struct ibv_mr *mr = rnic_reg_mr_iova(pd, addr, length, iova, mr_access(access));
+	int e = errno;
+	rv_unlock();
+	errno = e;
+	return mr;
+}
+
+struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, (uintptr_t)addr, (unsigned)access);
+}
+
+struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+			       int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned)access);
+}
+
+int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	if (mr == NULL || !ours(mr->context))
+		return EINVAL;
+	rv_lock();
+	int rc = rnic_dereg_mr(mr);
+	rv_unlock();
+	return rv_err(rc);
+}
+
+/* --- completion queues and channels ------------------------------------------ */
+
+struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
+{
+	if (!ours(context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return rnic_create_comp_channel(context);
+}
+
+int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	if (channel == NULL || !ours(channel->context))
+		return EINVAL;
+	return rv_err(rnic_destroy_comp_channel(channel));
+}
+
+struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+			     struct ibv_comp_channel *channel, int comp_vector)
+{
+	if (!ours(context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	rv_lock();
+	struct ibv_cq *cq = rnic_create_cq(context, cqe, cq_context, channel, comp_vector);
+	int e = errno;
+	rv_unlock();
+	errno = e;
+	return cq;
+}
+
+int ibv_destroy_cq(struct ibv_cq *cq)
+{
+	if (cq == NULL || !ours(cq->context))
+		return EINVAL;
+	rv_lock();
+	int rc = rnic_destroy_cq(cq);
+	rv_unlock();
+	return rv_err(rc);
+}
+
+int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
+{
+	if (channel == NULL || !ours(channel->context)) {
+		errno = EINVAL;
+		return -1;
+	}
+	int rc = rnic_get_cq_event(channel, cq, cq_context);
+	if (rc != 0) {
+		errno = rv_err(rc);
+		return -1;
+	}
+	return 0;
+}
+
+void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	if (cq != NULL && ours(cq->context))
+		rnic_ack_cq_events(cq, nevents);
+}
+
+/* --- asynchronous events ------------------------------------------------------- */
+
+int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
+{
+	if (!ours(context) || event == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	int rc = rnic_get_async_event(context, event);
+	if (rc != 0) {
+		errno = rv_err(rc);
+		return -1;
+	}
+	return 0;
+}
+
+void ibv_ack_async_event(struct ibv_async_event *event)
+{
+	if (event != NULL)
+		rnic_ack_async_event(event);
+}
+
+/* --- shared receive queues ------------------------------------------------------ */
+
+struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr)
+{
+	if (pd == NULL || !ours(pd->context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	rv_lock();
+	struct ibv_srq *srq = rnic_create_srq(pd, srq_init_attr);
+	int e = errno;
+	rv_unlock();
+	errno = e;
+	return srq;
+}
+
+int ibv_destroy_srq(struct ibv_srq *srq)
+{
+	if (srq == NULL || !ours(srq->context))
+		return EINVAL;
+	rv_lock();
+	int rc = rnic_destroy_srq(srq);
+	rv_unlock();
+	return rv_err(rc);
+}
+
+/* --- queue pairs --------------------------------------------------------------- */
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
+{
+	if (pd == NULL || !ours(pd->context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	rv_lock();
+	struct ibv_qp *qp = rnic_create_qp(pd, qp_init_attr);
+	int e = errno;
+	rv_unlock();
+	errno = e;
+	return qp;
+}
+
+int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	if (qp == NULL || !ours(qp->context) || attr == NULL)
+		return EINVAL;
+	rv_lock();
+	int rc = rnic_modify_qp(qp, attr, attr_mask);
+	rv_unlock();
+	return rv_err(rc);
+}
+
+int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		 struct ibv_qp_init_attr *init_attr)
+{
+	if (qp == NULL || !ours(qp->context) || attr == NULL || init_attr == NULL)
+		return EINVAL;
+	rv_lock();
+	int rc = rnic_query_qp(qp, attr, attr_mask, init_attr);
+	rv_unlock();
+	return rv_err(rc);
+}
+
+int ibv_destroy_qp(struct ibv_qp *qp)
+{
+	if (qp == NULL || !ours(qp->context))
+		return EINVAL;
+	rv_lock();
+	int rc = rnic_destroy_qp(qp);
+	rv_unlock();
+	return rv_err(rc);
+}
+
+/* rnic places in order: what a Write or Send moves lands in address order
+ * and is visible in order (the whole message before the completion). */
+int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
+{
+	(void)op;
+	(void)flags;
+	return qp != NULL && ours(qp->context) ? 1 : 0;
+}
+
+/* --- address handles ------------------------------------------------------------ */
+
+struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	if (pd == NULL || !ours(pd->context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	rv_lock();
+	struct ibv_ah *ah = rnic_create_ah(pd, attr);
+	int e = errno;
+	rv_unlock();
+	errno = e;
+	return ah;
+}
+
+int ibv_destroy_ah(struct ibv_ah *ah)
+{
+	if (ah == NULL || !ours(ah->context))
+		return EINVAL;
+	rv_lock();
+	int rc = rnic_destroy_ah(ah);
+	rv_unlock();
+	return rv_err(rc);
+}
+
+/* The address of a UD sender from its completion and the GRH in front of
+ * the received data (IBA 11.2.5.1; RoCEv2 carries the IP header's
+ * addresses there as GIDs, IPv4-mapped). */
+int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc,
+			struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
+{
+	if (!ours(context) || wc == NULL || ah_attr == NULL ||
+	    !(wc->wc_flags & IBV_WC_GRH) || grh == NULL)
+		return -1;
+	memset(ah_attr, 0, sizeof(*ah_attr));
+	ah_attr->is_global = 1;
+	ah_attr->port_num = port_num;
+	ah_attr->sl = wc->sl;
+	ah_attr->src_path_bits = wc->dlid_path_bits;
+	ah_attr->grh.dgid = grh->sgid;
+	ah_attr->grh.sgid_index = 1;
+	ah_attr->grh.hop_limit = 0xff;
+	ah_attr->grh.traffic_class = (uint8_t)((be32toh(grh->version_tclass_flow) >> 20) & 0xff);
+	return 0;
+}
+
+struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh,
+				     uint8_t port_num)
+{
+	struct ibv_ah_attr a;
+
+	if (pd == NULL || ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &a) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return ibv_create_ah(pd, &a);
+}
+
+/* --- fork -------------------------------------------------------------------------- */
+
+/* rnic pins no pages in a kernel: nothing to protect across fork(). A
+ * child still cannot use the parent's stack (docs/dropin.md). */
+int ibv_fork_init(void)
+{
+	return 0;
+}
+
+enum ibv_fork_status ibv_is_fork_initialized(void)
+{
+	return IBV_FORK_UNNEEDED;
+}
+
+int ibv_dontfork_range(void *base, size_t size)
+{
+	(void)base;
+	(void)size;
+	return 0;
+}
+
+int ibv_dofork_range(void *base, size_t size)
+{
+	(void)base;
+	(void)size;
+	return 0;
+}
+
+/* --- rdma-core private symbols that its own tools call ------------------------- */
+
+/* ibv_devinfo asks each GID's type through this rdma-core private call
+ * (IBVERBS_PRIVATE); its types: 0 IB or RoCE v1, 1 RoCE v2. */
+enum rv_gid_type_sysfs { RV_GID_TYPE_SYSFS_IB_ROCE_V1, RV_GID_TYPE_SYSFS_ROCE_V2 };
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+		       enum rv_gid_type_sysfs *type);
+
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+		       enum rv_gid_type_sysfs *type)
+{
+	struct ibv_gid_entry e;
+
+	if (type == NULL || _ibv_query_gid_ex(context, port_num, index, &e, 0, sizeof(e)) != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*type = e.gid_type == IBV_GID_TYPE_ROCE_V2 ? RV_GID_TYPE_SYSFS_ROCE_V2
+						   : RV_GID_TYPE_SYSFS_IB_ROCE_V1;
+	return 0;
+}

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The drop-in's process state: the stack built on first use from the
+ * environment, the drive lock, the progress thread, exit and fork.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+
+#include "dropin/dropin.h"
+#include "engine/stack.h"
+#include "engine/worker.h"
+#include "verbs/verbs.h"
+
+#define RV_MAX_ARGS 64
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static struct rv_proc proc;
+static bool started;             /* proc is usable */
+static int start_errno;          /* why not, when !started */
+static bool forked_child;        /* this process is a fork() child */
+
+static pthread_mutex_t drive = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t progress_tid;
+static volatile bool progress_stop;
+static uint64_t app_drove_tsc;   /* when a program thread last drove */
+
+void rv_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("rnic-verbs: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* --- the drive lock -------------------------------------------------------- */
+
+/* The thread that holds the drive lock is the driver of every worker, so
+ * a post it makes runs to completion (rnic_worker_driven_here()); nobody
+ * is, once it lets go. */
+static void drivers_set(const void *token)
+{
+	for (unsigned i = 0; i < proc.st->n_workers; i++)
+		proc.st->workers[i]->driver = token;
+}
+
+void rv_lock(void)
+{
+	if (!started || !proc.inline_drive)
+		return;
+	pthread_mutex_lock(&drive);
+	drivers_set(rnic_thread_token());
+}
+
+void rv_unlock(void)
+{
+	if (!started || !proc.inline_drive)
+		return;
+	drivers_set(NULL);
+	pthread_mutex_unlock(&drive);
+}
+
+/* One loop of every worker, under the drive lock. */
+static unsigned drive_once(void)
+{
+	unsigned work = 0;
+
+	drivers_set(rnic_thread_token());
+	for (unsigned i = 0; i < proc.st->n_workers; i++)
+		work += rnic_worker_poll(proc.st, i);
+	drivers_set(NULL);
+	return work;
+}
+
+unsigned rv_progress(void)
+{
+	unsigned work;
+
+	if (!started || !proc.inline_drive || pthread_mutex_trylock(&drive) != 0)
+		return 0;
+	work = drive_once();
+	pthread_mutex_unlock(&drive);
+	__atomic_store_n(&app_drove_tsc, rte_rdtsc(), __ATOMIC_RELAXED);
+	return work;
+}
+
+/*
+ * The progress thread keeps the stack going while no program thread
+ * drives it: connection setup, timers, and the traffic of a program that
+ * waits in ibv_get_cq_event() or rdma_get_cm_event(). It stays out of the
+ * way of a program that polls (one busy thread per process is enough):
+ * after the program drove, it sleeps; after idle loops, it sleeps too.
+ */
+static void *progress_main(void *arg)
+{
+	const uint64_t hz = rte_get_tsc_hz();
+	const struct timespec nap = { 0, 50 * 1000 };   /* 50 us */
+	unsigned idle = 0;
+
+	(void)arg;
+	rte_thread_register();
+	while (!__atomic_load_n(&progress_stop, __ATOMIC_ACQUIRE)) {
+		uint64_t last = __atomic_load_n(&app_drove_tsc, __ATOMIC_RELAXED);
+		if (rte_rdtsc() - last < hz / 10000) {   /* the program drove < 100 us ago */
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		unsigned work = 0;
+		if (pthread_mutex_trylock(&drive) == 0) {
+			work = drive_once();
+			pthread_mutex_unlock(&drive);
+		}
+		idle = work ? 0 : idle + 1;
+		if (idle > 64)
+			nanosleep(&nap, NULL);
+		else
+			sched_yield();
+	}
+	rte_thread_unregister();
+	return NULL;
+}
+
+/* --- start, exit, fork ------------------------------------------------------- */
+
+/* Split RNIC_ARGS at white space into argv[1..]; argv[0] is the program. */
+static int split_args(char *s, char **argv, int max)
+{
+	int n = 0;
+
+	argv[n++] = "rnic-verbs";
+	for (char *t = strtok(s, " \t\n"); t != NULL; t = strtok(NULL, " \t\n")) {
+		if (n == max - 1)
+			return -E2BIG;
+		argv[n++] = t;
+	}
+	argv[n] = NULL;
+	return n;
+}
+
+/* The stack's configuration from RNIC_CONFIG and RNIC_ARGS. */
+static int config_from_env(struct rnic_config *cfg)
+{
+	char err[RNIC_ERRLEN] = "";
+	const char *file = getenv("RNIC_CONFIG");
+	const char *args = getenv("RNIC_ARGS");
+
+	rnic_config_init(cfg);
+	if ((file == NULL || *file == '\0') && (args == NULL || *args == '\0')) {
+		rv_log("no rnic port configured: run the program with rnic-run, or set "
+		       "RNIC_CONFIG (an INI file) or RNIC_ARGS (\"--vdev SPEC --ip CIDR\")");
+		return -ENODEV;
+	}
+	if (file != NULL && *file != '\0' &&
+	    rnic_config_load(cfg, file, NULL, err, sizeof(err)) != 0) {
+		rv_log("%s", err);
+		return -EINVAL;
+	}
+	if (args != NULL && *args != '\0') {
+		static char buf[4096];
+		static char *argv[RV_MAX_ARGS];
+		snprintf(buf, sizeof(buf), "%s", args);
+		int argc = split_args(buf, argv, RV_MAX_ARGS);
+		if (argc < 0 || rnic_config_parse_args(cfg, &argc, argv, err, sizeof(err)) != 0) {
+			rv_log("RNIC_ARGS: %s", argc < 0 ? "too many words" : err);
+			return -EINVAL;
+		}
+		if (argc > 1) {
+			rv_log("RNIC_ARGS: unknown option '%s' (%s)", argv[1],
+			       rnic_config_usage());
+			return -EINVAL;
+		}
+	}
+	if (cfg->n_ports == 0) {
+		rv_log("the configuration has no port");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int transport_from_env(enum rnic_transport *t)
+{
+	const char *s = getenv("RNIC_TRANSPORT");
+
+	*t = RNIC_TRANSPORT_IWARP;
+	if (s == NULL || *s == '\0' || strcmp(s, "iwarp") == 0)
+		return 0;
+	if (strcmp(s, "roce") == 0) {
+		*t = RNIC_TRANSPORT_ROCE;
+		return 0;
+	}
+	rv_log("RNIC_TRANSPORT=%s: expected iwarp or roce", s);
+	return -EINVAL;
+}
+
+static int drive_from_env(bool *inline_drive)
+{
+	const char *s = getenv("RNIC_DRIVE");
+
+	*inline_drive = true;
+	if (s == NULL || *s == '\0' || strcmp(s, "inline") == 0)
+		return 0;
+	if (strcmp(s, "lcores") == 0) {
+		*inline_drive = false;
+		return 0;
+	}
+	rv_log("RNIC_DRIVE=%s: expected inline or lcores", s);
+	return -EINVAL;
+}
+
+static void at_exit(void)
+{
+	if (!started || forked_child)
+		return;
+	if (proc.inline_drive) {
+		__atomic_store_n(&progress_stop, true, __ATOMIC_RELEASE);
+		pthread_join(progress_tid, NULL);
+	} else {
+		rnic_stack_stop(proc.st);
+	}
+	/* The program may exit with its verbs objects alive; the stack is
+	 * freed only when it closed them all (our two references remain),
+	 * else the process's exit reclaims it. */
+	struct rnic_device *d = dev_of(proc.ctx[0]);
+	if (d->refs == 2 && d->n_pd == 0 && d->n_cq == 0 && d->n_qp == 0 &&
+	    d->n_srq == 0 && d->n_chan == 0) {
+		rnic_close_device(proc.ctx[1]);
+		rnic_close_device(proc.ctx[0]);
+		rnic_stack_destroy(proc.st);
+		rte_eal_cleanup();
+	}
+	started = false;
+}
+
+static void at_fork_child(void)
+{
+	forked_child = true;
+}
+
+static int start(void)
+{
+	struct rnic_config cfg;
+	cpu_set_t cpus;
+	int rc;
+
+	rc = config_from_env(&cfg);
+	rc = rc ? rc : transport_from_env(&proc.transport);
+	rc = rc ? rc : drive_from_env(&proc.inline_drive);
+	if (rc != 0)
+		return rc;
+	/* EAL sets the calling thread's affinity to its main lcore's CPUs:
+	 * this thread is the program's, which keeps what it had */
+	bool have_cpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0;
+	rc = rnic_eal_init("rnic-verbs", &cfg, cfg.workers);
+	if (have_cpus)
+		sched_setaffinity(0, sizeof(cpus), &cpus);
+	if (rc != 0)
+		return rc;
+	proc.st = rnic_stack_create(&cfg);
+	if (proc.st == NULL) {
+		rv_log("stack: %s", rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	proc.ctx[0] = rnic_open_device_transport(proc.st, RNIC_TRANSPORT_IWARP);
+	proc.ctx[1] = rnic_open_device_transport(proc.st, RNIC_TRANSPORT_ROCE);
+	if (proc.ctx[0] == NULL || proc.ctx[1] == NULL)
+		return -ENOMEM;
+	/* the default transport's face first: the device a program that
+	 * takes the first one gets */
+	bool roce_first = proc.transport == RNIC_TRANSPORT_ROCE;
+	proc.dev[0] = proc.ctx[roce_first]->device;
+	proc.dev[1] = proc.ctx[!roce_first]->device;
+	proc.dev[2] = NULL;
+	rv_install_ops(proc.ctx[0]);
+	rv_install_ops(proc.ctx[1]);
+	if (proc.inline_drive) {
+		rc = pthread_create(&progress_tid, NULL, progress_main, NULL);
+		if (rc != 0)
+			return -rc;
+		pthread_setname_np(progress_tid, "rnic-progress");
+	} else {
+		rc = rnic_stack_start(proc.st);
+		if (rc != 0)
+			return rc;
+	}
+	pthread_atfork(NULL, NULL, at_fork_child);
+	atexit(at_exit);
+	return 0;
+}
+
+static void start_once(void)
+{
+	int rc = start();
+
+	started = rc == 0;
+	start_errno = rc < 0 ? -rc : rc;
+	if (rc != 0)
+		rv_log("the rnic stack did not start (%s): no devices", strerror(start_errno));
+}
+
+struct rv_proc *rv_proc(void)
+{
+	if (forked_child) {
+		static bool said;
+		if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+			rv_log("verbs calls in a fork() child are not supported: the "
+			       "stack belongs to the parent");
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	pthread_once(&once, start_once);
+	if (!started) {
+		errno = start_errno ? start_errno : ENODEV;
+		return NULL;
+	}
+	return &proc;
+}
+
+struct rv_proc *rv_proc_if_started(void)
+{
+	return started && !forked_child ? &proc : NULL;
+}
+
+int rv_face_of_device(const struct ibv_device *dev)
+{
+	if (!started || dev == NULL)
+		return -1;
+	for (int i = 0; i < 2; i++)
+		if (proc.ctx[i]->device == dev)
+			return i;
+	return -1;
+}
+
+/* --- unsupported entry points ------------------------------------------------ */
+
+void rv_unsupported(const char *fn)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static const char *said[256];
+	static unsigned n_said;
+	bool first = true;
+
+	pthread_mutex_lock(&lock);
+	for (unsigned i = 0; i < n_said; i++)
+		first &= said[i] != fn;
+	if (first && n_said < 256)
+		said[n_said++] = fn;
+	pthread_mutex_unlock(&lock);
+	if (first)
+		rv_log("%s is not supported by rnic (EOPNOTSUPP)", fn);
+	errno = EOPNOTSUPP;
+}
