@@ -249,6 +249,27 @@ static void at_fork_child(void)
 	forked_child = true;
 }
 
+/* A program queries its port right after opening the device and gives up
+ * on one that is down (perftest does): wait for the links to come up, as
+ * a NIC's would have long before, up to RV_LINK_WAIT_MS. */
+#define RV_LINK_WAIT_MS 3000
+static void wait_links(void)
+{
+	const struct timespec tick = { 0, 10 * 1000 * 1000 };
+	struct ibv_port_attr a;
+
+	for (unsigned ms = 0; ms < RV_LINK_WAIT_MS; ms += 10) {
+		bool up = true;
+		for (unsigned port = 1; port <= proc.st->n_ports; port++)
+			up &= rnic_query_port(proc.ctx[0], (uint8_t)port, &a) == 0 &&
+			      a.state == IBV_PORT_ACTIVE;
+		if (up)
+			return;
+		nanosleep(&tick, NULL);
+	}
+	rv_log("a port's link is still down after %u ms", RV_LINK_WAIT_MS);
+}
+
 static int start(void)
 {
 	struct rnic_config cfg;
@@ -297,6 +318,7 @@ static int start(void)
 	}
 	pthread_atfork(NULL, NULL, at_fork_child);
 	atexit(at_exit);
+	wait_links();
 	return 0;
 }
 
