@@ -4,12 +4,15 @@
 # is not run at all. Set RNIC_APT_UPDATED=1 when the package lists are
 # already fresh (.ci/run does) to skip "apt-get update".
 set -eu
-# build: DPDK 22.11, meson/ninja, a C compiler, cmocka, ibverbs headers, ISA-L
+# build: DPDK 22.11, meson/ninja, a C compiler, cmocka, ibverbs and rdmacm
+#        headers, ISA-L
 # tests: iproute2/ping (net_tap in a namespace), python3 (storms, telemetry,
-#        dpdk-telemetry.py from the dpdk package), clang + libclang-rt (fuzz)
+#        dpdk-telemetry.py from the dpdk package), clang + libclang-rt (fuzz),
+#        the unmodified verbs programs the drop-in runs (ibverbs-utils,
+#        rdmacm-utils, perftest)
 required="libdpdk-dev dpdk dpdk-dev meson ninja-build pkg-config gcc
-	  libcmocka-dev libibverbs-dev libisal-dev iproute2 iputils-ping python3
-	  clang libclang-rt-14-dev"
+	  libcmocka-dev libibverbs-dev librdmacm-dev libisal-dev iproute2 iputils-ping
+	  python3 clang libclang-rt-14-dev ibverbs-utils rdmacm-utils perftest"
 # optional: tshark decodes the pcapng captures; nothing fails without it
 optional="tshark"
 

@@ -525,6 +525,10 @@ enum ibv_fork_status ibv_is_fork_initialized(void)
 	return IBV_FORK_UNNEEDED;
 }
 
+/* exported by libibverbs, declared by no installed header */
+int ibv_dontfork_range(void *base, size_t size);
+int ibv_dofork_range(void *base, size_t size);
+
 int ibv_dontfork_range(void *base, size_t size)
 {
 	(void)base;
