@@ -131,12 +131,12 @@ static int on_wc(struct rping_srv *s, const struct ibv_wc *wc)
 }
 
 /* The client's CQ, QP and id; the QP in INIT with its receive posted.
- * @return 0 or an errno. */
+ * @return 0 or -errno. */
 static int client_setup(struct rping_srv *s)
 {
 	s->cq = rnic_create_cq(s->ctx, 8, NULL, NULL, 0);
 	if (s->cq == NULL)
-		return errno;
+		return -errno;
 	struct ibv_qp_init_attr qa = {
 		.send_cq = s->cq,
 		.recv_cq = s->cq,
@@ -146,11 +146,11 @@ static int client_setup(struct rping_srv *s)
 	};
 	s->qp = rnic_create_qp_transport(s->pd, &qa, s->transport);
 	if (s->qp == NULL)
-		return errno;
+		return -errno;
 	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT };
 	int rc = rnic_modify_qp(s->qp, &init, IBV_QP_STATE);
 	if (rc == 0)
-		rc = post_recv(s);
+		rc = -post_recv(s);   /* ibv_post_recv: a positive errno */
 	s->read_next = true;
 	return rc;
 }
@@ -200,7 +200,7 @@ static void on_request(struct rping_srv *s, const struct rnic_cm_event *ev)
 	}
 	fprintf(stderr, "rping server: cannot accept %u.%u.%u.%u: %s\n", ev->peer_ip >> 24,
 		(ev->peer_ip >> 16) & 255, (ev->peer_ip >> 8) & 255, ev->peer_ip & 255,
-		strerror(rc));
+		strerror(-rc));
 	client_free(s);
 	refuse(s, ev->id, "setup failed");
 }
@@ -259,23 +259,23 @@ static int poll_client(struct rping_srv *s)
 	return n > 0 ? n : 0;
 }
 
-/* The long-lived objects. @return 0 or an errno (printed). */
+/* The long-lived objects. @return 0 or -errno (printed). */
 static int server_open(struct rping_srv *s)
 {
 	s->pd = rnic_alloc_pd(s->ctx);
 	s->rdma_buf = calloc(1, s->o->size);
 	if (s->pd == NULL || s->rdma_buf == NULL)
-		return ENOMEM;
+		return -ENOMEM;
 	s->rdma_mr = rnic_reg_mr(s->pd, s->rdma_buf, s->o->size, IBV_ACCESS_LOCAL_WRITE |
 				 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
 	s->send_mr = rnic_reg_mr(s->pd, &s->send_info, sizeof(s->send_info), 0);
 	s->recv_mr = rnic_reg_mr(s->pd, &s->recv_info, sizeof(s->recv_info),
 				 IBV_ACCESS_LOCAL_WRITE);
 	if (s->rdma_mr == NULL || s->send_mr == NULL || s->recv_mr == NULL)
-		return errno ? errno : ENOMEM;
+		return errno ? -errno : -ENOMEM;
 	s->ch = rnic_cm_create_channel(s->ctx);
 	if (s->ch == NULL)
-		return errno;
+		return -errno;
 	int rc = rnic_cm_create_id(s->ch, NULL, &s->listener);
 	if (rc == 0)
 		rc = rnic_cm_listen(s->listener, s->o->port, 8);
@@ -312,9 +312,9 @@ struct rping_srv *rping_server_open(struct ibv_context *ctx, const struct rping_
 	int rc = server_open(s);
 	if (rc != 0) {
 		fprintf(stderr, "rping server: cannot listen on port %u: %s\n", o->port,
-			strerror(rc));
+			strerror(-rc));
 		rping_server_close(s);
-		errno = rc;
+		errno = -rc;
 		return NULL;
 	}
 	return s;

@@ -3,7 +3,7 @@
  * rdma-gateway: serving targets (issue 7). The main thread runs the CM
  * event loop; the workers do all the data movement (clients RDMA-Read and
  * -Write the registered target memory, one-sided, the gateway posts
- * nothing). See include/rnic/rnic_gw.h for the protocol.
+ * nothing). See apps/common/rnic_gw.h for the protocol.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,14 +19,15 @@
 #include <rte_telemetry.h>
 
 #include "rnic/rnic_cm.h"
-#include "rnic/rnic_gw.h"
+#include "rnic/rnic_roce.h"
+#include "rnic_gw.h"
 #include "rnic/rnic_verbs.h"
 #include "serve.h"
 
 #define GW_MAX_CLIENTS 256
 
 /* The protocol's messages fit the IB CM's rooms as well as MPA's, so every
- * target can be offered over RoCE (include/rnic/rnic_gw.h). */
+ * target can be offered over RoCE (apps/common/rnic_gw.h). */
 _Static_assert(sizeof(struct rnic_gw_req) <= RNIC_CM_ROCE_REQ_PDATA_MAX,
 	       "the gateway request fits a RoCE REQ");
 _Static_assert(offsetof(struct rnic_gw_rep, reason) <= RNIC_CM_ROCE_REP_PDATA_MAX,
@@ -374,7 +375,7 @@ int gw_serve_start(struct rnic_stack *st, struct gw_target *t, unsigned n, char 
 				rnic_cm_destroy_id(l);
 			if (rc != 0) {
 				snprintf(err, errlen, "target %s: cannot listen on port %u: %s",
-					 t[i].name, t[i].listen, strerror(rc));
+					 t[i].name, t[i].listen, strerror(-rc));
 				return -1;
 			}
 			listeners[n_listeners++] = l;

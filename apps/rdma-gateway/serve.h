@@ -4,7 +4,7 @@
  * target's `transport`): memory or mmap'd files registered once, one CM
  * listener per listen port (it hears both transports), a small QP of the
  * request's transport per client, the target protocol of
- * include/rnic/rnic_gw.h.
+ * apps/common/rnic_gw.h.
  */
 #ifndef GW_SERVE_H
 #define GW_SERVE_H

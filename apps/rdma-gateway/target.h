@@ -12,7 +12,7 @@
 
 #include <rte_cfgfile.h>
 
-#include "rnic/rnic_gw.h"
+#include "rnic_gw.h"
 
 #define GW_MAX_TARGETS 32
 #define GW_MAX_ALLOW 16

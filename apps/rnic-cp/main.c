@@ -9,7 +9,7 @@
  * rnic TCP, or RoCEv2 connected by the IB CM; the URL is the same for both
  * (PORT is the TCP port, or the port of the RDMA IP CM service ID).
  *
- * It connects through the CM naming the target (include/rnic/rnic_gw.h),
+ * It connects through the CM naming the target (apps/common/rnic_gw.h),
  * learns the target's STag, address and length from the accept, and moves
  * the data one-sided: RDMA Writes for put, RDMA Reads for get, with
  * --depth chunks of --chunk bytes in flight. A put ends with an RDMA Read
@@ -33,7 +33,7 @@
 
 #include "rnic/rnic.h"
 #include "rnic/rnic_cm.h"
-#include "rnic/rnic_gw.h"
+#include "rnic_gw.h"
 #include "rnic/rnic_verbs.h"
 
 #define EXIT_FAIL 1

@@ -51,8 +51,8 @@ static bool rebind_one(struct perf_rebinder *rb)
 	int rc = rnic_modify_cq_handler(cq, h);
 	double us = (perf_now() - t0) * 1e6;
 	if (rc != 0) {
-		rb->err = rc;
-		fprintf(stderr, "rnic-perf: re-binding a CQ to handler %d: %s\n", h, strerror(rc));
+		rb->err = -rc;
+		fprintf(stderr, "rnic-perf: re-binding a CQ to handler %d: %s\n", h, strerror(-rc));
 		return false;
 	}
 	rb->count++;

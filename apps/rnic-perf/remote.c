@@ -140,7 +140,7 @@ static int cm_qp(struct perf_end *e, const struct perf_opts *o, struct ibv_qp **
 	if (o->transport == RNIC_TRANSPORT_IWARP) {
 		int rc = rnic_modify_qp(e->qp, &init, IBV_QP_STATE);
 		if (rc != 0) {
-			fprintf(stderr, "rnic-perf: iWARP QP to INIT: %s\n", strerror(rc));
+			fprintf(stderr, "rnic-perf: iWARP QP to INIT: %s\n", strerror(-rc));
 			return -1;
 		}
 		*qp = e->qp;

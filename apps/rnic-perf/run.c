@@ -420,7 +420,7 @@ static int arm_init(struct run *R)
 		for (unsigned k = 0; k < sd->ncq; k++) {
 			int rc = rnic_set_comp_handler(sd->cq[k], on_event, &sd->arm[k]);
 			if (rc != 0) {
-				fprintf(stderr, "rnic-perf: CQ handler callback: %s\n", strerror(rc));
+				fprintf(stderr, "rnic-perf: CQ handler callback: %s\n", strerror(-rc));
 				return -1;
 			}
 		}

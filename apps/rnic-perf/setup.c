@@ -23,6 +23,8 @@
 
 #include <rte_errno.h>
 
+#include "rnic/rnic_roce.h"
+
 #include "perf.h"
 
 #define LO_RING "perf"
@@ -235,7 +237,7 @@ int perf_end_init(struct perf_end *e, struct perf_side *s, unsigned idx, bool re
 				IBV_QP_PORT |
 				IBV_QP_ACCESS_FLAGS);
 	if (rc != 0) {
-		fprintf(stderr, "rnic-perf: RoCE QP to INIT: %s\n", strerror(rc));
+		fprintf(stderr, "rnic-perf: RoCE QP to INIT: %s\n", strerror(-rc));
 		return -1;
 	}
 	return 0;
@@ -294,7 +296,7 @@ int perf_roce_connect(struct perf_end *e, const union ibv_gid *dgid, uint32_t dq
 	int rc = rnic_modify_qp(e->qp, &rtr,
 				RNIC_QP_RTR_MASK);
 	if (rc != 0) {
-		fprintf(stderr, "rnic-perf: RoCE QP to RTR: %s\n", strerror(rc));
+		fprintf(stderr, "rnic-perf: RoCE QP to RTR: %s\n", strerror(-rc));
 		return -1;
 	}
 	struct ibv_qp_attr rts = {
@@ -311,7 +313,7 @@ int perf_roce_connect(struct perf_end *e, const union ibv_gid *dgid, uint32_t dq
 	rc = rnic_modify_qp(e->qp, &rts,
 			    RNIC_QP_RTS_MASK);
 	if (rc != 0) {
-		fprintf(stderr, "rnic-perf: RoCE QP to RTS: %s\n", strerror(rc));
+		fprintf(stderr, "rnic-perf: RoCE QP to RTS: %s\n", strerror(-rc));
 		return -1;
 	}
 	return 0;
@@ -350,7 +352,7 @@ static int lo_connect_iwarp(struct perf_end *q, struct perf_end *r, const struct
 	if (rc == 0)
 		rc = rnic_modify_qp(r->qp, &init, IBV_QP_STATE);
 	if (rc != 0) {
-		fprintf(stderr, "rnic-perf: iWARP QP to INIT: %s\n", strerror(rc));
+		fprintf(stderr, "rnic-perf: iWARP QP to INIT: %s\n", strerror(-rc));
 		return -1;
 	}
 	if (perf_post_recvs(q, perf_rx_depth(o)) != 0 ||

@@ -161,7 +161,7 @@ static unsigned poll_cq(struct cm_cb *cb)
 }
 
 /* A new QP of transport @p t in INIT (as rdma_create_qp leaves it), with
- * its first receive posted. */
+ * its first receive posted. @return 0 or -errno. */
 static int make_qp(struct cm_cb *cb, enum rnic_transport t)
 {
 	struct ibv_qp_init_attr qa = {
@@ -171,13 +171,13 @@ static int make_qp(struct cm_cb *cb, enum rnic_transport t)
 	};
 	cb->qp = rnic_create_qp_transport(cb->pd, &qa, t);
 	if (cb->qp == NULL)
-		return errno;
+		return -errno;
 	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 				  .qp_access_flags = IBV_ACCESS_REMOTE_READ |
 						     IBV_ACCESS_REMOTE_WRITE };
 	int rc = rnic_modify_qp(cb->qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				IBV_QP_ACCESS_FLAGS);
-	return rc ? rc : post_recv(cb);
+	return rc ? rc : -post_recv(cb);   /* ibv_post_recv: a positive errno */
 }
 
 static void drop_conn(struct cm_cb *cb)
@@ -274,7 +274,7 @@ int cm_ping_run(struct rnic_stack *st, const struct cm_ping_opts *o)
 	if (rc == 0)
 		rc = rnic_cm_connect(cb.id, cb.qp, o->dst_ip, o->port, &cp);
 	if (rc != 0) {
-		fprintf(stderr, "rnic-ping: connect: %s\n", strerror(rc));
+		fprintf(stderr, "rnic-ping: connect: %s\n", strerror(-rc));
 		cleanup(&cb);
 		return 1;
 	}

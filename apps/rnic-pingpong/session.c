@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "rnic/rnic.h"
+#include "rnic/rnic_roce.h"
 #include "rnic/rnic_verbs.h"
 
 #include "session.h"
@@ -130,7 +131,7 @@ static int ctx_init(struct pp_ctx *pp)
 				IBV_QP_PORT |
 				IBV_QP_ACCESS_FLAGS);
 	if (rc != 0) {
-		fprintf(stderr, "rnic-pingpong: Failed to modify QP to INIT: %s\n", strerror(rc));
+		fprintf(stderr, "rnic-pingpong: Failed to modify QP to INIT: %s\n", strerror(-rc));
 		return -1;
 	}
 	return 0;
@@ -141,22 +142,22 @@ void pp_ctx_close(struct pp_ctx *pp)
 {
 	int rc;
 	if (pp->qp && (rc = rnic_destroy_qp(pp->qp)) != 0)
-		fprintf(stderr, "rnic-pingpong: Couldn't destroy QP: %s\n", strerror(rc));
+		fprintf(stderr, "rnic-pingpong: Couldn't destroy QP: %s\n", strerror(-rc));
 	if (pp->cq) {
 		if (pp->events)
 			rnic_ack_cq_events(pp->cq, pp->events);
 		if ((rc = rnic_destroy_cq(pp->cq)) != 0)
-			fprintf(stderr, "rnic-pingpong: Couldn't destroy CQ: %s\n", strerror(rc));
+			fprintf(stderr, "rnic-pingpong: Couldn't destroy CQ: %s\n", strerror(-rc));
 	}
 	if (pp->mr && (rc = rnic_dereg_mr(pp->mr)) != 0)
-		fprintf(stderr, "rnic-pingpong: Couldn't deregister MR: %s\n", strerror(rc));
+		fprintf(stderr, "rnic-pingpong: Couldn't deregister MR: %s\n", strerror(-rc));
 	if (pp->pd && (rc = rnic_dealloc_pd(pp->pd)) != 0)
-		fprintf(stderr, "rnic-pingpong: Couldn't deallocate PD: %s\n", strerror(rc));
+		fprintf(stderr, "rnic-pingpong: Couldn't deallocate PD: %s\n", strerror(-rc));
 	if (pp->channel && (rc = rnic_destroy_comp_channel(pp->channel)) != 0)
 		fprintf(stderr, "rnic-pingpong: Couldn't destroy completion channel: %s\n",
-			strerror(rc));
+			strerror(-rc));
 	if (pp->ctx && (rc = rnic_close_device(pp->ctx)) != 0)
-		fprintf(stderr, "rnic-pingpong: Couldn't release context: %s\n", strerror(rc));
+		fprintf(stderr, "rnic-pingpong: Couldn't release context: %s\n", strerror(-rc));
 	free(pp->buf);
 }
 
@@ -199,7 +200,7 @@ static int qp_connect(const struct pp_dest *rem, void *arg)
 	int rc = rnic_modify_qp(pp->qp, &attr,
 				RNIC_QP_RTR_MASK);
 	if (rc != 0) {
-		fprintf(stderr, "rnic-pingpong: Failed to modify QP to RTR: %s\n", strerror(rc));
+		fprintf(stderr, "rnic-pingpong: Failed to modify QP to RTR: %s\n", strerror(-rc));
 		return -1;
 	}
 	attr.qp_state = IBV_QPS_RTS;
@@ -211,7 +212,7 @@ static int qp_connect(const struct pp_dest *rem, void *arg)
 	rc = rnic_modify_qp(pp->qp, &attr,
 			    RNIC_QP_RTS_MASK);
 	if (rc != 0) {
-		fprintf(stderr, "rnic-pingpong: Failed to modify QP to RTS: %s\n", strerror(rc));
+		fprintf(stderr, "rnic-pingpong: Failed to modify QP to RTS: %s\n", strerror(-rc));
 		return -1;
 	}
 	return 0;

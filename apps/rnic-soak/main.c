@@ -42,6 +42,7 @@
 
 #include "rnic/rnic.h"
 #include "rnic/rnic_cm.h"
+#include "rnic/rnic_roce.h"
 #include "rnic/rnic_tcp.h"
 #include <rte_ring.h>
 #include "rnic/rnic_verbs.h"
@@ -575,7 +576,7 @@ int main(int argc, char **argv)
 			if (rc == 0)
 				rc = roce_rtr_rts(p->b, ca, p->a, psn_ab, psn_ba);
 			if (rc != 0) {
-				fprintf(stderr, "rnic-soak: connecting roce QPs: %s\n", strerror(rc));
+				fprintf(stderr, "rnic-soak: connecting roce QPs: %s\n", strerror(-rc));
 				return 1;
 			}
 			continue;

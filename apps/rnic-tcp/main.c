@@ -33,7 +33,7 @@
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 
-#include "rnic/rnic_sha256.h"
+#include "rnic_sha256.h"
 #include "rnic/rnic.h"
 #include "rnic/rnic_tcp.h"
 

@@ -8,8 +8,23 @@
  * A stack owns its ports and its workers; each worker is a poll-mode loop on
  * its own lcore, or driven by the application (rnic_worker_poll()).
  *
- * Conventions: functions return 0 or a negative errno; constructors return
- * NULL and set rte_errno.
+ * Installed headers: rnic.h (this one), rnic_tcp.h (the userspace TCP),
+ * rnic_verbs.h (libibverbs-shaped verbs), rnic_cm.h (the connection
+ * manager) and rnic_roce.h (RoCEv2-only calls).
+ *
+ * Error convention, for every public rnic_* function of these headers:
+ * - a function returning int returns 0 (or a documented non-negative
+ *   value, such as a count or an id) on success and a negative errno
+ *   value (-EINVAL, -EBUSY, ...) on failure;
+ * - a function returning a pointer returns NULL on failure and sets errno
+ *   (those that also set rte_errno say so, with the same value);
+ * - a function that cannot fail returns void (or the value it reads); an
+ *   accessor documented to return NULL for "none" (rnic_cm_id_qp()) does
+ *   not fail and leaves errno alone.
+ * The one exception is the data path that libibverbs' inline functions
+ * reach through ibv_context.ops (ibv_post_send(), ibv_poll_cq(), ...): it
+ * keeps libibverbs' convention (rnic_verbs.h). Failures that happen later,
+ * on a connection, arrive as callbacks or events carrying a negative errno.
  */
 #ifndef RNIC_H
 #define RNIC_H
@@ -178,7 +193,10 @@ struct rte_ring;
 
 /**
  * Build a stack from @p cfg: ports configured and started, workers created
- * but not launched. Returns NULL and sets rte_errno on failure.
+ * but not launched.
+ * @return the stack, or NULL with errno and rte_errno set: EINVAL (no
+ *   workers, too many workers or ports), ENOMEM, ENOSPC (too many stacks),
+ *   or what a port or protocol failed with.
  */
 struct rnic_stack *rnic_stack_create(const struct rnic_config *cfg);
 
@@ -225,7 +243,7 @@ void rnic_stack_status_line(const struct rnic_stack *st, FILE *f);
 /** Number of workers in the stack. */
 unsigned rnic_stack_workers(const struct rnic_stack *st);
 
-/** Worker @p idx of the stack, or NULL. */
+/** Worker @p idx of the stack, or NULL with errno ENOENT. */
 struct rnic_worker *rnic_stack_worker(struct rnic_stack *st, unsigned idx);
 
 /**
@@ -246,7 +264,8 @@ int rnic_ring_pair(const char *name, unsigned queues);
 /**
  * The ring that ring-pair end @p end ("NAME.a" or "NAME.b") transmits into on
  * queue @p q, for tests that pace a sender by the link's fill level.
- * @return NULL when there is no such pair (or it is one of the 65th and later).
+ * @return the ring, or NULL with errno EINVAL (not a "NAME.a"/"NAME.b" end)
+ *   or ENOENT (no such pair or queue, or a pair of the 65th and later).
  */
 struct rte_ring *rnic_ring_pair_tx(const char *end, unsigned q);
 
@@ -317,7 +336,9 @@ int rnic_port_failover(struct rnic_stack *st, unsigned failed_port);
 
 /**
  * The port currently answering for local address @p ip (host order): its
- * own port, or the port that took it over. NULL when no port has it.
+ * own port, or the port that took it over.
+ * @return the port, or NULL with errno ENOENT (no port has it) or EINVAL
+ *   (no stack, address 0).
  */
 struct rnic_port *rnic_port_serving(const struct rnic_stack *st, uint32_t ip);
 

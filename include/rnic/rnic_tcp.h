@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * rnic's userspace TCP: the internal stream API for the iWARP layer and for
- * tools (rnic-tcp). Connections live on the worker that owns their flow;
+ * rnic's userspace TCP: the stream API the iWARP layer runs on, open to
+ * tools (rnic-tcp) and to applications that stream before switching a
+ * connection to RDMA (rnic_cm_attach_stream()). Connections live on the
+ * worker that owns their flow;
  * every function here must be called on that worker (from a callback, or
  * through rnic_worker_call_sync()), and every callback runs there.
  *
@@ -10,6 +12,8 @@
  * chain (each segment no longer than the connection's MSS is sent as-is;
  * longer ones are split by reference), and recv() hands over in-order
  * payload as an mbuf chain the callee owns.
+ *
+ * Errors follow rnic.h: 0 or a negative errno.
  */
 #ifndef RNIC_TCP_H
 #define RNIC_TCP_H
@@ -86,19 +90,23 @@ int rnic_tcp_config(struct rnic_stack *st, const struct rnic_tcp_params *p);
 
 /**
  * Listen on @p port of every address of the stack. SYNs are answered
- * statelessly with cookies (seed 004); @p backlog bounds the connections
- * the listener holds at once. Any thread. @return 0, -EADDRINUSE, -ENOSPC.
+ * statelessly with SYN cookies; @p backlog bounds the connections
+ * the listener holds at once. Any thread.
+ * @return 0, -EINVAL (bad arguments), -EADDRINUSE (a listener is there),
+ *   -ENOSPC (no listener slot left).
  */
 int rnic_tcp_listen(struct rnic_stack *st, uint16_t port,
 		    const struct rnic_tcp_ops *ops, void *ctx, unsigned backlog);
 
-/** Stop listening on @p port. Any thread. */
+/** Stop listening on @p port. Any thread. @return 0, or -ENOENT (no
+ *  listener there). */
 int rnic_tcp_unlisten(struct rnic_stack *st, uint16_t port);
 
 /**
  * Active open from the calling worker @p w to @p dst_ip:@p dst_port (host
  * order). The source port is chosen so that the replies land on @p w.
- * @return 0 and *out, or -errno.
+ * @return 0 and *out, or -EHOSTUNREACH (no route), -EADDRNOTAVAIL (no
+ *   free source port), -ENOMEM.
  */
 int rnic_tcp_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t dst_port,
 		     const struct rnic_tcp_ops *ops, void *ctx,
@@ -136,14 +144,16 @@ uint16_t rnic_tcp_mss(const struct rnic_tcp_conn *c);
 /** A pool to allocate payload mbufs from (the connection's port pool). */
 struct rte_mempool *rnic_tcp_pool(const struct rnic_tcp_conn *c);
 
-/** Orderly close of our direction (FIN after the queued data). */
+/** Orderly close of our direction (FIN after the queued data).
+ *  @return 0, -EALREADY (closed before), -ENOTCONN (no connection to
+ *  close in this state). */
 int rnic_tcp_close(struct rnic_tcp_conn *c);
 
 /** Abortive close: RST, closed(-ECONNRESET) is not called for the caller. */
 void rnic_tcp_abort(struct rnic_tcp_conn *c);
 
 /**
- * Hand-off (seed 002 streaming-to-RDMA switch): with @p hold true, received
+ * Hand-off (the streaming-to-RDMA switch): with @p hold true, received
  * bytes stay queued in order instead of going to recv(); rnic_tcp_set_ops()
  * then installs a new consumer, and releasing the hold delivers the queued
  * bytes to it first, in order (then eof() if the FIN came meanwhile).
@@ -154,6 +164,7 @@ void rnic_tcp_abort(struct rnic_tcp_conn *c);
  * connection.
  */
 void rnic_tcp_hold(struct rnic_tcp_conn *c, bool hold);
+/** Install @p ops and @p ctx as the connection's consumer (see above). */
 void rnic_tcp_set_ops(struct rnic_tcp_conn *c, const struct rnic_tcp_ops *ops,
 		      void *ctx);
 
@@ -163,6 +174,7 @@ struct rnic_tcp_info {
 	uint32_t srtt_us, rto_us;
 	uint64_t bytes_sent, bytes_acked, bytes_received, retransmits;
 };
+/** Read the figures of @p c (on its worker). */
 void rnic_tcp_info(const struct rnic_tcp_conn *c, struct rnic_tcp_info *i);
 
 /** The worker that owns @p c. */
@@ -188,6 +200,7 @@ struct rnic_tcp_stats {
 	uint64_t sack_reneging;  /**< timeouts that found the first unacknowledged unit
 				      SACKed and dropped the SACK marks (RFC 2018 section 8) */
 };
+/** Read the TCP counters of @p st (any thread, lock-free). */
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);
 
 #ifdef __cplusplus

@@ -84,7 +84,11 @@ uint64_t rnic_stack_connections(const struct rnic_stack *st)
 
 struct rnic_worker *rnic_stack_worker(struct rnic_stack *st, unsigned idx)
 {
-	return idx < st->n_workers ? st->workers[idx] : NULL;
+	if (idx >= st->n_workers) {
+		errno = ENOENT;
+		return NULL;
+	}
+	return st->workers[idx];
 }
 
 unsigned rnic_stack_workers(const struct rnic_stack *st)
@@ -172,20 +176,20 @@ struct rnic_stack *rnic_stack_create(const struct rnic_config *cfg)
 
 	if (cfg == NULL || cfg->workers == 0 || cfg->workers > RNIC_MAX_WORKERS ||
 	    cfg->n_ports > RNIC_MAX_PORTS) {
-		rte_errno = EINVAL;
+		errno = rte_errno = EINVAL;
 		return NULL;
 	}
 	rnic_telemetry_init();
 	st = rte_zmalloc("rnic_stack", sizeof(*st), RTE_CACHE_LINE_SIZE);
 	if (st == NULL) {
-		rte_errno = ENOMEM;
+		errno = rte_errno = ENOMEM;
 		return NULL;
 	}
 	st->cfg = *cfg;
 	/* the id names the workers' rings, so take it first */
 	if (rnic_registry_add(st) != 0) {
 		rte_free(st);
-		rte_errno = ENOSPC;
+		errno = rte_errno = ENOSPC;
 		return NULL;
 	}
 	memset(&status_prev[st->id], 0, sizeof(status_prev[st->id]));
@@ -203,7 +207,7 @@ struct rnic_stack *rnic_stack_create(const struct rnic_config *cfg)
 		rc = rnic_worker_finish_pollers(st->workers[i]);
 	if (rc != 0) {
 		stack_teardown(st, protos);
-		rte_errno = -rc;
+		errno = rte_errno = -rc;
 		return NULL;
 	}
 	fo_attach(st);
@@ -666,8 +670,10 @@ int rnic_port_failover(struct rnic_stack *st, unsigned failed_port)
 
 struct rnic_port *rnic_port_serving(const struct rnic_stack *st, uint32_t ip)
 {
-	if (st == NULL || ip == 0)
+	if (st == NULL || ip == 0) {
+		errno = EINVAL;
 		return NULL;
+	}
 	for (unsigned i = 0; i < st->n_ports; i++) {
 		const struct rnic_port *p = st->ports[i];
 		uint8_t by = __atomic_load_n(&p->taken_by, __ATOMIC_ACQUIRE);
@@ -677,6 +683,7 @@ struct rnic_port *rnic_port_serving(const struct rnic_stack *st, uint32_t ip)
 	for (unsigned i = 0; i < st->n_ports; i++)
 		if (st->ports[i]->ip != ip && rnic_port_has_ip(st->ports[i], ip))
 			return st->ports[i];
+	errno = ENOENT;
 	return NULL;
 }
 

@@ -33,7 +33,7 @@
 #include "iwarp/iwarp_wire.h"
 #include "iwarp/mpa.h"
 #include "iwarp/terminate.h"
-#include "rnic/rnic_iwarp.h"
+#include "iwarp/iwarp.h"
 #include "rnic/rnic_tcp.h"
 #include "verbs/stag.h"
 #include "verbs/wq.h"

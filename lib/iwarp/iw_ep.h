@@ -15,7 +15,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "rnic/rnic_iwarp.h"
+#include "iwarp/iwarp.h"
 #include "verbs/wq.h"
 
 /* request() may return this to decide later with rnic_iw_accept/reject. */

@@ -106,15 +106,21 @@ struct rte_ring *rnic_ring_pair_tx(const char *end, unsigned q)
 	char rname[RTE_RING_NAMESIZE];
 	size_t n = end ? strlen(end) : 0;
 
-	if (n < 3 || end[n - 2] != '.' || (end[n - 1] != 'a' && end[n - 1] != 'b'))
+	if (n < 3 || end[n - 2] != '.' || (end[n - 1] != 'a' && end[n - 1] != 'b')) {
+		errno = EINVAL;
 		return NULL;
+	}
 	for (unsigned seq = 0; seq < RING_PAIRS_KEPT; seq++) {
 		if (strlen(ring_pair_names[seq]) != n - 2 ||
 		    strncmp(ring_pair_names[seq], end, n - 2) != 0)
 			continue;
 		/* ".a" transmits into the 'a' rings, ".b" into the 'b' ones */
 		snprintf(rname, sizeof(rname), "rnic_rp%u_%c%u", seq, end[n - 1], q);
-		return rte_ring_lookup(rname);
+		struct rte_ring *r = rte_ring_lookup(rname);
+		if (r == NULL)
+			errno = ENOENT;   /* no such queue */
+		return r;
 	}
+	errno = ENOENT;
 	return NULL;
 }

@@ -25,6 +25,7 @@
 
 #include "engine/worker.h"
 #include "roce/roce.h"
+#include "rnic/rnic_roce.h"
 #include "rnic/rnic_verbs.h"
 
 /* The bucket holds what the current rate sends in this long, and at

@@ -38,6 +38,7 @@
 #include "engine/worker.h"
 #include "net/net.h"
 #include "port/port.h"
+#include "rnic/rnic_roce.h"
 #include "roce/ibcm.h"
 #include "roce/ibcm_wire.h"
 #include "roce/icrc.h"

@@ -26,6 +26,7 @@
 #include "engine/worker.h"
 #include "net/net.h"
 #include "port/port.h"
+#include "rnic/rnic_roce.h"
 #include "roce/ibcm.h"
 #include "roce/ibcm_wire.h"
 #include "roce/icrc.h"
@@ -589,7 +590,7 @@ static int rtr_check(struct rnic_qp *qp, struct roce_qp *rq, const struct ibv_qp
 	const int need = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 	struct rnic_stack *st = qp->dev->st;
 	if ((mask & need) != need)
-		return EINVAL;
+		return -EINVAL;
 	const struct ibv_ah_attr *ah = &a->ah_attr;
 	uint8_t port = ah->port_num ? ah->port_num : rq->port_num;
 	rte_be32_t dst;
@@ -599,12 +600,12 @@ static int rtr_check(struct rnic_qp *qp, struct roce_qp *rq, const struct ibv_qp
 	    !rnic_roce_gid_to_ipv4(ah->grh.dgid.raw, &dst) || dst == 0 ||
 	    a->dest_qp_num > RNIC_ROCE_QPN_MASK || a->dest_qp_num < 1 ||
 	    ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > RNIC_MAX_RD_ATOMIC))
-		return EINVAL;
+		return -EINVAL;
 	struct rnic_port *p = st->ports[port - 1];
 	uint32_t pmtu = mtu_bytes(a->path_mtu);
 	/* the largest packet: IPv4, UDP, BTH, RETH + ImmDt, payload, ICRC */
 	if (pmtu == 0 || pmtu + RNIC_ROCE_OVERHEAD > p->mtu)
-		return EINVAL;
+		return -EINVAL;
 	rq->port = p;
 	rq->port_num = port;
 	rq->src_ip = p->ip;
@@ -624,7 +625,7 @@ static int ud_rtr_check(struct rnic_qp *qp, struct roce_qp *rq)
 {
 	struct rnic_stack *st = qp->dev->st;
 	if (rq->port_num < 1 || rq->port_num > st->n_ports)
-		return EINVAL;
+		return -EINVAL;
 	rq->port = st->ports[rq->port_num - 1];
 	rq->src_ip = rq->port->ip;
 	rq->pmtu = 256;
@@ -649,24 +650,24 @@ static int roce_modify(struct rnic_qp *qp, struct ibv_qp_attr *attr, int mask)
 			rq->state = ROCE_RESET;
 			rq->w = NULL;
 		}
-		return to == IBV_QPS_SQD || to == IBV_QPS_SQE ? EINVAL : -1;
+		return to == IBV_QPS_SQD || to == IBV_QPS_SQE ? -EINVAL : RNIC_TOPS_GENERIC;
 	}
 	if (to == IBV_QPS_INIT) {
 		if (cur != IBV_QPS_RESET && cur != IBV_QPS_INIT)
-			return EINVAL;
+			return -EINVAL;
 		if (mask & IBV_QP_PORT) {
 			if (attr->port_num < 1 || attr->port_num > qp->dev->st->n_ports)
-				return EINVAL;
+				return -EINVAL;
 			rq->port_num = attr->port_num;
 		}
 		apply_attrs(rq, attr, mask & IBV_QP_ACCESS_FLAGS);
 		if (mask & IBV_QP_QKEY)
 			rq->qkey = attr->qkey;
-		return -1;   /* the generic path moves the state */
+		return RNIC_TOPS_GENERIC;   /* the generic path moves the state */
 	}
 	if (to == IBV_QPS_RTR) {
 		if (cur != IBV_QPS_INIT)
-			return cur == IBV_QPS_RTR && !(mask & IBV_QP_STATE) ? 0 : EINVAL;
+			return cur == IBV_QPS_RTR && !(mask & IBV_QP_STATE) ? 0 : -EINVAL;
 		int rc = qp->qp.qp_type == IBV_QPT_UD ? ud_rtr_check(qp, rq)
 						       : rtr_check(qp, rq, attr, mask);
 		if (rc != 0)
@@ -682,16 +683,16 @@ static int roce_modify(struct rnic_qp *qp, struct ibv_qp_attr *attr, int mask)
 		if (cur == IBV_QPS_RTS) {
 			if (mask & (IBV_QP_SQ_PSN | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 				    IBV_QP_RQ_PSN))
-				return EINVAL;
+				return -EINVAL;
 			rnic_worker_call_sync(rq->w, modify_on_worker, &c);
 			return 0;
 		}
 		if (cur != IBV_QPS_RTR || !(mask & IBV_QP_SQ_PSN))
-			return EINVAL;
+			return -EINVAL;
 		rnic_worker_call_sync(rq->w, modify_on_worker, &c);
 		return 0;
 	}
-	return EINVAL;
+	return -EINVAL;
 }
 
 static void roce_query(struct rnic_qp *qp, struct ibv_qp_attr *a)

@@ -24,6 +24,7 @@
 #include "engine/worker.h"
 #include "roce/psn.h"
 #include "roce/roce.h"
+#include "rnic/rnic_roce.h"
 
 /* RNR timer codes in microseconds (IBTA table 45); 0 means 655.36 ms. */
 static const uint32_t rnr_table_us[32] = {

@@ -22,6 +22,7 @@
 #include "iwarp/iw_ep.h"
 #include "roce/ibcm.h"
 #include "rnic/rnic_cm.h"
+#include "rnic/rnic_roce.h"
 #include "verbs/verbs.h"
 
 struct ev_node {
@@ -255,7 +256,7 @@ struct rnic_cm_channel *rnic_cm_create_channel(struct ibv_context *ctx)
 int rnic_cm_destroy_channel(struct rnic_cm_channel *ch)
 {
 	if (__atomic_load_n(&ch->users, __ATOMIC_ACQUIRE) != 0)
-		return EBUSY;
+		return -EBUSY;
 	for (struct ev_node *n = ch->head, *nx; n; n = nx) {
 		nx = n->next;
 		free(n);
@@ -289,13 +290,13 @@ int rnic_cm_get_event(struct rnic_cm_channel *ch, struct rnic_cm_event *ev, int 
 			return 0;
 		}
 		if (last_look)
-			return EAGAIN;
+			return -EAGAIN;
 		struct pollfd p = { .fd = ch->fd, .events = POLLIN };
 		int r = poll(&p, 1, timeout_ms);
 		if (r == 0)
-			return EAGAIN;
+			return -EAGAIN;
 		if (r < 0 && errno != EINTR)
-			return errno;
+			return -errno;
 		uint64_t v;
 		ssize_t k = read(ch->fd, &v, sizeof(v));
 		(void)k;
@@ -308,10 +309,10 @@ int rnic_cm_get_event(struct rnic_cm_channel *ch, struct rnic_cm_event *ev, int 
 int rnic_cm_create_id(struct rnic_cm_channel *ch, void *context, struct rnic_cm_id **out)
 {
 	if (ch == NULL || out == NULL)
-		return EINVAL;
+		return -EINVAL;
 	struct rnic_cm_id *id = calloc(1, sizeof(*id));
 	if (id == NULL)
-		return ENOMEM;
+		return -ENOMEM;
 	id->ch = ch;
 	id->context = context;
 	__atomic_fetch_add(&ch->users, 1, __ATOMIC_RELAXED);
@@ -350,15 +351,15 @@ int rnic_cm_listen(struct rnic_cm_id *id, uint16_t port, int backlog)
 {
 	(void)backlog;   /* the SYN stage has no per-SYN state; accept queue is the TCP's */
 	if (id->state != ID_IDLE || port == 0)
-		return EINVAL;
+		return -EINVAL;
 	params_from(&id->params, NULL);
 	int rc = rnic_iw_listen(id_stack(id), port, &cm_ops, id, &id->params);
 	if (rc != 0)
-		return -rc;
+		return rc;
 	rc = rnic_ibcm_listen(id_stack(id), port, &ib_ops, id);
 	if (rc != 0) {
 		rnic_worker_call_sync(id_stack(id)->workers[0], do_unlisten_iw, id);
-		return -rc;
+		return rc;
 	}
 	id->ib_listen = true;
 	id->port = port;
@@ -427,9 +428,9 @@ static int roce_connect(struct rnic_cm_id *id, struct rnic_qp *qp, uint32_t ip, 
 	struct rnic_ibcm_params p;
 	ib_params(&p, param);
 	if (p.pdata_len > RNIC_CM_ROCE_REQ_PDATA_MAX)
-		return EINVAL;
+		return -EINVAL;
 	if (!roce_qp_free(qp))
-		return EBUSY;
+		return -EBUSY;
 	id->qp = qp;
 	qp->cm_id = id;
 	id->transport = RNIC_TRANSPORT_ROCE;
@@ -442,7 +443,7 @@ static int roce_connect(struct rnic_cm_id *id, struct rnic_qp *qp, uint32_t ip, 
 		id->state = ID_IDLE;
 		id->w = NULL;
 		id->transport = RNIC_TRANSPORT_DEFAULT;
-		return -rc;
+		return rc;
 	}
 	return 0;
 }
@@ -452,12 +453,12 @@ int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *iqp, uint32_t ip, uint
 {
 	if (id == NULL || iqp == NULL || id->state != ID_IDLE || port == 0 ||
 	    (param && param->private_data_len > RNIC_CM_PDATA_MAX))
-		return EINVAL;
+		return -EINVAL;
 	struct rnic_qp *qp = qp_of(iqp);
 	if (qp->transport == RNIC_TRANSPORT_ROCE)
 		return roce_connect(id, qp, ip, port, param);
 	if (!qp_free_for_cm(qp))
-		return EBUSY;
+		return -EBUSY;
 	struct rnic_stack *st = id_stack(id);
 	/* the QP lives on the worker of its send CQ's completion handler */
 	struct rnic_device *d = id->ch->dev;
@@ -476,7 +477,7 @@ int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *iqp, uint32_t ip, uint
 		qp->cm_id = NULL;
 		id->transport = RNIC_TRANSPORT_DEFAULT;
 		__atomic_store_n(&iqp->state, IBV_QPS_INIT, __ATOMIC_RELEASE);
-		return rc < 0 ? -rc : rc;
+		return rc;
 	}
 	return 0;
 }
@@ -528,7 +529,7 @@ int rnic_cm_attach_stream(struct rnic_cm_id *id, struct rnic_tcp_conn *c, bool a
 	if (id == NULL || c == NULL || id->state != ID_IDLE || (active && iqp == NULL) ||
 	    (!active && iqp != NULL) || (active && early_len) ||
 	    (param && param->private_data_len > RNIC_CM_PDATA_MAX))
-		return EINVAL;
+		return -EINVAL;
 	struct stream_args a = { .id = id, .c = c, .active = active, .param = param,
 				 .early = early, .early_len = early_len };
 	id->transport = RNIC_TRANSPORT_IWARP;
@@ -536,7 +537,7 @@ int rnic_cm_attach_stream(struct rnic_cm_id *id, struct rnic_tcp_conn *c, bool a
 	if (active) {
 		struct rnic_qp *qp = qp_of(iqp);
 		if (!qp_free_for_cm(qp))
-			return EBUSY;
+			return -EBUSY;
 		id->qp = qp;
 		qp->cm_id = id;
 		__atomic_store_n(&iqp->state, IBV_QPS_RTR, __ATOMIC_RELEASE);
@@ -549,7 +550,7 @@ int rnic_cm_attach_stream(struct rnic_cm_id *id, struct rnic_tcp_conn *c, bool a
 		__atomic_store_n(&iqp->state, IBV_QPS_INIT, __ATOMIC_RELEASE);
 		id->qp = NULL;
 	}
-	return rc < 0 ? -rc : rc;
+	return rc;
 }
 
 struct accept_args {
@@ -586,9 +587,9 @@ static int roce_accept(struct rnic_cm_id *id, struct rnic_qp *qp,
 	struct rnic_ibcm_params p;
 	ib_params(&p, param);
 	if (p.pdata_len > RNIC_CM_ROCE_REP_PDATA_MAX)
-		return EINVAL;
+		return -EINVAL;
 	if (!roce_qp_free(qp))
-		return EBUSY;
+		return -EBUSY;
 	id->qp = qp;
 	qp->cm_id = id;
 	id->state = ID_CONNECTING;
@@ -598,7 +599,7 @@ static int roce_accept(struct rnic_cm_id *id, struct rnic_qp *qp,
 		qp->cm_id = NULL;
 		if (id->state == ID_CONNECTING)
 			id->state = ID_REQ;
-		return -rc;
+		return rc;
 	}
 	return 0;
 }
@@ -608,12 +609,12 @@ int rnic_cm_accept(struct rnic_cm_id *id, struct ibv_qp *iqp,
 {
 	if (id == NULL || iqp == NULL || id->state != ID_REQ ||
 	    (param && param->private_data_len > RNIC_CM_PDATA_MAX))
-		return EINVAL;
+		return -EINVAL;
 	struct rnic_qp *qp = qp_of(iqp);
 	if (id->ib != NULL)
 		return roce_accept(id, qp, param);
 	if (!qp_free_for_cm(qp))
-		return EBUSY;
+		return -EBUSY;
 	struct accept_args a = { .id = id, .param = param };
 	id->qp = qp;
 	qp->cm_id = id;
@@ -627,7 +628,7 @@ int rnic_cm_accept(struct rnic_cm_id *id, struct ibv_qp *iqp,
 		qp->ep = NULL;
 		qp->w = NULL;
 		__atomic_store_n(&iqp->state, IBV_QPS_INIT, __ATOMIC_RELEASE);
-		return rc < 0 ? -rc : rc;
+		return rc;
 	}
 	return 0;
 }
@@ -635,21 +636,21 @@ int rnic_cm_accept(struct rnic_cm_id *id, struct ibv_qp *iqp,
 int rnic_cm_reject(struct rnic_cm_id *id, const void *pdata, uint16_t len)
 {
 	if (id == NULL || id->state != ID_REQ || len > RNIC_CM_PDATA_MAX)
-		return EINVAL;
+		return -EINVAL;
 	if (id->ib != NULL) {
 		if (len > RNIC_CM_ROCE_REJ_PDATA_MAX)
-			return EINVAL;
+			return -EINVAL;
 		int rc = rnic_ibcm_reject(id->ib, pdata, len);
 		if (rc == 0)
 			id->state = ID_REJECTED;
-		return -rc;
+		return rc;
 	}
 	struct rnic_cm_conn_param c = { .private_data = pdata, .private_data_len = len };
 	struct accept_args a = { .id = id, .param = &c, .reject = true };
 	int rc = rnic_worker_call_sync(id->w, do_accept, &a);
 	if (rc == 0)
 		rc = a.rc;
-	return rc < 0 ? -rc : rc;
+	return rc;
 }
 
 static void do_disconnect(struct rnic_worker *w, void *arg)
@@ -675,18 +676,18 @@ static void do_disconnect(struct rnic_worker *w, void *arg)
 int rnic_cm_disconnect(struct rnic_cm_id *id)
 {
 	if (id == NULL || id->w == NULL)
-		return ENOTCONN;
+		return -ENOTCONN;
 	if (id->ib != NULL) {
 		int rc = rnic_ibcm_disconnect(id->ib);
 		if (rc == 0 && id->state == ID_CONNECTED)
 			id->state = ID_CLOSING;
-		return -rc;
+		return rc;
 	}
 	struct accept_args a = { .id = id };
 	int rc = rnic_worker_call_sync(id->w, do_disconnect, &a);
 	if (rc == 0)
 		rc = a.rc;
-	return rc < 0 ? -rc : rc;
+	return rc;
 }
 
 static void do_unlisten(struct rnic_worker *w, void *arg)
@@ -698,7 +699,7 @@ static void do_unlisten(struct rnic_worker *w, void *arg)
 int rnic_cm_destroy_id(struct rnic_cm_id *id)
 {
 	if (id == NULL)
-		return EINVAL;
+		return -EINVAL;
 	struct rnic_stack *st = id_stack(id);
 	if (id->state == ID_LISTEN) {
 		rnic_worker_call_sync(st->workers[0], do_unlisten, id);

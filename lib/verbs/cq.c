@@ -75,7 +75,7 @@ int rnic_destroy_comp_channel(struct ibv_comp_channel *ich)
 	struct rnic_comp_channel *ch = (struct rnic_comp_channel *)ich;
 	struct rnic_device *d = dev_of(ich->context);
 	if (__atomic_load_n(&ch->users, __ATOMIC_ACQUIRE) != 0)
-		return EBUSY;
+		return -EBUSY;
 	close(ich->fd);
 	rte_ring_free(ch->events);
 	pthread_mutex_lock(&d->lock);
@@ -150,7 +150,7 @@ int rnic_destroy_cq(struct ibv_cq *icq)
 	if (__atomic_load_n(&cq->users, __ATOMIC_ACQUIRE) != 0 ||
 	    cq->events_acked != cq->events_got ||
 	    __atomic_load_n(&cq->async_acked, __ATOMIC_ACQUIRE) != cq->async_got)
-		return EBUSY;
+		return -EBUSY;
 	pthread_mutex_lock(&d->lock);
 	__atomic_store_n(&d->cqs[icq->handle], NULL, __ATOMIC_RELEASE);
 	d->n_cq--;
@@ -263,7 +263,7 @@ int rnic_modify_cq_handler(struct ibv_cq *icq, int handler)
 	struct rnic_cq *cq = cq_of(icq);
 	struct rnic_device *d = dev_of(icq->context);
 	if (handler < 0 || (unsigned)handler >= d->n_handlers)
-		return EINVAL;
+		return -EINVAL;
 	__atomic_store_n(&cq->handler, (unsigned)handler, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&cq->rebinds, 1, __ATOMIC_RELAXED);
 	return 0;
@@ -273,7 +273,7 @@ int rnic_set_comp_handler(struct ibv_cq *icq, void (*fn)(struct ibv_cq *, void *
 {
 	struct rnic_cq *cq = cq_of(icq);
 	if (__atomic_load_n(&cq->armed, __ATOMIC_ACQUIRE) != 0)
-		return EBUSY;   /* set it before arming */
+		return -EBUSY;   /* set it before arming */
 	cq->cb_arg = arg;
 	__atomic_store_n(&cq->cb, fn, __ATOMIC_RELEASE);
 	return 0;
@@ -306,7 +306,7 @@ int rnic_set_handler_priority(struct ibv_context *ctx, int handler, int prio)
 {
 	struct rnic_device *d = dev_of(ctx);
 	if (handler < 0 || (unsigned)handler >= d->n_handlers)
-		return EINVAL;
+		return -EINVAL;
 	__atomic_store_n(&d->handlers[handler].prio, prio, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -352,13 +352,13 @@ int rnic_get_cq_event(struct ibv_comp_channel *ich, struct ibv_cq **out, void **
 		if (n == (ssize_t)sizeof(v))
 			break;
 		if (n < 0 && errno == EAGAIN)
-			return EAGAIN;
+			return -EAGAIN;
 		if (n < 0 && errno != EINTR)
-			return errno;
+			return -errno;
 	}
 	void *p;
 	if (rte_ring_mc_dequeue(ch->events, &p) != 0)
-		return EAGAIN;   /* cannot happen: a count means an event */
+		return -EAGAIN;   /* cannot happen: a count means an event */
 	struct rnic_cq *cq = p;
 	*out = &cq->cq;
 	*cq_context = cq->cq.cq_context;

@@ -21,6 +21,7 @@
 #include "engine/stack.h"
 #include "engine/worker.h"
 #include "port/port.h"
+#include "rnic/rnic_roce.h"
 #include "verbs/verbs.h"
 
 /* --- protocol module --------------------------------------------------------- */
@@ -223,7 +224,7 @@ int rnic_close_device(struct ibv_context *ctx)
 	}
 	if (d->n_pd || d->n_cq || d->n_qp || d->n_srq || d->n_chan) {
 		pthread_mutex_unlock(&vs->lock);
-		return EBUSY;
+		return -EBUSY;
 	}
 	vs->dev = NULL;
 	pthread_mutex_unlock(&vs->lock);
@@ -302,7 +303,7 @@ int rnic_query_port(struct ibv_context *ctx, uint8_t port_num, struct ibv_port_a
 {
 	struct rnic_device *d = dev_of(ctx);
 	if (port_num < 1 || port_num > d->st->n_ports)
-		return EINVAL;
+		return -EINVAL;
 	struct rnic_port *p = d->st->ports[port_num - 1];
 	memset(a, 0, sizeof(*a));
 	a->state = p->link_up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
@@ -323,7 +324,7 @@ int rnic_query_gid(struct ibv_context *ctx, uint8_t port_num, int index, union i
 {
 	struct rnic_device *d = dev_of(ctx);
 	if (port_num < 1 || port_num > d->st->n_ports || index < 0 || index > 1)
-		return EINVAL;
+		return -EINVAL;
 	const struct rnic_port *p = d->st->ports[port_num - 1];
 	memset(gid, 0, sizeof(*gid));
 	if (index == 0) {
@@ -410,7 +411,7 @@ int rnic_get_async_event_timeout(struct ibv_context *ctx, struct ibv_async_event
 				 int timeout_ms)
 {
 	if (ctx == NULL || ev == NULL)
-		return EINVAL;
+		return -EINVAL;
 	struct rnic_device *d = dev_of(ctx);
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -436,21 +437,21 @@ int rnic_get_async_event_timeout(struct ibv_context *ctx, struct ibv_async_event
 			clock_gettime(CLOCK_MONOTONIC, &t);
 			long el = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
 			if (el >= timeout_ms)
-				return EAGAIN;
+				return -EAGAIN;
 			wait = timeout_ms - (int)el;
 		} else if (timeout_ms == 0) {
-			return EAGAIN;
+			return -EAGAIN;
 		}
 		struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
 		if (poll(&pfd, 1, wait) < 0 && errno != EINTR)
-			return errno;
+			return -errno;
 	}
 }
 
 int rnic_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
 {
 	if (ctx == NULL)
-		return EINVAL;
+		return -EINVAL;
 	int fl = fcntl(ctx->async_fd, F_GETFL);
 	/* libibverbs: an application that made async_fd O_NONBLOCK gets
 	 * EAGAIN instead of waiting (our own reads never block: the count is
@@ -523,7 +524,7 @@ int rnic_dealloc_pd(struct ibv_pd *ipd)
 	struct rnic_pd *pd = pd_of(ipd);
 	struct rnic_device *d = dev_of(ipd->context);
 	if (__atomic_load_n(&pd->users, __ATOMIC_ACQUIRE) != 0)
-		return EBUSY;
+		return -EBUSY;
 	pthread_mutex_lock(&d->lock);
 	d->n_pd--;
 	pthread_mutex_unlock(&d->lock);
@@ -602,22 +603,22 @@ int rnic_query_stag_stats(struct ibv_context *ctx, uint8_t port_num,
 			  struct rnic_stag_port_stats *s)
 {
 	if (ctx == NULL || s == NULL || port_num == 0)
-		return EINVAL;
-	return rnic_stag_port_stats(dev_of(ctx)->st, port_num - 1u, s) == 0 ? 0 : EINVAL;
+		return -EINVAL;
+	return rnic_stag_port_stats(dev_of(ctx)->st, port_num - 1u, s) == 0 ? 0 : -EINVAL;
 }
 
 int rnic_migration_hold(struct ibv_context *ctx, int hold)
 {
 	if (ctx == NULL)
-		return EINVAL;
-	return rnic_stag_mig_hold(dev_of(ctx)->st, hold != 0) == 0 ? 0 : EINVAL;
+		return -EINVAL;
+	return rnic_stag_mig_hold(dev_of(ctx)->st, hold != 0) == 0 ? 0 : -EINVAL;
 }
 
 int rnic_dereg_mr(struct ibv_mr *imr)
 {
 	struct rnic_mr *mr = (struct rnic_mr *)imr;
 	if (__atomic_load_n(&mr->m.binds, __ATOMIC_ACQUIRE) != 0)
-		return EBUSY;
+		return -EBUSY;
 	rnic_stag_remove(dev_of(imr->context)->st, &mr->m);
 	__atomic_fetch_sub(&pd_of(imr->pd)->users, 1, __ATOMIC_RELAXED);
 	free(mr);

@@ -695,14 +695,14 @@ int rnic_modify_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask)
 	struct rnic_qp *qp = qp_of(iqp);
 	enum ibv_qp_state cur = __atomic_load_n(&iqp->state, __ATOMIC_ACQUIRE);
 	if (attr == NULL)
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
-		return EINVAL;
+		return -EINVAL;
 	if (mask & IBV_QP_CAP)
-		return EINVAL;   /* no resizing */
+		return -EINVAL;   /* no resizing */
 	if (qp->tops != NULL && qp->tops->modify != NULL) {
 		int trc = qp->tops->modify(qp, attr, mask);
-		if (trc >= 0)
+		if (trc != RNIC_TOPS_GENERIC)
 			return trc;
 	}
 	if (!(mask & IBV_QP_STATE))
@@ -712,7 +712,7 @@ int rnic_modify_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask)
 	case IBV_QPS_RESET:
 		if (qp->ep != NULL || (cur != IBV_QPS_ERR && cur != IBV_QPS_INIT &&
 				       cur != IBV_QPS_RESET))
-			return EINVAL;
+			return -EINVAL;
 		if (cur == IBV_QPS_ERR)
 			qp_flush(qp);
 		qp->sq_cons = qp->sq_retired = qp->sq_prod;
@@ -723,7 +723,7 @@ int rnic_modify_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask)
 		return 0;
 	case IBV_QPS_INIT:
 		if (cur != IBV_QPS_RESET && cur != IBV_QPS_INIT)
-			return EINVAL;
+			return -EINVAL;
 		__atomic_store_n(&iqp->state, IBV_QPS_INIT, __ATOMIC_RELEASE);
 		return 0;
 	case IBV_QPS_ERR:
@@ -731,7 +731,7 @@ int rnic_modify_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask)
 		return 0;
 	default:
 		/* RTR and RTS of an iWARP QP come with its connection (rnic_cm) */
-		return cur == to ? 0 : EINVAL;
+		return cur == to ? 0 : -EINVAL;
 	}
 }
 
@@ -771,7 +771,7 @@ int rnic_destroy_qp(struct ibv_qp *iqp)
 	struct rnic_device *d = qp->dev;
 	if (qp->cm_id != NULL ||
 	    __atomic_load_n(&qp->async_acked, __ATOMIC_ACQUIRE) != qp->async_got)
-		return EBUSY;
+		return -EBUSY;
 	if (qp->w != NULL && (qp->ep != NULL || (qp->tops && qp->conn == QP_CONNECTED)))
 		qp_to_error(qp);
 	pthread_mutex_lock(&d->lock);
@@ -857,7 +857,7 @@ int rnic_destroy_srq(struct ibv_srq *isrq)
 {
 	struct rnic_srq *s = srq_of(isrq);
 	if (__atomic_load_n(&s->users, __ATOMIC_ACQUIRE) != 0)
-		return EBUSY;
+		return -EBUSY;
 	struct rnic_device *d = dev_of(isrq->context);
 	pthread_mutex_lock(&d->lock);
 	d->n_srq--;

@@ -145,13 +145,16 @@ struct rnic_qp;
  * validation, the doorbells and in-order retirement; the transport moves
  * work and reports completions with rnic_qp_complete().
  */
+/* rnic_qp_tops.modify: the generic path handles this transition. */
+#define RNIC_TOPS_GENERIC 1
+
 struct rnic_qp_tops {
 	/* any thread, from create_qp: set up qp->tp. @return 0 or -errno. */
 	int (*create)(struct rnic_qp *qp);
 	/* any thread: free qp->tp (the QP is out of the device table, flushed). */
 	void (*destroy)(struct rnic_qp *qp);
 	/* any thread: a modify_qp the transport handles (RTR/RTS and their
-	 * attributes). @return 0 or a positive errno; -1: not the
+	 * attributes). @return 0 or -errno; RNIC_TOPS_GENERIC: not the
 	 * transport's, the generic path handles it (INIT, ERR, RESET). */
 	int (*modify)(struct rnic_qp *qp, struct ibv_qp_attr *attr, int mask);
 	/* on the QP's worker: room for one more work request now */

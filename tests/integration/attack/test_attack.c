@@ -80,6 +80,7 @@
 
 #include "rnic/rnic.h"
 #include "rnic/rnic_cm.h"
+#include "rnic/rnic_roce.h"
 #include "rnic/rnic_verbs.h"
 
 #define KiB 1024u
@@ -952,7 +953,7 @@ static void iw_teardown(void)
 		for (int side = 0; side < 2 && got < n; side++) {
 			struct rnic_cm_event ev;
 			int rc = rnic_cm_get_event(side ? cmB : cmA, &ev, 0);
-			if (rc == EAGAIN) {
+			if (rc == -EAGAIN) {
 				usleep(10);
 				continue;
 			}

@@ -27,6 +27,7 @@
 #include <infiniband/verbs.h>
 
 #include "rnic/rnic.h"
+#include "rnic/rnic_roce.h"
 #include "rnic/rnic_verbs.h"
 
 #ifdef CHECK_KNOWN_BUG_FILE

@@ -55,6 +55,7 @@
 #include "engine/worker.h"
 #include "rnic/rnic.h"
 #include "rnic/rnic_cm.h"
+#include "rnic/rnic_roce.h"
 #include "rnic/rnic_tcp.h"
 #include "rnic/rnic_verbs.h"
 #include "iwarp/iw_ep.h"
@@ -413,7 +414,7 @@ static struct ibv_send_wr write_wr(uint64_t id, struct ibv_sge *sge, uint8_t *sr
 	return wr;
 }
 
-/* One event within @p ms; @return 0 or EAGAIN. */
+/* One event within @p ms; @return 0 or -EAGAIN. */
 static int next_event(struct ibv_context *ctx, struct ibv_async_event *ev, int ms)
 {
 	return rnic_get_async_event_timeout(ctx, ev, ms);
@@ -472,12 +473,12 @@ static void cq_overflow(enum rnic_transport t)
 	CHECK(qa->state == IBV_QPS_ERR, "QP state %d after QP_FATAL", qa->state);
 	/* taken, not acknowledged: the objects cannot go yet */
 	if (t == RNIC_TRANSPORT_ROCE)
-		CHECK_RC(rnic_destroy_qp(qa), EBUSY);
-	CHECK_RC(rnic_destroy_cq(A->cq), EBUSY);
+		CHECK_RC(rnic_destroy_qp(qa), -EBUSY);
+	CHECK_RC(rnic_destroy_cq(A->cq), -EBUSY);
 	rnic_ack_async_event(&ev[0]);
 	rnic_ack_async_event(&ev[1]);
 	struct ibv_async_event extra;
-	CHECK(next_event(A->ctx, &extra, 200) == EAGAIN, "a third event: %s",
+	CHECK(next_event(A->ctx, &extra, 200) == -EAGAIN, "a third event: %s",
 	      rnic_event_type_str(extra.event_type));
 
 	/* what the CQ kept: exactly its capacity, the first completions in order */

@@ -33,7 +33,7 @@
 
 #include "rnic/rnic.h"
 #include "rnic/rnic_cm.h"
-#include "rnic/rnic_iwarp.h"
+#include "iwarp/iwarp.h"
 #include "rnic/rnic_tcp.h"
 #include "rnic/rnic_verbs.h"
 
@@ -473,7 +473,7 @@ static void t_cm_connect(void)
 	CHECK(rnic_cm_id_context(b.id) == &b, "id context");
 	struct rnic_cm_conn_param p = { .private_data = cpd, .private_data_len = RNIC_CM_PDATA_MAX + 1,
 					.responder_resources = 16, .initiator_depth = 16 };
-	CHECK_RC(rnic_cm_connect(b.id, b.qp, A_IP, port, &p), EINVAL);   /* 513 bytes */
+	CHECK_RC(rnic_cm_connect(b.id, b.qp, A_IP, port, &p), -EINVAL);   /* 513 bytes */
 	CHECK(b.qp->state != IBV_QPS_RTR && b.qp->state != IBV_QPS_RTS, "refused connect left "
 	      "the QP in state %d", b.qp->state);
 	p.private_data_len = 400;   /* RNIC_CM_PDATA_MAX itself: cm_pdata_max */
@@ -510,7 +510,7 @@ static void t_cm_connect(void)
 	CHECK(a.qp->state == IBV_QPS_RTS && b.qp->state == IBV_QPS_RTS, "states %d %d",
 	      a.qp->state, b.qp->state);
 	CHECK(rnic_cm_id_qp(a.id) == a.qp && rnic_cm_id_qp(b.id) == b.qp, "id QPs");
-	CHECK_RC(rnic_destroy_qp(b.qp), EBUSY);   /* held by the id */
+	CHECK_RC(rnic_destroy_qp(b.qp), -EBUSY);   /* held by the id */
 	/* and it carries data both ways */
 	do_send(&b, &a, 100, 0, 0, 10);
 	do_send(&a, &b, 100, 0, 0, 20);
@@ -606,7 +606,7 @@ static void t_cm_unreachable(void)
 	CHECK(ev.status < 0, "UNREACHABLE with status %d", ev.status);
 	CHECK(b.qp->state != IBV_QPS_RTS, "QP in RTS");
 	/* nothing shows up at A */
-	CHECK_RC(rnic_cm_get_event(a.cm, &ev, 0), EAGAIN);
+	CHECK_RC(rnic_cm_get_event(a.cm, &ev, 0), -EAGAIN);
 }
 
 /* Eight connections to one listener at once, each Send lands on its own QP. */
@@ -1395,7 +1395,7 @@ static void graceful(bool from_active)
 	expect_flushed_recvs(&a, 10, 3);
 	expect_flushed_recvs(&b, 20, 2);
 	int rc = rnic_cm_disconnect(x->id);
-	CHECK(rc == 0 || rc == ENOTCONN, "second disconnect = %d", rc);
+	CHECK(rc == 0 || rc == -ENOTCONN, "second disconnect = %d", rc);
 	after_close_checks();
 }
 
@@ -1574,7 +1574,7 @@ static void take_cq_event(struct end *e)
 		int rc = rnic_get_cq_event(e->ch, &cq, &ctx);
 		if (rc == 0)
 			break;
-		CHECK(rc == EAGAIN, "rnic_get_cq_event = %d", rc);
+		CHECK(rc == -EAGAIN, "rnic_get_cq_event = %d", rc);
 		stale_wakeups++;   /* readable with nothing to take */
 		CHECK(now_s() - t0 < HANG_S, "%s: no CQ event in %d s (hang guard)", e->name, HANG_S);
 		usleep(100);
@@ -1590,7 +1590,7 @@ static void no_cq_event(struct end *e)
 	struct ibv_cq *cq;
 	void *ctx;
 	int readable = poll(&pfd, 1, 0);
-	CHECK_RC(rnic_get_cq_event(e->ch, &cq, &ctx), EAGAIN);
+	CHECK_RC(rnic_get_cq_event(e->ch, &cq, &ctx), -EAGAIN);
 	stale_wakeups += readable == 1;
 }
 
@@ -1707,7 +1707,7 @@ static void t_mw_type2_send_inv(void)
 	memset(win - 4096, 0x11, 3 * 4096);
 	uint32_t rkey = bind2(mw, win, 4096, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, 1);
 	CHECK(rkey != a.mr->rkey, "window rkey equals the MR's");
-	CHECK_RC(rnic_dereg_mr(a.mr), EBUSY);   /* a window is bound to it */
+	CHECK_RC(rnic_dereg_mr(a.mr), -EBUSY);   /* a window is bound to it */
 	fill(b.buf + BASE, 4096, 9);
 	CHECK_RC(post1(&b, IBV_WR_RDMA_WRITE, 2, b.buf + BASE + 1, 4095, (uintptr_t)win + 1, rkey,
 		       0), 0);
@@ -2587,7 +2587,7 @@ static void t_mpa_timeout_passive(void)
 	      "mpa_timeouts_passive %llu -> %llu", (unsigned long long)s0.mpa_timeouts_passive,
 	      (unsigned long long)s1.mpa_timeouts_passive);
 	int rc = rnic_cm_get_event(a.cm, &ev, 100);
-	CHECK(rc == EAGAIN, "A: CM event %s for a client that never finished its request",
+	CHECK(rc == -EAGAIN, "A: CM event %s for a client that never finished its request",
 	      rc == 0 ? rnic_cm_event_str(ev.type) : "?");
 }
 
@@ -2738,7 +2738,7 @@ static void t_p2p_responder_waits(void)
 	CHECK(__atomic_load_n(&raw[0].in_len, __ATOMIC_ACQUIRE) == 24,
 	      "A sent %zu bytes after its reply before the RTR", raw[0].in_len - 24);
 	int rc = rnic_cm_get_event(a.cm, &ev, 0);
-	CHECK(rc == EAGAIN, "A: %s before the RTR", rc == 0 ? rnic_cm_event_str(ev.type) : "?");
+	CHECK(rc == -EAGAIN, "A: %s before the RTR", rc == 0 ? rnic_cm_event_str(ev.type) : "?");
 	CHECK(a.qp->state != IBV_QPS_RTS, "A's QP in RTS before the RTR");
 	raw_send(&raw[0], fpdu, rtr_fpdu(fpdu, true));
 	expect_event(a.cm, RNIC_CM_EVENT_ESTABLISHED, &ev, "A");

@@ -48,6 +48,7 @@
 
 #include "rnic/rnic.h"
 #include "rnic/rnic_cm.h"
+#include "rnic/rnic_roce.h"
 #include "rnic/rnic_verbs.h"
 
 #define KiB 1024u

@@ -48,6 +48,7 @@
 #include <rte_errno.h>
 
 #include "rnic/rnic.h"
+#include "rnic/rnic_roce.h"
 #include "rnic/rnic_verbs.h"
 
 #define A_IP 0xc0000201u    /* 192.0.2.1, the 1500-byte pair */
@@ -1402,7 +1403,7 @@ static void t_destroy_busy(void)
 		      wc.status);
 	}
 	recv1(&a, 1, a.buf + BASE + 2 * LEN, 64);
-	CHECK_RC(rnic_destroy_cq(a.cq), EBUSY);
+	CHECK_RC(rnic_destroy_cq(a.cq), -EBUSY);
 	CHECK_RC(rnic_destroy_qp(a.qp), 0);
 	a.qp = NULL;
 	for (int i = ok; i < N; i++) {
@@ -1647,33 +1648,33 @@ static void t_bad_modify(void)
 	end_init(&b, "B", cur->ctx[1], bufB, &DEF);
 	struct ibv_qp_attr at;
 	rtr_attr(&at, a.ctx, a.qp->qp_num, 0x10, &DEF);
-	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK), EINVAL);     /* RESET -> RTR */
+	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK), -EINVAL);     /* RESET -> RTR */
 	CHECK(b.qp->state == IBV_QPS_RESET, "state %d after a refused RESET->RTR", b.qp->state);
 	qp_init(b.qp, &DEF);
 	qp_init(a.qp, &DEF);
-	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK & ~IBV_QP_AV), EINVAL);
-	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK & ~IBV_QP_DEST_QPN), EINVAL);
-	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK & ~IBV_QP_PATH_MTU), EINVAL);
+	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK & ~IBV_QP_AV), -EINVAL);
+	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK & ~IBV_QP_DEST_QPN), -EINVAL);
+	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK & ~IBV_QP_PATH_MTU), -EINVAL);
 	at.path_mtu = (enum ibv_mtu)7;
-	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK), EINVAL);
+	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK), -EINVAL);
 	/* a path MTU whose packets would not fit the 1500-byte port */
 	at.path_mtu = IBV_MTU_2048;
-	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK), EINVAL);
+	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK), -EINVAL);
 	at.path_mtu = IBV_MTU_4096;
-	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK), EINVAL);
+	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK), -EINVAL);
 	at.path_mtu = DEF.mtu;
 	at.ah_attr.grh.sgid_index = 9;
-	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK), EINVAL);
+	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK), -EINVAL);
 	at.ah_attr.grh.sgid_index = 1;
 	at.ah_attr.port_num = 2;
-	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK), EINVAL);
+	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK), -EINVAL);
 	at.ah_attr.port_num = 1;
 	CHECK(b.qp->state == IBV_QPS_INIT, "state %d after refused INIT->RTR", b.qp->state);
 	struct ibv_qp_attr rts;
 	rts_attr(&rts, 0x20, &DEF);
-	CHECK_RC(rnic_modify_qp(b.qp, &rts, RTS_MASK), EINVAL);    /* INIT -> RTS */
+	CHECK_RC(rnic_modify_qp(b.qp, &rts, RTS_MASK), -EINVAL);    /* INIT -> RTS */
 	CHECK_RC(rnic_modify_qp(b.qp, &at, RTR_MASK), 0);
-	CHECK_RC(rnic_modify_qp(b.qp, &rts, RTS_MASK & ~IBV_QP_SQ_PSN), EINVAL);
+	CHECK_RC(rnic_modify_qp(b.qp, &rts, RTS_MASK & ~IBV_QP_SQ_PSN), -EINVAL);
 	CHECK(b.qp->state == IBV_QPS_RTR, "state %d after a refused RTR->RTS", b.qp->state);
 	CHECK_RC(rnic_modify_qp(b.qp, &rts, RTS_MASK), 0);
 	/* A by the book, with the PSNs B uses */

@@ -33,6 +33,7 @@
 #include <rte_errno.h>
 
 #include "rnic/rnic.h"
+#include "rnic/rnic_roce.h"
 #include "rnic/rnic_verbs.h"
 
 #define A_IP 0xc0000201u    /* 192.0.2.1 */

@@ -46,6 +46,7 @@
 
 #include "rnic/rnic.h"
 #include "rnic/rnic_cm.h"
+#include "rnic/rnic_roce.h"
 #include "rnic/rnic_verbs.h"
 
 #define A_IP 0xc0000201u    /* 192.0.2.1 */
@@ -369,7 +370,7 @@ static void disconnect_pair(struct end *x, int xs, struct end *y, int ys)
 	wait_wc(y, 200, IBV_WC_WR_FLUSH_ERR);
 	CHECK(qp_state(x->qp[xs]) == IBV_QPS_ERR && qp_state(y->qp[ys]) == IBV_QPS_ERR,
 	      "QP states %d/%d after DISCONNECTED", qp_state(x->qp[xs]), qp_state(y->qp[ys]));
-	CHECK_RC(rnic_cm_disconnect(x->id[xs]), ENOTCONN);
+	CHECK_RC(rnic_cm_disconnect(x->id[xs]), -ENOTCONN);
 }
 
 static void listen_b(uint16_t port)
@@ -421,7 +422,7 @@ static void t_reject_pdata(void)
 	CHECK(ev.private_data_len == RNIC_CM_ROCE_REJ_PDATA_MAX &&
 	      memcmp(ev.private_data, no, sizeof(no)) == 0, "A: reject private data differs");
 	CHECK(qp_state(qa) == IBV_QPS_ERR, "A: QP state %d after REJECTED", qp_state(qa));
-	CHECK_RC(rnic_cm_accept(b.id[0], make_qp(&b, 0, RNIC_TRANSPORT_ROCE), NULL), EINVAL);
+	CHECK_RC(rnic_cm_accept(b.id[0], make_qp(&b, 0, RNIC_TRANSPORT_ROCE), NULL), -EINVAL);
 }
 
 static void t_no_listener(void)
@@ -460,18 +461,18 @@ static void t_limits(void)
 	CHECK_RC(rnic_cm_create_id(a.ch, NULL, &a.id[0]), 0);
 	struct rnic_cm_conn_param cp = { .private_data = big,
 					 .private_data_len = RNIC_CM_ROCE_REQ_PDATA_MAX + 1 };
-	CHECK_RC(rnic_cm_connect(a.id[0], qa, B_IP, 7005, &cp), EINVAL);
+	CHECK_RC(rnic_cm_connect(a.id[0], qa, B_IP, 7005, &cp), -EINVAL);
 	cp.private_data_len = RNIC_CM_ROCE_REQ_PDATA_MAX;
 	CHECK_RC(rnic_cm_connect(a.id[0], qa, B_IP, 7005, &cp), 0);
 	struct rnic_cm_event ev = get_ev(&b, RNIC_CM_EVENT_CONNECT_REQUEST);
 	b.id[0] = ev.id;
 	struct ibv_qp *qb = make_qp(&b, 0, RNIC_TRANSPORT_ROCE);
 	cp.private_data_len = RNIC_CM_ROCE_REP_PDATA_MAX + 1;
-	CHECK_RC(rnic_cm_accept(ev.id, qb, &cp), EINVAL);
-	CHECK_RC(rnic_cm_reject(ev.id, big, RNIC_CM_ROCE_REJ_PDATA_MAX + 1), EINVAL);
+	CHECK_RC(rnic_cm_accept(ev.id, qb, &cp), -EINVAL);
+	CHECK_RC(rnic_cm_reject(ev.id, big, RNIC_CM_ROCE_REJ_PDATA_MAX + 1), -EINVAL);
 	/* an iWARP QP cannot take a RoCE request */
 	struct ibv_qp *qi = make_qp(&b, 1, RNIC_TRANSPORT_IWARP);
-	CHECK_RC(rnic_cm_accept(ev.id, qi, NULL), EBUSY);
+	CHECK_RC(rnic_cm_accept(ev.id, qi, NULL), -EBUSY);
 	cp.private_data_len = RNIC_CM_ROCE_REP_PDATA_MAX;
 	CHECK_RC(rnic_cm_accept(ev.id, qb, &cp), 0);
 	get_ev(&a, RNIC_CM_EVENT_ESTABLISHED);
@@ -581,7 +582,7 @@ static void t_slow_accept(void)
 	      (unsigned long long)(counter(sb, "cm_mra_out") - mra_out),
 	      (unsigned long long)(counter(sa, "cm_mra_in") - mra_in));
 	struct rnic_cm_event none;
-	CHECK(rnic_cm_get_event(a.ch, &none, 0) == EAGAIN, "A: %s while B has not accepted",
+	CHECK(rnic_cm_get_event(a.ch, &none, 0) == -EAGAIN, "A: %s while B has not accepted",
 	      rnic_cm_event_str(none.type));
 	CHECK_RC(rnic_cm_accept(ev.id, make_qp(&b, 0, RNIC_TRANSPORT_ROCE), NULL), 0);
 	get_ev(&a, RNIC_CM_EVENT_ESTABLISHED);

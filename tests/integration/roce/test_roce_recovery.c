@@ -34,6 +34,7 @@
 #include <rte_ring.h>
 
 #include "rnic/rnic.h"
+#include "rnic/rnic_roce.h"
 #include "rnic/rnic_verbs.h"
 #include "roce/opcode.h"
 #include "roce/roce_wire.h"
@@ -139,7 +140,7 @@ static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, int n)
 }
 
 /* RESET -> INIT -> RTR (towards @p peer's GID 1 and QP @p y) -> RTS.
- * @return 0 or the failing modify's errno. */
+ * @return 0 or the failing call's -errno. */
 static int connect_qp(struct ibv_qp *x, struct ibv_context *peer, struct ibv_qp *y,
 		      uint32_t rq_psn, uint32_t sq_psn)
 {
@@ -206,7 +207,7 @@ static void case_read_gap(struct ibv_context *ca, struct ibv_context *cb)
 	int rc = connect_qp(aq, cb, bq, 0x000100, 0xffff80);
 	if (rc == 0)
 		rc = connect_qp(bq, ca, aq, 0xffff80, 0x000100);
-	CHECK(rc == 0, "connecting: %s", strerror(rc));
+	CHECK(rc == 0, "connecting: %s", strerror(-rc));
 	if (rc != 0)
 		return;
 

@@ -58,7 +58,7 @@ static void test_priorities_and_arms(void **state)
 	assert_int_equal(rnic_set_comp_handler(hi_cq, rec, (void *)1), 0);
 	assert_int_equal(ibv_req_notify_cq(lo_cq, 0), 0);
 	assert_int_equal(ibv_req_notify_cq(hi_cq, 0), 0);
-	assert_int_equal(rnic_set_comp_handler(lo_cq, rec, (void *)0), EBUSY);
+	assert_int_equal(rnic_set_comp_handler(lo_cq, rec, (void *)0), -EBUSY);
 	struct ibv_wc wc = { .wr_id = 1, .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV };
 	/* the low-priority event is due first, the high one is delivered first */
 	assert_int_equal(rnic_cq_push(cq_of(lo_cq), &wc, false), 0);
@@ -95,7 +95,7 @@ static void test_priorities_and_arms(void **state)
 	assert_int_equal(ibv_req_notify_cq(lo_cq, 0), 0);
 	assert_int_equal(rnic_cq_push(cq_of(lo_cq), &wc, false), 0);
 	assert_int_equal(rnic_modify_cq_handler(lo_cq, hi), 0);
-	assert_int_equal(rnic_modify_cq_handler(lo_cq, 9), EINVAL);
+	assert_int_equal(rnic_modify_cq_handler(lo_cq, 9), -EINVAL);
 	rnic_worker_poll(C, 0);
 	rnic_worker_poll(C, 0);
 	assert_int_equal(n_order, 4);

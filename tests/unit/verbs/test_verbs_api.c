@@ -20,6 +20,7 @@
 
 #include "rnic/rnic.h"
 #include "rnic/rnic_cm.h"
+#include "rnic/rnic_roce.h"
 #include "rnic/rnic_verbs.h"
 #include "rnic/rnic_tcp.h"
 
@@ -188,7 +189,7 @@ static void test_objects(void **state)
 	assert_int_equal(ca->num_comp_vectors, 1);
 	struct ibv_port_attr pa;
 	assert_int_equal(rnic_query_port(ca, 1, &pa), 0);
-	assert_int_equal(rnic_query_port(ca, 9, &pa), EINVAL);
+	assert_int_equal(rnic_query_port(ca, 9, &pa), -EINVAL);
 	union ibv_gid g;
 	assert_int_equal(rnic_query_gid(ca, 1, 0, &g), 0);
 	assert_int_equal(g.raw[0], 0xfe);   /* fe80:: link-local */
@@ -196,7 +197,7 @@ static void test_objects(void **state)
 	assert_int_equal(rnic_query_gid(ca, 1, 1, &g), 0);
 	assert_int_equal(g.raw[10], 0xff);  /* ::ffff:IPv4 */
 	assert_int_equal(g.raw[15], 0x01);
-	assert_int_equal(rnic_query_gid(ca, 1, 2, &g), EINVAL);
+	assert_int_equal(rnic_query_gid(ca, 1, 2, &g), -EINVAL);
 	assert_string_equal(rnic_wc_status_str(IBV_WC_RETRY_EXC_ERR), "RETRY_EXC_ERR");
 	assert_string_equal(rnic_wc_status_str(IBV_WC_SUCCESS), "SUCCESS");
 	assert_string_equal(rnic_wc_status_str((enum ibv_wc_status)999), "unknown");
@@ -212,7 +213,7 @@ static void test_objects(void **state)
 	assert_non_null(m2);
 	assert_int_not_equal(m1->lkey, m2->lkey);
 	assert_int_equal(m1->lkey, m1->rkey);
-	assert_int_equal(rnic_dealloc_pd(pd), EBUSY);
+	assert_int_equal(rnic_dealloc_pd(pd), -EBUSY);
 	/* a CQ bigger than the limit, a bad handler */
 	assert_null(rnic_create_cq(ca, RNIC_MAX_CQE + 1, NULL, NULL, 0));
 	assert_null(rnic_create_cq(ca, 16, NULL, NULL, 5));
@@ -229,7 +230,7 @@ static void test_objects(void **state)
 	struct ibv_qp *qp = rnic_create_qp(pd, &qa);
 	assert_non_null(qp);
 	assert_int_equal(qp->state, IBV_QPS_RESET);
-	assert_int_equal(rnic_destroy_cq(cq), EBUSY);
+	assert_int_equal(rnic_destroy_cq(cq), -EBUSY);
 	/* posting to an unconnected QP: refused, bad_wr set */
 	struct ibv_sge s = { (uintptr_t)buf, 8, m1->lkey };
 	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &s, .num_sge = 1,
@@ -248,7 +249,7 @@ static void test_objects(void **state)
 	s.length = sizeof(buf) + 1;   /* past the region */
 	assert_int_equal(ibv_post_recv(qp, &rw, &rbad), EINVAL);
 	at.qp_state = IBV_QPS_RTS;    /* iWARP: only through the CM */
-	assert_int_equal(rnic_modify_qp(qp, &at, IBV_QP_STATE), EINVAL);
+	assert_int_equal(rnic_modify_qp(qp, &at, IBV_QP_STATE), -EINVAL);
 	at.qp_state = IBV_QPS_ERR;    /* flushes the receive posted above */
 	assert_int_equal(rnic_modify_qp(qp, &at, IBV_QP_STATE), 0);
 	struct ibv_wc wc;
@@ -259,6 +260,74 @@ static void test_objects(void **state)
 	assert_int_equal(rnic_destroy_cq(cq), 0);
 	assert_int_equal(rnic_dereg_mr(m1), 0);
 	assert_int_equal(rnic_dereg_mr(m2), 0);
+	assert_int_equal(rnic_dealloc_pd(pd), 0);
+}
+
+/* rnic.h's error convention on the verbs, CM and RoCE calls: 0 or a
+ * negative errno, NULL and errno for pointers (the libibverbs data-path
+ * calls keep their positive errno: test_objects). */
+static void test_negative_errno(void **state)
+{
+	(void)state;
+	struct ibv_pd *pd = rnic_alloc_pd(ca);
+	assert_non_null(pd);
+	assert_int_equal(rnic_close_device(ca), -EBUSY);   /* a PD lives */
+	struct ibv_comp_channel *ch = rnic_create_comp_channel(ca);
+	assert_non_null(ch);
+	struct ibv_cq *cq = rnic_create_cq(ca, 16, NULL, ch, 0);
+	assert_non_null(cq);
+	assert_int_equal(rnic_destroy_comp_channel(ch), -EBUSY);
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq *srq = rnic_create_srq(pd, &sa);
+	assert_non_null(srq);
+	struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .srq = srq,
+				       .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 4, .max_send_sge = 1 } };
+	struct ibv_qp *qp = rnic_create_qp(pd, &qa);
+	assert_non_null(qp);
+	assert_int_equal(rnic_destroy_srq(srq), -EBUSY);
+	assert_int_equal(rnic_modify_cq_handler(cq, 7), -EINVAL);
+	assert_int_equal(rnic_set_handler_priority(ca, -1, 0), -EINVAL);
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RTR };
+	assert_int_equal(rnic_modify_qp(qp, &at, IBV_QP_STATE), -EINVAL);   /* RESET -> RTR */
+	assert_int_equal(rnic_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_CAP), -EINVAL);
+	struct ibv_async_event ae;
+	assert_int_equal(rnic_get_async_event_timeout(ca, &ae, 0), -EAGAIN);
+	assert_int_equal(rnic_get_async_event_timeout(NULL, &ae, 0), -EINVAL);
+	struct rnic_roce_cc_info cc;
+	assert_int_equal(rnic_roce_qp_cc(qp, &cc), -EINVAL);   /* an iWARP QP */
+	uint64_t v;
+	assert_int_equal(rnic_roce_counter(A, "no_such_counter", &v), -ENOENT);
+	errno = 0;
+	assert_null(rnic_stack_worker(A, 99));
+	assert_int_equal(errno, ENOENT);
+
+	struct rnic_cm_channel *cm = rnic_cm_create_channel(ca);
+	assert_non_null(cm);
+	struct rnic_cm_id *id;
+	assert_int_equal(rnic_cm_create_id(NULL, NULL, &id), -EINVAL);
+	assert_int_equal(rnic_cm_create_id(cm, NULL, &id), 0);
+	assert_int_equal(rnic_cm_destroy_channel(cm), -EBUSY);
+	struct rnic_cm_event ev;
+	assert_int_equal(rnic_cm_get_event(cm, &ev, 0), -EAGAIN);
+	assert_int_equal(rnic_cm_get_event(cm, &ev, 10), -EAGAIN);
+	assert_int_equal(rnic_cm_listen(id, 0, 1), -EINVAL);
+	assert_int_equal(rnic_cm_disconnect(id), -ENOTCONN);
+	assert_int_equal(rnic_cm_reject(id, NULL, 0), -EINVAL);   /* not a request */
+	assert_int_equal(rnic_cm_accept(id, qp, NULL), -EINVAL);
+	struct rnic_cm_conn_param p = { .private_data_len = RNIC_CM_PDATA_MAX + 1 };
+	assert_int_equal(rnic_cm_connect(id, qp, B_IP, PORT, &p), -EINVAL);
+	at.qp_state = IBV_QPS_ERR;
+	assert_int_equal(rnic_modify_qp(qp, &at, IBV_QP_STATE), 0);
+	assert_int_equal(rnic_cm_connect(id, qp, B_IP, PORT, NULL), -EBUSY);   /* not RESET/INIT */
+	assert_int_equal(rnic_cm_destroy_id(NULL), -EINVAL);
+
+	assert_int_equal(rnic_cm_destroy_id(id), 0);
+	assert_int_equal(rnic_cm_destroy_channel(cm), 0);
+	assert_int_equal(rnic_destroy_qp(qp), 0);
+	assert_int_equal(rnic_destroy_srq(srq), 0);
+	assert_int_equal(rnic_destroy_cq(cq), 0);
+	assert_int_equal(rnic_destroy_comp_channel(ch), 0);
 	assert_int_equal(rnic_dealloc_pd(pd), 0);
 }
 
@@ -425,7 +494,7 @@ static void test_mw_and_invalidate(void **state)
 	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
 	assert_int_equal(wc[0].opcode, IBV_WC_BIND_MW);
 	uint32_t rkey = bw.bind_mw.rkey;
-	assert_int_equal(rnic_dereg_mr(a.mr), EBUSY);   /* a window is bound to it */
+	assert_int_equal(rnic_dereg_mr(a.mr), -EBUSY);   /* a window is bound to it */
 	/* B writes through the window */
 	fill(b.buf, 4096, 3);
 	assert_int_equal(post1(&b, IBV_WR_RDMA_WRITE, 1, 0, 4096, (uintptr_t)a.buf + 8192,
@@ -472,7 +541,7 @@ static void test_channel_and_reject(void **state)
 	wait_wc(&a, wc, 1);
 	struct ibv_cq *cq;
 	void *cctx;
-	assert_int_equal(rnic_get_cq_event(a.ch, &cq, &cctx), EAGAIN);
+	assert_int_equal(rnic_get_cq_event(a.ch, &cq, &cctx), -EAGAIN);
 	assert_int_equal(post1(&b, IBV_WR_SEND, 2, 0, 4, 0, 0, IBV_SEND_SOLICITED), 0);
 	struct pollfd pfd = { .fd = a.ch->fd, .events = POLLIN };
 	assert_int_equal(poll(&pfd, 1, 5000), 1);
@@ -690,6 +759,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_objects),
+		cmocka_unit_test(test_negative_errno),
 		cmocka_unit_test(test_send_write_read),
 		cmocka_unit_test(test_bad_rkey_terminates),
 		cmocka_unit_test(test_mw_and_invalidate),

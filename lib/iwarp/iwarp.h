@@ -1,20 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/**
- * @file
- * iWARP endpoints over rnic's TCP: MPA startup (RFC 5044/6581), DDP
- * placement (RFC 5041) and RDMAP Send, Write, Read and Terminate (RFC 5040),
- * with RDMA Read served as tagged writes into the requester's sink
- * (seed 001).
+/*
+ * iWARP endpoints over rnic's TCP (internal: the CM in lib/verbs and the
+ * tests use it; applications connect QPs through rnic_cm.h): MPA startup
+ * (RFC 5044/6581), DDP placement (RFC 5041) and RDMAP Send, Write, Read and
+ * Terminate (RFC 5040), with RDMA Read served as tagged writes into the
+ * requester's sink (seed 001).
  *
- * This is the transport engine that the verbs layer (ibv_* objects) sits
- * on. Its objects are minimal: memory regions with STags, and endpoints
- * (connection + queue pair) whose completions arrive as struct ibv_wc
- * through a callback. Every function runs on the endpoint's worker
- * (from a callback, or through rnic_worker_call_sync()); callbacks run
- * there too.
+ * Endpoints (connection + queue pair) report completions as struct ibv_wc
+ * through a callback. Every function runs on the endpoint's worker (from a
+ * callback, or through rnic_worker_call_sync()); callbacks run there too.
+ * Functions return 0 or -errno; constructors NULL and errno.
  */
-#ifndef RNIC_IWARP_H
-#define RNIC_IWARP_H
+#ifndef RNIC_IWARP_IWARP_H
+#define RNIC_IWARP_IWARP_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,10 +21,6 @@
 
 #include "rnic/rnic.h"
 #include "rnic/rnic_tcp.h"
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 struct rnic_iw_ep;
 struct rnic_iw_mr;
@@ -163,7 +157,4 @@ int rnic_iw_disconnect(struct rnic_iw_ep *ep);
 /** The worker that owns @p ep. */
 struct rnic_worker *rnic_iw_worker(const struct rnic_iw_ep *ep);
 
-#ifdef __cplusplus
-}
-#endif
 #endif

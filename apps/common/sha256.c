@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rnic/rnic_sha256.h"
+#include "rnic_sha256.h"
 
 static const uint32_t K[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
