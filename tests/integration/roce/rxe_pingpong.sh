@@ -9,7 +9,9 @@
 # (the emulated guest can freeze for seconds when the host is busy), and the
 # retry is printed with the first attempt's error.
 # Knobs: RXE_PP_SIZES="64 4096 65536", RXE_PP_ITERS=200, RXE_PP_KEEP=1 (keep the
-# logs and captures of a failed run).
+# logs and captures of a failed run), RXE_PP_DROPIN=1 (rnic's side is the
+# unmodified ibv_rc_pingpong under rnic-run, through librnic-verbs, instead
+# of rnic-pingpong).
 # Skips (exit 77) with a reason when root, /dev/net/tun or the guest harness
 # is missing, when the guest cannot be built or booted, or while rnic has
 # no RoCE QPs (EOPNOTSUPP).
@@ -18,11 +20,28 @@ build=${RNIC_BUILD_DIR:?}
 src=${RNIC_SOURCE_DIR:?}
 interop=$(cd "$src/../shared/interop" 2>/dev/null && pwd)
 pp=$build/apps/rnic-pingpong/rnic-pingpong
+dropin=${RXE_PP_DROPIN:-}
 sizes=${RXE_PP_SIZES:-64 4096 65536}
 iters=${RXE_PP_ITERS:-200}
 # addresses of their own, so a siw test on the same bridge does not collide
 guest_ip=192.0.2.4 rnic_ip=192.0.2.14 tap=rnicpp0
 port="--vdev net_tap0,iface=$tap,mac=02:00:c0:00:02:0e --ip $rnic_ip/24"
+if [ -n "$dropin" ]; then
+	command -v ibv_rc_pingpong >/dev/null || { echo "SKIP: ibverbs-utils is not installed"; exit 77; }
+	guest_ip=192.0.2.5 rnic_ip=192.0.2.15 tap=rnicpp1
+	port="--vdev net_tap0,iface=$tap,mac=02:00:c0:00:02:0f --ip $rnic_ip/24"
+fi
+# rnic's side: rnic_pp SIZE PCAP [SERVER] runs rnic-pingpong, or with the
+# drop-in the unmodified ibv_rc_pingpong (RoCE face first) under rnic-run
+rnic_pp() {
+	if [ -n "$dropin" ]; then
+		ip netns exec rnic-peers timeout 120 "$build/apps/rnic-run/rnic-run" $port \
+			--pcap "$2" --transport roce -- ibv_rc_pingpong -g 1 -s "$1" -n "$iters" ${3:-}
+	else
+		ip netns exec rnic-peers timeout 120 "$pp" -g 1 -s "$1" -n "$iters" $port \
+			--pcap "$2" ${3:-}
+	fi
+}
 work=$(mktemp -d)
 skip() { echo "SKIP: $*"; rm -rf "$work"; exit 77; }
 stop_guest() { [ -f "$work/guest.pid" ] && kill "$(cat "$work/guest.pid")" 2>/dev/null; sleep 1; }
@@ -68,8 +87,8 @@ check_capture() {  # $1: pcapng, $2: what ran
 
 t0=$SECONDS
 "$interop/net.sh" up >/dev/null 2>&1 || skip "cannot create the rnic-peers namespace"
-APPEND="peer.ip=$guest_ip/24 peer.order=rxe,siw peer.end=wait" TAP=peertap4 \
-	MAC=52:54:00:5a:00:04 PIDFILE="$work/guest.pid" TIMEOUT=900 \
+APPEND="peer.ip=$guest_ip/24 peer.order=rxe,siw peer.end=wait" TAP=peertap${guest_ip##*.} \
+	MAC=52:54:00:5a:00:0${guest_ip##*.} PIDFILE="$work/guest.pid" TIMEOUT=900 \
 	"$interop/boot.sh" >"$work/guest.log" 2>&1 &
 for _ in $(seq 600); do
 	grep -q "PEER: waiting" "$work/guest.log" && break
@@ -91,13 +110,11 @@ run() {
 			gsh "netstat -ltn" | grep -q ":18515 " && break
 			sleep 0.2
 		done
-		ip netns exec rnic-peers timeout 120 "$pp" -g 1 -s "$size" -n "$iters" $port \
-			--pcap "$work/$tag.pcapng" $guest_ip >"$work/rnic-$tag.log" 2>&1 &
+		rnic_pp "$size" "$work/$tag.pcapng" $guest_ip >"$work/rnic-$tag.log" 2>&1 &
 		pid=$!
 		attach
 	else
-		ip netns exec rnic-peers timeout 120 "$pp" -g 1 -s "$size" -n "$iters" $port \
-			--pcap "$work/$tag.pcapng" >"$work/rnic-$tag.log" 2>&1 &
+		rnic_pp "$size" "$work/$tag.pcapng" >"$work/rnic-$tag.log" 2>&1 &
 		pid=$!
 		attach
 		for _ in $(seq 100); do
@@ -116,8 +133,10 @@ n=0 retries=0
 for size in $sizes; do
 	for role in client server; do
 		t1=$SECONDS
-		if [ $role = client ]; then what="rnic-pingpong -> rxe ibv_rc_pingpong"
-		else what="rxe ibv_rc_pingpong -> rnic-pingpong"; fi
+		me=rnic-pingpong
+		[ -n "$dropin" ] && me="rnic-run ibv_rc_pingpong"
+		if [ $role = client ]; then what="$me -> rxe ibv_rc_pingpong"
+		else what="rxe ibv_rc_pingpong -> $me"; fi
 		# the guest is an emulated CPU on a shared host and can freeze for
 		# seconds (soft lockups): a failed run gets one more attempt, said aloud
 		if ! run $role "$size" 1; then
