@@ -251,14 +251,16 @@ static void at_fork_child(void)
 
 /* A program queries its port right after opening the device and gives up
  * on one that is down (perftest does): wait for the links to come up, as
- * a NIC's would have long before, up to RV_LINK_WAIT_MS. */
-#define RV_LINK_WAIT_MS 3000
+ * a NIC's would have long before, up to RNIC_LINK_WAIT_MS (default 3 s; a
+ * memif server's link is up only once its client is there). */
 static void wait_links(void)
 {
-	const struct timespec tick = { 0, 10 * 1000 * 1000 };
+	const struct timespec tick = { 0, 1000 * 1000 };
+	const char *env = getenv("RNIC_LINK_WAIT_MS");
+	unsigned limit = env != NULL && *env != '\0' ? (unsigned)strtoul(env, NULL, 10) : 3000;
 	struct ibv_port_attr a;
 
-	for (unsigned ms = 0; ms < RV_LINK_WAIT_MS; ms += 10) {
+	for (unsigned ms = 0; ms <= limit; ms++) {
 		bool up = true;
 		for (unsigned port = 1; port <= proc.st->n_ports; port++)
 			up &= rnic_query_port(proc.ctx[0], (uint8_t)port, &a) == 0 &&
@@ -267,7 +269,7 @@ static void wait_links(void)
 			return;
 		nanosleep(&tick, NULL);
 	}
-	rv_log("a port's link is still down after %u ms", RV_LINK_WAIT_MS);
+	rv_log("a port's link is still down after %u ms (RNIC_LINK_WAIT_MS)", limit);
 }
 
 static int start(void)
