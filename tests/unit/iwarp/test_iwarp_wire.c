@@ -590,6 +590,17 @@ test_term_table(void **state)
 			 RNIC_TERM_RDMAP_STAG_NOT_ASSOC);
 	assert_int_equal(rnic_term_read_src_fault(RNIC_STAG_ACCESS),
 			 RNIC_TERM_RDMAP_ACCESS_RIGHTS);
+	/* Send with Invalidate refused: Remote Protection 0x09 for rights
+	 * or PD, Remote Operation 0x09 for an unknown STag (Linux siw) */
+	assert_int_equal(rnic_term_inv_fault(RNIC_STAG_ACCESS),
+			 RNIC_TERM_RDMAP_INV_PROTECTION);
+	assert_int_equal(rnic_term_inv_fault(RNIC_STAG_PD),
+			 RNIC_TERM_RDMAP_INV_PROTECTION);
+	assert_int_equal(rnic_term_inv_fault(RNIC_STAG_INVALID),
+			 RNIC_TERM_RDMAP_CANNOT_INVALIDATE);
+	assert_int_equal(rnic_term_info(RNIC_TERM_RDMAP_INV_PROTECTION)->etype,
+			 RNIC_TERM_ETYPE_RDMAP_PROTECTION);
+	assert_int_equal(rnic_term_info(RNIC_TERM_RDMAP_INV_PROTECTION)->ecode, 0x09);
 }
 
 static void
