@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * RoCEv2 receive checks of the BTH P_Key, end to end: one stack with a UD
- * QP on one end of a ring pair; the test is the other end and sends
- * hand-built UD SEND ONLY packets (Ethernet, IPv4, UDP 4791, BTH, DETH,
- * 16 bytes, ICRC) that differ only in their P_Key. A packet rnic may take
- * completes a receive; any other is dropped and counted in rx_bad_pkey,
- * and completes nothing (issue 19: rnic took every P_Key). Waits are on
- * counters and completions, with a hang guard, never on elapsed time.
+ * RoCEv2 receive checks, end to end: one stack on one end of a ring pair;
+ * the test is the other end and sends hand-built packets (Ethernet, IPv4,
+ * UDP 4791, BTH, ..., ICRC).
+ * - P_Key: UD SEND ONLY packets to a UD QP that differ only in their
+ *   P_Key. A packet rnic may take completes a receive; any other is
+ *   dropped and counted in rx_bad_pkey, and completes nothing (issue 19:
+ *   rnic took every P_Key).
+ * - AETH: an RC QP's Write is answered with an ACK whose syndrome has the
+ *   reserved bit 7 set: a bad response (issue 19: rnic read 0x9f as ACK).
+ * Waits are on counters, frames and completions, with a hang guard, never
+ * on elapsed time.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,6 +22,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <rte_arp.h>
 #include <rte_ethdev.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
@@ -152,6 +157,174 @@ static void test_pkey(void **state)
 	}
 }
 
+/* Ethernet + IPv4 + UDP 4791 from B to A around @p tlen transport bytes
+ * (BTH on, ICRC included); @return the frame, its BTH at *@p bth. */
+static struct rte_mbuf *roce_frame(uint16_t tlen, uint8_t **bth)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	assert_non_null(m);
+	uint16_t ip_len = (uint16_t)(20 + 8 + tlen);
+	uint8_t *f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(14 + ip_len));
+	assert_non_null(f);
+	memset(f, 0, 14u + ip_len);
+	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)f;
+	eh->dst_addr = st->ports[0]->mac;
+	eh->src_addr = (struct rte_ether_addr){ { 0x02, 0, 0, 0, 0, 0x42 } };
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eh + 1);
+	ip->version_ihl = 0x45;
+	ip->total_length = rte_cpu_to_be_16(ip_len);
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->src_addr = rte_cpu_to_be_32(B_IP);
+	ip->dst_addr = rte_cpu_to_be_32(A_IP);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	struct rte_udp_hdr *uh = (struct rte_udp_hdr *)(ip + 1);
+	uh->src_port = rte_cpu_to_be_16(0xc001);
+	uh->dst_port = rte_cpu_to_be_16(RNIC_ROCE_UDP_PORT);
+	uh->dgram_len = rte_cpu_to_be_16((uint16_t)(ip_len - 20));
+	*bth = (uint8_t *)(uh + 1);
+	return m;
+}
+
+static void roce_send(struct rte_mbuf *m)
+{
+	void *ip = rte_pktmbuf_mtod_offset(m, void *, 14);
+	assert_int_equal(rnic_roce_icrc_generate(ip, rte_pktmbuf_pkt_len(m) - 14), 0);
+	assert_int_equal(rte_eth_tx_burst(peer, 0, &m, 1), 1);
+}
+
+/* Play B on the wire until A sends a RoCE packet: answer A's ARP request
+ * for B, skip anything else. @return the RoCE packet's PSN. */
+static uint32_t peer_until_roce(void)
+{
+	for (long spin = 0; spin < 20000; spin++) {
+		struct rte_mbuf *m;
+		if (rte_eth_rx_burst(peer, 0, &m, 1) == 0) {
+			usleep(500);
+			continue;
+		}
+		struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+		if (eh->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
+			struct rte_arp_hdr *a = (struct rte_arp_hdr *)(eh + 1);
+			if (a->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) &&
+			    a->arp_data.arp_tip == rte_cpu_to_be_32(B_IP)) {
+				struct rte_ether_addr me = { { 0x02, 0, 0, 0, 0, 0x42 } };
+				eh->dst_addr = a->arp_data.arp_sha;
+				eh->src_addr = me;
+				a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
+				a->arp_data.arp_tha = a->arp_data.arp_sha;
+				a->arp_data.arp_tip = a->arp_data.arp_sip;
+				a->arp_data.arp_sha = me;
+				a->arp_data.arp_sip = rte_cpu_to_be_32(B_IP);
+				assert_int_equal(rte_eth_tx_burst(peer, 0, &m, 1), 1);
+				continue;
+			}
+		} else if (eh->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
+			struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eh + 1);
+			struct rte_udp_hdr *uh = (struct rte_udp_hdr *)(ip + 1);
+			if (ip->next_proto_id == IPPROTO_UDP &&
+			    uh->dst_port == rte_cpu_to_be_16(RNIC_ROCE_UDP_PORT)) {
+				const uint8_t *b = (const uint8_t *)(uh + 1);
+				uint32_t psn = (uint32_t)b[9] << 16 | (uint32_t)b[10] << 8 | b[11];
+				rte_pktmbuf_free(m);
+				return psn;
+			}
+		}
+		rte_pktmbuf_free(m);
+	}
+	fail_msg("A sent no RoCE packet (hang guard, 10 s)");
+	return 0;
+}
+
+/* Answer @p psn with an RC ACKNOWLEDGE whose AETH syndrome is @p syn. */
+static void send_ack(uint32_t dqpn, uint32_t psn, uint8_t syn)
+{
+	uint8_t *bth;
+	struct rte_mbuf *m = roce_frame(RNIC_ROCE_BTH_LEN + RNIC_ROCE_AETH_LEN + 4, &bth);
+	bth[0] = 0x11;                       /* RC ACKNOWLEDGE */
+	bth[2] = 0xff;                       /* P_Key 0xffff */
+	bth[3] = 0xff;
+	bth[5] = (uint8_t)(dqpn >> 16);
+	bth[6] = (uint8_t)(dqpn >> 8);
+	bth[7] = (uint8_t)dqpn;
+	bth[9] = (uint8_t)(psn >> 16);
+	bth[10] = (uint8_t)(psn >> 8);
+	bth[11] = (uint8_t)psn;
+	uint8_t *aeth = bth + RNIC_ROCE_BTH_LEN;
+	aeth[0] = syn;
+	aeth[3] = 1;                         /* MSN 1 */
+	roce_send(m);
+}
+
+/* An RC QP on A whose peer is the test (B_IP, QP 0x77). */
+static struct ibv_qp *rc_qp(void)
+{
+	struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp *q = rnic_create_qp_transport(pd, &qa, RNIC_TRANSPORT_ROCE);
+	assert_non_null(q);
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+				  .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	assert_int_equal(rnic_modify_qp(q, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					IBV_QP_ACCESS_FLAGS), 0);
+	union ibv_gid gid = { .raw = { [10] = 0xff, [11] = 0xff, [12] = 0xc0, [13] = 0x00,
+				       [14] = 0x02, [15] = 0x02 } };   /* ::ffff:B_IP */
+	at = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = 0x77,
+		.rq_psn = 0, .max_dest_rd_atomic = 1, .min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = gid, .sgid_index = 1, .hop_limit = 64 } } };
+	assert_int_equal(rnic_modify_qp(q, &at, RNIC_QP_RTR_MASK), 0);
+	at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+				   .rnr_retry = 1, .sq_psn = 100, .max_rd_atomic = 1 };
+	assert_int_equal(rnic_modify_qp(q, &at, RNIC_QP_RTS_MASK), 0);
+	return q;
+}
+
+static struct ibv_wc rc_write_answered(struct ibv_qp *q, uint64_t id, uint8_t syn)
+{
+	struct ibv_sge s = { (uintptr_t)buf, 8, mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+	wr.wr.rdma.remote_addr = 0x1000;
+	wr.wr.rdma.rkey = 0x1234;
+	assert_int_equal(ibv_post_send(q, &wr, &bad), 0);
+	uint32_t psn = peer_until_roce();
+	send_ack(q->qp_num, psn, syn);
+	struct ibv_wc wc;
+	for (long spin = 0; spin < 20000; spin++) {
+		if (ibv_poll_cq(cq, 1, &wc) == 1)
+			return wc;
+		usleep(500);
+	}
+	fail_msg("no completion for the Write (hang guard, 10 s)");
+	return wc;
+}
+
+/* An ACK (syndrome 0x1f) completes a Write; one with the reserved bit 7
+ * (0x9f: 0x1f plus bit 7) is a bad response that ends the QP, as in rxe. */
+static void test_aeth_reserved_bit(void **state)
+{
+	(void)state;
+	struct ibv_qp *q = rc_qp();
+	struct ibv_wc wc = rc_write_answered(q, 21, 0x1f);
+	assert_int_equal(wc.wr_id, 21);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	uint64_t bad0 = ctr("bad_syndromes");
+	wc = rc_write_answered(q, 22, 0x9f);
+	print_message("syndrome 0x9f: %s, bad_syndromes +%llu\n", rnic_wc_status_str(wc.status),
+		      (unsigned long long)(ctr("bad_syndromes") - bad0));
+	assert_int_equal(wc.wr_id, 22);
+	assert_int_equal(wc.status, IBV_WC_BAD_RESP_ERR);
+	assert_int_equal(ctr("bad_syndromes"), bad0 + 1);
+	while (ibv_poll_cq(cq, 1, &wc) == 1)
+		;
+	assert_int_equal(rnic_destroy_qp(q), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -223,6 +396,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pkey),
+		cmocka_unit_test(test_aeth_reserved_bit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
