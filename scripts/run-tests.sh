@@ -12,6 +12,16 @@ rc=0
 meson test -C build --suite unit --suite integration --print-errorlogs \
 	--num-processes 2 || rc=$?
 
+# The libFuzzer harnesses, each for RNIC_FUZZ_SECONDS (default 15; 0 skips)
+# after the unit suite replayed their corpora (replay_*): a finding fails
+# the run, naming the harness and the saved input (scripts/run-fuzz.sh).
+fuzz_s=${RNIC_FUZZ_SECONDS:-15}
+if [ "$fuzz_s" != 0 ]; then
+	fuzz_t0=$(date +%s)
+	scripts/run-fuzz.sh "$fuzz_s" || { rc=1; echo "run-tests: fuzzing found a problem (above)"; }
+	echo "run-tests: fuzzing took $(( $(date +%s) - fuzz_t0 )) s"
+fi
+
 # The same suites under AddressSanitizer + UndefinedBehaviorSanitizer, with
 # LeakSanitizer on (RNIC_NO_SANITIZE=1 skips it; transfers are smaller).
 # The qemu interop tests (suite interop) run once, in the plain pass: a

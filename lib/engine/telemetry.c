@@ -99,6 +99,7 @@ static void fill_workers(const struct rnic_stack *st, struct rte_tel_data *d)
 					  w->lcore < RTE_MAX_LCORE ? (int)w->lcore : -1);
 		rte_tel_data_add_dict_u64(c, "loops", w->stats.loops);
 		rte_tel_data_add_dict_u64(c, "busy_loops", w->stats.busy_loops);
+		rte_tel_data_add_dict_u64(c, "idle_sleeps", w->stats.idle_sleeps);
 		rte_tel_data_add_dict_u64(c, "rx_pkts", w->stats.rx_pkts);
 		rte_tel_data_add_dict_u64(c, "tx_pkts", w->stats.tx_pkts);
 		rte_tel_data_add_dict_u64(c, "rx_bytes", w->stats.rx_bytes);

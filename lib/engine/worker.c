@@ -301,26 +301,33 @@ unsigned rnic_worker_run_once(struct rnic_worker *w)
 }
 
 /*
- * The lcore entry point: loop until told to stop. In adaptive mode a run
- * of IDLE_LOOPS_BEFORE_SLEEP empty loops makes every further empty loop
- * sleep ~50 us (yielding a shared CPU); any work resets the count.
+ * After a loop that did @p work: in adaptive mode a run of
+ * IDLE_LOOPS_BEFORE_SLEEP empty loops makes every further empty loop
+ * sleep ~50 us (yielding a shared CPU); any work resets the count. Busy
+ * mode never sleeps. @return whether it slept (counted in idle_sleeps).
  */
+bool rnic_worker_idle(struct rnic_worker *w, enum rnic_poll_mode mode, unsigned work)
+{
+	if (work) {
+		w->idle_loops = 0;
+		return false;
+	}
+	if (mode != RNIC_POLL_ADAPTIVE || ++w->idle_loops <= IDLE_LOOPS_BEFORE_SLEEP)
+		return false;
+	struct timespec ts = { 0, 50000 };
+	nanosleep(&ts, NULL);
+	w->stats.idle_sleeps++;
+	return true;
+}
+
+/* The lcore entry point: loop until told to stop, idling as above. */
 int rnic_worker_main(void *arg)
 {
 	struct rnic_worker *w = arg;
 	enum rnic_poll_mode mode = w->st->cfg.poll_mode;
 
-	while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED)) {
-		if (rnic_worker_run_once(w)) {
-			w->idle_loops = 0;
-			continue;
-		}
-		if (mode == RNIC_POLL_ADAPTIVE &&
-		    ++w->idle_loops > IDLE_LOOPS_BEFORE_SLEEP) {
-			struct timespec ts = { 0, 50000 };
-			nanosleep(&ts, NULL);
-		}
-	}
+	while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED))
+		rnic_worker_idle(w, mode, rnic_worker_run_once(w));
 	/* commands posted before the stop still run: their callers wait */
 	while (poll_cmd(w, NULL) != 0)
 		;

@@ -54,6 +54,7 @@ struct rnic_txbuf {
 
 struct rnic_worker_stats {
 	uint64_t loops, busy_loops;
+	uint64_t idle_sleeps;        /* adaptive mode: idle loops that slept */
 	uint64_t rx_pkts, tx_pkts;
 	uint64_t rx_bytes, tx_bytes;
 	uint64_t redirected_out, redirected_in;

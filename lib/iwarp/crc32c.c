@@ -27,7 +27,8 @@
 
 /* Raw (not inverted) CRC32c of @p len bytes at @p src, 8 at a time; with
  * @p copy they are also copied to @p dst. Inlined with a constant @p copy,
- * so each caller gets a loop without the test. */
+ * so each caller gets a loop without the test. Without @p copy, @p dst is
+ * NULL and never moved: even NULL + 0 is undefined (UBSan reports it). */
 static inline __attribute__((always_inline)) uint32_t
 crc32c_insn_run(uint32_t c, uint8_t *dst, const uint8_t *src, size_t len, bool copy)
 {
@@ -39,7 +40,8 @@ crc32c_insn_run(uint32_t c, uint8_t *dst, const uint8_t *src, size_t len, bool c
 			memcpy(dst, &v, 8);
 		c64 = _mm_crc32_u64(c64, v);
 		src += 8;
-		dst += copy ? 8 : 0;
+		if (copy)
+			dst += 8;
 		len -= 8;
 	}
 	c = (uint32_t)c64;
@@ -50,7 +52,8 @@ crc32c_insn_run(uint32_t c, uint8_t *dst, const uint8_t *src, size_t len, bool c
 			memcpy(dst, &v, 4);
 		c = _mm_crc32_u32(c, v);
 		src += 4;
-		dst += copy ? 4 : 0;
+		if (copy)
+			dst += 4;
 	}
 	for (size_t i = 0; i < (len & 3); i++) {   /* at most three bytes */
 		if (copy)

@@ -91,10 +91,13 @@ struct fpdu_w {
 	uint8_t *out;
 	size_t n;
 	uint32_t pos;
-	uint32_t start;
+	uint32_t len_pos;   /* stream position of the ULPDU_Length field */
 };
 
-/* Emit the marker due at the current position, if any. */
+/* Emit the marker due at the current position, if any. Its FPDUPTR
+ * counts from the ULPDU_Length field to the marker (RFC 5044 s5); a
+ * marker due where the FPDU starts precedes that field and carries 0
+ * (fpdu_w_put() is not yet past it: len_pos is still pos). */
 static void
 fpdu_w_marker(struct fpdu_w *w)
 {
@@ -103,7 +106,7 @@ fpdu_w_marker(struct fpdu_w *w)
 	if (!w->tx->markers || ((w->pos - w->tx->marker_base) & MK_MASK) != 0)
 		return;
 	mk.reserved = 0;
-	mk.fpduptr = rte_cpu_to_be_16((uint16_t)(w->pos - w->start));
+	mk.fpduptr = rte_cpu_to_be_16((uint16_t)(w->pos - w->len_pos));
 	memcpy(w->out + w->n, &mk, sizeof(mk));
 	w->n += sizeof(mk);
 	w->pos += sizeof(mk);
@@ -139,7 +142,7 @@ rnic_fpdu_build(struct rnic_fpdu_tx *tx, const void *hdr, size_t hdr_len,
 {
 	static const uint8_t zero[RNIC_MPA_ALIGN];
 	struct fpdu_w w = { .tx = tx, .out = out, .pos = tx->pos,
-			    .start = tx->pos };
+			    .len_pos = tx->pos };
 	uint8_t crc_bytes[RNIC_MPA_CRC_LEN] = { 0 };
 	rte_be16_t ulen;
 	size_t ulpdu = hdr_len, wire;
@@ -184,6 +187,9 @@ rnic_fpdu_build(struct rnic_fpdu_tx *tx, const void *hdr, size_t hdr_len,
 		tx->pos += (uint32_t)n;
 		return (int)n;
 	}
+	/* a marker due at the start goes in front of ULPDU_Length */
+	fpdu_w_marker(&w);
+	w.len_pos = w.pos;
 	fpdu_w_put(&w, &ulen, sizeof(ulen));
 	fpdu_w_put(&w, hdr, hdr_len);
 	for (i = 0; i < iovcnt; i++)
@@ -310,8 +316,14 @@ fpdu_marker(struct rnic_fpdu_rx *rx, const uint8_t *p, size_t avail,
 		return 0;
 	rx->mk_got = 0;
 	memcpy(&mk, rx->mk_buf, sizeof(mk));
-	if (rte_be_to_cpu_16(mk.fpduptr) !=
-	    (uint16_t)(rx->pos - RNIC_MPA_MARKER_LEN - rx->fpdu_start)) {
+	/* FPDUPTR counts from the ULPDU_Length field (RFC 5044 s5), which
+	 * a marker due where the FPDU starts precedes (that one has 0). */
+	uint32_t mk_pos = rx->pos - RNIC_MPA_MARKER_LEN;
+	uint32_t len_pos = rx->fpdu_start;
+	if (((rx->fpdu_start - rx->marker_base) & MK_MASK) == 0)
+		len_pos += RNIC_MPA_MARKER_LEN;
+	uint16_t want = mk_pos == rx->fpdu_start ? 0 : (uint16_t)(mk_pos - len_pos);
+	if (rte_be_to_cpu_16(mk.fpduptr) != want) {
 		rx->stats.marker_errors++;
 		return fpdu_fail(rx, RNIC_TERM_MPA_MARKER);
 	}

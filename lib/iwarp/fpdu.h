@@ -8,7 +8,9 @@
  * marker_base is the position of the first FPDU of that direction (the byte
  * after the MPA request or reply). A marker belongs to the FPDU that covers
  * its position; one due exactly where an FPDU starts precedes that FPDU's
- * ULPDU_Length and has FPDUPTR 0. The CRC covers the whole FPDU as sent,
+ * ULPDU_Length and has FPDUPTR 0. Every other marker's FPDUPTR is its
+ * distance from the ULPDU_Length field (RFC 5044 section 5), so 508, not
+ * 512, for the next marker of an FPDU that a marker leads. The CRC covers the whole FPDU as sent,
  * markers included, up to the first CRC byte.
  */
 #ifndef RNIC_IWARP_FPDU_H

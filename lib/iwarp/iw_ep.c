@@ -393,9 +393,11 @@ static int ep_migrate(struct rnic_iw_ep *ep, uint32_t stag)
 	return RNIC_FPDU_WAIT;
 }
 
-/* Queue a Terminate for @p cause and close after it is sent. */
-static void ep_terminate(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
-			 const uint8_t *ddp_hdr, uint16_t seg_len)
+/* Queue a Terminate for @p cause, quoting what @p off holds of the
+ * offending segment (the Read Request header too, for an error on a Read
+ * Request: RFC 5040 section 7.4), and close after it is sent. */
+static void ep_terminate_off(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
+			     const struct rnic_term_offender *off)
 {
 	bool rdma_mode = ep->state == EP_RTS || ep->state == EP_RTS_WAIT ||
 			 ep->state == EP_RTR_WAIT;
@@ -406,9 +408,8 @@ static void ep_terminate(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
 	}
 	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
 	memset(j, 0, sizeof(*j));
-	struct rnic_term_offender off = { .ddp_hdr = ddp_hdr, .ddp_seg_len = seg_len };
 	iw_debug("terminate: cause %d (%s)", cause, rnic_term_name(cause));
-	int n = rnic_term_build(cause, ep->msn[RNIC_DDP_QN_TERMINATE]++, &off, j->term,
+	int n = rnic_term_build(cause, ep->msn[RNIC_DDP_QN_TERMINATE]++, off, j->term,
 				sizeof(j->term));
 	if (n < 0)
 		return;
@@ -421,6 +422,15 @@ static void ep_terminate(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
 	ep_pump(ep);
 	ep->state = EP_CLOSING;
 	rnic_tcp_close(ep->c);
+}
+
+/* ep_terminate_off() quoting the DDP header @p ddp_hdr (NULL: none) of a
+ * segment of ULPDU_Length @p seg_len. */
+static void ep_terminate(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
+			 const uint8_t *ddp_hdr, uint16_t seg_len)
+{
+	struct rnic_term_offender off = { .ddp_hdr = ddp_hdr, .ddp_seg_len = seg_len };
+	ep_terminate_off(ep, cause, &off);
 }
 
 /* --- transmit --------------------------------------------------------------- */
@@ -1271,14 +1281,17 @@ static void serve_read(struct rnic_iw_ep *ep, const uint8_t *hdr, uint16_t seg_l
 	uint64_t src_to = rte_be_to_cpu_64(r->src_to);
 	const uint8_t *src = mr_check(ep, rte_be_to_cpu_32(r->src_stag), src_to, len,
 				      IBV_ACCESS_REMOTE_READ, &cause, false);
+	/* the Terminate of an error here quotes the Read Request header */
+	struct rnic_term_offender off = { .ddp_hdr = hdr, .ddp_seg_len = seg_len,
+					  .read_req = ep->rreq };
 	if (src == NULL) {
-		ep_terminate(ep, cause, hdr, seg_len);
+		ep_terminate_off(ep, cause, &off);
 		return;
 	}
 	/* more reads in service than we advertised (IRD): the peer broke
 	 * the negotiated limit (RFC 5040 section 6.8) */
 	if (ep->inreads >= ep->res.ird || ep->job_tail - ep->job_head >= JOB_MAX - 1) {
-		ep_terminate(ep, RNIC_TERM_RDMAP_CATASTROPHIC_STREAM, hdr, seg_len);
+		ep_terminate_off(ep, RNIC_TERM_RDMAP_CATASTROPHIC_STREAM, &off);
 		return;
 	}
 	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
@@ -1450,13 +1463,14 @@ static int frx_done(void *arg, const struct rnic_fpdu_info *fi)
 			if (fi->opcode == RNIC_RDMAP_OP_SEND_INV ||
 			    fi->opcode == RNIC_RDMAP_OP_SEND_SE_INV) {
 				uint32_t stag = rte_be_to_cpu_32(u->inv_stag);
-				if (rnic_stag_invalidate(ep->st, stag, ep->pd) != RNIC_STAG_OK) {
+				enum rnic_stag_fault f = rnic_stag_invalidate(ep->st, stag, ep->pd);
+				if (f != RNIC_STAG_OK) {
 					ep->in_msg = false;
 					ep->rx_msn[RNIC_DDP_QN_SEND]++;
 					wc.status = IBV_WC_REM_INV_REQ_ERR;
 					complete_wc(ep, &wc, se);
-					ep_terminate(ep, RNIC_TERM_RDMAP_CANNOT_INVALIDATE,
-						     fi->hdr, fi->ulpdu_len);
+					ep_terminate(ep, rnic_term_inv_fault(f), fi->hdr,
+						     fi->ulpdu_len);
 					return 0;
 				}
 				wc.wc_flags |= IBV_WC_WITH_INV;
@@ -1721,7 +1735,7 @@ static void ep_input_run(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
 					 rnic_term_name(ep->frx.err));
 				struct rnic_term_offender off;
 				rnic_fpdu_rx_offender(&ep->frx, &off);
-				ep_terminate(ep, ep->frx.err, off.ddp_hdr, off.ddp_seg_len);
+				ep_terminate_off(ep, ep->frx.err, &off);
 				return;
 			}
 			continue;
@@ -1808,7 +1822,7 @@ static void ep_mig_done(struct rnic_stag_mig *q)
 		if (rc < 0 && rc != -EAGAIN && rc != -EINPROGRESS && ep->state != EP_CLOSED) {
 			struct rnic_term_offender of;
 			rnic_fpdu_rx_offender(&ep->frx, &of);
-			ep_terminate(ep, ep->frx.err, of.ddp_hdr, of.ddp_seg_len);
+			ep_terminate_off(ep, ep->frx.err, &of);
 		}
 	}
 	/* the header ran with the answer, so nothing waits yet: the parked

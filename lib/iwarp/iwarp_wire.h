@@ -136,9 +136,9 @@ struct rnic_mpa_fpdu_hdr {
 } __rte_packed;
 _Static_assert(sizeof(struct rnic_mpa_fpdu_hdr) == 2, "MPA FPDU header");
 
-/* Marker (RFC 5044 section 4.3): FPDUPTR = bytes from the start of the FPDU
- * that holds the marker back to the marker itself (0 when the marker sits at
- * the FPDU start). */
+/* Marker (RFC 5044 sections 4.3, 5): FPDUPTR = bytes from the ULPDU_Length
+ * field of the FPDU that holds the marker to the marker itself (0 when the
+ * marker sits at the FPDU start, in front of ULPDU_Length). */
 struct rnic_mpa_marker {
 	rte_be16_t reserved;
 	rte_be16_t fpduptr;

@@ -270,7 +270,7 @@ rnic_mpa_accept(const struct rnic_mpa_params *local,
 		return -EPROTO;
 	}
 	res->rev = req->hdr.rev < local->rev ? req->hdr.rev : local->rev;
-	/* RFC 5044 s7.1.2: CRC is used when either side asks for it. */
+	/* RFC 5044 s7.1: CRC is used when either side asks for it. */
 	res->crc = (req->hdr.flags & RNIC_MPA_FLAG_C) || local->crc;
 	res->markers_tx = (req->hdr.flags & RNIC_MPA_FLAG_M) != 0;
 	res->markers_rx = local->markers_rx;
@@ -337,7 +337,10 @@ rnic_mpa_connected(const struct rnic_mpa_params *local,
 		return -EPROTO;
 	}
 	res->rev = rep->hdr.rev;
-	res->crc = (rep->hdr.flags & RNIC_MPA_FLAG_C) != 0;
+	/* RFC 5044 s7.1: CRC is used when either side sets C, so a reply
+	 * with C=0 to our C=1 request still means CRC both ways (as
+	 * iw_cxgb4 does); it is not a reason to close. */
+	res->crc = (rep->hdr.flags & RNIC_MPA_FLAG_C) || local->crc;
 	res->markers_tx = (rep->hdr.flags & RNIC_MPA_FLAG_M) != 0;
 	res->markers_rx = local->markers_rx;
 	res->ird = local->ird;
@@ -347,9 +350,7 @@ rnic_mpa_connected(const struct rnic_mpa_params *local,
 		return rc;
 	if (rep->hdr.flags & RNIC_MPA_FLAG_R)
 		return -ECONNREFUSED;
-	/* We asked for CRC: the responder must have agreed (s7.1.2). */
-	if ((local->crc && !res->crc) ||
-	    (res->markers_tx && !local->markers_tx_ok)) {
+	if (res->markers_tx && !local->markers_tx_ok) {
 		res->err = RNIC_TERM_MPA_INVALID_RR;
 		return -EPROTO;
 	}

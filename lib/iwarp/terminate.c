@@ -69,6 +69,20 @@ rnic_term_read_src_fault(enum rnic_stag_fault f)
 	}
 }
 
+enum rnic_term_cause
+rnic_term_inv_fault(enum rnic_stag_fault f)
+{
+	/* Linux siw: a PD (or rights) refusal is Remote Protection, an STag
+	 * it cannot find Remote Operation; code 0x09 either way */
+	switch (f) {
+	case RNIC_STAG_ACCESS:
+	case RNIC_STAG_PD:
+		return RNIC_TERM_RDMAP_INV_PROTECTION;
+	default:
+		return RNIC_TERM_RDMAP_CANNOT_INVALIDATE;
+	}
+}
+
 /* Length of the DDP header that starts at @p hdr (from its T bit). */
 static uint16_t
 term_ddp_hdr_len(const uint8_t *hdr)

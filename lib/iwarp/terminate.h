@@ -136,6 +136,13 @@ enum rnic_term_cause rnic_term_tagged_fault(enum rnic_stag_fault f);
 /* Validation of an RDMA Read Request's source STag failed: RDMAP codes. */
 enum rnic_term_cause rnic_term_read_src_fault(enum rnic_stag_fault f);
 
+/*
+ * Send with Invalidate (RFC 5040) whose STag could not be
+ * invalidated: code 0x09, Remote Protection when rights or PD forbid it
+ * (an MR, another PD's STag), Remote Operation otherwise (no such STag).
+ */
+enum rnic_term_cause rnic_term_inv_fault(enum rnic_stag_fault f);
+
 /* The offending segment, quoted in the Terminate when the cause allows. */
 struct rnic_term_offender {
 	const uint8_t *ddp_hdr;     /* DDP header (14 or 18 bytes), or NULL */

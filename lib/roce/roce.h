@@ -104,7 +104,9 @@ struct rnic_worker;
 	X(cm_bad_qkey)      X(cm_bad_req)       X(cm_qp_errors)                  \
 	X(cm_mad_len)       X(cm_base_version)  X(cm_class)                      \
 	X(cm_class_version) X(cm_method)        X(cm_attr)                       \
-	X(cm_field)         X(cm_comm_est)
+	X(cm_field)         X(cm_comm_est)                                   \
+	/* IBA checks (issue 19): BTH P_Key, AETH syndrome type */               \
+	X(rx_bad_pkey)      X(bad_syndromes)
 
 struct roce_counters {
 #define ROCE_CTR_FIELD(n) uint64_t n;

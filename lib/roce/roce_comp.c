@@ -202,16 +202,34 @@ static enum comp_state do_ack(struct comp_ctx *c)
 		roce_qp_fatal(rq, nak_status(rnic_roce_aeth_value(a)));
 		break;
 	default:
-		rq->rw->c.stale_responses++;   /* reserved syndrome */
+		/* a reserved type (10b, or bit 7 set): not a response this
+		 * requester can act on; rxe ends the QP in error the same way */
+		rq->rw->c.bad_syndromes++;
+		roce_qp_fatal(rq, IBV_WC_BAD_RESP_ERR);
 		break;
 	}
 	return COMP_DONE;
+}
+
+/* A Read Response First, Last or Only, or an Atomic Acknowledge, carries
+ * an AETH whose type must be ACK (rxe checks the same). @return true when
+ * the packet may go on; false when the QP was ended (a bad response). */
+static bool resp_aeth_ok(struct comp_ctx *c)
+{
+	const struct rnic_roce_aeth *a = rnic_roce_pkt_aeth(c->pkt);
+	if (a == NULL || rnic_roce_aeth_type(a) == RNIC_ROCE_AETH_TYPE_ACK)
+		return true;
+	c->rq->rw->c.bad_syndromes++;
+	roce_qp_fatal(c->rq, IBV_WC_BAD_RESP_ERR);
+	return false;
 }
 
 static enum comp_state do_read(struct comp_ctx *c)
 {
 	struct roce_qp *rq = c->rq;
 	struct roce_req *r = &rq->req;
+	if (!resp_aeth_ok(c))
+		return COMP_DONE;
 	if (ack_upto(rq, rnic_psn_sub(c->psn, 1)))
 		progress(rq);
 	struct roce_wqe *e = head_wqe(rq);
@@ -269,6 +287,8 @@ static enum comp_state do_read(struct comp_ctx *c)
 static enum comp_state do_atomic(struct comp_ctx *c)
 {
 	struct roce_qp *rq = c->rq;
+	if (!resp_aeth_ok(c))
+		return COMP_DONE;
 	if (ack_upto(rq, rnic_psn_sub(c->psn, 1)))
 		progress(rq);
 	struct roce_wqe *e = head_wqe(rq);

@@ -376,6 +376,13 @@ static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mb
 		roce_cm_input(w, p, &pkt, m, pay_off, ip);   /* counts its own drops */
 		goto drop;
 	}
+	/* RC, UD and CNPs must carry a P_Key that matches ours, the default
+	 * (rxe's check_keys() drops and counts the rest the same way) */
+	if (!rnic_roce_pkey_match(rnic_roce_bth_pkey(rnic_roce_pkt_bth(&pkt)),
+				  RNIC_ROCE_PKEY_DEFAULT)) {
+		rw->c.rx_bad_pkey++;
+		goto drop;
+	}
 	struct rnic_qp *qp = qp_by_num(w->st, rnic_roce_pkt_dqpn(&pkt));
 	struct roce_qp *rq = qp ? rq_of(qp) : NULL;
 	if (rq == NULL || rq->w != w) {

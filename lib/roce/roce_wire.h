@@ -142,6 +142,19 @@ rnic_roce_bth_set_pkey(struct rnic_roce_bth *h, uint16_t pkey)
 	h->pkey = rte_cpu_to_be_16(pkey);
 }
 
+/*
+ * P_Key match (IBA 10.9.3): the low 15 bits (the partition) equal and not
+ * 0, and at least one of the two keys a full member (bit 15): two limited
+ * members may not talk. rnic's own key is always the default 0xffff (full
+ * member), like rxe's; rxe's pkey_match() applies the same rule.
+ */
+static inline bool
+rnic_roce_pkey_match(uint16_t a, uint16_t b)
+{
+	return (a & 0x7fffu) != 0 && (a & 0x7fffu) == (b & 0x7fffu) &&
+	       ((a | b) & 0x8000u) != 0;
+}
+
 static inline bool
 rnic_roce_bth_fecn(const struct rnic_roce_bth *h)
 {
@@ -267,6 +280,9 @@ rnic_roce_reth_set_len(struct rnic_roce_reth *h, uint32_t len)
  *   01 RNR NAK   value = RNR timer (encoded, IBTA table 45)
  *   10 reserved
  *   11 NAK       value = NAK code below
+ * The type is read with bit 7 (mask 0xe0, as Linux rxe does): a syndrome
+ * with the reserved bit set is none of ACK, RNR NAK or NAK, and the
+ * completer treats it as a reserved type (a bad response).
  */
 struct rnic_roce_aeth {
 	rte_be32_t smsn;      /* Syndrome, MSN */
@@ -279,7 +295,7 @@ enum rnic_roce_aeth_type {
 	RNIC_ROCE_AETH_TYPE_RSVD    = 0x40,
 	RNIC_ROCE_AETH_TYPE_NAK     = 0x60,
 };
-#define RNIC_ROCE_AETH_TYPE_MASK  0x60u
+#define RNIC_ROCE_AETH_TYPE_MASK  0xe0u   /* the reserved bit 7 included */
 #define RNIC_ROCE_AETH_VALUE_MASK 0x1fu
 
 enum rnic_roce_nak_code {

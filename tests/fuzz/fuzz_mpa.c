@@ -180,7 +180,9 @@ mpa_initiate(const struct mpa_case *c, const struct rnic_mpa_rx *rep,
 	mpa_check_result(rep, res);
 	if (rc == 0) {
 		FUZZ_CHECK(res->rev <= c->local.rev);
-		FUZZ_CHECK(!c->local.crc || res->crc);
+		/* RFC 5044 s7.1: CRC when either side sets C */
+		FUZZ_CHECK(res->crc == (c->local.crc ||
+					(rep->hdr.flags & RNIC_MPA_FLAG_C)));
 		FUZZ_CHECK(!c->local.p2p || c->local.rev != RNIC_MPA_REV2 ||
 			   res->p2p);
 		FUZZ_CHECK(!res->p2p || (res->rtr & c->local.rtr_types));

@@ -72,21 +72,27 @@ def fpdu(ulpdu, pos, base, crc=True, markers=False):
     logical = struct.pack('>H', len(ulpdu)) + ulpdu + \
         bytes((4 - (len(ulpdu) + 2) % 4) % 4)
     out = bytearray()
-    start = pos
+    # FPDUPTR counts from the ULPDU_Length field (RFC 5044 s5); a marker
+    # due where the FPDU starts precedes that field and carries 0
+    len_pos = pos
+
+    def marker():
+        nonlocal pos
+        if markers and (pos - base) % 512 == 0:
+            out.extend(struct.pack('>HH', 0, (pos - len_pos) & 0xffff))
+            pos += 4
 
     def put(bs):
         nonlocal pos
         for b in bs:
-            if markers and (pos - base) % 512 == 0:
-                out.extend(struct.pack('>HH', 0, (pos - start) & 0xffff))
-                pos += 4
+            marker()
             out.append(b)
             pos += 1
 
+    marker()
+    len_pos = pos
     put(logical)
-    if markers and (pos - base) % 512 == 0:
-        out.extend(struct.pack('>HH', 0, (pos - start) & 0xffff))
-        pos += 4
+    marker()
     c = crc32c(out) if crc else 0
     put(struct.pack('<I', c))
     return bytes(out), pos

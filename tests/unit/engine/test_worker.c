@@ -24,6 +24,7 @@
 #include "engine/engine_internal.h"
 #include "engine/stack.h"
 #include "engine/worker.h"
+#include "engine/worker_internal.h"
 #include "stubs.h"
 #include "tel_client.h"
 
@@ -419,31 +420,66 @@ static void call_inline_and_on_lcores(void **state)
 	assert_int_equal(stub.opened, stub.closed);
 }
 
-/* Loops a started one-worker stack makes in @p ms. */
-static uint64_t loops_in(enum rnic_poll_mode mode, unsigned ms)
+/* The adaptive idle rule, step by step on a worker that is not started
+ * (no clock involved): the first IDLE_LOOPS_BEFORE_SLEEP (256) empty loops
+ * in a row spin, every further one sleeps and is counted; work resets the
+ * run; busy mode never sleeps. */
+static void adaptive_idle(void **state)
+{
+	(void)state;
+	struct rnic_config c = make_cfg(1, 0, RNIC_POLL_ADAPTIVE);
+	struct rnic_stack *st = rnic_stack_create(&c);
+	assert_non_null(st);
+	struct rnic_worker *w = st->workers[0];
+	uint64_t sleeps0 = w->stats.idle_sleeps;
+
+	for (int round = 0; round < 2; round++) {
+		for (unsigned i = 0; i < 256; i++)
+			assert_false(rnic_worker_idle(w, RNIC_POLL_ADAPTIVE, 0));
+		assert_true(rnic_worker_idle(w, RNIC_POLL_ADAPTIVE, 0));
+		assert_true(rnic_worker_idle(w, RNIC_POLL_ADAPTIVE, 0));
+		/* a loop with work starts the run again */
+		assert_false(rnic_worker_idle(w, RNIC_POLL_ADAPTIVE, 3));
+	}
+	assert_int_equal(w->stats.idle_sleeps - sleeps0, 4);
+	for (unsigned i = 0; i < 1000; i++)
+		assert_false(rnic_worker_idle(w, RNIC_POLL_BUSY, 0));
+	assert_int_equal(w->stats.idle_sleeps - sleeps0, 4);
+	rnic_stack_destroy(st);
+}
+
+/* The lcore loop uses that rule: an idle adaptive worker comes to sleep,
+ * a busy one never does. Waits on loop counts (with a hang guard), never
+ * on elapsed time. */
+static void idle_loop_sleeps(enum rnic_poll_mode mode)
 {
 	struct rnic_config c = make_cfg(1, 0, mode);
 	struct rnic_stack *st = rnic_stack_create(&c);
 	assert_non_null(st);
+	struct rnic_worker *w = st->workers[0];
 	assert_int_equal(rnic_stack_start(st), 0);
-	sleep_ms(ms);
+	for (unsigned waited = 0; __atomic_load_n(&w->stats.loops, __ATOMIC_RELAXED) < 2000;
+	     waited++) {
+		assert_true(waited < 60000);   /* hang guard: 60 s */
+		sleep_ms(1);
+	}
 	rnic_stack_stop(st);
-	uint64_t loops = st->workers[0]->stats.loops;
+	uint64_t loops = w->stats.loops, sleeps = w->stats.idle_sleeps;
+	print_message("%s: %lu loops, %lu idle sleeps\n",
+		      mode == RNIC_POLL_ADAPTIVE ? "adaptive" : "busy",
+		      (unsigned long)loops, (unsigned long)sleeps);
+	if (mode == RNIC_POLL_ADAPTIVE)
+		assert_true(sleeps > 0 && sleeps <= loops - 256);
+	else
+		assert_int_equal(sleeps, 0);
 	rnic_stack_destroy(st);
-	return loops;
 }
 
-static void adaptive_idle(void **state)
+static void idle_loop(void **state)
 {
 	(void)state;
-	uint64_t adaptive = loops_in(RNIC_POLL_ADAPTIVE, 200);
-	uint64_t busy = loops_in(RNIC_POLL_BUSY, 200);
-	/* ~50 us sleeps: at most ~4000 loops in 200 ms (plus the first 256) */
-	assert_true(adaptive > 256);
-	assert_true(adaptive < 8000);
-	assert_true(busy > 10 * adaptive);
-	print_message("idle loops in 200 ms: adaptive %lu, busy %lu\n",
-		      (unsigned long)adaptive, (unsigned long)busy);
+	idle_loop_sleeps(RNIC_POLL_ADAPTIVE);
+	idle_loop_sleeps(RNIC_POLL_BUSY);
 }
 
 static void status_line(void **state)
@@ -577,6 +613,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(redirect),
 		cmocka_unit_test(call_inline_and_on_lcores),
 		cmocka_unit_test(adaptive_idle),
+		cmocka_unit_test(idle_loop),
 		cmocka_unit_test(status_line),
 		cmocka_unit_test(telemetry),
 		cmocka_unit_test(stop_flag),

@@ -221,7 +221,9 @@ test_golden_fpdu(void **state)
 }
 
 /* Independent marker check: walk the wire image of FPDUs that started at
- * @p starts[] and check a marker sits at every marker position. */
+ * @p starts[] and check a marker sits at every marker position, its
+ * FPDUPTR counted from the FPDU's ULPDU_Length field (RFC 5044 s5): 4
+ * bytes after the start when a marker leads the FPDU, which has 0. */
 static void
 check_markers(const uint8_t *wire, size_t len, uint32_t base, uint32_t pos0,
 	      const uint32_t *starts, int nf)
@@ -241,7 +243,10 @@ check_markers(const uint8_t *wire, size_t len, uint32_t base, uint32_t pos0,
 
 			assert_true(i + 4 <= len);
 			assert_int_equal(wire[i] | wire[i + 1], 0);
-			assert_int_equal(ptr, pos - starts[f]);
+			uint32_t len_pos = starts[f] +
+				(((starts[f] - base) & 511) == 0 ? 4 : 0);
+
+			assert_int_equal(ptr, pos == starts[f] ? 0 : pos - len_pos);
 		}
 	}
 }
@@ -466,6 +471,20 @@ expect_error(const uint8_t *wire, size_t n, bool crc, bool markers,
 	assert_true(used <= n);
 }
 
+/* Feed a whole stream with markers (no CRC): one FPDU completes. */
+static void
+expect_ok_markers(const uint8_t *wire, size_t n)
+{
+	struct rnic_fpdu_rx rx;
+	size_t used;
+
+	rx_setup(&rx, &g_sink, false, true, 0, 0);
+	assert_int_equal(rnic_fpdu_rx_input(&rx, wire, n, &used), -EAGAIN);
+	assert_int_equal(used, n);
+	assert_int_equal(g_sink.dones, 1);
+	assert_int_equal(rx.stats.marker_errors, 0);
+}
+
 static void
 test_crc_errors(void **state)
 {
@@ -511,12 +530,17 @@ test_marker_error(void **state)
 	mk_send_hdr(hdr, 1);
 	rnic_fpdu_tx_init(&tx, false, true, 0);
 	n = rnic_fpdu_build(&tx, hdr, 18, &iov, 1, wire, sizeof(wire));
-	/* Markers at 0 (FPDUPTR 0) and 512 (FPDUPTR 512). */
-	assert_int_equal(wire[514], 0x02);
-	assert_int_equal(wire[515], 0x00);
-	wire[515] = 4;
+	/* Markers at 0 (FPDUPTR 0, in front of ULPDU_Length at 4) and 512:
+	 * FPDUPTR counts from the ULPDU_Length field (RFC 5044 s5), so 508
+	 * (0x01fc), not 512 from the leading marker (issue 19). */
+	assert_int_equal(wire[514], 0x01);
+	assert_int_equal(wire[515], 0xfc);
+	expect_ok_markers(wire, (size_t)n);
+	wire[514] = 0x02;   /* the old, wrong 512 */
+	wire[515] = 0x00;
 	expect_error(wire, (size_t)n, false, true, RNIC_TERM_MPA_MARKER);
-	wire[515] = 0;
+	wire[514] = 0x01;
+	wire[515] = 0xfc;
 	wire[3] = 1;
 	expect_error(wire, (size_t)n, false, true, RNIC_TERM_MPA_MARKER);
 }

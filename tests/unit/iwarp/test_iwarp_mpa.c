@@ -288,10 +288,17 @@ test_reply_errors(void **state)
 	craft_reply(&g_rep, e, 2, 0x8004, 0x8005);
 	assert_int_equal(rnic_mpa_connected(&ip, &g_rep, &ir), -EPROTO);
 	assert_int_equal(ir.err, RNIC_TERM_MPA_INSUFFICIENT_IRD);
-	/* We asked for CRC and the reply dropped it. */
+	/* We asked for CRC and the reply has C=0: RFC 5044 s7.1 uses CRC
+	 * when either side sets C, so the connection goes on with CRC
+	 * (issue 19; rnic used to close here). */
 	craft_reply(&g_rep, RNIC_MPA_FLAG_ENHANCED, 2, 0x8004, 0x8002);
-	assert_int_equal(rnic_mpa_connected(&ip, &g_rep, &ir), -EPROTO);
-	assert_int_equal(ir.err, RNIC_TERM_MPA_INVALID_RR);
+	assert_int_equal(rnic_mpa_connected(&ip, &g_rep, &ir), 0);
+	assert_true(ir.crc);
+	/* Neither side asks: no CRC. */
+	ip.crc = false;
+	assert_int_equal(rnic_mpa_connected(&ip, &g_rep, &ir), 0);
+	assert_false(ir.crc);
+	ip.crc = true;
 	/* Reply revision above ours. */
 	ip.rev = 1;
 	craft_reply(&g_rep, e, 2, 0x8004, 0x8002);

@@ -130,6 +130,24 @@ test_crc_paths_agree(void **state)
 		}
 }
 
+/* fuzz_ddp's first finding (issue 19, input in tests/fuzz/crashes/ddp/):
+ * the non-copying CRC32-instruction loop advanced its NULL destination by
+ * zero, undefined behaviour that clang's UBSan reports ("applying zero
+ * offset to null pointer") for any piece of 8 to 191 bytes. Every piece
+ * the loop handles, 8 and 4 bytes at a time, plus NULL with length 0 for
+ * both functions; run under clang -fsanitize=undefined to see the check. */
+static void
+test_crc_insn_no_dst(void **state)
+{
+	static const uint8_t in[12] = { 0x5d, 0xe6, 0x0a, 0x0a, 0x0a, 0x5b,
+					 1, 2, 3, 4, 5, 6 };
+	(void)state;
+	for (size_t n = 0; n <= sizeof(in); n++)
+		assert_int_equal(rnic_crc32c(0, in, n), crc32c_bitwise(0, in, n));
+	assert_int_equal(rnic_crc32c(0x1234, NULL, 0), 0x1234);
+	assert_int_equal(rnic_crc32c_copy(0x1234, NULL, NULL, 0), 0x1234);
+}
+
 /* mbuf chain built by hand: no EAL or mempool needed for pointer math. */
 static void
 test_crc_mbuf(void **state)
@@ -572,6 +590,17 @@ test_term_table(void **state)
 			 RNIC_TERM_RDMAP_STAG_NOT_ASSOC);
 	assert_int_equal(rnic_term_read_src_fault(RNIC_STAG_ACCESS),
 			 RNIC_TERM_RDMAP_ACCESS_RIGHTS);
+	/* Send with Invalidate refused: Remote Protection 0x09 for rights
+	 * or PD, Remote Operation 0x09 for an unknown STag (Linux siw) */
+	assert_int_equal(rnic_term_inv_fault(RNIC_STAG_ACCESS),
+			 RNIC_TERM_RDMAP_INV_PROTECTION);
+	assert_int_equal(rnic_term_inv_fault(RNIC_STAG_PD),
+			 RNIC_TERM_RDMAP_INV_PROTECTION);
+	assert_int_equal(rnic_term_inv_fault(RNIC_STAG_INVALID),
+			 RNIC_TERM_RDMAP_CANNOT_INVALIDATE);
+	assert_int_equal(rnic_term_info(RNIC_TERM_RDMAP_INV_PROTECTION)->etype,
+			 RNIC_TERM_ETYPE_RDMAP_PROTECTION);
+	assert_int_equal(rnic_term_info(RNIC_TERM_RDMAP_INV_PROTECTION)->ecode, 0x09);
 }
 
 static void
@@ -651,6 +680,7 @@ main(void)
 		cmocka_unit_test(test_crc_rfc3720),
 		cmocka_unit_test(test_crc_chaining),
 		cmocka_unit_test(test_crc_paths_agree),
+		cmocka_unit_test(test_crc_insn_no_dst),
 		cmocka_unit_test(test_crc_mbuf),
 		cmocka_unit_test(test_golden_mpa_rr),
 		cmocka_unit_test(test_golden_mpa_fpdu_marker),
