@@ -117,11 +117,21 @@ run() {
 		rnic_pp "$size" "$work/$tag.pcapng" >"$work/rnic-$tag.log" 2>&1 &
 		pid=$!
 		attach
-		for _ in $(seq 100); do
-			grep -q "local address" "$work/rnic-$tag.log" && break
-			sleep 0.1
-		done
-		guest_pp $tag "$size" $rnic_ip
+		if [ -n "$dropin" ]; then
+			# ibv_rc_pingpong exchanges addresses over a kernel socket:
+			# the guest reaches it at the namespace's bridge address
+			for _ in $(seq 100); do
+				ip netns exec rnic-peers ss -ltn | grep -q ":18515 " && break
+				sleep 0.1
+			done
+			guest_pp $tag "$size" 192.0.2.1
+		else
+			for _ in $(seq 100); do
+				grep -q "local address" "$work/rnic-$tag.log" && break
+				sleep 0.1
+			done
+			guest_pp $tag "$size" $rnic_ip
+		fi
 	fi
 	wait $pid || { why="rnic exit $?: $(tail -1 "$work/rnic-$tag.log")"; return 1; }
 	guest_result $tag 60 || { why="guest: $(grep -v '^rc=' "$work/guest-$tag.log" | tail -1)"; return 1; }

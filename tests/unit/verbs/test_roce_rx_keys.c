@@ -31,6 +31,7 @@
 #include "engine/stack.h"
 #include "port/port.h"
 #include "rnic/rnic.h"
+#include "rnic/rnic_roce.h"
 #include "rnic/rnic_verbs.h"
 #include "roce/icrc.h"
 #include "roce/roce_wire.h"

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Issue 17, Deliver 7: no cost for being a drop-in. Two processes over
+# net_memif (one socket file, no kernel in the path), side by side in one
+# run:
+#   perftest under rnic-run (unmodified ib_write_bw / ib_write_lat through
+#   librnic-verbs, RoCE, QP numbers exchanged over the loopback) against
+#   rnic-perf --server / --client (rnic's own API) in the same layout:
+#   64 B Write message rate, 64 KiB Write bandwidth, 8 B Write latency.
+# Goal: perftest within 10 % of rnic-perf. Each figure is the median of
+# REPEAT runs (default 3), the two tools alternating.
+# Prints a table, and with --json one JSON object on stdout (the table
+# then goes to stderr).
+# Usage: tests/bench/run-dropin.sh [build-dir] [--json]   (root: memif socket)
+set -uo pipefail
+build=${1:-build}
+json=false
+[ "${2:-}" = --json ] && json=true
+run=$build/apps/rnic-run/rnic-run
+perf=$build/apps/rnic-perf/rnic-perf
+repeat=${REPEAT:-3}
+n_rate=${N_RATE:-1000000} n_bw=${N_BW:-20000} n_lat=${N_LAT:-20000}
+for t in "$run" "$perf"; do
+	[ -x "$t" ] || { echo "no $t: build first" >&2; exit 1; }
+done
+command -v ib_write_bw >/dev/null || { echo "perftest is not installed" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null' EXIT
+out() { if $json; then echo "$@" >&2; else echo "$@"; fi; }
+
+# memif ends: the server end first, its client within the link wait
+srv_port() { echo "--vdev net_memif0,role=server,socket=$tmp/m.sock --ip 192.0.3.1/24"; }
+cli_port() { echo "--vdev net_memif0,role=client,socket=$tmp/m.sock --ip 192.0.3.2/24"; }
+
+# pair SERVER-CMD CLIENT-CMD: the client's stdout in $tmp/c, rc 0 if both did
+pair() {
+	rm -f "$tmp/m.sock"
+	RNIC_LINK_WAIT_MS=20000 timeout 120 $1 > "$tmp/s" 2> "$tmp/s.err" &
+	local spid=$!
+	sleep 0.5
+	timeout 120 $2 > "$tmp/c" 2> "$tmp/c.err"
+	local crc=$?
+	wait $spid
+	local src=$?
+	[ $crc = 0 ] && [ $src = 0 ]
+}
+
+# perftest under rnic-run: figure from its report
+pt() {   # pt TOOL SIZE ITERS -> M msg/s (bw, size 64), Gbit/s (bw), or usec p50 (lat)
+	local tool=$1 size=$2 n=$3 opts="-x 1 -F -s $2 -n $3"
+	[ "$tool" = ib_write_bw ] && [ "$size" -gt 64 ] && opts="$opts --report_gbits"
+	pair "$run $(srv_port) --transport roce -- $tool $opts" \
+	     "$run $(cli_port) --transport roce -- $tool $opts 127.0.0.1" || { echo fail; return; }
+	awk -v s="$size" -v tool="$tool" '$1 == s && NF >= 5 {
+		if (tool == "ib_write_lat") print $5;          # t_typical (median) usec
+		else if (s == 64) print $5;                    # MsgRate Mpps
+		else print $4 }' "$tmp/c" | tail -1           # BW average Gbit/s
+}
+
+# rnic-perf --server/--client: figure from its JSON line
+rp() {   # rp TEST SIZE ITERS
+	local t=$1 size=$2 n=$3
+	pair "$perf $t --server --transport roce -s $size -n $n --json $(srv_port)" \
+	     "$perf $t --client 192.0.3.1 --transport roce -s $size -n $n --json $(cli_port)" ||
+		{ echo fail; return; }
+	python3 -c '
+import json, sys
+j = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")][-1]
+size = int(sys.argv[2])
+if j["test"] == "write_lat": print(j["lat_us"]["p50"])
+elif size == 64: print(j["mops"])
+else: print(j["gbps"])' "$tmp/c" "$size"
+}
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : "nan")}'; }
+
+declare -A fig
+cases="rate bw lat"
+for i in $(seq "$repeat"); do
+	fig[rate,pt]+=" $(pt ib_write_bw 64 "$n_rate")";   fig[rate,rp]+=" $(rp write_bw 64 "$n_rate")"
+	fig[bw,pt]+=" $(pt ib_write_bw 65536 "$n_bw")";    fig[bw,rp]+=" $(rp write_bw 65536 "$n_bw")"
+	fig[lat,pt]+=" $(pt ib_write_lat 8 "$n_lat")";     fig[lat,rp]+=" $(rp write_lat 8 "$n_lat")"
+done
+out "perftest under rnic-run against rnic-perf, two processes over net_memif, RoCE, median of $repeat"
+out "$(printf '%-24s %14s %14s %8s' case perftest rnic-perf ratio)"
+js=""
+for c in $cases; do
+	a=$(echo "${fig[$c,pt]}" | median) b=$(echo "${fig[$c,rp]}" | median)
+	r=$(awk -v a="$a" -v b="$b" 'BEGIN { if (b + 0 > 0 && a + 0 > 0) printf "%.3f", a / b; else print "nan" }')
+	case $c in
+	rate) name="64 B Writes (M/s)";; bw) name="64 KiB Writes (Gbit/s)";; lat) name="8 B Write p50 (us)";;
+	esac
+	out "$(printf '%-24s %14s %14s %8s' "$name" "$a" "$b" "$r")"
+	js="$js${js:+, }\"$c\": {\"perftest\": \"$a\", \"rnic_perf\": \"$b\", \"ratio\": \"$r\", \"runs_perftest\": \"${fig[$c,pt]# }\", \"runs_rnic_perf\": \"${fig[$c,rp]# }\"}"
+done
+$json && echo "{\"bench\": \"dropin\", \"link\": \"net_memif\", \"transport\": \"roce\", \"repeat\": $repeat, $js}"
+exit 0
