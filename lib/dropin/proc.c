@@ -265,8 +265,16 @@ static void wait_links(void)
 		for (unsigned port = 1; port <= proc.st->n_ports; port++)
 			up &= rnic_query_port(proc.ctx[0], (uint8_t)port, &a) == 0 &&
 			      a.state == IBV_PORT_ACTIVE;
-		if (up)
+		if (up) {
+			/* a link that came up with its peer (memif): a
+			 * program about to meet that peer over another
+			 * channel may give it RNIC_LINK_SETTLE_MS to get
+			 * there first */
+			const char *settle = getenv("RNIC_LINK_SETTLE_MS");
+			if (settle != NULL)
+				usleep((useconds_t)strtoul(settle, NULL, 10) * 1000);
 			return;
+		}
 		nanosleep(&tick, NULL);
 	}
 	rv_log("a port's link is still down after %u ms (RNIC_LINK_WAIT_MS)", limit);

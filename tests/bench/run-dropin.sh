@@ -37,7 +37,7 @@ pair() {
 	RNIC_LINK_WAIT_MS=20000 timeout 120 $1 > "$tmp/s" 2> "$tmp/s.err" &
 	local spid=$!
 	sleep 0.5
-	timeout 120 $2 > "$tmp/c" 2> "$tmp/c.err"
+	RNIC_LINK_SETTLE_MS=300 timeout 120 $2 > "$tmp/c" 2> "$tmp/c.err"
 	local crc=$?
 	wait $spid
 	local src=$?
