@@ -21,6 +21,13 @@
 #undef ibv_reg_mr
 #undef ibv_reg_mr_iova
 
+/* A control call under the drive lock, its result as libibverbs gives it:
+ * a constructor's pointer (errno kept across the unlock), or an int call's
+ * 0 / positive errno. */
+#define LOCKED_PTR(call) ({ rv_lock(); __typeof__(call) r_ = (call); int e_ = errno; \
+			    rv_unlock(); errno = e_; r_; })
+#define LOCKED_INT(call) ({ rv_lock(); int r_ = (call); rv_unlock(); rv_err(r_); })
+
 /* An ibv_context of ours (every context a program holds came from us). */
 static bool ours(const struct ibv_context *ctx)
 {
@@ -226,20 +233,14 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 		errno = EINVAL;
 		return NULL;
 	}
-	rv_lock();
-	struct ibv_pd *pd = rnic_alloc_pd(context);
-	rv_unlock();
-	return pd;
+	return LOCKED_PTR(rnic_alloc_pd(context));
 }
 
 int ibv_dealloc_pd(struct ibv_pd *pd)
 {
 	if (pd == NULL || !ours(pd->context))
 		return EINVAL;
-	rv_lock();
-	int rc = rnic_dealloc_pd(pd);
-	rv_unlock();
-	return rv_err(rc);
+	return LOCKED_INT(rnic_dealloc_pd(pd));
 }
 
 /* Access flags rnic takes: relaxed ordering is a hint (IBV_ACCESS_OPTIONAL
@@ -256,12 +257,7 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, ui
 		errno = EINVAL;
 		return NULL;
 	}
-	rv_lock();
-	struct ibv_mr *mr = rnic_reg_mr_iova(pd, addr, length, iova, mr_access(access));
-	int e = errno;
-	rv_unlock();
-	errno = e;
-	return mr;
+	return LOCKED_PTR(rnic_reg_mr_iova(pd, addr, length, iova, mr_access(access)));
 }
 
 struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
@@ -279,10 +275,7 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 {
 	if (mr == NULL || !ours(mr->context))
 		return EINVAL;
-	rv_lock();
-	int rc = rnic_dereg_mr(mr);
-	rv_unlock();
-	return rv_err(rc);
+	return LOCKED_INT(rnic_dereg_mr(mr));
 }
 
 /* --- completion queues and channels ------------------------------------------ */
@@ -310,22 +303,14 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 		errno = EINVAL;
 		return NULL;
 	}
-	rv_lock();
-	struct ibv_cq *cq = rnic_create_cq(context, cqe, cq_context, channel, comp_vector);
-	int e = errno;
-	rv_unlock();
-	errno = e;
-	return cq;
+	return LOCKED_PTR(rnic_create_cq(context, cqe, cq_context, channel, comp_vector));
 }
 
 int ibv_destroy_cq(struct ibv_cq *cq)
 {
 	if (cq == NULL || !ours(cq->context))
 		return EINVAL;
-	rv_lock();
-	int rc = rnic_destroy_cq(cq);
-	rv_unlock();
-	return rv_err(rc);
+	return LOCKED_INT(rnic_destroy_cq(cq));
 }
 
 int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
@@ -378,22 +363,14 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_
 		errno = EINVAL;
 		return NULL;
 	}
-	rv_lock();
-	struct ibv_srq *srq = rnic_create_srq(pd, srq_init_attr);
-	int e = errno;
-	rv_unlock();
-	errno = e;
-	return srq;
+	return LOCKED_PTR(rnic_create_srq(pd, srq_init_attr));
 }
 
 int ibv_destroy_srq(struct ibv_srq *srq)
 {
 	if (srq == NULL || !ours(srq->context))
 		return EINVAL;
-	rv_lock();
-	int rc = rnic_destroy_srq(srq);
-	rv_unlock();
-	return rv_err(rc);
+	return LOCKED_INT(rnic_destroy_srq(srq));
 }
 
 /* --- queue pairs --------------------------------------------------------------- */
@@ -404,22 +381,14 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init
 		errno = EINVAL;
 		return NULL;
 	}
-	rv_lock();
-	struct ibv_qp *qp = rnic_create_qp(pd, qp_init_attr);
-	int e = errno;
-	rv_unlock();
-	errno = e;
-	return qp;
+	return LOCKED_PTR(rnic_create_qp(pd, qp_init_attr));
 }
 
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	if (qp == NULL || !ours(qp->context) || attr == NULL)
 		return EINVAL;
-	rv_lock();
-	int rc = rnic_modify_qp(qp, attr, attr_mask);
-	rv_unlock();
-	return rv_err(rc);
+	return LOCKED_INT(rnic_modify_qp(qp, attr, attr_mask));
 }
 
 int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
@@ -427,20 +396,14 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 {
 	if (qp == NULL || !ours(qp->context) || attr == NULL || init_attr == NULL)
 		return EINVAL;
-	rv_lock();
-	int rc = rnic_query_qp(qp, attr, attr_mask, init_attr);
-	rv_unlock();
-	return rv_err(rc);
+	return LOCKED_INT(rnic_query_qp(qp, attr, attr_mask, init_attr));
 }
 
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	if (qp == NULL || !ours(qp->context))
 		return EINVAL;
-	rv_lock();
-	int rc = rnic_destroy_qp(qp);
-	rv_unlock();
-	return rv_err(rc);
+	return LOCKED_INT(rnic_destroy_qp(qp));
 }
 
 /* rnic places in order: what a Write or Send moves lands in address order
@@ -460,22 +423,14 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 		errno = EINVAL;
 		return NULL;
 	}
-	rv_lock();
-	struct ibv_ah *ah = rnic_create_ah(pd, attr);
-	int e = errno;
-	rv_unlock();
-	errno = e;
-	return ah;
+	return LOCKED_PTR(rnic_create_ah(pd, attr));
 }
 
 int ibv_destroy_ah(struct ibv_ah *ah)
 {
 	if (ah == NULL || !ours(ah->context))
 		return EINVAL;
-	rv_lock();
-	int rc = rnic_destroy_ah(ah);
-	rv_unlock();
-	return rv_err(rc);
+	return LOCKED_INT(rnic_destroy_ah(ah));
 }
 
 /* The address of a UD sender from its completion and the GRH in front of
