@@ -110,8 +110,14 @@ static int port_lsc_cb(uint16_t port_id, enum rte_eth_event_type ev,
 
 	(void)ev;
 	(void)ret;
-	if (rte_eth_link_get_nowait(port_id, &link) == 0)
-		port_link_changed(p, link.link_status == RTE_ETH_LINK_UP);
+	if (rte_eth_link_get_nowait(port_id, &link) != 0)
+		return 0;
+	bool up = link.link_status == RTE_ETH_LINK_UP, attached;
+	/* a tap moved to another namespace: down for the PMD, which can no
+	 * longer see it, while frames still flow (lib/port/tap_link.c) */
+	bool away = !up && rnic_tap_link_away(p, &attached);
+	p->link_away = away;
+	port_link_changed(p, away ? attached : up);
 	return 0;
 }
 
@@ -389,6 +395,7 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	}
 	port_set_reta(p, &di);
 	port_tap_kernel_mac(p, di.driver_name);
+	rnic_tap_link_init(p, &di);
 	/* rnic speaks unicast IPv4 and broadcast ARP only */
 	rte_eth_promiscuous_disable(port_id);
 	rte_eth_allmulticast_disable(port_id);
@@ -723,6 +730,7 @@ void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "mtu", p->mtu);
 	rte_tel_data_add_dict_int(d, "link_up", p->link_up);
 	rte_tel_data_add_dict_u64(d, "link_changes", p->link_changes);
+	rte_tel_data_add_dict_int(d, "link_away", p->link_away);
 	rte_tel_data_add_dict_u64(d, "link_down_drops", rnic_port_link_down_drops(p));
 	/* failover: the addresses taken over, the port serving ours */
 	buf[0] = '\0';
