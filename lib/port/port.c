@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <rte_alarm.h>
 #include <rte_bus_vdev.h>
 #include <rte_cycles.h>
 #include <rte_dev.h>
@@ -287,6 +288,7 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	if (rc != 0)
 		goto fail;
 	p->csum_link = strcmp(di.driver_name, "net_ring") == 0 && !cfg->sw_csum;
+	p->close_on_intr_thread = strcmp(di.driver_name, "net_memif") == 0;
 	p->nb_rxq = RTE_MIN(nb_workers, di.max_rx_queues);
 	p->nb_txq = RTE_MIN(nb_workers, di.max_tx_queues);
 	if (p->nb_rxq == 0 || p->nb_txq == 0) {
@@ -389,8 +391,9 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	rte_eth_macaddr_get(port_id, &p->mac);
 	rc = rte_eth_dev_start(port_id);
 	if (rc != 0) {
-		fprintf(stderr, "rnic: port %u (%s): start: %s\n", idx, p->name,
-			strerror(-rc));
+		fprintf(stderr, "rnic: port %u (%s): start: %s%s\n", idx, p->name,
+			strerror(-rc), p->close_on_intr_thread && strstr(cfg->vdev, "role=client") ?
+			" (a memif client needs its server listening on the socket first)" : "");
 		goto fail;
 	}
 	port_set_reta(p, &di);
@@ -439,6 +442,51 @@ static void port_release_dev(struct rnic_port *p)
 	rte_eth_dev_close(p->port_id);
 }
 
+/*
+ * net_memif in DPDK 22.11 tears a connection down (memif_disconnect(): the
+ * regions and queue rings freed, the control channel unregistered) from
+ * two threads: the caller of rte_eth_dev_stop()/close, and the EAL
+ * interrupt thread when the peer's disconnect message or the socket's
+ * hang-up arrives. When both peers close at once, as two rnic processes do
+ * at the end of a run, the two frees race and the process crashed (a
+ * SIGSEGV in the interrupt thread, or "EAL: Error: Invalid memory", in
+ * about one teardown of eight). Running stop and close on the interrupt
+ * thread itself, as an alarm callback, serialises them with memif's own
+ * handlers. Other PMDs are stopped and closed by the caller as before.
+ */
+struct port_intr_call {
+	struct rnic_port *p;
+	void (*fn)(struct rnic_port *p);
+	volatile bool done;
+};
+
+static void port_intr_call_cb(void *arg)
+{
+	struct port_intr_call *c = arg;
+
+	c->fn(c->p);
+	__atomic_store_n(&c->done, true, __ATOMIC_RELEASE);
+}
+
+/* fn(p) on the EAL interrupt thread for net_memif ports (waits for it),
+ * directly otherwise or when the alarm cannot be set */
+static void port_call_serialised(struct rnic_port *p, void (*fn)(struct rnic_port *))
+{
+	struct port_intr_call c = { .p = p, .fn = fn, .done = false };
+
+	if (!p->close_on_intr_thread || rte_eal_alarm_set(1, port_intr_call_cb, &c) != 0) {
+		fn(p);
+		return;
+	}
+	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
+		rte_delay_us_sleep(200);
+}
+
+static void port_stop_dev(struct rnic_port *p)
+{
+	rte_eth_dev_stop(p->port_id);
+}
+
 /* Stop, free what the injectors hold, give back the device, then the pool
  * (kept, with a message, while mbufs are still out: freeing it would let
  * their owners write into freed memory). */
@@ -446,7 +494,7 @@ void rnic_port_close(struct rnic_port *p)
 {
 	if (p == NULL)
 		return;
-	rte_eth_dev_stop(p->port_id);
+	port_call_serialised(p, port_stop_dev);
 	for (unsigned q = 0; q < RNIC_MAX_WORKERS; q++) {
 		rnic_fault_flush(&p->rx_fault[q]);
 		rnic_fault_flush(&p->tx_fault[q]);
@@ -454,7 +502,7 @@ void rnic_port_close(struct rnic_port *p)
 	rte_eth_dev_callback_unregister(p->port_id, RTE_ETH_EVENT_INTR_LSC,
 					port_lsc_cb, p);
 	rnic_arp_table_free(p);
-	port_release_dev(p);
+	port_call_serialised(p, port_release_dev);
 	if (p->pcap)
 		rte_pcapng_close(p->pcap); /* closes the fd */
 	rte_mempool_free(p->pcap_pool);

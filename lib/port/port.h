@@ -51,6 +51,9 @@ struct rnic_port {
 	 * does. The port writes the real checksum into a frame before a
 	 * capture or the fault injector sees it. */
 	bool csum_link;
+	/* stop and close on the EAL interrupt thread (net_memif: see
+	 * rnic_port_close()) */
+	bool close_on_intr_thread;
 
 	/* per-queue fault injectors; queue q touched by worker q only */
 	struct rnic_fault rx_fault[RNIC_MAX_WORKERS];
