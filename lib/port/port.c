@@ -291,6 +291,9 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	p->close_on_intr_thread = strcmp(di.driver_name, "net_memif") == 0;
 	p->nb_rxq = RTE_MIN(nb_workers, di.max_rx_queues);
 	p->nb_txq = RTE_MIN(nb_workers, di.max_tx_queues);
+	p->tx_shared = p->nb_txq < nb_workers;
+	for (unsigned q = 0; q < RNIC_MAX_WORKERS; q++)
+		rte_spinlock_init(&p->tx_lock[q]);
 	if (p->nb_rxq == 0 || p->nb_txq == 0) {
 		rc = -ENOTSUP;
 		goto fail;
@@ -653,13 +656,11 @@ static uint16_t port_tx_all(struct rnic_port *p, uint16_t q, struct rte_mbuf **m
  * faults, every frame handed to the injector is consumed (dropped ones count
  * as sent); refused output is held and retried by rnic_port_fault_poll().
  */
-uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
-		      uint16_t n)
+static uint16_t port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
+			uint16_t n)
 {
 	struct rnic_fault *f;
 
-	if (q >= p->nb_txq || n == 0)
-		return 0;
 	if (unlikely(!p->link_up)) {
 		rte_pktmbuf_free_bulk(pkts, n);
 		p->link_down_drops[q] += n;
@@ -693,16 +694,49 @@ uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 	return take;
 }
 
+/* A port with fewer TX queues than workers (net_af_xdp on veth has one)
+ * shares them: worker w sends on queue w % nb_txq, under that queue's lock
+ * (the PMD's queue, its fault injector and its counters). Ports with a
+ * queue per worker take no lock. */
+uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
+		      uint16_t n)
+{
+	uint16_t sent;
+
+	if (q >= p->nb_txq || n == 0)
+		return 0;
+	if (!p->tx_shared)
+		return port_tx(p, q, pkts, n);
+	rte_spinlock_lock(&p->tx_lock[q]);
+	sent = port_tx(p, q, pkts, n);
+	rte_spinlock_unlock(&p->tx_lock[q]);
+	return sent;
+}
+
+static unsigned port_fault_poll(struct rnic_port *p, uint16_t q);
+
 /* Transmit TX frames the injector held whose time has come. RX holds are
  * handed out by the next rnic_port_rx() on the queue. @return frames sent. */
 unsigned rnic_port_fault_poll(struct rnic_port *p, uint16_t q)
+{
+	unsigned sent;
+
+	if (q >= p->nb_txq || !p->tx_fault[q].enabled)
+		return 0;
+	if (!p->tx_shared)
+		return port_fault_poll(p, q);
+	rte_spinlock_lock(&p->tx_lock[q]);
+	sent = port_fault_poll(p, q);
+	rte_spinlock_unlock(&p->tx_lock[q]);
+	return sent;
+}
+
+static unsigned port_fault_poll(struct rnic_port *p, uint16_t q)
 {
 	struct rte_mbuf *out[RNIC_BURST];
 	uint64_t now;
 	unsigned n;
 
-	if (q >= p->nb_txq || !p->tx_fault[q].enabled)
-		return 0;
 	now = rte_rdtsc();
 	n = rnic_fault_release(&p->tx_fault[q], out, RTE_DIM(out), now);
 	if (unlikely(!p->link_up)) {

@@ -43,6 +43,10 @@ struct rnic_port {
 	uint16_t mtu;                 /* IP MTU in use */
 	uint16_t nb_rxq, nb_txq;      /* queues set up */
 	bool rss;                     /* hardware RSS spreads flows over queues */
+	/* fewer TX queues than workers: worker w sends on w % nb_txq under
+	 * tx_lock[w % nb_txq] (rnic_port_tx()) */
+	bool tx_shared;
+	rte_spinlock_t tx_lock[RNIC_MAX_WORKERS];
 	struct rte_mempool *pool;
 	unsigned tx_reserve;          /* free mbufs kept from send queues (0: none) */
 	/* An in-process ring link (net_ring): frames cross in memory, so TCP
