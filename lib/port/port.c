@@ -323,6 +323,22 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	uint32_t room = RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_BUF_SIZE,
 		(uint32_t)(p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN + 8 +
 			   RTE_PKTMBUF_HEADROOM));
+	/* net_af_xdp receives into the mbufs themselves (the pool is its
+	 * UMEM), 256 bytes (XDP_PACKET_HEADROOM) past the mbuf headroom, and
+	 * a pool object must not cross a 4 KiB page: without those 256 bytes
+	 * the kernel dropped frames longer than about MTU - 230 (imissed) */
+	if (strcmp(di.driver_name, "net_af_xdp") == 0) {
+		size_t max_room = (size_t)getpagesize() - sizeof(struct rte_mbuf) -
+			RTE_CACHE_LINE_ROUNDUP(sizeof(struct rte_mempool_objhdr));
+		room += 256;
+		if (room > max_room) {
+			fprintf(stderr, "rnic: port %u (%s): MTU %u is more than net_af_xdp "
+				"takes in a page (MTU <= %zu)\n", idx, p->name, p->mtu,
+				p->mtu - (room - max_room));
+			rc = -EINVAL;
+			goto fail;
+		}
+	}
 	char pname[RTE_MEMPOOL_NAMESIZE];
 	snprintf(pname, sizeof(pname), "rnic_%u_%u", st ? st->id : 0, idx);
 	p->pool = rte_pktmbuf_pool_create(pname, nmbufs, PORT_POOL_CACHE, 0,
@@ -352,6 +368,15 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	if (p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > RTE_MBUF_DEFAULT_DATAROOM &&
 	    (di.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+	/* TCP and RoCE chain payloads behind their headers: a PMD that can
+	 * send chains is asked to (a NIC's fast TX path may not otherwise);
+	 * for one that cannot (net_af_xdp sends the first segment's memory
+	 * for the whole length) the port linearises each chain. An in-process
+	 * ring passes the chain itself. */
+	if (di.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	else
+		p->tx_linearize = strcmp(di.driver_name, "net_ring") != 0;
 	rc = rte_eth_dev_configure(port_id, p->nb_rxq, p->nb_txq, &conf);
 	if (rc != 0) {
 		fprintf(stderr, "rnic: port %u (%s): configure: %s\n", idx,
@@ -656,11 +681,54 @@ static uint16_t port_tx_all(struct rnic_port *p, uint16_t q, struct rte_mbuf **m
  * faults, every frame handed to the injector is consumed (dropped ones count
  * as sent); refused output is held and retried by rnic_port_fault_poll().
  */
+/*
+ * For a PMD that sends single-segment frames only: copy each chain into its
+ * first segment (whose room, from the port's pool, holds a whole frame), or
+ * into a fresh mbuf. @return how many frames from the front may go on; a
+ * frame that cannot be made whole is freed and counted when it is first
+ * (*dropped = 1), so the caller moves past it.
+ */
+static uint16_t port_linearize(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
+			       uint16_t n, uint16_t *dropped)
+{
+	*dropped = 0;
+	for (uint16_t k = 0; k < n; k++) {
+		struct rte_mbuf *m = pkts[k];
+
+		if (m->nb_segs == 1)
+			continue;
+		/* in place only into a first segment of its own */
+		if (RTE_MBUF_DIRECT(m) && rte_mbuf_refcnt_read(m) == 1 &&
+		    rte_pktmbuf_linearize(m) == 0)
+			continue;
+		struct rte_mbuf *c = rte_pktmbuf_copy(m, p->pool, 0, UINT32_MAX);
+		if (c != NULL && c->nb_segs == 1) {
+			rte_pktmbuf_free(m);
+			pkts[k] = c;
+			continue;
+		}
+		rte_pktmbuf_free(c);
+		if (k > 0)
+			return k;
+		rte_pktmbuf_free(m);
+		p->tx_unsendable[q]++;
+		*dropped = 1;
+		return 0;
+	}
+	return n;
+}
+
 static uint16_t port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 			uint16_t n)
 {
 	struct rnic_fault *f;
 
+	if (unlikely(p->tx_linearize)) {
+		uint16_t dropped;
+		n = port_linearize(p, q, pkts, n, &dropped);
+		if (dropped)
+			return 1;
+	}
 	if (unlikely(!p->link_up)) {
 		rte_pktmbuf_free_bulk(pkts, n);
 		p->link_down_drops[q] += n;
@@ -813,6 +881,11 @@ void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "link_up", p->link_up);
 	rte_tel_data_add_dict_u64(d, "link_changes", p->link_changes);
 	rte_tel_data_add_dict_int(d, "link_away", p->link_away);
+	uint64_t unsendable = 0;
+	for (unsigned q = 0; q < RNIC_MAX_WORKERS; q++)
+		unsendable += p->tx_unsendable[q];
+	rte_tel_data_add_dict_int(d, "tx_linearize", p->tx_linearize);
+	rte_tel_data_add_dict_u64(d, "tx_unsendable", unsendable);
 	rte_tel_data_add_dict_u64(d, "link_down_drops", rnic_port_link_down_drops(p));
 	/* failover: the addresses taken over, the port serving ours */
 	buf[0] = '\0';

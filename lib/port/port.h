@@ -46,6 +46,9 @@ struct rnic_port {
 	/* fewer TX queues than workers: worker w sends on w % nb_txq under
 	 * tx_lock[w % nb_txq] (rnic_port_tx()) */
 	bool tx_shared;
+	/* the PMD sends single-segment frames only: chains are copied whole
+	 * first (net_af_xdp) */
+	bool tx_linearize;
 	rte_spinlock_t tx_lock[RNIC_MAX_WORKERS];
 	struct rte_mempool *pool;
 	unsigned tx_reserve;          /* free mbufs kept from send queues (0: none) */
@@ -101,6 +104,9 @@ struct rnic_port {
 	 * dropped there): congestion the worker's own TX_FULL drops do not
 	 * show, per queue (only its worker writes it) */
 	uint64_t tx_refused[RNIC_MAX_WORKERS];
+	/* chains that could not be made one segment for such a PMD (no mbuf
+	 * to copy into), freed, per queue */
+	uint64_t tx_unsendable[RNIC_MAX_WORKERS];
 
 	/* pcapng capture (optional); the lock serialises writers */
 	struct rte_pcapng *pcap;
