@@ -6,13 +6,19 @@
 set -eu
 # build: DPDK 22.11, meson/ninja, a C compiler, cmocka, ibverbs and rdmacm
 #        headers, ISA-L
-# tests: iproute2/ping (net_tap in a namespace), python3 (storms, telemetry,
+# ports: the PMDs rnic's tests use (libdpdk-dev pulls them in today; named
+#        so that they stay): net_tap, net_af_packet, net_af_xdp (with
+#        libbpf/libxdp), net_memif
+# tests: iproute2/ping (net_tap in a namespace), ethtool (a veth peer's TX
+#        checksum offload off), python3 (storms, telemetry,
 #        dpdk-telemetry.py from the dpdk package), clang + libclang-rt (fuzz),
 #        the unmodified verbs programs the drop-in runs (ibverbs-utils,
 #        rdmacm-utils, perftest)
 required="libdpdk-dev dpdk dpdk-dev meson ninja-build pkg-config gcc
+	  librte-net-tap23 librte-net-af-packet23 librte-net-af-xdp23
+	  librte-net-memif23
 	  libcmocka-dev libibverbs-dev librdmacm-dev libisal-dev iproute2 iputils-ping
-	  python3 clang libclang-rt-14-dev ibverbs-utils rdmacm-utils perftest"
+	  ethtool python3 clang libclang-rt-14-dev ibverbs-utils rdmacm-utils perftest"
 # optional: tshark decodes the pcapng captures; nothing fails without it
 optional="tshark"
 

@@ -43,7 +43,9 @@ static void usage(FILE *f)
 		"  --drive MODE        (--loopback) inline (the default), one: the main thread\n"
 		"                      runs both stacks (one CPU), threaded: every worker\n"
 		"                      on its own lcore, split: a thread per stack runs\n"
-		"                      its worker loop and its own QPs (two hosts)\n"
+		"                      its worker loop and its own QPs (two hosts);\n"
+		"                      (--server/--client) one: the main thread runs the\n"
+		"                      stack's workers during the run (run to completion)\n"
 		"  --server            wait for one client on the port(s) given\n"
 		"  --client ADDR       run against the server at ADDR (A.B.C.D)\n"
 		"  --transport T       iwarp or roce (default iwarp)\n"
@@ -249,8 +251,9 @@ static int check_opts(struct perf_opts *o, const struct rnic_config *cfg, bool h
 			"options\n");
 		return -1;
 	}
-	if (o->drive != PERF_DRIVE_INLINE && !o->loopback) {
-		fprintf(stderr, "rnic-perf: --drive is a --loopback option\n");
+	if (o->drive != PERF_DRIVE_INLINE && o->drive != PERF_DRIVE_ONE && !o->loopback) {
+		fprintf(stderr, "rnic-perf: --server/--client take --drive one (run to "
+			"completion) or nothing (workers on their lcores)\n");
 		return -1;
 	}
 	if (!o->loopback && cfg->n_ports == 0) {

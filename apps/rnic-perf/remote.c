@@ -245,6 +245,34 @@ static void server_refuse(const struct rnic_cm_event *ev, const char *why)
 	rnic_cm_destroy_id(ev->id);
 }
 
+/*
+ * The run itself. With --drive one the process runs to completion: its
+ * stack's workers leave their lcores for the run and this thread runs
+ * their loops between its verbs calls, so one busy thread per process
+ * both moves the frames and posts and polls (as --drive split does for
+ * each stack in one process). Otherwise the workers keep their lcores.
+ */
+static int remote_run(const struct perf_opts *o, struct perf_side *s,
+		      struct perf_end *ends, struct perf_result *r)
+{
+	bool own = o->drive == PERF_DRIVE_ONE;
+	int rc;
+
+	if (own) {
+		rnic_stack_stop(s->st);
+		perf_set_inline(s->st, NULL);
+	}
+	rc = perf_run(o, s, 1, ends, o->qps, r);
+	if (own) {
+		perf_set_inline(NULL, NULL);
+		if (rnic_stack_start(s->st) != 0) {
+			fprintf(stderr, "rnic-perf: cannot restart the stack's workers\n");
+			rc = PERF_EXIT_FAIL;
+		}
+	}
+	return rc;
+}
+
 /* The QPs' counters, summed into @p r before the ends go. */
 static void serve_counters(struct perf_result *r, const struct perf_end *ends, unsigned n)
 {
@@ -300,7 +328,7 @@ int perf_serve(struct perf_side *s, struct perf_opts *o, bool adopt, struct perf
 			goto out;
 	}
 	s->watch = true;
-	rc = perf_run(o, s, 1, ends, o->qps, r);
+	rc = remote_run(o, s, ends, r);
 	serve_counters(r, ends, o->qps);
 out:
 	for (unsigned i = 0; ends != NULL && i < o->qps; i++)
@@ -407,7 +435,7 @@ int perf_remote(const struct perf_opts *o, struct rnic_config *cfg, struct perf_
 	for (unsigned i = 0; i < o->qps; i++)
 		if (client_connect(&side, &ends[i], i, o) != 0)
 			goto out;
-	rc = perf_run(o, &side, 1, ends, o->qps, r);
+	rc = remote_run(o, &side, ends, r);
 	client_close(&side, ends, o->qps);
 out:
 	for (unsigned i = 0; ends != NULL && i < o->qps; i++)

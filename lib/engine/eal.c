@@ -188,10 +188,10 @@ int rnic_eal_init(const char *prog, const struct rnic_config *cfg,
 		return -rte_errno;
 	}
 	eal_ready = true;
+	/* stderr: a program's stdout may be machine-readable (--json) */
 	if (a.prefix[0] != '\0')
-		printf("rnic: EAL file-prefix %s (dpdk-telemetry.py -f %s)\n",
-		       a.prefix, a.prefix);
-	fflush(stdout);
+		fprintf(stderr, "rnic: EAL file-prefix %s (dpdk-telemetry.py -f %s)\n",
+			a.prefix, a.prefix);
 	rnic_telemetry_init();
 	return 0;
 }

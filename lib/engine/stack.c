@@ -129,7 +129,8 @@ static void stack_teardown(struct rnic_stack *st, unsigned protos_done)
 	rte_free(st);
 }
 
-/* Open every configured port; each gets one RX/TX queue per worker. */
+/* Open every configured port; each gets one RX/TX queue per worker where
+ * the PMD has that many. */
 static int stack_open_ports(struct rnic_stack *st)
 {
 	const struct rnic_config *cfg = &st->cfg;
@@ -138,13 +139,9 @@ static int stack_open_ports(struct rnic_stack *st)
 		st->ports[i] = rnic_port_open(st, i, &cfg->ports[i], cfg->workers);
 		if (st->ports[i] == NULL)
 			return rte_errno ? -rte_errno : -ENODEV;
+		/* fewer queues than workers: RX steered in software, TX
+		 * queues shared under a lock (lib/port) */
 		st->n_ports++;
-		if (st->ports[i]->nb_txq < cfg->workers) {
-			fprintf(stderr, "rnic: port %u (%s) has %u TX queues for %u "
-				"workers\n", i, st->ports[i]->name,
-				st->ports[i]->nb_txq, cfg->workers);
-			return -ENOTSUP;
-		}
 	}
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <rte_alarm.h>
 #include <rte_bus_vdev.h>
 #include <rte_cycles.h>
 #include <rte_dev.h>
@@ -110,8 +111,14 @@ static int port_lsc_cb(uint16_t port_id, enum rte_eth_event_type ev,
 
 	(void)ev;
 	(void)ret;
-	if (rte_eth_link_get_nowait(port_id, &link) == 0)
-		port_link_changed(p, link.link_status == RTE_ETH_LINK_UP);
+	if (rte_eth_link_get_nowait(port_id, &link) != 0)
+		return 0;
+	bool up = link.link_status == RTE_ETH_LINK_UP, attached;
+	/* a tap moved to another namespace: down for the PMD, which can no
+	 * longer see it, while frames still flow (lib/port/tap_link.c) */
+	bool away = !up && rnic_tap_link_away(p, &attached);
+	p->link_away = away;
+	port_link_changed(p, away ? attached : up);
 	return 0;
 }
 
@@ -281,8 +288,12 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	if (rc != 0)
 		goto fail;
 	p->csum_link = strcmp(di.driver_name, "net_ring") == 0 && !cfg->sw_csum;
+	p->close_on_intr_thread = strcmp(di.driver_name, "net_memif") == 0;
 	p->nb_rxq = RTE_MIN(nb_workers, di.max_rx_queues);
 	p->nb_txq = RTE_MIN(nb_workers, di.max_tx_queues);
+	p->tx_shared = p->nb_txq < nb_workers;
+	for (unsigned q = 0; q < RNIC_MAX_WORKERS; q++)
+		rte_spinlock_init(&p->tx_lock[q]);
 	if (p->nb_rxq == 0 || p->nb_txq == 0) {
 		rc = -ENOTSUP;
 		goto fail;
@@ -312,6 +323,22 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	uint32_t room = RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_BUF_SIZE,
 		(uint32_t)(p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN + 8 +
 			   RTE_PKTMBUF_HEADROOM));
+	/* net_af_xdp receives into the mbufs themselves (the pool is its
+	 * UMEM), 256 bytes (XDP_PACKET_HEADROOM) past the mbuf headroom, and
+	 * a pool object must not cross a 4 KiB page: without those 256 bytes
+	 * the kernel dropped frames longer than about MTU - 230 (imissed) */
+	if (strcmp(di.driver_name, "net_af_xdp") == 0) {
+		size_t max_room = (size_t)getpagesize() - sizeof(struct rte_mbuf) -
+			RTE_CACHE_LINE_ROUNDUP(sizeof(struct rte_mempool_objhdr));
+		room += 256;
+		if (room > max_room) {
+			fprintf(stderr, "rnic: port %u (%s): MTU %u is more than net_af_xdp "
+				"takes in a page (MTU <= %zu)\n", idx, p->name, p->mtu,
+				p->mtu - (room - max_room));
+			rc = -EINVAL;
+			goto fail;
+		}
+	}
 	char pname[RTE_MEMPOOL_NAMESIZE];
 	snprintf(pname, sizeof(pname), "rnic_%u_%u", st ? st->id : 0, idx);
 	p->pool = rte_pktmbuf_pool_create(pname, nmbufs, PORT_POOL_CACHE, 0,
@@ -341,6 +368,15 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	if (p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > RTE_MBUF_DEFAULT_DATAROOM &&
 	    (di.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+	/* TCP and RoCE chain payloads behind their headers: a PMD that can
+	 * send chains is asked to (a NIC's fast TX path may not otherwise);
+	 * for one that cannot (net_af_xdp sends the first segment's memory
+	 * for the whole length) the port linearises each chain. An in-process
+	 * ring passes the chain itself. */
+	if (di.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	else
+		p->tx_linearize = strcmp(di.driver_name, "net_ring") != 0;
 	rc = rte_eth_dev_configure(port_id, p->nb_rxq, p->nb_txq, &conf);
 	if (rc != 0) {
 		fprintf(stderr, "rnic: port %u (%s): configure: %s\n", idx,
@@ -383,12 +419,14 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	rte_eth_macaddr_get(port_id, &p->mac);
 	rc = rte_eth_dev_start(port_id);
 	if (rc != 0) {
-		fprintf(stderr, "rnic: port %u (%s): start: %s\n", idx, p->name,
-			strerror(-rc));
+		fprintf(stderr, "rnic: port %u (%s): start: %s%s\n", idx, p->name,
+			strerror(-rc), p->close_on_intr_thread && strstr(cfg->vdev, "role=client") ?
+			" (a memif client needs its server listening on the socket first)" : "");
 		goto fail;
 	}
 	port_set_reta(p, &di);
 	port_tap_kernel_mac(p, di.driver_name);
+	rnic_tap_link_init(p, &di);
 	/* rnic speaks unicast IPv4 and broadcast ARP only */
 	rte_eth_promiscuous_disable(port_id);
 	rte_eth_allmulticast_disable(port_id);
@@ -432,6 +470,51 @@ static void port_release_dev(struct rnic_port *p)
 	rte_eth_dev_close(p->port_id);
 }
 
+/*
+ * net_memif in DPDK 22.11 tears a connection down (memif_disconnect(): the
+ * regions and queue rings freed, the control channel unregistered) from
+ * two threads: the caller of rte_eth_dev_stop()/close, and the EAL
+ * interrupt thread when the peer's disconnect message or the socket's
+ * hang-up arrives. When both peers close at once, as two rnic processes do
+ * at the end of a run, the two frees race and the process crashed (a
+ * SIGSEGV in the interrupt thread, or "EAL: Error: Invalid memory", in
+ * about one teardown of eight). Running stop and close on the interrupt
+ * thread itself, as an alarm callback, serialises them with memif's own
+ * handlers. Other PMDs are stopped and closed by the caller as before.
+ */
+struct port_intr_call {
+	struct rnic_port *p;
+	void (*fn)(struct rnic_port *p);
+	volatile bool done;
+};
+
+static void port_intr_call_cb(void *arg)
+{
+	struct port_intr_call *c = arg;
+
+	c->fn(c->p);
+	__atomic_store_n(&c->done, true, __ATOMIC_RELEASE);
+}
+
+/* fn(p) on the EAL interrupt thread for net_memif ports (waits for it),
+ * directly otherwise or when the alarm cannot be set */
+static void port_call_serialised(struct rnic_port *p, void (*fn)(struct rnic_port *))
+{
+	struct port_intr_call c = { .p = p, .fn = fn, .done = false };
+
+	if (!p->close_on_intr_thread || rte_eal_alarm_set(1, port_intr_call_cb, &c) != 0) {
+		fn(p);
+		return;
+	}
+	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
+		rte_delay_us_sleep(200);
+}
+
+static void port_stop_dev(struct rnic_port *p)
+{
+	rte_eth_dev_stop(p->port_id);
+}
+
 /* Stop, free what the injectors hold, give back the device, then the pool
  * (kept, with a message, while mbufs are still out: freeing it would let
  * their owners write into freed memory). */
@@ -439,7 +522,7 @@ void rnic_port_close(struct rnic_port *p)
 {
 	if (p == NULL)
 		return;
-	rte_eth_dev_stop(p->port_id);
+	port_call_serialised(p, port_stop_dev);
 	for (unsigned q = 0; q < RNIC_MAX_WORKERS; q++) {
 		rnic_fault_flush(&p->rx_fault[q]);
 		rnic_fault_flush(&p->tx_fault[q]);
@@ -447,7 +530,7 @@ void rnic_port_close(struct rnic_port *p)
 	rte_eth_dev_callback_unregister(p->port_id, RTE_ETH_EVENT_INTR_LSC,
 					port_lsc_cb, p);
 	rnic_arp_table_free(p);
-	port_release_dev(p);
+	port_call_serialised(p, port_release_dev);
 	if (p->pcap)
 		rte_pcapng_close(p->pcap); /* closes the fd */
 	rte_mempool_free(p->pcap_pool);
@@ -598,13 +681,54 @@ static uint16_t port_tx_all(struct rnic_port *p, uint16_t q, struct rte_mbuf **m
  * faults, every frame handed to the injector is consumed (dropped ones count
  * as sent); refused output is held and retried by rnic_port_fault_poll().
  */
-uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
-		      uint16_t n)
+/*
+ * For a PMD that sends single-segment frames only: copy each chain into its
+ * first segment (whose room, from the port's pool, holds a whole frame), or
+ * into a fresh mbuf. @return how many frames from the front may go on; a
+ * frame that cannot be made whole is freed and counted when it is first
+ * (*dropped = 1), so the caller moves past it.
+ */
+static uint16_t port_linearize(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
+			       uint16_t n, uint16_t *dropped)
+{
+	*dropped = 0;
+	for (uint16_t k = 0; k < n; k++) {
+		struct rte_mbuf *m = pkts[k];
+
+		if (m->nb_segs == 1)
+			continue;
+		/* in place only into a first segment of its own */
+		if (RTE_MBUF_DIRECT(m) && rte_mbuf_refcnt_read(m) == 1 &&
+		    rte_pktmbuf_linearize(m) == 0)
+			continue;
+		struct rte_mbuf *c = rte_pktmbuf_copy(m, p->pool, 0, UINT32_MAX);
+		if (c != NULL && c->nb_segs == 1) {
+			rte_pktmbuf_free(m);
+			pkts[k] = c;
+			continue;
+		}
+		rte_pktmbuf_free(c);
+		if (k > 0)
+			return k;
+		rte_pktmbuf_free(m);
+		p->tx_unsendable[q]++;
+		*dropped = 1;
+		return 0;
+	}
+	return n;
+}
+
+static uint16_t port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
+			uint16_t n)
 {
 	struct rnic_fault *f;
 
-	if (q >= p->nb_txq || n == 0)
-		return 0;
+	if (unlikely(p->tx_linearize)) {
+		uint16_t dropped;
+		n = port_linearize(p, q, pkts, n, &dropped);
+		if (dropped)
+			return 1;
+	}
 	if (unlikely(!p->link_up)) {
 		rte_pktmbuf_free_bulk(pkts, n);
 		p->link_down_drops[q] += n;
@@ -638,16 +762,49 @@ uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
 	return take;
 }
 
+/* A port with fewer TX queues than workers (net_af_xdp on veth has one)
+ * shares them: worker w sends on queue w % nb_txq, under that queue's lock
+ * (the PMD's queue, its fault injector and its counters). Ports with a
+ * queue per worker take no lock. */
+uint16_t rnic_port_tx(struct rnic_port *p, uint16_t q, struct rte_mbuf **pkts,
+		      uint16_t n)
+{
+	uint16_t sent;
+
+	if (q >= p->nb_txq || n == 0)
+		return 0;
+	if (!p->tx_shared)
+		return port_tx(p, q, pkts, n);
+	rte_spinlock_lock(&p->tx_lock[q]);
+	sent = port_tx(p, q, pkts, n);
+	rte_spinlock_unlock(&p->tx_lock[q]);
+	return sent;
+}
+
+static unsigned port_fault_poll(struct rnic_port *p, uint16_t q);
+
 /* Transmit TX frames the injector held whose time has come. RX holds are
  * handed out by the next rnic_port_rx() on the queue. @return frames sent. */
 unsigned rnic_port_fault_poll(struct rnic_port *p, uint16_t q)
+{
+	unsigned sent;
+
+	if (q >= p->nb_txq || !p->tx_fault[q].enabled)
+		return 0;
+	if (!p->tx_shared)
+		return port_fault_poll(p, q);
+	rte_spinlock_lock(&p->tx_lock[q]);
+	sent = port_fault_poll(p, q);
+	rte_spinlock_unlock(&p->tx_lock[q]);
+	return sent;
+}
+
+static unsigned port_fault_poll(struct rnic_port *p, uint16_t q)
 {
 	struct rte_mbuf *out[RNIC_BURST];
 	uint64_t now;
 	unsigned n;
 
-	if (q >= p->nb_txq || !p->tx_fault[q].enabled)
-		return 0;
 	now = rte_rdtsc();
 	n = rnic_fault_release(&p->tx_fault[q], out, RTE_DIM(out), now);
 	if (unlikely(!p->link_up)) {
@@ -723,6 +880,12 @@ void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "mtu", p->mtu);
 	rte_tel_data_add_dict_int(d, "link_up", p->link_up);
 	rte_tel_data_add_dict_u64(d, "link_changes", p->link_changes);
+	rte_tel_data_add_dict_int(d, "link_away", p->link_away);
+	uint64_t unsendable = 0;
+	for (unsigned q = 0; q < RNIC_MAX_WORKERS; q++)
+		unsendable += p->tx_unsendable[q];
+	rte_tel_data_add_dict_int(d, "tx_linearize", p->tx_linearize);
+	rte_tel_data_add_dict_u64(d, "tx_unsendable", unsendable);
 	rte_tel_data_add_dict_u64(d, "link_down_drops", rnic_port_link_down_drops(p));
 	/* failover: the addresses taken over, the port serving ours */
 	buf[0] = '\0';

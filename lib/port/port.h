@@ -27,6 +27,9 @@ struct rnic_stack;
 struct rnic_arp_table;
 struct rte_pcapng;
 
+/* a net_tap port's descriptors: one per queue, one more for the probe */
+#define RNIC_TAP_MAX_FDS (RNIC_MAX_WORKERS + 1)
+
 struct rnic_port {
 	/* read-only after rnic_port_open() */
 	struct rnic_stack *st;        /* owning stack */
@@ -40,6 +43,13 @@ struct rnic_port {
 	uint16_t mtu;                 /* IP MTU in use */
 	uint16_t nb_rxq, nb_txq;      /* queues set up */
 	bool rss;                     /* hardware RSS spreads flows over queues */
+	/* fewer TX queues than workers: worker w sends on w % nb_txq under
+	 * tx_lock[w % nb_txq] (rnic_port_tx()) */
+	bool tx_shared;
+	/* the PMD sends single-segment frames only: chains are copied whole
+	 * first (net_af_xdp) */
+	bool tx_linearize;
+	rte_spinlock_t tx_lock[RNIC_MAX_WORKERS];
 	struct rte_mempool *pool;
 	unsigned tx_reserve;          /* free mbufs kept from send queues (0: none) */
 	/* An in-process ring link (net_ring): frames cross in memory, so TCP
@@ -48,6 +58,9 @@ struct rnic_port {
 	 * does. The port writes the real checksum into a frame before a
 	 * capture or the fault injector sees it. */
 	bool csum_link;
+	/* stop and close on the EAL interrupt thread (net_memif: see
+	 * rnic_port_close()) */
+	bool close_on_intr_thread;
 
 	/* per-queue fault injectors; queue q touched by worker q only */
 	struct rnic_fault rx_fault[RNIC_MAX_WORKERS];
@@ -55,6 +68,15 @@ struct rnic_port {
 
 	/* ARP cache and pending packets (lib/net owns the contents) */
 	struct rnic_arp_table *arp;
+
+	/* net_tap (lib/port/tap_link.c): the kernel interface's name as it
+	 * was born in rnic's namespace, and the process's /dev/net/tun
+	 * descriptors attached to it; tap_if is empty for other PMDs */
+	char tap_if[16];
+	int tap_fds[RNIC_TAP_MAX_FDS];
+	unsigned tap_n_fds;
+	/* the tap's kernel side is in another namespace (link from tap_fds) */
+	volatile bool link_away;
 
 	/* link status, updated from the LSC callback or by polling */
 	volatile bool link_up;
@@ -82,6 +104,9 @@ struct rnic_port {
 	 * dropped there): congestion the worker's own TX_FULL drops do not
 	 * show, per queue (only its worker writes it) */
 	uint64_t tx_refused[RNIC_MAX_WORKERS];
+	/* chains that could not be made one segment for such a PMD (no mbuf
+	 * to copy into), freed, per queue */
+	uint64_t tx_unsendable[RNIC_MAX_WORKERS];
 
 	/* pcapng capture (optional); the lock serialises writers */
 	struct rte_pcapng *pcap;
@@ -152,6 +177,21 @@ unsigned rnic_port_fault_poll(struct rnic_port *p, uint16_t q);
  *  A change is passed to p->on_link (taking the link down is how a test
  *  pulls the cable: the stack's failover starts from there). */
 int rnic_port_set_link(struct rnic_port *p, bool up);
+
+/**
+ * net_tap: record the interface's name and the process's tap descriptors
+ * attached to it (after the port started). Nothing for other PMDs.
+ */
+void rnic_tap_link_init(struct rnic_port *p, const struct rte_eth_dev_info *di);
+
+/**
+ * net_tap: is the kernel side absent from rnic's namespace (moved away,
+ * renamed or deleted)? Then true, with *attached telling whether a tap
+ * descriptor is still attached to it (the tap's carrier). False for other
+ * PMDs and while the interface is in rnic's namespace (the PMD's link
+ * state stands). Any thread; a few system calls.
+ */
+bool rnic_tap_link_away(struct rnic_port *p, bool *attached);
 
 /** Refresh p->link_up from the PMD (for PMDs without LSC interrupts). */
 void rnic_port_poll_link(struct rnic_port *p);

@@ -186,6 +186,7 @@ write_bw --loopback --drive sideways
 write_bw --loopback --lo-mtu 9001
 write_bw --loopback --lo-mtu 100
 write_bw --client 192.0.2.1 --lo-mtu 9000 --vdev net_null0 --ip 192.0.2.2/24
+write_bw --client 192.0.2.1 --drive split --vdev net_null0 --ip 192.0.2.2/24
 ARGS
 echo "$pass passed, $fails failed"
 [ "$fails" = 0 ]
