@@ -4,6 +4,9 @@
 #      tshark must show "Good CRC32" on every FPDU, no bad CRC, nothing
 #      malformed (when tshark is installed);
 #   2. the guest's `rping -c` against rnic-ping -s.
+# With RPING_DROPIN=1 rnic's side is the unmodified rping under rnic-run
+# (librnic-verbs: rdma_cm over rnic's CM, MPA with CRC, as rdma_cm asks)
+# instead of rnic-ping, CRC on only.
 # Skips (exit 77) with a reason when root, /dev/net/tun or the guest
 # harness is missing, or when the guest cannot be built or booted.
 set -u
@@ -11,6 +14,23 @@ build=${RNIC_BUILD_DIR:?}
 src=${RNIC_SOURCE_DIR:?}
 interop=$(cd "$src/../shared/interop" 2>/dev/null && pwd)
 ping=$build/apps/rnic-ping/rnic-ping
+dropin=${RPING_DROPIN:-}
+me=rnic-ping
+[ -n "$dropin" ] && me="rnic-run rping"
+run=$build/apps/rnic-run/rnic-run
+# rnic's rping: rnic_rping PORT-ARGS -- RPING-ARGS (rnic-ping, or the
+# unmodified rping under rnic-run)
+rnic_rping() {
+	local port=() extra=()
+	while [ "$1" != -- ]; do port+=("$1"); shift; done
+	shift
+	if [ -n "$dropin" ]; then
+		for a in "$@"; do [ "$a" = --no-crc ] || extra+=("$a"); done
+		ip netns exec rnic-peers timeout 120 "$run" "${port[@]}" -- rping "${extra[@]}"
+	else
+		ip netns exec rnic-peers timeout 120 "$ping" "$@" "${port[@]}"
+	fi
+}
 work=$(mktemp -d)
 skip() { echo "SKIP: $*"; rm -rf "$work"; exit 77; }
 stop_guest() { [ -f "$work/guest.pid" ] && kill "$(cat "$work/guest.pid")" 2>/dev/null; sleep 1; }
@@ -41,17 +61,18 @@ attach() {  # put rnic's tap on the peers' bridge once DPDK made it
 boot "peer.test=rping-server peer.end=wait" "listening on" ||
 	skip "the siw guest did not come up (see shared/interop/README.md): $(tail -2 "$work/guest.log" | tr '\n' ' ')"
 
-for crc in on off; do
+crcs="on off"
+[ -n "$dropin" ] && crcs=on
+for crc in $crcs; do
 	opt=""; [ $crc = off ] && opt="--no-crc"
-	ip netns exec rnic-peers timeout 60 "$ping" -c -a 192.0.2.2 -p 7174 -C 10 -v -V $opt \
-		--vdev net_tap0,iface=rnicsiw0 --ip 192.0.2.10/24 --pcap "$work/crc-$crc.pcapng" \
-		>"$work/client-$crc.log" 2>&1 &
+	rnic_rping --vdev net_tap0,iface=rnicsiw0 --ip 192.0.2.10/24 --pcap "$work/crc-$crc.pcapng" \
+		-- -c -a 192.0.2.2 -p 7174 -C 10 -v -V $opt >"$work/client-$crc.log" 2>&1 &
 	pid=$!
 	attach rnicsiw0
 	wait $pid || fail "rnic-ping -c (CRC $crc) exit $?"
 	n=$(grep -c "^ping data: rdma-ping-" "$work/client-$crc.log")
 	[ "$n" = 10 ] || fail "rnic-ping -c (CRC $crc): $n of 10 pings"
-	echo "rnic-ping -c -> siw rping -s, CRC $crc: 10 pings"
+	echo "$me -c -> siw rping -s, CRC $crc: 10 pings"
 	if command -v tshark >/dev/null; then
 		v=$(tshark -r "$work/crc-$crc.pcapng" -V 2>/dev/null)
 		fpdus=$(tshark -r "$work/crc-$crc.pcapng" 2>/dev/null | grep -c "DDP/RDMA")
@@ -69,14 +90,14 @@ for crc in on off; do
 done
 stop_guest
 
-ip netns exec rnic-peers timeout 120 "$ping" -s -v -V -C 5 \
-	--vdev net_tap0,iface=rnicsiw1 --ip 192.0.2.10/24 >"$work/server.log" 2>&1 &
+rnic_rping --vdev net_tap0,iface=rnicsiw1 --ip 192.0.2.10/24 -- -s -v -V -C 5 \
+	>"$work/server.log" 2>&1 &
 spid=$!
 attach rnicsiw1
 boot "peer.test=rping-client peer.peer=192.0.2.10" "PEER-RESULT" || fail "guest rping client did not run"
 grep -q "PEER-RESULT: siw_rping_to_peer PASS" "$work/guest.log" || fail "siw rping -c failed"
 wait $spid || fail "rnic-ping -s exit $?"
-echo "siw rping -c -> rnic-ping -s: PASS ($(grep -c 'server ping data' "$work/server.log") pings served)"
+echo "siw rping -c -> $me -s: PASS ($(grep -c 'server ping data' "$work/server.log") pings served)"
 stop_guest
 rm -rf "$work"
 echo "1 passed, 0 failed"
