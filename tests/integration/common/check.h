@@ -117,9 +117,11 @@ static void __attribute__((noreturn, format(printf, 1, 2))) skip_case(const char
 /* RoCE RC QPs @p q[0] and @p q[1] (in INIT) connected to each other out of
  * band through port @p port_num: RTR towards the peer's GID 1 (::ffff:IPv4)
  * and QPN with the peer's first PSN, then RTS from @p psn[i]; path MTU
- * 1024, timeout 14, 7 retries, RNR retry for ever, 16 Reads/atomics. */
-static inline void check_roce_rtr_rts(struct ibv_qp *const q[2], struct ibv_context *const c[2],
-			       const uint32_t psn[2], uint8_t port_num)
+ * 1024, local ACK timeout @p timeout, @p retry_cnt retries, RNR retry for
+ * ever, 16 Reads/atomics. */
+static inline void check_roce_rtr_rts_opt(struct ibv_qp *const q[2],
+					  struct ibv_context *const c[2], const uint32_t psn[2],
+					  uint8_t port_num, uint8_t timeout, uint8_t retry_cnt)
 {
 	for (int i = 0; i < 2; i++) {
 		union ibv_gid gid;
@@ -134,10 +136,18 @@ static inline void check_roce_rtr_rts(struct ibv_qp *const q[2], struct ibv_cont
 		CHECK_RC(rnic_modify_qp(q[i], &at, RNIC_QP_RTR_MASK), 0);
 	}
 	for (int i = 0; i < 2; i++) {
-		struct ibv_qp_attr at = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-					  .rnr_retry = 7, .sq_psn = psn[i], .max_rd_atomic = 16 };
+		struct ibv_qp_attr at = { .qp_state = IBV_QPS_RTS, .timeout = timeout,
+					  .retry_cnt = retry_cnt, .rnr_retry = 7, .sq_psn = psn[i],
+					  .max_rd_atomic = 16 };
 		CHECK_RC(rnic_modify_qp(q[i], &at, RNIC_QP_RTS_MASK), 0);
 	}
+}
+
+/* The same with timeout 14 (67 ms) and 7 retries. */
+static inline void check_roce_rtr_rts(struct ibv_qp *const q[2], struct ibv_context *const c[2],
+				      const uint32_t psn[2], uint8_t port_num)
+{
+	check_roce_rtr_rts_opt(q, c, psn, port_num, 14, 7);
 }
 
 /* Tear down a pair of stacks: close both devices (a device that still

@@ -1283,7 +1283,7 @@ int main(int argc, char **argv)
 	}
 	double t0 = now_s();
 	for (unsigned i = 0; i < RTE_DIM(cases); i++)
-		if (selected(cases[i].name, filter) && (cases[i].lossy || !faults))
+		if (case_selected(cases[i].name, filter) && (cases[i].lossy || !faults))
 			conf_run_case(cases[i].name, cases[i].fn);
 	if (faults && filter == NULL)
 		conf_run_case("faults_injected", t_faults_seen);

@@ -44,6 +44,8 @@
 
 #include <rte_common.h>
 
+#include "../common/pair.h"
+
 /* --- the data-path helpers ------------------------------------------------------------ */
 
 /* Exactly @p n completions (hang guard only). */
@@ -937,84 +939,27 @@ static int conf_link(int argc, char **argv)
 	return -1;
 }
 
-/* Is @p name selected by @p filter (NULL: all; else any of its
- * comma-separated parts is a substring of the name)? */
-static bool selected(const char *name, const char *filter)
-{
-	if (filter == NULL)
-		return true;
-	for (const char *p = filter; *p != '\0'; ) {
-		size_t n = strcspn(p, ",");
-		char part[64];
-		snprintf(part, sizeof(part), "%.*s", (int)RTE_MIN(n, sizeof(part) - 1), p);
-		if (n > 0 && strstr(name, part) != NULL)
-			return true;
-		p += n + (p[n] == ',');
-	}
-	return false;
-}
-
-/* Count and print the outcome @p r of case @p name (@p dt seconds). */
-static void conf_report(const char *name, int r, double dt)
-{
-	char *list = r == R_FAIL ? failed : skipped;
-	switch (r) {
-	case R_PASS:
-		n_pass++;
-		printf("PASS %s (%.2f s)\n", name, dt);
-		break;
-	case R_SKIP:
-		n_skip++;
-		printf("SKIP %s\n", name);
-		break;
-	default:
-		n_fail++;
-		printf("FAIL %s (%.2f s)\n", name, dt);
-		break;
-	}
-	if (r != R_PASS && strlen(list) + strlen(name) + 2 < sizeof(failed))
-		strcat(strcat(list, " "), name);
-	fflush(stdout);
-	fflush(stderr);
-}
-
 /* The transport's part of running a case: reset its state before the
  * case, and free whatever the case left after it (@return false when
  * something could not be freed). */
 static void conf_case_begin(void);
 static bool conf_case_end(void);
 
-/* Run case @p name (@p fn) between the transport's begin and end: a case
- * that passed but left objects that cannot be freed fails. */
+/* Run case @p name (@p fn) between the transport's begin and end. */
 static void conf_run_case(const char *name, void (*fn)(void))
 {
-	volatile int r;
-	double t0 = now_s();
-	case_name = name;
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
 	conf_case_begin();
-	r = setjmp(case_jmp);
-	if (r == 0)
-		fn();
-	bool ok = conf_case_end();
-	if (r == R_PASS && !ok) {
-		fprintf(stderr, "  FAIL %s: objects could not be freed\n", name);
-		r = R_FAIL;
-	}
-	conf_report(name, r, now_s() - t0);
+	case_run(name, fn, conf_case_end);
 }
 
 /* The last lines of a run; @return the exit status. */
 static int conf_summary(const char *what, bool lossy, double secs)
 {
-	printf("%s (%s): %.1f s\n", what, lossy ? "lossy" : "clean", secs);
-	if (n_skip)
-		printf("skipped:%s\n", skipped);
-	if (n_fail)
-		printf("failed:%s\n", failed);
-	printf("%d passed, %d failed, %d skipped\n", n_pass, n_fail, n_skip);
-	return n_fail ? 1 : 0;
+	char w[64];
+	snprintf(w, sizeof(w), "%s (%s)", what, lossy ? "lossy" : "clean");
+	return case_summary(w, secs);
 }
 
 #endif
