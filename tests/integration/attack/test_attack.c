@@ -99,6 +99,8 @@
 
 static jmp_buf case_jmp;
 static const char *case_name;
+static int n_pass, n_fail, n_skip;
+static char failed[256], skipped[256];
 enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
 
 #define CHECK_FILE "test_attack.c"
@@ -107,6 +109,7 @@ enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "../common/check.h"
 #pragma GCC diagnostic pop
+#include "../common/pair.h"
 
 static uint64_t rng_s;
 static uint64_t rnd(void)
@@ -140,7 +143,9 @@ static uint64_t tap_w;                    /* written by the tap */
 static uint64_t tap_r;                    /* read by the main thread */
 static volatile int tap_stop;
 static uint64_t tap_inflight, tap_frames, tap_naks, tap_terms, tap_overflow;
-static struct rte_ring *ring_a_tx, *ring_b_rx, *ring_b_tx, *ring_a_rx;
+/* A on atk0.a, B on atk1.b: the tap thread carries every frame between */
+static struct tpair K = { .ring = { "atk0", "atk1" }, .tapped = true, .workers = 1,
+			  .mbufs = 16383, .ip = { { A_IP }, { B_IP } } };
 
 /* The B->A byte stream of one connection (by A's port): where its next
  * FPDU starts, and the start of an FPDU header cut by a segment end. */
@@ -325,7 +330,7 @@ static void *tap_main(void *arg)
 	(void)arg;
 	unsigned idle = 0;
 	while (!tap_stop) {
-		unsigned n = tap_move(ring_a_tx, ring_b_rx, false) + tap_move(ring_b_tx, ring_a_rx, true);
+		unsigned n = tap_move(K.a_tx, K.b_rx, false) + tap_move(K.b_tx, K.a_rx, true);
 		if (n) {
 			idle = 0;
 		} else if (++idle > 256) {
@@ -338,8 +343,6 @@ static void *tap_main(void *arg)
 
 /* --- stacks and objects -------------------------------------------------------- */
 
-static struct rnic_stack *SA, *SB;
-static struct ibv_context *CA, *CB;
 
 enum tr { IW, ROCE };
 static enum tr tr;
@@ -348,8 +351,8 @@ static void noop(struct rnic_worker *w, void *arg) { (void)w; (void)arg; }
 
 static bool rings_empty(void)
 {
-	return rte_ring_count(ring_a_tx) == 0 && rte_ring_count(ring_b_rx) == 0 &&
-	       rte_ring_count(ring_b_tx) == 0 && rte_ring_count(ring_a_rx) == 0 &&
+	return rte_ring_count(K.a_tx) == 0 && rte_ring_count(K.b_rx) == 0 &&
+	       rte_ring_count(K.b_tx) == 0 && rte_ring_count(K.a_rx) == 0 &&
 	       __atomic_load_n(&tap_inflight, __ATOMIC_ACQUIRE) == 0;
 }
 
@@ -365,8 +368,8 @@ static void drain(void)
 			usleep(20);
 			continue;
 		}
-		rnic_worker_call_sync(rnic_stack_worker(SB, 0), noop, NULL);
-		rnic_worker_call_sync(rnic_stack_worker(SA, 0), noop, NULL);
+		rnic_worker_call_sync(rnic_stack_worker(K.st[1], 0), noop, NULL);
+		rnic_worker_call_sync(rnic_stack_worker(K.st[0], 0), noop, NULL);
 		stable = rings_empty() ? stable + 1 : 0;
 	}
 }
@@ -840,7 +843,7 @@ static void roce_connect(unsigned i)
 {
 	struct pair *p = &pr[i];
 	struct ibv_qp *q[2] = { p->qa, p->qb };
-	struct ibv_context *c[2] = { CA, CB };
+	struct ibv_context *c[2] = { K.ctx[0], K.ctx[1] };
 	uint32_t psn[2] = { rnd_psn(), rnd_psn() };
 	int acc[2] = { 0, p->qp_access };
 	for (int k = 0; k < 2; k++) {
@@ -1610,7 +1613,7 @@ static bool pairs_destroy(void)
 static uint64_t roce_ctr(const char *name)
 {
 	uint64_t v = 0;
-	CHECK_RC(rnic_roce_counter(SB, name, &v), 0);
+	CHECK_RC(rnic_roce_counter(K.st[1], name, &v), 0);
 	return v;
 }
 
@@ -1770,29 +1773,14 @@ static void run_transport(void)
 		printf("  (stopped by the time cap)\n");
 }
 
-static int run_case(const char *name, enum tr t)
+static bool case_cleanup(void)
 {
-	case_name = name;
-	tr = t;
-	printf("%s\n", name);
-	double t0 = now_s();
-	int r = setjmp(case_jmp);
-	if (r == 0)
-		run_transport();
 	if (listener) {
 		rnic_cm_destroy_id(listener);
 		listener = NULL;
 	}
 	/* ids first (they hold QPs), then QPs */
-	bool ok = pairs_destroy();
-	if (r == R_PASS && !ok) {
-		fprintf(stderr, "  FAIL %s: objects could not be freed\n", name);
-		r = R_FAIL;
-	}
-	printf("%s %s (%.2f s)\n", r == R_PASS ? "PASS" : r == R_SKIP ? "SKIP" : "FAIL", name,
-	       now_s() - t0);
-	fflush(stdout);
-	return r;
+	return pairs_destroy();
 }
 
 static bool kits_fini(void)
@@ -1822,37 +1810,12 @@ int main(int argc, char **argv)
 	printf("seed %#" PRIx64 " (RNIC_ATTACK_SEED), RoCE attacks %" PRIu64 " (RNIC_ATTACK_N), "
 	       "iWARP attacks %" PRIu64 " (RNIC_ATTACK_N_IWARP)\n", seed,
 	       env_u64("RNIC_ATTACK_N", 30000), env_u64("RNIC_ATTACK_N_IWARP", 1500));
-	struct rnic_config c[2];
-	if (check_eal_init(argv[0], &c[0], 2) != 0)
+	struct rnic_config c;
+	struct tpair *pairs[] = { &K };
+	if (tpair_init(argv[0], &c, 2, pairs, 1) != 0)
 		return 1;
-	if (rnic_ring_pair("atk0", 1) != 0 || rnic_ring_pair("atk1", 1) != 0) {
-		fprintf(stderr, "ring pairs failed\n");
-		return 1;
-	}
-	ring_a_tx = rnic_ring_pair_tx("atk0.a", 0);   /* A transmits */
-	ring_a_rx = rnic_ring_pair_tx("atk0.b", 0);   /* A receives what .b "sends" */
-	ring_b_tx = rnic_ring_pair_tx("atk1.b", 0);
-	ring_b_rx = rnic_ring_pair_tx("atk1.a", 0);
-	if (!ring_a_tx || !ring_a_rx || !ring_b_tx || !ring_b_rx) {
-		fprintf(stderr, "ring lookup failed\n");
-		return 1;
-	}
-	c[0].n_eal_args = 0;
-	c[1] = c[0];
-	for (int s = 0; s < 2; s++) {
-		c[s].n_ports = 1;
-		c[s].workers = 1;
-		struct rnic_port_cfg *p = &c[s].ports[0];
-		rnic_port_cfg_init(p);
-		snprintf(p->ring, sizeof(p->ring), s ? "atk1.b" : "atk0.a");
-		p->ip = s ? B_IP : A_IP;
-		p->prefix_len = 24;
-		p->mbufs = 16383;
-	}
-	SA = rnic_stack_create(&c[0]);
-	SB = rnic_stack_create(&c[1]);
-	if (!SA || !SB || rnic_stack_start(SA) != 0 || rnic_stack_start(SB) != 0) {
-		fprintf(stderr, "stacks: %s\n", rte_strerror(rte_errno));
+	if (tpair_up(&K, &c) != 0) {
+		fprintf(stderr, "stacks: %s\n", K.why);
 		return 1;
 	}
 	pthread_t tap;
@@ -1860,8 +1823,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tap thread\n");
 		return 1;
 	}
-	CA = rnic_open_device(SA);
-	CB = rnic_open_device(SB);
 	lenB = (size_t)P_MAX * (G_N + 1) * CANARY;
 	for (int g = 0; g < G_N; g++)
 		lenB += (size_t)P_MAX * reg_len[g];
@@ -1871,7 +1832,7 @@ int main(int argc, char **argv)
 	shadow = malloc(lenB);
 	bufR = aligned_alloc(4096, 64 * P_MAX);
 	expect_buf = malloc((size_t)P_MAX * SLOTS * MAXLEN);
-	if (!CA || !CB || !bufA || !bufB || !shadow || !bufR || !expect_buf) {
+	if (!K.ctx[0] || !K.ctx[1] || !bufA || !bufB || !shadow || !bufR || !expect_buf) {
 		fprintf(stderr, "devices/buffers\n");
 		return 1;
 	}
@@ -1879,31 +1840,30 @@ int main(int argc, char **argv)
 		canary_pat[k] = (uint8_t)(0xc5 ^ (k * 29u) ^ (k >> 8));
 	struct rnic_stack_stats ss;
 	uint64_t base_a = 0, base_b = 0;
-	int n_fail = 0, n_pass = 0, n_skip = 0;
 	/* objects shared by both runs */
 	case_name = "setup";
 	int r = setjmp(case_jmp);
 	if (r == 0) {
-		pdA = rnic_alloc_pd(CA);
-		pdB = rnic_alloc_pd(CB);
-		pdB2 = rnic_alloc_pd(CB);
+		pdA = rnic_alloc_pd(K.ctx[0]);
+		pdB = rnic_alloc_pd(K.ctx[1]);
+		pdB2 = rnic_alloc_pd(K.ctx[1]);
 		CHECK(pdA && pdB && pdB2, "alloc_pd: %s", strerror(errno));
-		cqA = rnic_create_cq(CA, 4096, NULL, NULL, 0);
-		cqB = rnic_create_cq(CB, 4096, NULL, NULL, 0);
+		cqA = rnic_create_cq(K.ctx[0], 4096, NULL, NULL, 0);
+		cqB = rnic_create_cq(K.ctx[1], 4096, NULL, NULL, 0);
 		CHECK(cqA && cqB, "create_cq: %s", strerror(errno));
 		mrA = rnic_reg_mr(pdA, bufA, lenA, LW);
 		mrR = rnic_reg_mr(pdB, bufR, 64 * P_MAX, LW);
 		CHECK(mrA && mrR, "reg_mr: %s", strerror(errno));
-		cmA = rnic_cm_create_channel(CA);
-		cmB = rnic_cm_create_channel(CB);
+		cmA = rnic_cm_create_channel(K.ctx[0]);
+		cmB = rnic_cm_create_channel(K.ctx[1]);
 		CHECK(cmA && cmB, "cm channels: %s", strerror(errno));
 		P = P_MAX;
 		kits_init();
 		usleep(100000);
 		drain();
-		rnic_stack_stats(SA, &ss);
+		rnic_stack_stats(K.st[0], &ss);
 		base_a = ss.mbufs_in_use;
-		rnic_stack_stats(SB, &ss);
+		rnic_stack_stats(K.st[1], &ss);
 		base_b = ss.mbufs_in_use;
 	} else {
 		n_fail++;
@@ -1915,10 +1875,8 @@ int main(int argc, char **argv)
 		for (unsigned k = 0; k < RTE_DIM(cases); k++) {
 			if (only && !strstr(cases[k].name, only))
 				continue;
-			int rr = run_case(cases[k].name, cases[k].t);
-			n_pass += rr == R_PASS;
-			n_fail += rr == R_FAIL;
-			n_skip += rr == R_SKIP;
+			tr = cases[k].t;
+			case_run(cases[k].name, run_transport, case_cleanup);
 		}
 	}
 	/* the end: every canary and no-rights region (the shadow), pools */
@@ -1940,16 +1898,18 @@ int main(int argc, char **argv)
 		if (pdB) ok &= rnic_dealloc_pd(pdB) == 0;
 		if (pdB2) ok &= rnic_dealloc_pd(pdB2) == 0;
 		CHECK(ok, "objects could not be freed");
-		CHECK_RC(rnic_close_device(CA), 0);
-		CHECK_RC(rnic_close_device(CB), 0);
+		for (int i = 0; i < 2; i++) {
+			CHECK_RC(rnic_close_device(K.ctx[i]), 0);
+			K.ctx[i] = NULL;
+		}
 		/* pools back to their baseline (TCP may still be closing) */
 		double tw = now_s();
 		uint64_t ua, ub;
 		for (;;) {
 			drain();
-			rnic_stack_stats(SA, &ss);
+			rnic_stack_stats(K.st[0], &ss);
 			ua = ss.mbufs_in_use;
-			rnic_stack_stats(SB, &ss);
+			rnic_stack_stats(K.st[1], &ss);
 			ub = ss.mbufs_in_use;
 			if ((ua == base_a && ub == base_b) || now_s() - tw > 5)
 				break;
@@ -1963,16 +1923,11 @@ int main(int argc, char **argv)
 	}
 	tap_stop = 1;
 	pthread_join(tap, NULL);
-	rnic_stack_stop(SB);
-	rnic_stack_stop(SA);
-	rnic_stack_destroy(SB);
-	rnic_stack_destroy(SA);
+	tpair_down(&K);
 	free(bufA);
 	free(bufB);
 	free(shadow);
 	free(bufR);
 	free(expect_buf);
-	printf("attack: %.1f s; %d passed, %d failed, %d skipped\n", now_s() - t0, n_pass, n_fail,
-	       n_skip);
-	return n_fail ? 1 : 0;
+	return case_summary("attack", now_s() - t0);
 }

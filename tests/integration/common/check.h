@@ -7,10 +7,13 @@
  *   static jmp_buf case_jmp;            where a failed or skipped case goes
  *   static const char *case_name;       the case running
  *   enum { R_PASS, R_FAIL, R_SKIP };    the outcomes
- *   fail_at(int line, const char *fmt, ...)   reports and longjmps, or
- *   #define CHECK_FILE "name.c"       for the plain one below, or
- *   #define CHECK_KNOWN_BUG_FILE "name.c"  for the one that turns a failure
+ *   fail_at(const char *file, int line, const char *fmt, ...)
+ *                                     reports and longjmps, or
+ *   #define CHECK_FILE                for the plain one below, or
+ *   #define CHECK_KNOWN_BUG_FILE      for the one that turns a failure
  *                                     under `known_bug` into SKIP
+ * A failure names the file and line of the check (a case written in a
+ * shared header, tests/integration/verbs/conformance.h, names that).
  *   #define GUARD                     the byte guard zones are filled with
  */
 #ifndef RNIC_TESTS_INTEGRATION_CHECK_H
@@ -30,20 +33,28 @@
 #include "rnic/rnic_roce.h"
 #include "rnic/rnic_verbs.h"
 
+/* The last part of a path: what a failure prints as its file. */
+static inline const char *check_base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s != NULL ? s + 1 : path;
+}
+
 #ifdef CHECK_KNOWN_BUG_FILE
 /* fail_at for tests that name known library bugs: with the includer's
  * `known_bug` set (and `strict` false: RNIC_TEST_STRICT unset) a failed
  * check reports SKIP with the bug's description, otherwise FAIL. */
-static void __attribute__((noreturn, format(printf, 2, 3))) fail_at(int line, const char *fmt, ...)
+static void __attribute__((noreturn, format(printf, 3, 4)))
+fail_at(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
 	bool bug = known_bug != NULL && !strict;
 	FILE *f = bug ? stdout : stderr;
 	if (bug)
-		fprintf(f, "  SKIP %s: known library bug: %s\n    seen (" CHECK_KNOWN_BUG_FILE
-			":%d): ", case_name, known_bug, line);
+		fprintf(f, "  SKIP %s: known library bug: %s\n    seen (%s:%d): ", case_name,
+			known_bug, check_base(file), line);
 	else
-		fprintf(f, "  FAIL %s (" CHECK_KNOWN_BUG_FILE ":%d): ", case_name, line);
+		fprintf(f, "  FAIL %s (%s:%d): ", case_name, check_base(file), line);
 	va_start(ap, fmt);
 	vfprintf(f, fmt, ap);
 	va_end(ap);
@@ -57,10 +68,11 @@ static void __attribute__((noreturn, format(printf, 2, 3))) fail_at(int line, co
 #ifdef CHECK_FILE
 /* The plain fail_at: "  FAIL case (file:line): message" on stderr, and the
  * case ends. */
-static void __attribute__((noreturn, format(printf, 2, 3))) fail_at(int line, const char *fmt, ...)
+static void __attribute__((noreturn, format(printf, 3, 4)))
+fail_at(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "  FAIL %s (" CHECK_FILE ":%d): ", case_name, line);
+	fprintf(stderr, "  FAIL %s (%s:%d): ", case_name, check_base(file), line);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -98,16 +110,18 @@ static void __attribute__((noreturn, format(printf, 1, 2))) skip_case(const char
 	longjmp(case_jmp, R_SKIP);
 }
 
-#define CHECK(c, ...) do { if (!(c)) fail_at(__LINE__, __VA_ARGS__); } while (0)
+#define CHECK(c, ...) do { if (!(c)) fail_at(__FILE__, __LINE__, __VA_ARGS__); } while (0)
 #define CHECK_RC(expr, want) do { long long r_ = (long long)(expr), w_ = (long long)(want); \
-	if (r_ != w_) fail_at(__LINE__, "%s = %lld, expected %lld", #expr, r_, w_); } while (0)
+	if (r_ != w_) fail_at(__FILE__, __LINE__, "%s = %lld, expected %lld", #expr, r_, w_); } while (0)
 
 /* RoCE RC QPs @p q[0] and @p q[1] (in INIT) connected to each other out of
  * band through port @p port_num: RTR towards the peer's GID 1 (::ffff:IPv4)
  * and QPN with the peer's first PSN, then RTS from @p psn[i]; path MTU
- * 1024, timeout 14, 7 retries, RNR retry for ever, 16 Reads/atomics. */
-static inline void check_roce_rtr_rts(struct ibv_qp *const q[2], struct ibv_context *const c[2],
-			       const uint32_t psn[2], uint8_t port_num)
+ * 1024, local ACK timeout @p timeout, @p retry_cnt retries, RNR retry for
+ * ever, 16 Reads/atomics. */
+static inline void check_roce_rtr_rts_opt(struct ibv_qp *const q[2],
+					  struct ibv_context *const c[2], const uint32_t psn[2],
+					  uint8_t port_num, uint8_t timeout, uint8_t retry_cnt)
 {
 	for (int i = 0; i < 2; i++) {
 		union ibv_gid gid;
@@ -122,10 +136,18 @@ static inline void check_roce_rtr_rts(struct ibv_qp *const q[2], struct ibv_cont
 		CHECK_RC(rnic_modify_qp(q[i], &at, RNIC_QP_RTR_MASK), 0);
 	}
 	for (int i = 0; i < 2; i++) {
-		struct ibv_qp_attr at = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-					  .rnr_retry = 7, .sq_psn = psn[i], .max_rd_atomic = 16 };
+		struct ibv_qp_attr at = { .qp_state = IBV_QPS_RTS, .timeout = timeout,
+					  .retry_cnt = retry_cnt, .rnr_retry = 7, .sq_psn = psn[i],
+					  .max_rd_atomic = 16 };
 		CHECK_RC(rnic_modify_qp(q[i], &at, RNIC_QP_RTS_MASK), 0);
 	}
+}
+
+/* The same with timeout 14 (67 ms) and 7 retries. */
+static inline void check_roce_rtr_rts(struct ibv_qp *const q[2], struct ibv_context *const c[2],
+				      const uint32_t psn[2], uint8_t port_num)
+{
+	check_roce_rtr_rts_opt(q, c, psn, port_num, 14, 7);
 }
 
 /* Tear down a pair of stacks: close both devices (a device that still

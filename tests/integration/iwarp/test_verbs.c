@@ -3,15 +3,19 @@
  * Integration tests of the iWARP verbs layer: two rnic stacks (A passive,
  * B active) wired by net_ring, driven only through the public API
  * (rnic_verbs.h, rnic_cm.h and the inline calls of <infiniband/verbs.h>).
+ * The verbs conformance suite (../verbs/conformance.h, the cases RoCE
+ * passes the same way) runs here on iWARP next to the iWARP-only cases
+ * (the CM and MPA, Terminate, close paths, the stream switch, ...).
  *
- *   test_verbs clean  [FILTER]   a clean link
- *   test_verbs faults [FILTER]   every case again through the fault injector
- *                                (drop, dup, reorder, corrupt on both ports'
- *                                transmit side, i.e. both directions)
+ *   test_verbs clean [FILTER]   a clean link
+ *   test_verbs lossy [FILTER]   every case again through the fault injector
+ *                               (drop, dup, reorder, corrupt on both ports'
+ *                               transmit side, i.e. both directions)
  *
  * Each case runs on its own connection(s) and prints PASS, FAIL (with the
  * line and what was seen) or SKIP (with the missing feature). FILTER runs
- * only the cases whose name contains it. RNIC_FAULT_SEED overrides the
+ * only the cases whose name contains it (or one of its comma-separated
+ * parts). RNIC_FAULT_SEED overrides the
  * injector's seed. The waits have generous hang guards only; nothing is
  * asserted on time.
  */
@@ -44,6 +48,7 @@
 #define BUF_LEN (16 * MiB + 512 * KiB)
 #define HANG_S hang_s
 #define ACC_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+		 IBV_ACCESS_REMOTE_ATOMIC | \
 		 IBV_ACCESS_MW_BIND)
 #define GUARD 0xee
 #define MAXX 16
@@ -308,91 +313,16 @@ static void pair_up(const struct opts *o)
 	connect_ab(port, o);
 }
 
-/* --- data-path helpers ------------------------------------------------------------ */
-
-/* Exactly @p n completions (hang guard only). */
-static void wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, int n, const char *what)
-{
-	int got = 0;
-	unsigned idle = 0;
-	double t0 = now_s();
-	while (got < n) {
-		int k = ibv_poll_cq(cq, n - got, wc + got);
-		CHECK(k >= 0, "%s: ibv_poll_cq = %d", what, k);
-		if (k > 0) {
-			got += k;
-			idle = 0;
-			continue;
-		}
-		if (++idle < 2000)
-			continue;
-		usleep(20);
-		if ((idle & 255) == 0 && now_s() - t0 > HANG_S)
-			break;
-	}
-	CHECK(got == n, "%s: %d of %d completions in %d s (hang guard)", what, got, n, HANG_S);
-}
-
-#define ANY (-1)
-static struct ibv_wc expect_wc(struct ibv_cq *cq, const struct ibv_qp *qp, uint64_t wr_id,
-			       int opcode, int status, long long len, const char *what)
-{
-	struct ibv_wc wc;
-	wait_wc(cq, &wc, 1, what);
-	CHECK(wc.wr_id == wr_id && (status == ANY || (int)wc.status == status) &&
-	      (opcode == ANY || (int)wc.opcode == opcode) &&
-	      (len < 0 || wc.byte_len == (unsigned long long)len) && wc.qp_num == qp->qp_num,
-	      "%s: completion wr_id %llu status %d opcode %d byte_len %u qp %u; expected wr_id "
-	      "%llu status %d opcode %d byte_len %lld qp %u", what,
-	      (unsigned long long)wc.wr_id, wc.status, wc.opcode, wc.byte_len, wc.qp_num,
-	      (unsigned long long)wr_id, status, opcode, len, qp->qp_num);
-	return wc;
-}
-
-static int post_wr(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t id, struct ibv_sge *sg,
-		   int nsge, uint64_t raddr, uint32_t rkey, unsigned flags)
-{
-	struct ibv_send_wr wr = { .wr_id = id, .sg_list = sg, .num_sge = nsge, .opcode = op,
-				  .send_flags = flags }, *bad = NULL;
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	int rc = ibv_post_send(qp, &wr, &bad);
-	CHECK(rc == 0 || bad == &wr, "post_send = %d but bad_wr %p is not the WR %p", rc,
-	      (void *)bad, (void *)&wr);
-	return rc;
-}
-
-static int post1(struct end *e, enum ibv_wr_opcode op, uint64_t id, const uint8_t *laddr,
-		 uint32_t len, uint64_t raddr, uint32_t rkey, unsigned flags)
-{
-	struct ibv_sge s = { (uintptr_t)laddr, len, e->mr->lkey };
-	return post_wr(e->qp, op, id, &s, 1, raddr, rkey, flags);
-}
-
-static void recv_on(struct ibv_qp *qp, struct ibv_mr *mr, uint64_t id, const uint8_t *addr,
-		    uint32_t len)
-{
-	struct ibv_sge s = { (uintptr_t)addr, len, mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1 }, *bad = NULL;
-	CHECK_RC(ibv_post_recv(qp, &wr, &bad), 0);
-}
-
-static void recv1(struct end *e, uint64_t id, const uint8_t *addr, uint32_t len)
-{
-	recv_on(e->qp, e->mr, id, addr, len);
-}
-
-/* A zero-length Send from @p s to @p r: once it is received, everything
- * @p s posted before it has been placed in @p r's memory. */
-static void fence_send(struct end *s, struct end *r, uint64_t id)
-{
-	recv1(r, id, r->buf, 16);
-	CHECK_RC(post1(s, IBV_WR_SEND, id, s->buf, 0, 0, 0, IBV_SEND_SIGNALED), 0);
-	expect_wc(s->cq, s->qp, id, IBV_WC_SEND, IBV_WC_SUCCESS, ANY, "fence send");
-	expect_wc(r->cq, r->qp, id, IBV_WC_RECV, IBV_WC_SUCCESS, 0, "fence recv");
-}
-
 #define BASE 4096u   /* data starts here in the buffers; guards below */
+
+/* RFC 7306: a Send with Immediate is the Send, then an Immediate Data
+ * message with a receive of its own; a Read names one sink (RFC 5040), so
+ * it scatters into one SGE, as siw's. */
+#define CONF_SEND_IMM_SPLIT 1
+#define CONF_READ_MAX_SGE 1
+#include "../verbs/conformance.h"
+
+/* --- data-path helpers ------------------------------------------------------------ */
 
 static void do_send(struct end *s, struct end *r, uint32_t n, uint32_t soff, uint32_t doff,
 		    uint64_t tag)
@@ -759,122 +689,6 @@ static void t_zero_sge(void)
 }
 
 
-static void t_multi_sge_send(void)
-{
-	pair_up(&DEF);
-	struct ibv_sge ss[RNIC_MAX_SGE], rs[RNIC_MAX_SGE];
-	size_t total = 0;
-	for (int i = 0; i < RNIC_MAX_SGE; i++)
-		total += sg_send[i];
-	uint8_t *expect = malloc(total);
-	CHECK(expect != NULL, "malloc");
-	for (int round = 0; round < 3; round++) {
-		/* round 0: 8 gathered into 8 differently cut; 1: into exactly the
-		 * same cut; 2: A to B, into one SGE less than the data needs
-		 * plus a large last one */
-		struct end *s = round == 2 ? &a : &b, *r = round == 2 ? &b : &a;
-		gather_sges(s->buf + BASE, s->mr->lkey,
-			    ss, sg_send, RNIC_MAX_SGE, 128 * KiB, 3, expect, 40 + round);
-		const uint32_t *rl = round == 1 ? sg_send : sg_recv;
-		scatter_sges(r->buf + BASE, r->mr->lkey, rs, rl, RNIC_MAX_SGE, 256 * KiB, 5);
-		struct ibv_recv_wr rw = { .wr_id = 50 + round, .sg_list = rs,
-					  .num_sge = RNIC_MAX_SGE }, *rbad;
-		CHECK_RC(ibv_post_recv(r->qp, &rw, &rbad), 0);
-		CHECK_RC(post_wr(s->qp, IBV_WR_SEND, 60 + round, ss, RNIC_MAX_SGE, 0, 0,
-				 IBV_SEND_SIGNALED), 0);
-		expect_wc(s->cq, s->qp, 60 + round, IBV_WC_SEND, IBV_WC_SUCCESS, ANY, "send");
-		expect_wc(r->cq, r->qp, 50 + round, IBV_WC_RECV, IBV_WC_SUCCESS, (long long)total,
-			  "recv");
-		check_scatter(rs, RNIC_MAX_SGE, expect, total, "multi-SGE send");
-	}
-	free(expect);
-}
-
-static void t_multi_sge_write(void)
-{
-	pair_up(&DEF);
-	struct ibv_sge ss[RNIC_MAX_SGE];
-	size_t total = 0;
-	for (int i = 0; i < RNIC_MAX_SGE; i++)
-		total += sg_send[i];
-	uint8_t *expect = malloc(total);
-	CHECK(expect != NULL, "malloc");
-	for (int nsge = 2; nsge <= RNIC_MAX_SGE; nsge += RNIC_MAX_SGE - 2) {
-		size_t t = 0;
-		for (int i = 0; i < nsge; i++)
-			t += sg_send[i];
-		gather_sges(b.buf + BASE, b.mr->lkey,
-			    ss, sg_send, (unsigned)nsge, 128 * KiB, 7, expect, 70 + nsge);
-		uint8_t *dst = a.buf + BASE + 3;
-		memset(dst - 64, GUARD, t + 128);
-		CHECK_RC(post_wr(b.qp, IBV_WR_RDMA_WRITE, 80 + nsge, ss, nsge, (uintptr_t)dst,
-				 a.mr->rkey, IBV_SEND_SIGNALED), 0);
-		expect_wc(b.cq, b.qp, 80 + nsge, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, ANY, "write");
-		fence_send(&b, &a, 90 + nsge);
-		CHECK_DATA(dst, expect, t, "gathered write");
-		CHECK_UNTOUCHED(dst - 64, 64, GUARD, "before the write");
-		CHECK_UNTOUCHED(dst + t, 64, GUARD, "after the write");
-	}
-	free(expect);
-}
-
-static void t_multi_sge_read(void)
-{
-	pair_up(&DEF);
-	struct ibv_sge rs[RNIC_MAX_SGE];
-	size_t total = 0;
-	for (int i = 0; i < RNIC_MAX_SGE; i++)
-		total += sg_send[i];
-	uint8_t *src = a.buf + BASE + 1;
-	fill(src, total, 99);
-	scatter_sges(b.buf + BASE, b.mr->lkey, rs, sg_send, RNIC_MAX_SGE, 128 * KiB, 3);
-	int rc = post_wr(b.qp, IBV_WR_RDMA_READ, 1, rs, RNIC_MAX_SGE, (uintptr_t)src, a.mr->rkey,
-			 IBV_SEND_SIGNALED);
-	if (rc == EINVAL || rc == EOPNOTSUPP)
-		skip_case("RDMA_READ with %d SGEs refused with %d: only single-SGE Reads are "
-			  "accepted although max_sge is %d", RNIC_MAX_SGE, rc, RNIC_MAX_SGE);
-	CHECK_RC(rc, 0);
-	expect_wc(b.cq, b.qp, 1, IBV_WC_RDMA_READ, IBV_WC_SUCCESS, (long long)total, "read");
-	check_scatter(rs, RNIC_MAX_SGE, src, total, "scattered read");
-}
-
-/* 1000 small Writes, every 100th signaled: exactly 10 completions, and
- * then the next completion is the next signaled request. */
-static void t_unsignaled(void)
-{
-	struct opts o = DEF;
-	o.sq = 64;
-	pair_up(&o);
-	fill(b.buf + BASE, 1000 * 64, 11);
-	memset(a.buf + BASE, 0, 1000 * 64);
-	int done = 0;
-	for (int i = 0; i < 1000; i++) {
-		unsigned f = i % 100 == 99 ? IBV_SEND_SIGNALED : 0;
-		double t0 = now_s();
-		int rc;
-		while ((rc = post1(&b, IBV_WR_RDMA_WRITE, i, b.buf + BASE + i * 64, 64,
-				   (uintptr_t)a.buf + BASE + i * 64, a.mr->rkey, f)) == ENOMEM) {
-			struct ibv_wc wc;
-			int k = ibv_poll_cq(b.cq, 1, &wc);
-			if (k == 1) {
-				CHECK(wc.wr_id == (uint64_t)(done * 100 + 99) &&
-				      wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RDMA_WRITE,
-				      "completion wr_id %llu status %d, expected %d",
-				      (unsigned long long)wc.wr_id, wc.status, done * 100 + 99);
-				done++;
-			}
-			CHECK(now_s() - t0 < HANG_S, "SQ full for %d s (hang guard)", HANG_S);
-			usleep(10);
-		}
-		CHECK_RC(rc, 0);
-	}
-	for (; done < 10; done++)
-		expect_wc(b.cq, b.qp, done * 100 + 99, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, ANY,
-			  "signaled write");
-	fence_send(&b, &a, 5000);   /* the next completion on B is this Send */
-	CHECK_DATA(a.buf + BASE, b.buf + BASE, 1000 * 64, "unsignaled writes");
-}
-
 static void t_sig_all(void)
 {
 	struct opts o = DEF;
@@ -887,113 +701,6 @@ static void t_sig_all(void)
 	for (int i = 0; i < 10; i++)
 		expect_wc(b.cq, b.qp, i, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, ANY, "sq_sig_all write");
 	fence_send(&b, &a, 100);
-}
-
-static void t_inline(void)
-{
-	pair_up(&DEF);
-	static const uint32_t isz[] = { 0, 1, 7, 64, RNIC_MAX_INLINE };
-	uint8_t tmp[RNIC_MAX_INLINE + 8], want[RNIC_MAX_INLINE + 8];
-	struct ibv_send_wr *bad;
-	for (unsigned i = 0; i < RTE_DIM(isz); i++) {
-		uint32_t n = isz[i];
-		fill(tmp, n, 200 + i);
-		memcpy(want, tmp, n);
-		uint8_t *dst = a.buf + BASE + 1;
-		memset(dst - 8, GUARD, n + 80);
-		recv1(&a, i, dst, n + 64);
-		/* unregistered stack memory, a key that names nothing */
-		struct ibv_sge s = { (uintptr_t)tmp, n, 0xdeadbe };
-		struct ibv_send_wr wr = { .wr_id = i, .sg_list = &s, .num_sge = 1,
-					  .opcode = IBV_WR_SEND,
-					  .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED };
-		CHECK_RC(ibv_post_send(b.qp, &wr, &bad), 0);
-		memset(tmp, 0, sizeof(tmp));   /* the WR owns a copy */
-		expect_wc(b.cq, b.qp, i, IBV_WC_SEND, IBV_WC_SUCCESS, ANY, "inline send");
-		expect_wc(a.cq, a.qp, i, IBV_WC_RECV, IBV_WC_SUCCESS, n, "inline recv");
-		CHECK_DATA(dst, want, n, "inline send");
-		CHECK_UNTOUCHED(dst + n, 64, GUARD, "past the inline send");
-	}
-	/* inline gathered from three pieces, as a Write */
-	uint8_t p1[10], p2[50], p3[68];
-	fill(p1, sizeof(p1), 1);
-	fill(p2, sizeof(p2), 2);
-	fill(p3, sizeof(p3), 3);
-	memcpy(want, p1, 10);
-	memcpy(want + 10, p2, 50);
-	memcpy(want + 60, p3, 68);
-	struct ibv_sge s3[3] = { { (uintptr_t)p1, 10, 0 }, { (uintptr_t)p2, 50, 0 },
-				 { (uintptr_t)p3, 68, 0 } };
-	uint8_t *dst = a.buf + BASE + 4096 + 3;
-	memset(dst - 8, GUARD, 128 + 16);
-	struct ibv_send_wr wr = { .wr_id = 40, .sg_list = s3, .num_sge = 3,
-				  .opcode = IBV_WR_RDMA_WRITE,
-				  .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED };
-	wr.wr.rdma.remote_addr = (uintptr_t)dst;
-	wr.wr.rdma.rkey = a.mr->rkey;
-	CHECK_RC(ibv_post_send(b.qp, &wr, &bad), 0);
-	memset(p2, 0, sizeof(p2));
-	expect_wc(b.cq, b.qp, 40, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, ANY, "inline write");
-	fence_send(&b, &a, 41);
-	CHECK_DATA(dst, want, 128, "inline write");
-	CHECK_UNTOUCHED(dst + 128, 8, GUARD, "past the inline write");
-	/* one byte over the limit: refused at post */
-	uint8_t big[RNIC_MAX_INLINE + 1] = { 0 };
-	struct ibv_sge sb = { (uintptr_t)big, sizeof(big), 0 };
-	struct ibv_send_wr w2 = { .wr_id = 42, .sg_list = &sb, .num_sge = 1, .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED };
-	bad = NULL;
-	int rc = ibv_post_send(b.qp, &w2, &bad);
-	CHECK(rc != 0 && bad == &w2, "inline of %u bytes: rc %d bad_wr %p", RNIC_MAX_INLINE + 1,
-	      rc, (void *)bad);
-	fence_send(&b, &a, 43);   /* and nothing else completes before this */
-}
-
-/* Every opcode in one chained post; completions in posting order. */
-static void t_wr_chain(void)
-{
-	pair_up(&DEF);
-	uint8_t *bs = b.buf + BASE, *as = a.buf + BASE;
-	fill(bs, 64 * KiB, 1);
-	fill(as + 32 * KiB, 8 * KiB, 2);
-	memset(as, GUARD, 16 * KiB);
-	memset(bs + 64 * KiB, GUARD, 16 * KiB);
-	recv1(&a, 2, as + 4096, 200);
-	recv1(&a, 5, as + 8192, 16);
-	struct ibv_sge sg[6] = {
-		{ (uintptr_t)bs, 1000, b.mr->lkey },              /* write -> as */
-		{ (uintptr_t)bs + 2000, 100, b.mr->lkey },        /* send */
-		{ (uintptr_t)bs + 64 * KiB, 5000, b.mr->lkey },   /* read <- as+32K */
-		{ (uintptr_t)bs + 3000, 77, b.mr->lkey },         /* write -> as+2000 */
-		{ (uintptr_t)bs, 0, b.mr->lkey },                 /* send, empty */
-		{ (uintptr_t)bs + 72 * KiB + 1, 1, b.mr->lkey },  /* read 1 byte */
-	};
-	enum ibv_wr_opcode op[6] = { IBV_WR_RDMA_WRITE, IBV_WR_SEND, IBV_WR_RDMA_READ,
-				     IBV_WR_RDMA_WRITE, IBV_WR_SEND, IBV_WR_RDMA_READ };
-	uint64_t raddr[6] = { (uintptr_t)as, 0, (uintptr_t)as + 32 * KiB, (uintptr_t)as + 2000, 0,
-			      (uintptr_t)as + 40 * KiB - 1 };
-	struct ibv_send_wr wr[6], *bad = NULL;
-	for (int i = 0; i < 6; i++) {
-		wr[i] = (struct ibv_send_wr){ .wr_id = (uint64_t)i + 1, .next = i < 5 ? &wr[i + 1] : NULL,
-					      .sg_list = &sg[i], .num_sge = 1, .opcode = op[i],
-					      .send_flags = i == 3 ? 0 : IBV_SEND_SIGNALED };
-		wr[i].wr.rdma.remote_addr = raddr[i];
-		wr[i].wr.rdma.rkey = a.mr->rkey;
-	}
-	CHECK_RC(ibv_post_send(b.qp, wr, &bad), 0);
-	static const int wco[6] = { IBV_WC_RDMA_WRITE, IBV_WC_SEND, IBV_WC_RDMA_READ, 0,
-				    IBV_WC_SEND, IBV_WC_RDMA_READ };
-	for (int i = 0; i < 6; i++)
-		if (i != 3)
-			expect_wc(b.cq, b.qp, (uint64_t)i + 1, wco[i], IBV_WC_SUCCESS,
-				  i == 2 ? 5000 : i == 5 ? 1 : ANY, "chained WR");
-	expect_wc(a.cq, a.qp, 2, IBV_WC_RECV, IBV_WC_SUCCESS, 100, "recv 1");
-	expect_wc(a.cq, a.qp, 5, IBV_WC_RECV, IBV_WC_SUCCESS, 0, "recv 2");
-	CHECK_DATA(as, bs, 1000, "chained write");
-	CHECK_DATA(as + 4096, bs + 2000, 100, "chained send");
-	CHECK_DATA(bs + 64 * KiB, as + 32 * KiB, 5000, "chained read");
-	CHECK_DATA(as + 2000, bs + 3000, 77, "chained unsignaled write");
-	CHECK_DATA(bs + 72 * KiB + 1, as + 40 * KiB - 1, 1, "chained 1-byte read");
 }
 
 /* 100 small Writes and 20 small Sends posted as one chain: their FPDUs
@@ -1050,270 +757,31 @@ static void t_small_packed(void)
 	      (unsigned long)(after.fpdus_packed - before.fpdus_packed), N);
 }
 
-/* 1000 Reads, the pipeline kept full (SQ depth 128, far above ORD), all
- * completing in order with the right bytes. */
-static void t_reads_1000(void)
-{
-	enum { NREAD = 1000, DEPTH = 128, SLOT = 16 * KiB, SLOTS = 256 };
-	struct opts o = DEF;
-	o.sq = DEPTH;
-	pair_up(&o);
-	printf("    ORD %u (B), IRD %u (A), SQ depth %u\n", b.ord, a.ird, DEPTH);
-	uint8_t *src = a.buf + BASE;
-	fill(src, 8 * MiB, 77);
-	int posted = 0, done = 0;
-	uint32_t len[NREAD];
-	uint64_t soff[NREAD];
-	for (int i = 0; i < NREAD; i++) {
-		len[i] = 1 + (uint32_t)(i * 2654435761u % (SLOT - 1));
-		soff[i] = (uint64_t)i * 8191 % (8 * MiB - SLOT);
-	}
-	struct ibv_wc wc[32];
-	double t0 = now_s();
-	while (done < NREAD) {
-		while (posted < NREAD && posted - done < DEPTH) {
-			uint8_t *dst = b.buf + BASE + (posted % SLOTS) * SLOT;
-			CHECK_RC(post1(&b, IBV_WR_RDMA_READ, posted, dst, len[posted],
-				       (uintptr_t)src + soff[posted], a.mr->rkey, IBV_SEND_SIGNALED), 0);
-			posted++;
-		}
-		int k = ibv_poll_cq(b.cq, 32, wc);
-		CHECK(k >= 0, "poll_cq %d", k);
-		for (int j = 0; j < k; j++, done++) {
-			if (wc[j].status != IBV_WC_SUCCESS) {   /* say why the stream died */
-				cm_hang_report(NULL);
-				rnic_qp_dump(a.qp, stderr);
-				rnic_qp_dump(b.qp, stderr);
-			}
-			CHECK(wc[j].wr_id == (uint64_t)done && wc[j].status == IBV_WC_SUCCESS &&
-			      wc[j].opcode == IBV_WC_RDMA_READ && wc[j].byte_len == len[done],
-			      "read completion %d: wr_id %llu status %d opcode %d len %u (want %u)",
-			      done, (unsigned long long)wc[j].wr_id, wc[j].status, wc[j].opcode,
-			      wc[j].byte_len, len[done]);
-			uint8_t *dst = b.buf + BASE + (done % SLOTS) * SLOT;
-			CHECK_DATA(dst, src + soff[done], len[done], "read data");
-		}
-		if (k > 0)
-			t0 = now_s();
-		else
-			CHECK(now_s() - t0 < HANG_S, "no read completed for %d s, %d of %d done "
-			      "(hang guard)", HANG_S, done, NREAD);
-	}
-}
-
 /* --- bad input ----------------------------------------------------------------------- */
 
-static void t_bad_post(void)
+/*
+ * iWARP's part of the conformance suite's refused remote access: A refuses
+ * with a Terminate and both QPs end in ERR; both CM ids see DISCONNECTED
+ * with -EPROTO (B may hear only A's reset when the injector lost the
+ * Terminate). An iWARP Write or Send completes at B once TCP has it, so
+ * the refused one and those behind it may complete either way; a refused
+ * Read never succeeds.
+ */
+static void conf_refused(enum rfault k, const struct ibv_wc *req, const struct ibv_wc *arecv)
 {
-	pair_up(&DEF);
-	struct rnic_qp_stats s0, s1;
-	struct ibv_send_wr *bad;
-	struct ibv_recv_wr *rbad;
-	recv1(&a, 1, a.buf + BASE, 64);
-	recv1(&a, 2, a.buf + BASE + 64, 64);
-	uint8_t *m = b.buf + BASE;
-	fill(m, 256, 5);
-	rnic_qp_stats(b.qp, &s0);
-	struct ibv_sge sg[RNIC_MAX_SGE + 1];
-	for (int i = 0; i <= RNIC_MAX_SGE; i++)
-		sg[i] = (struct ibv_sge){ (uintptr_t)m + i, 1, b.mr->lkey };
-	struct ibv_send_wr w = { .wr_id = 66, .sg_list = sg, .num_sge = 1, .opcode = IBV_WR_SEND,
-				 .send_flags = IBV_SEND_SIGNALED };
-	/* a bad lkey (wrong key byte; unknown index) */
-	sg[0].lkey = (b.mr->lkey & ~0xffu) | ((b.mr->lkey + 1) & 0xffu);
-	bad = NULL;
-	CHECK(ibv_post_send(b.qp, &w, &bad) != 0 && bad == &w, "bad lkey key accepted");
-	sg[0].lkey = b.mr->lkey ^ 0x00ff0000u;
-	bad = NULL;
-	CHECK(ibv_post_send(b.qp, &w, &bad) != 0 && bad == &w, "bad lkey index accepted");
-	/* an lkey of the peer's PD/device: A's key means nothing on B */
-	sg[0].lkey = a.mr->lkey;
-	if (a.mr->lkey != b.mr->lkey) {
-		bad = NULL;
-		CHECK(ibv_post_send(b.qp, &w, &bad) != 0 && bad == &w, "foreign lkey accepted");
-	}
-	sg[0].lkey = b.mr->lkey;
-	/* an SGE past the end of its region */
-	sg[0].addr = (uintptr_t)b.buf + BUF_LEN - 10;
-	sg[0].length = 11;
-	bad = NULL;
-	CHECK(ibv_post_send(b.qp, &w, &bad) != 0 && bad == &w, "SGE past the region accepted");
-	sg[0] = (struct ibv_sge){ (uintptr_t)m, 1, b.mr->lkey };
-	/* too many SGEs */
-	w.num_sge = RNIC_MAX_SGE + 1;
-	bad = NULL;
-	CHECK(ibv_post_send(b.qp, &w, &bad) != 0 && bad == &w, "%d SGEs accepted", RNIC_MAX_SGE + 1);
-	w.num_sge = -1;
-	bad = NULL;
-	CHECK(ibv_post_send(b.qp, &w, &bad) != 0 && bad == &w, "num_sge -1 accepted");
-	w.num_sge = 1;
-	/* unknown opcodes */
-	w.opcode = (enum ibv_wr_opcode)0x55;
-	bad = NULL;
-	CHECK(ibv_post_send(b.qp, &w, &bad) != 0 && bad == &w, "opcode 0x55 accepted");
-	w.opcode = (enum ibv_wr_opcode)-1;
-	bad = NULL;
-	CHECK(ibv_post_send(b.qp, &w, &bad) != 0 && bad == &w, "opcode -1 accepted");
-	w.opcode = IBV_WR_SEND;
-	/* a Read whose local SGE is not writable */
-	struct ibv_mr *ro = rnic_reg_mr(b.pd, b.buf + 8 * MiB, 4096, IBV_ACCESS_REMOTE_READ);
-	if (ro == NULL)
-		ro = rnic_reg_mr(b.pd, b.buf + 8 * MiB, 4096, 0);
-	CHECK(ro != NULL, "reg_mr read-only: %s", strerror(errno));
-	b.xmr[0] = ro;
-	struct ibv_sge rs = { (uintptr_t)b.buf + 8 * MiB, 64, ro->lkey };
-	struct ibv_send_wr rd = { .wr_id = 67, .sg_list = &rs, .num_sge = 1,
-				  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED };
-	rd.wr.rdma.remote_addr = (uintptr_t)a.buf;
-	rd.wr.rdma.rkey = a.mr->rkey;
-	bad = NULL;
-	CHECK(ibv_post_send(b.qp, &rd, &bad) != 0 && bad == &rd,
-	      "Read into memory without local write accepted");
-	/* a chain good, bad, good: the first goes, bad_wr names the second,
-	 * the third is not posted */
-	struct ibv_sge g1 = { (uintptr_t)m, 16, b.mr->lkey }, g2 = { (uintptr_t)m, 16, 0x7fffff00u },
-		       g3 = { (uintptr_t)m + 32, 16, b.mr->lkey };
-	struct ibv_send_wr c3 = { .wr_id = 73, .sg_list = &g3, .num_sge = 1, .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_SIGNALED };
-	struct ibv_send_wr c2 = { .wr_id = 72, .next = &c3, .sg_list = &g2, .num_sge = 1,
-				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
-	struct ibv_send_wr c1 = { .wr_id = 71, .next = &c2, .sg_list = &g1, .num_sge = 1,
-				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
-	bad = NULL;
-	CHECK(ibv_post_send(b.qp, &c1, &bad) != 0 && bad == &c2,
-	      "chain with a bad second WR: bad_wr %p, expected %p", (void *)bad, (void *)&c2);
-	expect_wc(b.cq, b.qp, 71, IBV_WC_SEND, IBV_WC_SUCCESS, ANY, "first of the chain");
-	expect_wc(a.cq, a.qp, 1, IBV_WC_RECV, IBV_WC_SUCCESS, 16, "first of the chain");
-	CHECK_DATA(a.buf + BASE, m, 16, "first of the chain");
-	/* the QP is still fine: the next Send is the next message at A */
-	CHECK_RC(post1(&b, IBV_WR_SEND, 74, m + 100, 20, 0, 0, IBV_SEND_SIGNALED), 0);
-	expect_wc(b.cq, b.qp, 74, IBV_WC_SEND, IBV_WC_SUCCESS, ANY, "send after");
-	expect_wc(a.cq, a.qp, 2, IBV_WC_RECV, IBV_WC_SUCCESS, 20, "send after");
-	CHECK_DATA(a.buf + BASE + 64, m + 100, 20, "send after");
-	rnic_qp_stats(b.qp, &s1);
-	CHECK(s1.send_wrs - s0.send_wrs == 2, "send_wrs grew by %llu, 2 were accepted",
-	      (unsigned long long)(s1.send_wrs - s0.send_wrs));
-	CHECK(s1.ops_out - s0.ops_out == 2, "ops_out grew by %llu, 2 messages were valid",
-	      (unsigned long long)(s1.ops_out - s0.ops_out));
-	CHECK(a.qp->state == IBV_QPS_RTS && b.qp->state == IBV_QPS_RTS, "states %d %d",
-	      a.qp->state, b.qp->state);
-	/* receive side: bad lkey, too many SGEs, not writable */
-	struct ibv_sge r1 = { (uintptr_t)a.buf, 16, a.mr->lkey ^ 0x1u };
-	struct ibv_recv_wr rw = { .wr_id = 80, .sg_list = &r1, .num_sge = 1 };
-	rbad = NULL;
-	CHECK(ibv_post_recv(a.qp, &rw, &rbad) != 0 && rbad == &rw, "recv with a bad lkey accepted");
-	struct ibv_sge r9[RNIC_MAX_SGE + 1];
-	for (int i = 0; i <= RNIC_MAX_SGE; i++)
-		r9[i] = (struct ibv_sge){ (uintptr_t)a.buf + i * 8, 8, a.mr->lkey };
-	rw.sg_list = r9;
-	rw.num_sge = RNIC_MAX_SGE + 1;
-	rbad = NULL;
-	CHECK(ibv_post_recv(a.qp, &rw, &rbad) != 0 && rbad == &rw, "recv with %d SGEs accepted",
-	      RNIC_MAX_SGE + 1);
-	struct ibv_mr *aro = rnic_reg_mr(a.pd, a.buf + 8 * MiB, 4096, IBV_ACCESS_REMOTE_READ);
-	if (aro == NULL)
-		aro = rnic_reg_mr(a.pd, a.buf + 8 * MiB, 4096, 0);
-	CHECK(aro != NULL, "reg_mr: %s", strerror(errno));
-	a.xmr[0] = aro;
-	struct ibv_sge r2 = { (uintptr_t)a.buf + 8 * MiB, 16, aro->lkey };
-	rw.sg_list = &r2;
-	rw.num_sge = 1;
-	rbad = NULL;
-	CHECK(ibv_post_recv(a.qp, &rw, &rbad) != 0 && rbad == &rw,
-	      "recv into memory without local write accepted");
-	/* nothing queued by the refused receives: the next Send uses this one */
-	do_send(&b, &a, 32, 0, 0, 90);
-}
-
-/* A remote access that must be refused with a Terminate. */
-enum remote_fault { W_RKEY, W_OOB, W_RIGHT, R_RKEY, R_OOB, R_RIGHT, S_LONG, S_NORECV };
-
-static void remote_fault_case(enum remote_fault k)
-{
-	enum { G = 64 * KiB, T = 64 * KiB };
-	pair_up(&DEF);
-	uint8_t *tgt = a.buf + G;
-	memset(a.buf, 0x5a, 4 * G);
-	int acc = k == W_RIGHT ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ :
-		  k == R_RIGHT ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : ACC_ALL;
-	struct ibv_mr *mr = rnic_reg_mr(a.pd, tgt, T, acc);
-	CHECK(mr != NULL, "reg_mr: %s", strerror(errno));
-	a.xmr[0] = mr;
-	uint32_t rkey = mr->rkey;
-	uint64_t raddr = (uintptr_t)tgt + 100;
-	uint32_t len = 4096;
-	if (k == W_RKEY || k == R_RKEY)
-		rkey = (rkey & ~0xffu) | ((rkey + 0x11) & 0xffu);   /* right index, wrong key */
-	if (k == W_OOB || k == R_OOB)
-		raddr = (uintptr_t)tgt + T - 100;   /* 3996 bytes past the end */
-	uint8_t *src = b.buf + MiB, *sink = b.buf + 2 * MiB;
-	fill(src, 64 * KiB, 7);
-	memset(sink, 0x33, 64 * KiB);
-	recv1(&b, 900, b.buf, 64);
-	int rc;
-	enum ibv_wc_opcode op = IBV_WC_RDMA_WRITE;
-	if (k == S_LONG || k == S_NORECV) {
-		if (k == S_LONG)
-			recv1(&a, 901, a.buf + 3 * G, 64);   /* a 4 KiB Send will not fit */
-		rc = post1(&b, IBV_WR_SEND, 1, src, len, 0, 0, IBV_SEND_SIGNALED);
-		op = IBV_WC_SEND;
-	} else if (k <= W_RIGHT) {
-		recv1(&a, 901, a.buf + 3 * G, 64);
-		rc = post1(&b, IBV_WR_RDMA_WRITE, 1, src, len, raddr, rkey, IBV_SEND_SIGNALED);
-	} else {
-		recv1(&a, 901, a.buf + 3 * G, 64);
-		rc = post1(&b, IBV_WR_RDMA_READ, 1, sink, len, raddr, rkey, IBV_SEND_SIGNALED);
-		op = IBV_WC_RDMA_READ;
-	}
-	CHECK_RC(rc, 0);
 	struct rnic_cm_event ev;
 	expect_event(a.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "A");
 	CHECK(ev.status == -EPROTO, "A (sent the Terminate): DISCONNECTED status %d, expected "
 	      "-EPROTO", ev.status);
 	expect_event(b.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "B");
-	/* through the injector the Terminate itself may be lost: A's reset
-	 * right behind it (the next bad packet) is then all B hears */
 	CHECK(ev.status == -EPROTO || (faults && ev.status == -ECONNRESET),
 	      "B (received the Terminate): DISCONNECTED status %d, expected -EPROTO (docs/verbs.md: "
 	      "-EPROTO after a Terminate either way)", ev.status);
 	bool term_lost = ev.status == -ECONNRESET;
-	/* B: its request completes once (a Read with an error), its receive
-	 * is flushed; the order between the two queues is free */
-	struct ibv_wc wc[2];
-	wait_wc(b.cq, wc, 2, "B's completions");
-	if (wc[0].wr_id == 900) {
-		struct ibv_wc t = wc[0];
-		wc[0] = wc[1];
-		wc[1] = t;
-	}
-	CHECK(wc[0].wr_id == 1, "B: completions for wr_id %llu and %llu",
-	      (unsigned long long)wc[0].wr_id, (unsigned long long)wc[1].wr_id);
-	printf("    B's %s completed with status %d\n", op == IBV_WC_RDMA_READ ? "Read" :
-	       op == IBV_WC_SEND ? "Send" : "Write", wc[0].status);
-	if (op == IBV_WC_RDMA_READ)
-		CHECK(wc[0].status != IBV_WC_SUCCESS, "a refused Read completed successfully");
-	CHECK(wc[1].wr_id == 900 && wc[1].status == IBV_WC_WR_FLUSH_ERR,
-	      "B's receive: wr_id %llu status %d", (unsigned long long)wc[1].wr_id, wc[1].status);
-	if (k != S_NORECV) {
-		struct ibv_wc w;
-		wait_wc(a.cq, &w, 1, "A's receive");
-		CHECK(w.wr_id == 901 && w.status != IBV_WC_SUCCESS, "A's receive: wr_id %llu "
-		      "status %d", (unsigned long long)w.wr_id, w.status);
-		printf("    A's receive completed with status %d\n", w.status);
-	}
-	CHECK(a.qp->state == IBV_QPS_ERR && b.qp->state == IBV_QPS_ERR, "states A %d B %d",
-	      a.qp->state, b.qp->state);
-	/* memory: nothing outside the MR ever; nothing inside for key/rights */
-	CHECK_UNTOUCHED(a.buf, G, 0x5a, "A below the MR");
-	CHECK_UNTOUCHED(a.buf + G + T, G, 0x5a, "A above the MR");
-	if (k == S_LONG)
-		CHECK_UNTOUCHED(a.buf + 3 * G + 64, G - 64, 0x5a, "A past the receive buffer");
-	else
-		CHECK_UNTOUCHED(a.buf + 3 * G, G, 0x5a, "A's receive buffer");
-	if (k != W_OOB)
-		CHECK_UNTOUCHED(tgt, T, 0x5a, "A's MR");
-	if (op == IBV_WC_RDMA_READ)
-		CHECK_UNTOUCHED(sink, 64 * KiB, 0x33, "B's read sink");
+	if (k == R_RKEY || k == R_OOB || k == R_RIGHT)
+		CHECK(req[0].status != IBV_WC_SUCCESS, "a refused Read completed successfully");
+	(void)arecv;   /* flushed or failed, as the suite checked: either is right */
+	CHECK(a.qp->state == IBV_QPS_ERR, "A's QP in state %d, expected ERR", a.qp->state);
 	struct rnic_qp_stats qa, qb;
 	rnic_qp_stats(a.qp, &qa);
 	rnic_qp_stats(b.qp, &qb);
@@ -1322,14 +790,20 @@ static void remote_fault_case(enum remote_fault k)
 	      (unsigned long long)qa.terminates_out, (unsigned long long)qb.terminates_in);
 }
 
-static void t_write_bad_rkey(void) { remote_fault_case(W_RKEY); }
-static void t_write_oob(void) { remote_fault_case(W_OOB); }
-static void t_write_no_right(void) { remote_fault_case(W_RIGHT); }
-static void t_read_bad_rkey(void) { remote_fault_case(R_RKEY); }
-static void t_read_oob(void) { remote_fault_case(R_OOB); }
-static void t_read_no_right(void) { remote_fault_case(R_RIGHT); }
-static void t_send_too_long(void) { remote_fault_case(S_LONG); }
-static void t_send_no_recv(void) { remote_fault_case(S_NORECV); }
+/* iWARP's part of bad_post: a new QP, not connected, takes no Send. */
+static void conf_bad_post_states(void)
+{
+	struct ibv_qp *q = b.xqp[0] = make_qp(&b, &DEF, NULL);
+	struct ibv_sge s0 = { (uintptr_t)b.buf + BASE, 8, b.mr->lkey };
+	struct ibv_send_wr w0 = { .wr_id = 1, .sg_list = &s0, .num_sge = 1, .opcode = IBV_WR_SEND };
+	struct ibv_send_wr *bad = NULL;
+	CHECK(ibv_post_send(q, &w0, &bad) != 0 && bad == &w0, "send accepted in RESET");
+	CHECK_RC(rnic_destroy_qp(q), 0);
+	b.xqp[0] = NULL;
+}
+
+/* A Send that finds no receive posted (RoCE would wait: RNR). */
+static void t_send_no_recv(void) { remote_fault(S_NORECV); }
 
 /* --- close paths ---------------------------------------------------------------------- */
 
@@ -1648,23 +1122,6 @@ static struct ibv_mw *alloc_mw_or_skip(struct end *e, enum ibv_mw_type t, int sl
 	return mw;
 }
 
-/* A binds a type 2 window by a work request; returns its rkey. */
-static uint32_t bind2(struct ibv_mw *mw, uint8_t *addr, uint32_t len, int acc, uint64_t id)
-{
-	struct ibv_send_wr bw = { .wr_id = id, .opcode = IBV_WR_BIND_MW,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-	bw.bind_mw.mw = mw;
-	bw.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
-	bw.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = a.mr, .addr = (uintptr_t)addr,
-							  .length = len, .mw_access_flags = acc };
-	int rc = ibv_post_send(a.qp, &bw, &bad);
-	if (rc == EOPNOTSUPP)
-		skip_case("IBV_WR_BIND_MW: post_send returns EOPNOTSUPP");
-	CHECK_RC(rc, 0);
-	expect_wc(a.cq, a.qp, id, IBV_WC_BIND_MW, IBV_WC_SUCCESS, ANY, "bind");
-	return bw.bind_mw.rkey;
-}
-
 /* After a refused tagged access by B: A terminated, the window untouched. */
 static void expect_terminated(uint8_t *win, uint32_t len, uint8_t v)
 {
@@ -1921,20 +1378,6 @@ static uint64_t *atomic_target(struct ibv_mr **mr, int acc, uint64_t v)
 	return t;
 }
 
-static int post_atomic(struct ibv_qp *qp, struct ibv_mr *lmr, uint64_t id, uint64_t *res,
-		       bool cas, uint64_t raddr, uint32_t rkey, uint64_t cmp_add, uint64_t swap)
-{
-	struct ibv_sge s = { (uintptr_t)res, 8, lmr->lkey };
-	struct ibv_send_wr w = { .wr_id = id, .sg_list = &s, .num_sge = 1,
-				 .opcode = cas ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD,
-				 .send_flags = IBV_SEND_SIGNALED }, *bad;
-	w.wr.atomic.remote_addr = raddr;
-	w.wr.atomic.rkey = rkey;
-	w.wr.atomic.compare_add = cmp_add;
-	w.wr.atomic.swap = swap;
-	return ibv_post_send(qp, &w, &bad);
-}
-
 static void t_atomic_cas(void)
 {
 	pair_up(&DEF);
@@ -1943,12 +1386,12 @@ static void t_atomic_cas(void)
 	uint64_t *res = (uint64_t *)(void *)(b.buf + BASE);
 	*res = 0;
 	/* success: 1000 == 1000, swapped to 77 */
-	CHECK_RC(post_atomic(b.qp, b.mr, 1, res, true, (uintptr_t)t, am->rkey, 1000, 77), 0);
+	CHECK_RC(post_atomic(b.qp, b.mr->lkey, 1, res, 8, (uintptr_t)t, am->rkey, true, 1000, 77), 0);
 	expect_wc(b.cq, b.qp, 1, IBV_WC_COMP_SWAP, IBV_WC_SUCCESS, 8, "cmp&swap");
 	CHECK(*res == 1000, "cmp&swap returned %llu, expected 1000", (unsigned long long)*res);
 	CHECK(*t == 77, "target %llu after a successful cmp&swap", (unsigned long long)*t);
 	/* failure: 77 != 1000, the word stays, the original comes back */
-	CHECK_RC(post_atomic(b.qp, b.mr, 2, res, true, (uintptr_t)t, am->rkey, 1000, 5), 0);
+	CHECK_RC(post_atomic(b.qp, b.mr->lkey, 2, res, 8, (uintptr_t)t, am->rkey, true, 1000, 5), 0);
 	expect_wc(b.cq, b.qp, 2, IBV_WC_COMP_SWAP, IBV_WC_SUCCESS, 8, "failing cmp&swap");
 	CHECK(*res == 77, "failing cmp&swap returned %llu, expected 77", (unsigned long long)*res);
 	CHECK(*t == 77, "target %llu after a failed cmp&swap", (unsigned long long)*t);
@@ -1956,7 +1399,7 @@ static void t_atomic_cas(void)
 	CHECK_UNTOUCHED(a.buf + 8 * MiB + 72, 4096 - 72, 0x5a, "above the word");
 	/* full 64-bit compare and swap */
 	*t = 0x8000000000000001ull;
-	CHECK_RC(post_atomic(b.qp, b.mr, 3, res, true, (uintptr_t)t, am->rkey,
+	CHECK_RC(post_atomic(b.qp, b.mr->lkey, 3, res, 8, (uintptr_t)t, am->rkey, true,
 			     0x8000000000000001ull, 0xfedcba9876543210ull), 0);
 	expect_wc(b.cq, b.qp, 3, IBV_WC_COMP_SWAP, IBV_WC_SUCCESS, 8, "64-bit cmp&swap");
 	CHECK(*res == 0x8000000000000001ull && *t == 0xfedcba9876543210ull,
@@ -1971,12 +1414,12 @@ static void t_atomic_faa(void)
 	uint64_t *t = atomic_target(&am, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
 				    0xffffffffull);
 	uint64_t *res = (uint64_t *)(void *)(b.buf + BASE);
-	CHECK_RC(post_atomic(b.qp, b.mr, 1, res, false, (uintptr_t)t, am->rkey, 1, 0), 0);
+	CHECK_RC(post_atomic(b.qp, b.mr->lkey, 1, res, 8, (uintptr_t)t, am->rkey, false, 1, 0), 0);
 	expect_wc(b.cq, b.qp, 1, IBV_WC_FETCH_ADD, IBV_WC_SUCCESS, 8, "fetch&add");
 	CHECK(*res == 0xffffffffull && *t == 0x100000000ull, "fetch&add: returned %#llx, word "
 	      "%#llx (the carry crosses 32 bits)", (unsigned long long)*res, (unsigned long long)*t);
 	/* wraps at 64 bits */
-	CHECK_RC(post_atomic(b.qp, b.mr, 2, res, false, (uintptr_t)t, am->rkey,
+	CHECK_RC(post_atomic(b.qp, b.mr->lkey, 2, res, 8, (uintptr_t)t, am->rkey, false,
 			     UINT64_MAX - 0xffffffffull, 0), 0);
 	expect_wc(b.cq, b.qp, 2, IBV_WC_FETCH_ADD, IBV_WC_SUCCESS, 8, "fetch&add wrap");
 	CHECK(*res == 0x100000000ull && *t == 0, "fetch&add wrap: returned %#llx, word %#llx",
@@ -2026,8 +1469,9 @@ static void t_atomic_faa_many_qps(void)
 	uint64_t *res = (uint64_t *)(void *)(b.buf + BASE);
 	for (int k = 0; k < K; k++)
 		for (int i = 0; i < N; i++)
-			CHECK_RC(post_atomic(b.xqp[i], b.mr, (uint64_t)(i * K + k), &res[i * K + k],
-					     false, (uintptr_t)t, am->rkey, (uint64_t)i + 1, 0), 0);
+			CHECK_RC(post_atomic(b.xqp[i], b.mr->lkey, (uint64_t)(i * K + k),
+					     &res[i * K + k], 8, (uintptr_t)t, am->rkey, false,
+					     (uint64_t)i + 1, 0), 0);
 	static struct ibv_wc wc[N * K];
 	wait_wc(b.cq, wc, N * K, "fetch&adds");
 	uint64_t seen_sum = 0;
@@ -2067,8 +1511,8 @@ static void t_atomic_ord(void)
 			CHECK_RC(post1(&b, IBV_WR_RDMA_READ, 100000 + (uint64_t)k,
 				       b.buf + 2 * MiB + (size_t)k * 64, 64,
 				       (uintptr_t)a.buf + 8 * MiB + 1024, am->rkey, IBV_SEND_SIGNALED), 0);
-		CHECK_RC(post_atomic(b.qp, b.mr, (uint64_t)k, &res[k], false, (uintptr_t)t,
-				     am->rkey, 1, 0), 0);
+		CHECK_RC(post_atomic(b.qp, b.mr->lkey, (uint64_t)k, &res[k], 8, (uintptr_t)t,
+				     am->rkey, false, 1, 0), 0);
 	}
 	for (int k = 0; k < K; k++) {
 		if (k % 10 == 5) {
@@ -2095,7 +1539,7 @@ static void atomic_fault(bool misaligned)
 	uint64_t *res = (uint64_t *)(void *)(b.buf + BASE);
 	*res = 0x33;
 	uintptr_t raddr = (uintptr_t)t + (misaligned ? 4 : 0);
-	CHECK_RC(post_atomic(b.qp, b.mr, 1, res, !misaligned, raddr, am->rkey, 1000, 5), 0);
+	CHECK_RC(post_atomic(b.qp, b.mr->lkey, 1, res, 8, raddr, am->rkey, !misaligned, 1000, 5), 0);
 	struct rnic_cm_event ev;
 	expect_event(a.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "A");
 	CHECK(ev.status == -EPROTO, "A (sent the Terminate): DISCONNECTED status %d", ev.status);
@@ -2509,8 +1953,9 @@ static void t_mpa_timeout_active(void)
 	expect_event(b.cm, RNIC_CM_EVENT_UNREACHABLE, &ev, "B");
 	double dt = now_s() - t0;
 	CHECK(ev.status == -ETIMEDOUT, "B: UNREACHABLE status %d, expected -ETIMEDOUT", ev.status);
-	CHECK(dt >= MPA_TMO_MS / 1000.0 * 0.9 && dt < MPA_TMO_MS / 1000.0 + 5,
-	      "MPA timeout of %d ms took %.3f s", MPA_TMO_MS, dt);
+	/* what fired is the MPA timer: the status, the counter below and the
+	 * request the mute peer got say so; how long it took is only printed */
+	printf("    UNREACHABLE %.3f s after the connect (MPA timeout %d ms)\n", dt, MPA_TMO_MS);
 	CHECK(b.qp->state == IBV_QPS_ERR, "B: QP state %d after the timeout", b.qp->state);
 	CHECK(raw[0].up, "the mute peer never saw the connection");
 	raw_wait_closed(&raw[0], SA, 2.0, "mute peer");
@@ -2776,105 +2221,69 @@ static void t_p2p_reply_mismatch(void)
 
 /* --- the fault injector did something -------------------------------------------------- */
 
-static void t_faults_seen(void)
-{
-	struct rnic_stack_stats sa, sb;
-	rnic_stack_stats(SA, &sa);
-	rnic_stack_stats(SB, &sb);
-	printf("    A: dropped %llu dup %llu reordered %llu corrupted %llu; "
-	       "B: dropped %llu dup %llu reordered %llu corrupted %llu\n",
-	       (unsigned long long)sa.fault_dropped, (unsigned long long)sa.fault_duplicated,
-	       (unsigned long long)sa.fault_reordered, (unsigned long long)sa.fault_corrupted,
-	       (unsigned long long)sb.fault_dropped, (unsigned long long)sb.fault_duplicated,
-	       (unsigned long long)sb.fault_reordered, (unsigned long long)sb.fault_corrupted);
-	CHECK(sa.fault_dropped && sa.fault_duplicated && sa.fault_reordered && sa.fault_corrupted &&
-	      sb.fault_dropped && sb.fault_duplicated && sb.fault_reordered && sb.fault_corrupted,
-	      "a fault kind was never injected: the lossy run tested nothing");
-}
+/* The lossy run: the injector did inject every kind of fault. */
+static void t_faults_seen(void) { conf_faults_seen(SA, SB); }
 
 /* --- the runner ---------------------------------------------------------------------------- */
 
-struct tcase {
-	const char *name;
-	void (*fn)(void);
-};
-
 static const struct tcase cases[] = {
-	{ "cm_connect", t_cm_connect },
-	{ "cm_pdata_max", t_cm_pdata_max },
-	{ "cm_reject", t_cm_reject },
-	{ "cm_unreachable", t_cm_unreachable },
-	{ "cm_many", t_cm_many },
-	{ "cm_ird_ord", t_ird_ord },
-	{ "cm_no_crc", t_no_crc },
-	{ "cm_p2p", t_p2p },
-	{ "p2p_rtr_send", t_p2p_rtr_send },
-	{ "p2p_rtr_write", t_p2p_rtr_write },
-	{ "p2p_rtr_read", t_p2p_rtr_read },
-	{ "p2p_responder_waits", t_p2p_responder_waits },
-	{ "p2p_wrong_rtr", t_p2p_wrong_rtr },
-	{ "p2p_reply_mismatch", t_p2p_reply_mismatch },
-	{ "mpa_timeout_active", t_mpa_timeout_active },
-	{ "mpa_timeout_passive", t_mpa_timeout_passive },
-	{ "send_sizes", t_send_sizes },
-	{ "write_sizes", t_write_sizes },
-	{ "read_sizes", t_read_sizes },
-	{ "zero_sge", t_zero_sge },
-	{ "multi_sge_send", t_multi_sge_send },
-	{ "multi_sge_write", t_multi_sge_write },
-	{ "multi_sge_read", t_multi_sge_read },
-	{ "unsignaled", t_unsignaled },
-	{ "sq_sig_all", t_sig_all },
-	{ "inline", t_inline },
-	{ "wr_chain", t_wr_chain },
-	{ "small_packed", t_small_packed },
-	{ "reads_1000", t_reads_1000 },
-	{ "bad_post", t_bad_post },
-	{ "remote_write_bad_rkey", t_write_bad_rkey },
-	{ "remote_write_out_of_bounds", t_write_oob },
-	{ "remote_write_no_right", t_write_no_right },
-	{ "remote_read_bad_rkey", t_read_bad_rkey },
-	{ "remote_read_out_of_bounds", t_read_oob },
-	{ "remote_read_no_right", t_read_no_right },
-	{ "remote_send_too_long", t_send_too_long },
-	{ "remote_send_no_recv", t_send_no_recv },
-	{ "close_graceful_active", t_close_graceful_active },
-	{ "close_graceful_passive", t_close_graceful_passive },
-	{ "close_graceful_inflight", t_close_graceful_inflight },
-	{ "close_abort_modify_err", t_close_abort_modify },
-	{ "close_abort_destroy", t_close_abort_destroy },
-	{ "close_abort_inflight", t_close_abort_inflight },
-	{ "cq_channel", t_cq_channel },
-	{ "cq_channel_solicited", t_cq_solicited },
-	{ "mw_type2_send_with_inv", t_mw_type2_send_inv },
-	{ "mw_local_inv", t_mw_local_inv },
-	{ "mw_type1_bind", t_mw_type1 },
-	{ "srq", t_srq },
-	{ "stream_switch", t_stream_switch },
-	{ "write_with_imm", t_write_imm },
-	{ "send_with_imm", t_send_imm },
-	{ "atomic_cmp_swap", t_atomic_cas },
-	{ "atomic_fetch_add", t_atomic_faa },
-	{ "atomic_fetch_add_many_qps", t_atomic_faa_many_qps },
-	{ "atomic_within_ord", t_atomic_ord },
-	{ "atomic_misaligned", t_atomic_misaligned },
-	{ "atomic_no_right", t_atomic_no_right },
+	{ "cm_connect", t_cm_connect, true },
+	{ "cm_pdata_max", t_cm_pdata_max, true },
+	{ "cm_reject", t_cm_reject, true },
+	{ "cm_unreachable", t_cm_unreachable, true },
+	{ "cm_many", t_cm_many, true },
+	{ "cm_ird_ord", t_ird_ord, true },
+	{ "cm_no_crc", t_no_crc, true },
+	{ "cm_p2p", t_p2p, true },
+	{ "p2p_rtr_send", t_p2p_rtr_send, true },
+	{ "p2p_rtr_write", t_p2p_rtr_write, true },
+	{ "p2p_rtr_read", t_p2p_rtr_read, true },
+	{ "p2p_responder_waits", t_p2p_responder_waits, true },
+	{ "p2p_wrong_rtr", t_p2p_wrong_rtr, true },
+	{ "p2p_reply_mismatch", t_p2p_reply_mismatch, true },
+	{ "mpa_timeout_active", t_mpa_timeout_active, true },
+	{ "mpa_timeout_passive", t_mpa_timeout_passive, true },
+	{ "send_sizes", t_send_sizes, true },
+	{ "write_sizes", t_write_sizes, true },
+	{ "read_sizes", t_read_sizes, true },
+	{ "zero_sge", t_zero_sge, true },
+	{ "sq_sig_all", t_sig_all, true },
+	{ "small_packed", t_small_packed, true },
+	CONFORMANCE_CASES(true),
+	{ "remote_send_no_recv", t_send_no_recv, true },
+	{ "close_graceful_active", t_close_graceful_active, true },
+	{ "close_graceful_passive", t_close_graceful_passive, true },
+	{ "close_graceful_inflight", t_close_graceful_inflight, true },
+	{ "close_abort_modify_err", t_close_abort_modify, true },
+	{ "close_abort_destroy", t_close_abort_destroy, true },
+	{ "close_abort_inflight", t_close_abort_inflight, true },
+	{ "cq_channel", t_cq_channel, true },
+	{ "cq_channel_solicited", t_cq_solicited, true },
+	{ "mw_type2_send_with_inv", t_mw_type2_send_inv, true },
+	{ "mw_local_inv", t_mw_local_inv, true },
+	{ "mw_type1_bind", t_mw_type1, true },
+	{ "srq", t_srq, true },
+	{ "stream_switch", t_stream_switch, true },
+	{ "write_with_imm", t_write_imm, true },
+	{ "send_with_imm", t_send_imm, true },
+	{ "atomic_cmp_swap", t_atomic_cas, true },
+	{ "atomic_fetch_add", t_atomic_faa, true },
+	{ "atomic_fetch_add_many_qps", t_atomic_faa_many_qps, true },
+	{ "atomic_within_ord", t_atomic_ord, true },
+	{ "atomic_misaligned", t_atomic_misaligned, true },
+	{ "atomic_no_right", t_atomic_no_right, true },
 };
 
-static void run_case(const char *name, void (*fn)(void))
+static void conf_case_begin(void)
 {
-	volatile int r;
-	double t0 = now_s();
-	case_name = name;
-	memset(&a, 0, sizeof(a));
-	memset(&b, 0, sizeof(b));
 	listener = NULL;
 	known_bug = NULL;
 	hang_s = 60;
-	r = setjmp(case_jmp);
-	if (r == 0)
-		fn();
-	/* clean up whatever the case made, passed or not */
+}
+
+/* Clean up whatever the case made, passed or not. */
+static bool conf_case_end(void)
+{
 	bool ok = true;
 	if (b.name)
 		ok &= end_fini(&b);
@@ -2899,41 +2308,17 @@ static void run_case(const char *name, void (*fn)(void))
 	rnic_iw_set_mpa_timeout(SA, 0);
 	rnic_iw_set_mpa_timeout(SB, 0);
 	known_bug = NULL;
-	if (r == R_PASS && !ok) {
-		fprintf(stderr, "  FAIL %s: objects could not be freed\n", name);
-		r = R_FAIL;
-	}
-	double dt = now_s() - t0;
-	char *list = r == R_FAIL ? failed : skipped;
-	switch (r) {
-	case R_PASS:
-		n_pass++;
-		printf("PASS %s (%.2f s)\n", name, dt);
-		break;
-	case R_SKIP:
-		n_skip++;
-		printf("SKIP %s\n", name);
-		break;
-	default:
-		n_fail++;
-		printf("FAIL %s (%.2f s)\n", name, dt);
-		break;
-	}
-	if (r != R_PASS && strlen(list) + strlen(name) + 2 < sizeof(failed))
-		strcat(strcat(list, " "), name);
-	fflush(stdout);
+	return ok;
 }
 
 int main(int argc, char **argv)
 {
-	const char *mode = argc > 1 ? argv[1] : "clean";
+	int link = conf_link(argc, argv);
 	const char *filter = argc > 2 ? argv[2] : NULL;
-	faults = strcmp(mode, "faults") == 0;
-	strict = getenv("RNIC_TEST_STRICT") && strcmp(getenv("RNIC_TEST_STRICT"), "0") != 0;
-	if (!faults && strcmp(mode, "clean") != 0) {
-		fprintf(stderr, "usage: %s clean|faults [FILTER]\n", argv[0]);
+	if (link < 0)
 		return 2;
-	}
+	faults = link == 1;
+	strict = getenv("RNIC_TEST_STRICT") && strcmp(getenv("RNIC_TEST_STRICT"), "0") != 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	struct rnic_config c[2];
 	if (check_eal_init(argv[0], &c[0], 2) != 0)
@@ -2985,10 +2370,10 @@ int main(int argc, char **argv)
 	}
 	double t0 = now_s();
 	for (unsigned i = 0; i < RTE_DIM(cases); i++)
-		if (filter == NULL || strstr(cases[i].name, filter))
-			run_case(cases[i].name, cases[i].fn);
+		if (case_selected(cases[i].name, filter) && (cases[i].lossy || !faults))
+			conf_run_case(cases[i].name, cases[i].fn);
 	if (faults && filter == NULL)
-		run_case("faults_injected", t_faults_seen);
+		conf_run_case("faults_injected", t_faults_seen);
 	int rc1 = rnic_close_device(CA), rc2 = rnic_close_device(CB);
 	if (rc1 || rc2) {
 		fprintf(stderr, "close_device: %d %d\n", rc1, rc2);
@@ -3000,11 +2385,5 @@ int main(int argc, char **argv)
 	rnic_stack_destroy(SA);
 	free(bufA);
 	free(bufB);
-	printf("iwarp verbs (%s): %.1f s\n", mode, now_s() - t0);
-	if (n_skip)
-		printf("skipped:%s\n", skipped);
-	if (n_fail)
-		printf("failed:%s\n", failed);
-	printf("%d passed, %d failed, %d skipped\n", n_pass, n_fail, n_skip);
-	return n_fail ? 1 : 0;
+	return conf_summary("iwarp verbs", faults, now_s() - t0);
 }

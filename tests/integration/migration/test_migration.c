@@ -59,8 +59,6 @@
 #define RW (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 #define HANG_S 10
 
-static const uint32_t A_IP[2] = { 0xc0000201u, 0xc6336401u };
-static const uint32_t B_IP[2] = { 0xc0000202u, 0xc6336402u };
 
 /* --- the harness ------------------------------------------------------------ */
 
@@ -76,11 +74,13 @@ enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "../common/check.h"
 #pragma GCC diagnostic pop
+#include "../common/pair.h"
 
 /* --- the stacks and one case's objects ---------------------------------------- */
 
-static struct rnic_stack *SA, *SB;
-static struct ibv_context *CA, *CB;
+/* two stacks of two ports: port i of A and of B on ring pair mg<i> */
+static struct tpair M = { .ring = { "mg0", "mg1" }, .n_ports = 2, .workers = 1, .mbufs = 16383,
+			  .ip = { { 0xc0000201u, 0xc6336401u }, { 0xc0000202u, 0xc6336402u } } };
 static uint8_t *bufA, *bufB;
 static uint16_t next_tcp_port = 9300;
 
@@ -169,18 +169,6 @@ static bool side_fini(struct side *s)
 
 /* --- connecting ----------------------------------------------------------------- */
 
-static void expect_event(struct rnic_cm_channel *ch, enum rnic_cm_event_type t,
-			 struct rnic_cm_event *out, const char *who)
-{
-	struct rnic_cm_event ev;
-	int rc = rnic_cm_get_event(ch, &ev, HANG_S * 1000);
-	CHECK(rc == 0, "%s: no CM event in %d s (rc %d)", who, HANG_S, rc);
-	CHECK(ev.type == t, "%s: CM event %s (status %d), expected %s", who,
-	      rnic_cm_event_str(ev.type), ev.status, rnic_cm_event_str(t));
-	if (out)
-		*out = ev;
-}
-
 /* iWARP: A's QP i connects to B's address on port i+1. */
 static void iw_connect(void)
 {
@@ -190,17 +178,10 @@ static void iw_connect(void)
 	struct rnic_cm_conn_param p = { .responder_resources = 16, .initiator_depth = 16 };
 	for (int i = 0; i < 2; i++) {
 		struct rnic_cm_event ev;
-		CHECK_RC(rnic_cm_create_id(A.cm, NULL, &A.id[i]), 0);
-		CHECK_RC(rnic_cm_connect(A.id[i], A.qp[i], B_IP[i], port, &p), 0);
-		expect_event(B.cm, RNIC_CM_EVENT_CONNECT_REQUEST, &ev, "B");
-		CHECK(ev.peer_ip == A_IP[i], "B: CONNECT_REQUEST from %#x, expected %#x (port %d)",
-		      ev.peer_ip, A_IP[i], i + 1);
-		B.id[i] = ev.id;
-		CHECK_RC(rnic_cm_accept(B.id[i], B.qp[i], &p), 0);
-		expect_event(B.cm, RNIC_CM_EVENT_ESTABLISHED, NULL, "B");
-		expect_event(A.cm, RNIC_CM_EVENT_ESTABLISHED, NULL, "A");
-		CHECK(A.qp[i]->state == IBV_QPS_RTS && B.qp[i]->state == IBV_QPS_RTS,
-		      "states A %d B %d", A.qp[i]->state, B.qp[i]->state);
+		tpair_iw_connect(B.cm, B.qp[i], &B.id[i], A.cm, A.qp[i], &A.id[i], M.ip[1][i], port,
+				 &p, HANG_S * 1000, &ev);
+		CHECK(ev.peer_ip == M.ip[0][i], "B: CONNECT_REQUEST from %#x, expected %#x (port %d)",
+		      ev.peer_ip, M.ip[0][i], i + 1);
 	}
 }
 
@@ -211,27 +192,19 @@ static void roce_link(struct ibv_qp *qx, struct ibv_context *cx, struct ibv_qp *
 	struct ibv_qp *q[2] = { qx, qy };
 	struct ibv_context *c[2] = { cx, cy };
 	uint32_t psn[2] = { px, py };
-	for (int i = 0; i < 2; i++) {
-		struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = port_num,
-					  .qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-							     IBV_ACCESS_REMOTE_READ };
-		CHECK_RC(rnic_modify_qp(q[i], &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					IBV_QP_ACCESS_FLAGS), 0);
-	}
-	check_roce_rtr_rts(q, c, psn, port_num);
-	CHECK(qx->state == IBV_QPS_RTS && qy->state == IBV_QPS_RTS, "states %d %d", qx->state,
-	      qy->state);
+	tpair_roce_connect(q, c, psn, port_num, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+			   14, 7);
 }
 
 static void pair_up(void)
 {
-	side_init(&A, "A", CA, bufA);
-	side_init(&B, "B", CB, bufB);
+	side_init(&A, "A", M.ctx[0], bufA);
+	side_init(&B, "B", M.ctx[1], bufB);
 	if (tr == IW) {
 		iw_connect();
 	} else {
-		roce_link(A.qp[0], CA, B.qp[0], CB, 1, 0x1000, 0x2000);
-		roce_link(A.qp[1], CA, B.qp[1], CB, 2, 0xfffff0, 0x3000);
+		roce_link(A.qp[0], M.ctx[0], B.qp[0], M.ctx[1], 1, 0x1000, 0x2000);
+		roce_link(A.qp[1], M.ctx[0], B.qp[1], M.ctx[1], 2, 0xfffff0, 0x3000);
 	}
 }
 
@@ -303,7 +276,7 @@ static uint8_t *src_at(size_t off)
 static struct rnic_stag_port_stats bstats(uint8_t port_num)
 {
 	struct rnic_stag_port_stats s;
-	CHECK_RC(rnic_query_stag_stats(CB, port_num, &s), 0);
+	CHECK_RC(rnic_query_stag_stats(M.ctx[1], port_num, &s), 0);
 	return s;
 }
 
@@ -311,7 +284,7 @@ static uint64_t roce_ctr(const char *name)
 {
 	uint64_t v = 0;
 	if (tr == ROCE)
-		CHECK_RC(rnic_roce_counter(SB, name, &v), 0);
+		CHECK_RC(rnic_roce_counter(M.st[1], name, &v), 0);
 	return v;
 }
 
@@ -431,7 +404,7 @@ static void t_reorder(void)
 	fill(src_at(0), 16, 0x5e4d);
 	struct rnic_stag_port_stats p2 = bstats(2);
 	uint64_t parked0 = roce_ctr("mig_parked");
-	CHECK_RC(rnic_migration_hold(CB, 1), 0);
+	CHECK_RC(rnic_migration_hold(M.ctx[1], 1), 0);
 	post_recv(1, 900);
 	double t0 = now_s();
 	for (unsigned k = 0; k < N; k++)
@@ -457,7 +430,7 @@ static void t_reorder(void)
 		CHECK(parked >= 1, "RoCE: nothing parked behind the held query");
 	/* release: the receive must complete, and only with all the data there */
 	double t_rel = now_s();
-	CHECK_RC(rnic_migration_hold(CB, 0), 0);
+	CHECK_RC(rnic_migration_hold(M.ctx[1], 0), 0);
 	int got = 0;
 	while (got == 0 && now_s() - t_rel < HANG_S) {
 		got = ibv_poll_cq(B.cq[1], 1, &wc);
@@ -476,8 +449,10 @@ static void t_reorder(void)
 	struct rnic_stag_port_stats q2 = bstats(2);
 	CHECK(q2.imported == p2.imported + 1, "B port 2 imported +%llu after the release",
 	      (unsigned long long)(q2.imported - p2.imported));
-	CHECK(q2.query_us_max >= (HOLD_MS - 20) * 1000ull, "query_us_max %llu us, the query "
-	      "was held %d ms", (unsigned long long)q2.query_us_max, HOLD_MS);
+	/* that the query waited for the release is shown by the state while
+	 * held (asked once, nothing imported, nothing placed); how long it
+	 * waited (query_us_max) is printed only: the query is asked when the
+	 * Write reaches B, which a loaded machine delays */
 	/* the QP goes on, now without asking */
 	fill(src, PIECE, 0x77);
 	write_and_send(1, 40, src, PIECE, dst, mr->rkey);
@@ -513,7 +488,7 @@ static void refused_write(const uint8_t *src, uint32_t len, uint8_t *raddr, uint
 	CHECK_RC(ibv_post_send(A.qp[1], &rd, &bad), 0);
 	if (tr == IW) {
 		struct rnic_cm_event ev;
-		expect_event(A.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "A");
+		tpair_cm_expect(A.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, HANG_S * 1000, "A");
 		CHECK(ev.status == -EPROTO && ev.id == A.id[1], "A: DISCONNECTED status %d for "
 		      "id %p, expected -EPROTO (a Terminate) for QP1's id %p", ev.status,
 		      (void *)ev.id, (void *)A.id[1]);
@@ -655,16 +630,9 @@ static void t_unknown(void)
 
 /* --- main ----------------------------------------------------------------------- */
 
-static void run_case(const char *name, enum tr t, void (*fn)(void))
+static bool case_cleanup(void)
 {
-	case_name = name;
-	tr = t;
-	printf("%s\n", name);
-	double t0 = now_s();
-	int r = setjmp(case_jmp);
-	if (r == 0)
-		fn();
-	rnic_migration_hold(CB, 0);
+	rnic_migration_hold(M.ctx[1], 0);
 	bool ok = true;
 	if (listener) {
 		ok &= rnic_cm_destroy_id(listener) == 0;
@@ -674,24 +642,7 @@ static void run_case(const char *name, enum tr t, void (*fn)(void))
 		ok &= side_fini(&B);
 	if (A.name)
 		ok &= side_fini(&A);
-	if (r == R_PASS && !ok) {
-		fprintf(stderr, "  FAIL %s: objects could not be freed\n", name);
-		r = R_FAIL;
-	}
-	char *list = r == R_FAIL ? failed : skipped;
-	if (r == R_PASS) {
-		n_pass++;
-		printf("PASS %s (%.2f s)\n", name, now_s() - t0);
-	} else {
-		if (r == R_SKIP)
-			n_skip++;
-		else
-			n_fail++;
-		printf("%s %s (%.2f s)\n", r == R_SKIP ? "SKIP" : "FAIL", name, now_s() - t0);
-		if (strlen(list) + strlen(name) + 2 < sizeof(failed))
-			strcat(strcat(list, " "), name);
-	}
-	fflush(stdout);
+	return ok;
 }
 
 static const struct {
@@ -715,61 +666,28 @@ int main(int argc, char **argv)
 {
 	const char *filter = argc > 1 ? argv[1] : NULL;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	struct rnic_config c[2];
-	if (check_eal_init(argv[0], &c[0], 2) != 0)
+	struct rnic_config c;
+	struct tpair *pairs[] = { &M };
+	if (tpair_init(argv[0], &c, 2, pairs, 1) != 0)
 		return 1;
-	if (rnic_ring_pair("mg0", 1) != 0 || rnic_ring_pair("mg1", 1) != 0) {
-		fprintf(stderr, "ring pairs failed\n");
-		return 1;
-	}
-	c[0].n_eal_args = 0;
-	c[1] = c[0];
-	for (int s = 0; s < 2; s++) {
-		c[s].n_ports = 2;
-		c[s].workers = 1;
-		for (int i = 0; i < 2; i++) {
-			struct rnic_port_cfg *p = &c[s].ports[i];
-			rnic_port_cfg_init(p);
-			snprintf(p->ring, sizeof(p->ring), "mg%d.%c", i, s ? 'b' : 'a');
-			p->ip = s ? B_IP[i] : A_IP[i];
-			p->prefix_len = 24;
-			p->mbufs = 16383;
-		}
-	}
-	SA = rnic_stack_create(&c[0]);
-	SB = rnic_stack_create(&c[1]);
-	if (!SA || !SB || rnic_stack_start(SA) != 0 || rnic_stack_start(SB) != 0) {
-		fprintf(stderr, "stacks: %s\n", rte_strerror(rte_errno));
+	if (tpair_up(&M, &c) != 0) {
+		fprintf(stderr, "stacks: %s\n", M.why);
 		return 1;
 	}
-	CA = rnic_open_device(SA);
-	CB = rnic_open_device(SB);
 	bufA = aligned_alloc(4096, BUF_LEN);
 	bufB = aligned_alloc(4096, BUF_LEN);
-	if (!CA || !CB || !bufA || !bufB) {
-		fprintf(stderr, "devices/buffers\n");
+	if (!bufA || !bufB) {
+		fprintf(stderr, "buffers\n");
 		return 1;
 	}
 	double t0 = now_s();
 	for (unsigned i = 0; i < RTE_DIM(cases); i++)
-		if (filter == NULL || strstr(cases[i].name, filter))
-			run_case(cases[i].name, cases[i].tr, cases[i].fn);
-	int rc1 = rnic_close_device(CA), rc2 = rnic_close_device(CB);
-	if (rc1 || rc2) {
-		fprintf(stderr, "close_device: %d %d\n", rc1, rc2);
-		n_fail++;
-	}
-	rnic_stack_stop(SB);
-	rnic_stack_stop(SA);
-	rnic_stack_destroy(SB);
-	rnic_stack_destroy(SA);
+		if (case_selected(cases[i].name, filter)) {
+			tr = cases[i].tr;
+			case_run(cases[i].name, cases[i].fn, case_cleanup);
+		}
+	tpair_down(&M);
 	free(bufA);
 	free(bufB);
-	printf("migration: %.1f s\n", now_s() - t0);
-	if (n_skip)
-		printf("skipped:%s\n", skipped);
-	if (n_fail)
-		printf("failed:%s\n", failed);
-	printf("%d passed, %d failed, %d skipped\n", n_pass, n_fail, n_skip);
-	return n_fail ? 1 : 0;
+	return case_summary("migration", now_s() - t0);
 }

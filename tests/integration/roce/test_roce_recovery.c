@@ -25,6 +25,8 @@
  *
  * Exit 0 when every check passed, 1 otherwise.
  */
+#include <errno.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,25 +41,29 @@
 #include "roce/opcode.h"
 #include "roce/roce_wire.h"
 
-#define A_IP 0xc0000201u
-#define B_IP 0xc0000202u
 #define READ_LEN (128u * 1024u)   /* within the 256-packet send window */
 #define HANG_S 30               /* hang guard of a wait, not a time check */
 #define BTH_OFF (14 + 20 + 8)   /* Ethernet, IPv4 without options, UDP */
 
-static struct rnic_stack *SA, *SB;
-static struct rte_ring *a_tx, *a_rx, *b_tx, *b_rx;
-static int failures;
+static jmp_buf case_jmp;
+static const char *case_name;
+static int n_pass, n_fail, n_skip;
+static char failed[256], skipped[256];
+enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
 
-#define CHECK(cond, ...)                                                    \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			fprintf(stderr, "FAIL (test_roce_recovery.c:%d): ", __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                       \
-			fputc('\n', stderr);                                \
-			failures++;                                         \
-		}                                                           \
-	} while (0)
+#define CHECK_FILE
+#define GUARD 0xee
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "../common/check.h"
+#pragma GCC diagnostic pop
+#include "../common/pair.h"
+
+/* A on rrc0.a, B on rrc1.b, joined by the tap below; never started */
+static struct tpair R = { .ring = { "rrc0", "rrc1" }, .tapped = true, .inline_drive = true,
+			  .workers = 1, .mbufs = 8191,
+			  .ip = { { 0xc0000201u }, { 0xc0000202u } } };
 
 /* What the tap saw and does. */
 static struct {
@@ -111,17 +117,10 @@ static unsigned tap_move(struct rte_ring *from, struct rte_ring *to, bool from_a
 /* One step of the world: A's loop, the tap, B's loop, the tap. */
 static void step(void)
 {
-	rnic_worker_poll(SA, 0);
-	tap_move(a_tx, b_rx, true);
-	rnic_worker_poll(SB, 0);
-	tap_move(b_tx, a_rx, false);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	rnic_worker_poll(R.st[0], 0);
+	tap_move(R.a_tx, R.b_rx, true);
+	rnic_worker_poll(R.st[1], 0);
+	tap_move(R.b_tx, R.a_rx, false);
 }
 
 /* Drive both stacks until @p cq holds @p n completions (into @p wc).
@@ -139,77 +138,62 @@ static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, int n)
 	return got;
 }
 
-/* RESET -> INIT -> RTR (towards @p peer's GID 1 and QP @p y) -> RTS.
- * @return 0 or the failing call's -errno. */
-static int connect_qp(struct ibv_qp *x, struct ibv_context *peer, struct ibv_qp *y,
-		      uint32_t rq_psn, uint32_t sq_psn)
+/* The objects of the case, freed by case_cleanup() however it ended. */
+static struct {
+	struct ibv_pd *pd[2];
+	struct ibv_cq *cq[2];
+	uint8_t *buf[2];
+	struct ibv_mr *mr[2];
+	struct ibv_qp *qp[2];
+} O;
+
+static bool case_cleanup(void)
 {
-	struct ibv_qp_attr init = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ };
-	int rc = rnic_modify_qp(x, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				IBV_QP_ACCESS_FLAGS);
-	union ibv_gid gid;
-	if (rc == 0)
-		rc = rnic_query_gid(peer, 1, 1, &gid);
-	if (rc != 0)
-		return rc;
-	struct ibv_qp_attr rtr = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = y->qp_num,
-		.rq_psn = rq_psn,
-		.max_dest_rd_atomic = 16,
-		.min_rnr_timer = 12,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = gid, .sgid_index = 1, .hop_limit = 64 } },
-	};
-	rc = rnic_modify_qp(x, &rtr, RNIC_QP_RTR_MASK);
-	if (rc != 0)
-		return rc;
-	struct ibv_qp_attr rts = {
-		.qp_state = IBV_QPS_RTS,
-		.timeout = 20,     /* 4.3 s: no local ACK timeout in a case */
-		.retry_cnt = 7,
-		.rnr_retry = 7,
-		.sq_psn = sq_psn,
-		.max_rd_atomic = 16,
-	};
-	return rnic_modify_qp(x, &rts, RNIC_QP_RTS_MASK);
+	bool ok = true;
+	for (int i = 0; i < 2; i++) {
+		if (O.qp[i])
+			ok &= rnic_destroy_qp(O.qp[i]) == 0;
+		if (O.mr[i])
+			ok &= rnic_dereg_mr(O.mr[i]) == 0;
+		if (O.cq[i])
+			ok &= rnic_destroy_cq(O.cq[i]) == 0;
+		if (O.pd[i])
+			ok &= rnic_dealloc_pd(O.pd[i]) == 0;
+		free(O.buf[i]);
+	}
+	memset(&O, 0, sizeof(O));
+	return ok;
 }
 
-static void case_read_gap(struct ibv_context *ca, struct ibv_context *cb)
+static void t_read_gap(void)
 {
-	struct ibv_pd *apd = rnic_alloc_pd(ca), *bpd = rnic_alloc_pd(cb);
-	struct ibv_cq *acq = rnic_create_cq(ca, 64, NULL, NULL, 0);
-	struct ibv_cq *bcq = rnic_create_cq(cb, 64, NULL, NULL, 0);
-	uint8_t *abuf = aligned_alloc(4096, READ_LEN + 4096);
-	uint8_t *bbuf = aligned_alloc(4096, READ_LEN + 4096);
-	CHECK(apd && bpd && acq && bcq && abuf && bbuf, "setup failed");
-	if (!(apd && bpd && acq && bcq && abuf && bbuf))
-		return;
+	for (int i = 0; i < 2; i++) {
+		O.pd[i] = rnic_alloc_pd(R.ctx[i]);
+		O.cq[i] = rnic_create_cq(R.ctx[i], 64, NULL, NULL, 0);
+		O.buf[i] = aligned_alloc(4096, READ_LEN + 4096);
+		CHECK(O.pd[i] && O.cq[i] && O.buf[i], "setup failed");
+	}
+	uint8_t *abuf = O.buf[0], *bbuf = O.buf[1];
 	memset(abuf, 0, READ_LEN + 4096);
 	for (uint32_t i = 0; i < READ_LEN + 4096; i++)
 		bbuf[i] = (uint8_t)(i * 7 + i / 251);
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	struct ibv_mr *amr = rnic_reg_mr(apd, abuf, READ_LEN + 4096, acc);
-	struct ibv_mr *bmr = rnic_reg_mr(bpd, bbuf, READ_LEN + 4096, acc);
-	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .send_cq = acq, .recv_cq = acq,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
-			 .max_recv_sge = 1 } };
-	struct ibv_qp *aq = rnic_create_qp_transport(apd, &qa, RNIC_TRANSPORT_ROCE);
-	qa.send_cq = qa.recv_cq = bcq;
-	struct ibv_qp *bq = rnic_create_qp_transport(bpd, &qa, RNIC_TRANSPORT_ROCE);
-	CHECK(amr && bmr && aq && bq, "MRs or QPs not made");
-	if (!(amr && bmr && aq && bq))
-		return;
-	/* PSNs near the 24-bit wrap: the Read crosses it */
-	int rc = connect_qp(aq, cb, bq, 0x000100, 0xffff80);
-	if (rc == 0)
-		rc = connect_qp(bq, ca, aq, 0xffff80, 0x000100);
-	CHECK(rc == 0, "connecting: %s", strerror(-rc));
-	if (rc != 0)
-		return;
+	for (int i = 0; i < 2; i++) {
+		O.mr[i] = rnic_reg_mr(O.pd[i], O.buf[i], READ_LEN + 4096, acc);
+		struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .send_cq = O.cq[i],
+			.recv_cq = O.cq[i], .cap = { .max_send_wr = 16, .max_recv_wr = 16,
+						     .max_send_sge = 1, .max_recv_sge = 1 } };
+		O.qp[i] = rnic_create_qp_transport(O.pd[i], &qa, RNIC_TRANSPORT_ROCE);
+		CHECK(O.mr[i] && O.qp[i], "MRs or QPs not made: %s", strerror(errno));
+	}
+	struct ibv_mr *amr = O.mr[0], *bmr = O.mr[1];
+	struct ibv_qp *aq = O.qp[0];
+	struct ibv_cq *acq = O.cq[0];
+	/* PSNs near the 24-bit wrap: the Read crosses it; local ACK timeout
+	 * 20 (4.3 s): no timeout in the case */
+	const uint32_t psn[2] = { 0xffff80, 0x000100 };
+	tpair_roce_connect(O.qp, R.ctx, psn, 1, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+			   20, 7);
 
 	tap.drop_read_resps = true;
 	struct ibv_sge rs = { (uintptr_t)abuf, READ_LEN, amr->lkey };
@@ -224,16 +208,15 @@ static void case_read_gap(struct ibv_context *ca, struct ibv_context *cb)
 	w.wr.rdma.rkey = bmr->rkey;
 	abuf[READ_LEN] = 0x5a;
 	struct ibv_send_wr *bad = NULL;
-	rc = ibv_post_send(aq, &r, &bad);
-	CHECK(rc == 0, "post: %s", strerror(rc));
+	CHECK_RC(ibv_post_send(aq, &r, &bad), 0);
 	struct ibv_wc wc[2] = { 0 };
-	int n = rc == 0 ? wait_wc(acq, wc, 2) : 0;
+	int n = wait_wc(acq, wc, 2);
 	CHECK(n == 2, "%d of 2 completions (hang guard %d s)", n, HANG_S);
-	CHECK(n < 1 || (wc[0].wr_id == 1 && wc[0].status == IBV_WC_SUCCESS &&
+	CHECK((wc[0].wr_id == 1 && wc[0].status == IBV_WC_SUCCESS &&
 			wc[0].byte_len == READ_LEN),
 	      "Read: wr_id %llu status %s byte_len %u", (unsigned long long)wc[0].wr_id,
 	      rnic_wc_status_str(wc[0].status), wc[0].byte_len);
-	CHECK(n < 2 || (wc[1].wr_id == 2 && wc[1].status == IBV_WC_SUCCESS),
+	CHECK((wc[1].wr_id == 2 && wc[1].status == IBV_WC_SUCCESS),
 	      "Write: wr_id %llu status %s", (unsigned long long)wc[1].wr_id,
 	      rnic_wc_status_str(wc[1].status));
 	CHECK(memcmp(abuf, bbuf, READ_LEN) == 0, "the Read's sink differs from the source");
@@ -245,75 +228,34 @@ static void case_read_gap(struct ibv_context *ca, struct ibv_context *cb)
 	      "%u Read Requests after the ACK beyond the Read, expected %u (one per chunk)",
 	      tap.read_reqs_after, READ_LEN / 1024 / 64);
 	CHECK(tap.writes == 1, "the acknowledged Write went out %u times", tap.writes);
-	uint64_t gaps = 0, skipped = 0;
-	rnic_roce_counter(SA, "read_resp_gaps", &gaps);
-	rnic_roce_counter(SA, "acked_skipped", &skipped);
+	uint64_t gaps = 0, acked_skipped = 0;
+	rnic_roce_counter(R.st[0], "read_resp_gaps", &gaps);
+	rnic_roce_counter(R.st[0], "acked_skipped", &acked_skipped);
 	printf("read_gap: %u Read Responses dropped, %u Read Requests after the ACK, "
 	       "Write sent %u times, read_resp_gaps %llu, acked_skipped %llu\n",
 	       tap.resps_dropped, tap.read_reqs_after, tap.writes, (unsigned long long)gaps,
-	       (unsigned long long)skipped);
+	       (unsigned long long)acked_skipped);
 	CHECK(gaps == 1, "read_resp_gaps %llu, expected 1", (unsigned long long)gaps);
-	CHECK(skipped >= 1, "acked_skipped %llu: the rewind never met the acknowledged Write",
-	      (unsigned long long)skipped);
+	CHECK(acked_skipped >= 1, "acked_skipped %llu: the rewind never met the acknowledged "
+	      "Write", (unsigned long long)acked_skipped);
 
-	CHECK(rnic_destroy_qp(aq) == 0 && rnic_destroy_qp(bq) == 0, "destroy QPs");
-	CHECK(rnic_dereg_mr(amr) == 0 && rnic_dereg_mr(bmr) == 0, "dereg MRs");
-	CHECK(rnic_destroy_cq(acq) == 0 && rnic_destroy_cq(bcq) == 0, "destroy CQs");
-	CHECK(rnic_dealloc_pd(apd) == 0 && rnic_dealloc_pd(bpd) == 0, "dealloc PDs");
-	free(abuf);
-	free(bbuf);
 }
 
 int main(int argc, char **argv)
 {
 	(void)argc;
-	struct rnic_config c[2];
-	rnic_config_init(&c[0]);
-	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--no-huge");
-	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "-m");
-	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "512");
-	snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--log-level=lib.*:warning");
-	if (rnic_eal_init(argv[0], &c[0], 2) != 0 || rnic_ring_pair("rrc0", 1) != 0 ||
-	    rnic_ring_pair("rrc1", 1) != 0) {
-		fprintf(stderr, "EAL or ring pairs failed\n");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	struct rnic_config c;
+	struct tpair *pairs[] = { &R };
+	if (tpair_init(argv[0], &c, 2, pairs, 1) != 0)
+		return 1;
+	if (tpair_up(&R, &c) != 0) {
+		fprintf(stderr, "stacks: %s\n", R.why);
 		return 1;
 	}
-	a_tx = rnic_ring_pair_tx("rrc0.a", 0);
-	a_rx = rnic_ring_pair_tx("rrc0.b", 0);   /* what the unused .b end "sends" */
-	b_tx = rnic_ring_pair_tx("rrc1.b", 0);
-	b_rx = rnic_ring_pair_tx("rrc1.a", 0);
-	if (!a_tx || !a_rx || !b_tx || !b_rx) {
-		fprintf(stderr, "ring lookup failed\n");
-		return 1;
-	}
-	c[0].n_eal_args = 0;
-	c[1] = c[0];
-	for (int s = 0; s < 2; s++) {
-		c[s].n_ports = 1;
-		c[s].workers = 1;
-		struct rnic_port_cfg *p = &c[s].ports[0];
-		rnic_port_cfg_init(p);
-		snprintf(p->ring, sizeof(p->ring), s ? "rrc1.b" : "rrc0.a");
-		p->ip = s ? B_IP : A_IP;
-		p->prefix_len = 24;
-		p->mbufs = 8191;
-	}
-	SA = rnic_stack_create(&c[0]);
-	SB = rnic_stack_create(&c[1]);
-	if (!SA || !SB) {
-		fprintf(stderr, "stacks not made\n");
-		return 1;
-	}
-	struct ibv_context *ca = rnic_open_device(SA), *cb = rnic_open_device(SB);
-	if (!ca || !cb) {
-		fprintf(stderr, "devices not opened\n");
-		return 1;
-	}
-	case_read_gap(ca, cb);
-	CHECK(rnic_close_device(ca) == 0 && rnic_close_device(cb) == 0, "close devices");
-	rnic_stack_destroy(SA);
-	rnic_stack_destroy(SB);
+	double t0 = now_s();
+	case_run("read_gap", t_read_gap, case_cleanup);
+	tpair_down(&R);
 	rte_eal_cleanup();
-	printf("%s\n", failures ? "FAIL" : "PASS");
-	return failures ? 1 : 0;
+	return case_summary("roce_recovery", now_s() - t0);
 }
