@@ -32,6 +32,7 @@
 #include "iwarp/fpdu.h"
 #include "iwarp/iwarp_wire.h"
 #include "iwarp/mpa.h"
+#include "iwarp/rdmap_op.h"
 #include "iwarp/terminate.h"
 #include "iwarp/iwarp.h"
 #include "rnic/rnic_tcp.h"
@@ -980,22 +981,6 @@ int rnic_iw_post_recv(struct rnic_iw_ep *ep, uint64_t wr_id, void *buf, uint32_t
 
 /* --- receive: FPDU callbacks ---------------------------------------------- */
 
-/* The untagged queue an opcode travels on (RFC 5040 4.3, RFC 7306 4.1). */
-static uint32_t untagged_qn(uint8_t op)
-{
-	switch (op) {
-	case RNIC_RDMAP_OP_READ_REQ:
-	case RNIC_RDMAP_OP_ATOMIC_REQ:
-		return RNIC_DDP_QN_READ_REQ;
-	case RNIC_RDMAP_OP_TERMINATE:
-		return RNIC_DDP_QN_TERMINATE;
-	case RNIC_RDMAP_OP_ATOMIC_RESP:
-		return RNIC_DDP_QN_ATOMIC_RESP;
-	default:   /* the Sends and Immediate Data */
-		return RNIC_DDP_QN_SEND;
-	}
-}
-
 /* STag of the RTR's Write or Read: never placed (zero bytes), not 0
  * because some hardware gives STag 0 a meaning; siw sends 1 as well. */
 #define RTR_STAG 1
@@ -1016,7 +1001,7 @@ static int rtr_hdr(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
 	bool ok = fi->opcode == want && fi->last && fi->payload_len == 0;
 	if (ok && !fi->tagged) {
 		const struct rnic_ddp_untagged_hdr *u = (const void *)fi->hdr;
-		uint32_t qn = untagged_qn(want);
+		uint32_t qn = rnic_rdmap_op(want)->qn;
 		ok = rte_be_to_cpu_32(u->qn) == qn && rte_be_to_cpu_32(u->mo) == 0 &&
 		     rte_be_to_cpu_32(u->msn) == ep->rx_msn[qn];
 		if (ok && want == RNIC_RDMAP_OP_READ_REQ)
@@ -1116,7 +1101,7 @@ static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
 	const struct rnic_ddp_untagged_hdr *u = (const void *)fi->hdr;
 	uint32_t qn = rte_be_to_cpu_32(u->qn), mo = rte_be_to_cpu_32(u->mo);
 	uint32_t msn = rte_be_to_cpu_32(u->msn);
-	if (qn < RNIC_DDP_QN_COUNT && untagged_qn(fi->opcode) != qn) {
+	if (qn < RNIC_DDP_QN_COUNT && rnic_rdmap_op(fi->opcode)->qn != qn) {
 		/* every untagged opcode has its queue (RFC 5040 4.3, RFC 7306) */
 		ep_terminate(ep, RNIC_TERM_DDP_U_INVALID_QN, fi->hdr, fi->ulpdu_len);
 		return RNIC_FPDU_SKIP;
@@ -1390,10 +1375,7 @@ static int frx_done(void *arg, const struct rnic_fpdu_info *fi)
 		rtr_done(ep);
 		return 0;
 	}
-	if (fi->last && (ep->place || ep->scatter) && (fi->opcode == RNIC_RDMAP_OP_WRITE || fi->opcode == RNIC_RDMAP_OP_SEND ||
-			 fi->opcode == RNIC_RDMAP_OP_SEND_SE || fi->opcode == RNIC_RDMAP_OP_SEND_INV ||
-			 fi->opcode == RNIC_RDMAP_OP_SEND_SE_INV || fi->opcode == RNIC_RDMAP_OP_READ_REQ ||
-			 fi->opcode == RNIC_RDMAP_OP_ATOMIC_REQ))
+	if (fi->last && (ep->place || ep->scatter) && rnic_rdmap_op(fi->opcode)->new_op)
 		__atomic_store_n(&ep->xfer->ops_in, ep->xfer->ops_in + 1, __ATOMIC_RELAXED);
 	if (ep->place == NULL && !ep->scatter && !(fi->opcode == RNIC_RDMAP_OP_TERMINATE))
 		return 0;   /* skipped: a Terminate is on its way */
