@@ -100,182 +100,173 @@ static void rtr_done(struct rnic_iw_ep *ep)
 	iw_enter_rts(ep);
 }
 
-static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
+/* Terminate for @p cause, quoting the segment @p fi; its payload is not
+ * placed. @return RNIC_FPDU_SKIP for the parser. */
+static int rx_fault(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi,
+		    enum rnic_term_cause cause)
 {
-	struct rnic_iw_ep *ep = arg;
+	iw_terminate(ep, cause, fi->hdr, fi->ulpdu_len);
+	return RNIC_FPDU_SKIP;
+}
+
+/* A source or target STag of another port migrates before it is used:
+ * start the query (the FPDU waits) or go on. The real check comes when
+ * the request is served. */
+static int rx_migrate_first(struct rnic_iw_ep *ep, uint32_t stag, uint64_t to, uint64_t len)
+{
 	enum rnic_term_cause cause;
-	ep->place = NULL;
-	ep->scatter = false;
-	/* after our Terminate the stream is dead (RFC 5040 section 5.4.2):
-	 * nothing behind the offending segment is placed or acted on */
-	if (ep->term_err)
-		return RNIC_FPDU_SKIP;
-	if (ep->state == EP_RTR_WAIT)
-		return rtr_hdr(ep, fi);
-	if (fi->tagged) {
-		const struct rnic_ddp_tagged_hdr *t = (const void *)fi->hdr;
-		uint32_t stag = rte_be_to_cpu_32(t->stag);
-		uint64_t to = rte_be_to_cpu_64(t->to);
-		int need = fi->opcode == RNIC_RDMAP_OP_WRITE ? IBV_ACCESS_REMOTE_WRITE
-							       : IBV_ACCESS_LOCAL_WRITE;
-		if (fi->opcode != RNIC_RDMAP_OP_WRITE && fi->opcode != RNIC_RDMAP_OP_READ_RESP) {
-			iw_terminate(ep, RNIC_TERM_RDMAP_OPCODE, fi->hdr, fi->ulpdu_len);
-			return RNIC_FPDU_SKIP;
-		}
-		if (fi->opcode == RNIC_RDMAP_OP_READ_RESP && (ep->ord_head == ep->ord_tail ||
-							      ep->ord[ep->ord_head % ORD_MAX].atomic)) {
-			/* a response nobody asked for, or a Read Response
-			 * where the oldest outstanding request is an Atomic */
-			iw_terminate(ep, RNIC_TERM_RDMAP_OPCODE, fi->hdr, fi->ulpdu_len);
-			return RNIC_FPDU_SKIP;
-		}
-		if (fi->opcode == RNIC_RDMAP_OP_READ_RESP && ep->ord[ep->ord_head % ORD_MAX].rtr) {
-			/* the answer to our Read RTR: zero bytes, one segment,
-			 * its STag is the dummy we sent; nothing to check */
-			if (fi->payload_len != 0 || !fi->last) {
-				iw_terminate(ep, RNIC_TERM_DDP_T_BASE_BOUNDS, fi->hdr, fi->ulpdu_len);
-				return RNIC_FPDU_SKIP;
-			}
-			ep->place = ep->rreq;
-			return 0;
-		}
-		bool wait;
-		ep->place = iw_mr_check_wait(ep, stag, to, fi->payload_len, need, &cause, true, &wait);
-		if (wait)
-			return ep_migrate(ep, stag);
-		ep->mig_answered = false;
-		if (ep->place == NULL) {   /* never placed: Terminate */
-			iw_terminate(ep, cause, fi->hdr, fi->ulpdu_len);
-			return RNIC_FPDU_SKIP;
-		}
-		return 0;
+	bool wait;
+	iw_mr_check_wait(ep, stag, to, len, 0, &cause, false, &wait);
+	if (wait)
+		return ep_migrate(ep, stag);
+	ep->mig_answered = false;
+	return 0;
+}
+
+/* The answer to our Read RTR: zero bytes, one segment, its STag is the
+ * dummy we sent; nothing to check. */
+static int rx_hdr_rtr_resp(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
+{
+	if (fi->payload_len != 0 || !fi->last)
+		return rx_fault(ep, fi, RNIC_TERM_DDP_T_BASE_BOUNDS);
+	ep->place = ep->rreq;
+	return 0;
+}
+
+/* RDMA Write or Read Response: placed into the memory its STag names
+ * (remote write rights for a Write, local write for the sink of a Read we
+ * asked for). A response must answer our oldest outstanding request, and
+ * that must be a Read. */
+static int rx_hdr_tagged(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, uint32_t mo)
+{
+	(void)mo;
+	const struct rnic_ddp_tagged_hdr *t = (const void *)fi->hdr;
+	bool response = rnic_rdmap_op(fi->opcode)->dir == RNIC_DIR_RESPONSE;
+	enum rnic_term_cause cause;
+	if (response) {
+		if (ep->ord_head == ep->ord_tail || ep->ord[ep->ord_head % ORD_MAX].atomic)
+			return rx_fault(ep, fi, RNIC_TERM_RDMAP_OPCODE);
+		if (ep->ord[ep->ord_head % ORD_MAX].rtr)
+			return rx_hdr_rtr_resp(ep, fi);
 	}
+	uint32_t stag = rte_be_to_cpu_32(t->stag);
+	int need = response ? IBV_ACCESS_LOCAL_WRITE : IBV_ACCESS_REMOTE_WRITE;
+	bool wait;
+	ep->place = iw_mr_check_wait(ep, stag, rte_be_to_cpu_64(t->to), fi->payload_len, need,
+				     &cause, true, &wait);
+	if (wait)
+		return ep_migrate(ep, stag);
+	ep->mig_answered = false;
+	if (ep->place == NULL)   /* never placed: Terminate */
+		return rx_fault(ep, fi, cause);
+	return 0;
+}
+
+/* A Send segment: the first takes a receive, each is scattered into it
+ * at its MO. */
+static int rx_hdr_send(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, uint32_t mo)
+{
+	if (!ep->in_msg) {
+		if (mo != 0)
+			return rx_fault(ep, fi, RNIC_TERM_DDP_U_INVALID_MO);
+		if (ep->rq == NULL || !rnic_rq_take(ep->rq, &ep->cur))
+			return rx_fault(ep, fi, RNIC_TERM_DDP_U_NO_BUFFER);
+		ep->in_msg = true;
+	}
+	if ((uint64_t)mo + fi->payload_len > ep->cur.total)
+		return rx_fault(ep, fi, RNIC_TERM_DDP_U_TOO_LONG);
+	ep->scatter = true;
+	ep->place_mo = mo;
+	return 0;
+}
+
+/* RFC 7306 Immediate Data: a message of one segment that takes a receive
+ * of its own. */
+static int rx_hdr_imm(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, uint32_t mo)
+{
+	if (mo != 0)
+		return rx_fault(ep, fi, RNIC_TERM_DDP_U_INVALID_MO);
+	if (!fi->last || fi->payload_len != 0)
+		return rx_fault(ep, fi, RNIC_TERM_DDP_U_TOO_LONG);
+	if (ep->rq == NULL || !rnic_rq_take(ep->rq, &ep->cur))
+		return rx_fault(ep, fi, RNIC_TERM_DDP_U_NO_BUFFER);
+	ep->in_msg = true;
+	memcpy(ep->imm_in, fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN, sizeof(ep->imm_in));
+	ep->place = ep->imm_in;
+	return 0;
+}
+
+/* RDMA Read Request: the parser counts its header as part of the DDP
+ * header; it carries no payload. serve_read() checks the source for real. */
+static int rx_hdr_read_req(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, uint32_t mo)
+{
+	if (fi->hdr_len != RNIC_DDP_UNTAGGED_HDR_LEN + sizeof(ep->rreq) ||
+	    fi->payload_len != 0 || mo != 0)
+		return rx_fault(ep, fi, RNIC_TERM_DDP_U_INVALID_MO);
+	memcpy(ep->rreq, fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN, sizeof(ep->rreq));
+	ep->place = ep->rreq;
+	const struct rnic_rdmap_read_req_hdr *r = (const void *)ep->rreq;
+	return rx_migrate_first(ep, rte_be_to_cpu_32(r->src_stag),
+				rte_be_to_cpu_64(r->src_to), 0);
+}
+
+/* Atomic Request: one segment, no payload, the 52-byte header is all;
+ * serve_atomic() checks the target for real. */
+static int rx_hdr_atomic_req(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi,
+			     uint32_t mo)
+{
+	if (fi->payload_len != 0 || mo != 0 || !fi->last)
+		return rx_fault(ep, fi, RNIC_TERM_DDP_U_INVALID_MO);
+	memcpy(ep->areq, fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN, sizeof(ep->areq));
+	ep->place = ep->areq;
+	const struct rnic_rdmap_atomic_req_hdr *r = (const void *)ep->areq;
+	return rx_migrate_first(ep, rte_be_to_cpu_32(r->remote_stag),
+				rte_be_to_cpu_64(r->remote_to), 8);
+}
+
+/* Atomic Response: responses come in request order, so it must answer
+ * the oldest outstanding request, and that must be this Atomic. */
+static int rx_hdr_atomic_resp(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi,
+			      uint32_t mo)
+{
+	const struct rnic_rdmap_atomic_resp_hdr *r =
+		(const void *)(fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN);
+	unsigned h = ep->ord_head % ORD_MAX;
+	if (fi->payload_len != 0 || mo != 0 || !fi->last)
+		return rx_fault(ep, fi, RNIC_TERM_DDP_U_INVALID_MO);
+	if (ep->ord_head == ep->ord_tail || !ep->ord[h].atomic ||
+	    rte_be_to_cpu_32(r->orig_req_id) != ep->ord[h].req_id)
+		return rx_fault(ep, fi, RNIC_TERM_RDMAP_OPCODE);
+	memcpy(ep->aresp, r, sizeof(ep->aresp));
+	ep->place = ep->aresp;
+	return 0;
+}
+
+/* Terminate: its control word and what it quotes, as far as they fit. */
+static int rx_hdr_term(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, uint32_t mo)
+{
+	(void)mo;
+	uint32_t fixed = fi->hdr_len - RNIC_DDP_UNTAGGED_HDR_LEN;
+	if (fixed > sizeof(ep->term_in) || fixed + fi->payload_len > sizeof(ep->term_in))
+		return RNIC_FPDU_SKIP;
+	memcpy(ep->term_in, fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN, fixed);
+	ep->place = ep->term_in + fixed;
+	return 0;
+}
+
+/* The untagged checks every opcode shares: its queue (RFC 5040 4.3,
+ * RFC 7306) and, TCP delivering in order, exactly the next MSN of it.
+ * @return 0 with *mo set, or RNIC_FPDU_SKIP. */
+static int rx_untagged(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, uint32_t *mo)
+{
 	const struct rnic_ddp_untagged_hdr *u = (const void *)fi->hdr;
-	uint32_t qn = rte_be_to_cpu_32(u->qn), mo = rte_be_to_cpu_32(u->mo);
-	uint32_t msn = rte_be_to_cpu_32(u->msn);
-	if (qn < RNIC_DDP_QN_COUNT && rnic_rdmap_op(fi->opcode)->qn != qn) {
-		/* every untagged opcode has its queue (RFC 5040 4.3, RFC 7306) */
-		iw_terminate(ep, RNIC_TERM_DDP_U_INVALID_QN, fi->hdr, fi->ulpdu_len);
-		return RNIC_FPDU_SKIP;
-	}
-	if (qn < RNIC_DDP_QN_COUNT && msn != ep->rx_msn[qn]) {
-		/* TCP delivers in order: any other MSN is out of range */
-		iw_terminate(ep, RNIC_TERM_DDP_U_MSN_RANGE, fi->hdr, fi->ulpdu_len);
-		return RNIC_FPDU_SKIP;
-	}
-	switch (qn) {
-	case RNIC_DDP_QN_SEND:
-		if (fi->opcode == RNIC_RDMAP_OP_IMM_DATA || fi->opcode == RNIC_RDMAP_OP_IMM_DATA_SE) {
-			/* RFC 7306 Immediate Data: a message of one segment
-			 * that takes a receive of its own */
-			if (mo != 0) {
-				iw_terminate(ep, RNIC_TERM_DDP_U_INVALID_MO, fi->hdr, fi->ulpdu_len);
-				return RNIC_FPDU_SKIP;
-			}
-			if (!fi->last || fi->payload_len != 0) {
-				iw_terminate(ep, RNIC_TERM_DDP_U_TOO_LONG, fi->hdr, fi->ulpdu_len);
-				return RNIC_FPDU_SKIP;
-			}
-			if (ep->rq == NULL || !rnic_rq_take(ep->rq, &ep->cur)) {
-				iw_terminate(ep, RNIC_TERM_DDP_U_NO_BUFFER, fi->hdr, fi->ulpdu_len);
-				return RNIC_FPDU_SKIP;
-			}
-			ep->in_msg = true;
-			memcpy(ep->imm_in, fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN, sizeof(ep->imm_in));
-			ep->place = ep->imm_in;
-			return 0;
-		}
-		if (!ep->in_msg) {
-			if (mo != 0) {
-				iw_terminate(ep, RNIC_TERM_DDP_U_INVALID_MO, fi->hdr, fi->ulpdu_len);
-				return RNIC_FPDU_SKIP;
-			}
-			if (ep->rq == NULL || !rnic_rq_take(ep->rq, &ep->cur)) {
-				iw_terminate(ep, RNIC_TERM_DDP_U_NO_BUFFER, fi->hdr, fi->ulpdu_len);
-				return RNIC_FPDU_SKIP;
-			}
-			ep->in_msg = true;
-		}
-		if ((uint64_t)mo + fi->payload_len > ep->cur.total) {
-			iw_terminate(ep, RNIC_TERM_DDP_U_TOO_LONG, fi->hdr, fi->ulpdu_len);
-			return RNIC_FPDU_SKIP;
-		}
-		ep->scatter = true;
-		ep->place_mo = mo;
-		return 0;
-	case RNIC_DDP_QN_READ_REQ:
-		if (fi->opcode == RNIC_RDMAP_OP_ATOMIC_REQ) {
-			/* one segment, no payload: the 52-byte header is all */
-			if (fi->payload_len != 0 || mo != 0 || !fi->last) {
-				iw_terminate(ep, RNIC_TERM_DDP_U_INVALID_MO, fi->hdr, fi->ulpdu_len);
-				return RNIC_FPDU_SKIP;
-			}
-			memcpy(ep->areq, fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN, sizeof(ep->areq));
-			ep->place = ep->areq;
-			/* like a Read's source: an STag of another port
-			 * migrates first, serve_atomic() checks it for real */
-			const struct rnic_rdmap_atomic_req_hdr *r = (const void *)ep->areq;
-			uint32_t stag = rte_be_to_cpu_32(r->remote_stag);
-			bool wait;
-			iw_mr_check_wait(ep, stag, rte_be_to_cpu_64(r->remote_to), 8, 0, &cause, false,
-					 &wait);
-			if (wait)
-				return ep_migrate(ep, stag);
-			ep->mig_answered = false;
-			return 0;
-		}
-		/* the parser counts the Read Request header as part of the header */
-		if (fi->hdr_len != RNIC_DDP_UNTAGGED_HDR_LEN + sizeof(ep->rreq) ||
-		    fi->payload_len != 0 || mo != 0) {
-			iw_terminate(ep, RNIC_TERM_DDP_U_INVALID_MO, fi->hdr, fi->ulpdu_len);
-			return RNIC_FPDU_SKIP;
-		}
-		memcpy(ep->rreq, fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN, sizeof(ep->rreq));
-		ep->place = ep->rreq;
-		{
-			/* a source STag of another port migrates before the Read
-			 * is served; serve_read() then checks it for real */
-			const struct rnic_rdmap_read_req_hdr *r = (const void *)ep->rreq;
-			uint32_t src = rte_be_to_cpu_32(r->src_stag);
-			bool wait;
-			iw_mr_check_wait(ep, src, rte_be_to_cpu_64(r->src_to), 0, 0, &cause,
-					 false, &wait);
-			if (wait)
-				return ep_migrate(ep, src);
-			ep->mig_answered = false;
-		}
-		return 0;
-	case RNIC_DDP_QN_ATOMIC_RESP: {
-		const struct rnic_rdmap_atomic_resp_hdr *r =
-			(const void *)(fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN);
-		unsigned h = ep->ord_head % ORD_MAX;
-		if (fi->payload_len != 0 || mo != 0 || !fi->last) {
-			iw_terminate(ep, RNIC_TERM_DDP_U_INVALID_MO, fi->hdr, fi->ulpdu_len);
-			return RNIC_FPDU_SKIP;
-		}
-		/* responses come in request order: it must answer the oldest
-		 * outstanding request, and that must be this Atomic */
-		if (ep->ord_head == ep->ord_tail || !ep->ord[h].atomic ||
-		    rte_be_to_cpu_32(r->orig_req_id) != ep->ord[h].req_id) {
-			iw_terminate(ep, RNIC_TERM_RDMAP_OPCODE, fi->hdr, fi->ulpdu_len);
-			return RNIC_FPDU_SKIP;
-		}
-		memcpy(ep->aresp, r, sizeof(ep->aresp));
-		ep->place = ep->aresp;
-		return 0;
-	}
-	case RNIC_DDP_QN_TERMINATE: {
-		uint32_t fixed = fi->hdr_len - RNIC_DDP_UNTAGGED_HDR_LEN;
-		if (fixed > sizeof(ep->term_in) || fixed + fi->payload_len > sizeof(ep->term_in))
-			return RNIC_FPDU_SKIP;
-		memcpy(ep->term_in, fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN, fixed);
-		ep->place = ep->term_in + fixed;
-		return 0;
-	}
-	default:
-		iw_terminate(ep, RNIC_TERM_DDP_U_INVALID_QN, fi->hdr, fi->ulpdu_len);
-		return RNIC_FPDU_SKIP;
-	}
+	uint32_t qn = rte_be_to_cpu_32(u->qn);
+	if (qn != rnic_rdmap_op(fi->opcode)->qn)
+		return rx_fault(ep, fi, RNIC_TERM_DDP_U_INVALID_QN);
+	if (rte_be_to_cpu_32(u->msn) != ep->rx_msn[qn])
+		return rx_fault(ep, fi, RNIC_TERM_DDP_U_MSN_RANGE);
+	*mo = rte_be_to_cpu_32(u->mo);
+	return 0;
 }
 
 /* Copy @p len bytes to offset @p off of the receive's scatter list. */
@@ -419,129 +410,208 @@ static void serve_atomic(struct rnic_iw_ep *ep, const uint8_t *hdr, uint16_t seg
 	iw_pump(ep);
 }
 
+/* The last segment of a message of the peer's completes our Read, or
+ * an Atomic: an ORD slot is free, work the QP held back may go. */
+static void rx_ord_freed(struct rnic_iw_ep *ep)
+{
+	if (ep->hooks && ep->hooks->tx_room && ep->state == EP_RTS)
+		ep->hooks->tx_room(ep->qp);
+}
+
+/* An RDMA Write segment: what an Immediate Data message right behind the
+ * Write completes with (RFC 7306 Write with Immediate). */
+static int rx_done_write(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
+{
+	ep->write_acc += fi->payload_len;
+	if (fi->last) {
+		ep->after_write = true;
+		ep->last_write_len = (uint32_t)ep->write_acc;
+		ep->write_acc = 0;
+	}
+	return 0;
+}
+
+/* Immediate Data: behind a Write it is the Write's completion at the data
+ * sink (libibverbs RECV_RDMA_WITH_IMM, byte_len the Write's length);
+ * otherwise (Send with Immediate) a receive of 0 bytes. */
+static int rx_done_imm(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
+{
+	struct ibv_wc wc = { .wr_id = ep->cur.wr_id, .status = IBV_WC_SUCCESS,
+			     .opcode = IBV_WC_RECV, .qp_num = ep->qpn,
+			     .wc_flags = IBV_WC_WITH_IMM };
+	memcpy(&wc.imm_data, ep->imm_in, sizeof(wc.imm_data));
+	if (ep->after_write) {
+		wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		wc.byte_len = ep->last_write_len;
+	}
+	ep->after_write = false;
+	ep->in_msg = false;
+	ep->rx_msn[RNIC_DDP_QN_SEND]++;
+	iw_complete_wc(ep, &wc, rnic_rdmap_op(fi->opcode)->solicited);
+	return 0;
+}
+
+/* The last segment of a Send completes its receive; a Send with
+ * Invalidate first invalidates the STag it names, and one that may not
+ * completes in error and ends the stream with a Terminate. */
+static int rx_done_send(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
+{
+	if (!fi->last)
+		return 0;
+	const struct rnic_rdmap_op_info *oi = rnic_rdmap_op(fi->opcode);
+	const struct rnic_ddp_untagged_hdr *u = (const void *)fi->hdr;
+	struct ibv_wc wc = { .wr_id = ep->cur.wr_id, .status = IBV_WC_SUCCESS,
+			     .opcode = IBV_WC_RECV, .qp_num = ep->qpn,
+			     .byte_len = rte_be_to_cpu_32(u->mo) + fi->payload_len };
+	enum rnic_stag_fault f = RNIC_STAG_OK;
+	if (oi->invalidates) {
+		uint32_t stag = rte_be_to_cpu_32(u->inv_stag);
+		f = rnic_stag_invalidate(ep->st, stag, ep->pd);
+		if (f != RNIC_STAG_OK) {
+			wc.status = IBV_WC_REM_INV_REQ_ERR;
+		} else {
+			wc.wc_flags |= IBV_WC_WITH_INV;
+			wc.invalidated_rkey = stag;
+		}
+	}
+	ep->in_msg = false;
+	ep->rx_msn[RNIC_DDP_QN_SEND]++;
+	iw_complete_wc(ep, &wc, oi->solicited);
+	if (f != RNIC_STAG_OK)
+		iw_terminate(ep, rnic_term_inv_fault(f), fi->hdr, fi->ulpdu_len);
+	return 0;
+}
+
+/* The last Read Response completes the oldest outstanding Read. */
+static int rx_done_read_resp(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
+{
+	if (!fi->last || ep->ord_head == ep->ord_tail)
+		return 0;
+	unsigned i = ep->ord_head++ % ORD_MAX;
+	if (ep->ord[i].signaled)
+		iw_complete(ep, ep->ord[i].wr_id, IBV_WC_RDMA_READ, IBV_WC_SUCCESS, ep->ord[i].len);
+	rx_ord_freed(ep);
+	return 0;
+}
+
+static int rx_done_read_req(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
+{
+	ep->rx_msn[RNIC_DDP_QN_READ_REQ]++;
+	serve_read(ep, fi->hdr, fi->ulpdu_len);
+	return 0;
+}
+
+static int rx_done_atomic_req(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
+{
+	ep->rx_msn[RNIC_DDP_QN_READ_REQ]++;
+	serve_atomic(ep, fi->hdr, fi->ulpdu_len);
+	return 0;
+}
+
+/* Atomic Response: the original value goes to the result buffer, which
+ * was checked (lkey, local write) at post time and stays registered until
+ * the work completes. */
+static int rx_done_atomic_resp(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
+{
+	(void)fi;
+	const struct rnic_rdmap_atomic_resp_hdr *r = (const void *)ep->aresp;
+	unsigned i = ep->ord_head++ % ORD_MAX;
+	uint64_t orig = rte_be_to_cpu_64(r->orig_remote_data);
+	ep->rx_msn[RNIC_DDP_QN_ATOMIC_RESP]++;
+	memcpy((void *)(uintptr_t)ep->ord[i].res_addr, &orig, sizeof(orig));
+	__atomic_store_n(&ep->xfer->bytes_in, ep->xfer->bytes_in + 8, __ATOMIC_RELAXED);
+	if (ep->ord[i].signaled)
+		iw_complete(ep, ep->ord[i].wr_id, (enum ibv_wc_opcode)ep->ord[i].wc_op,
+			    IBV_WC_SUCCESS, 8);
+	rx_ord_freed(ep);
+	return 0;
+}
+
+/* The peer's Terminate ends the stream. */
+static int rx_done_term(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
+{
+	(void)fi;
+	ep->terms_in++;
+	__atomic_store_n(&ep->xfer->terms_in, ep->xfer->terms_in + 1, __ATOMIC_RELAXED);
+	ep->rx_msn[RNIC_DDP_QN_TERMINATE]++;
+	iw_debug("Terminate received: %02x %02x %02x %02x", ep->term_in[0],
+		 ep->term_in[1], ep->term_in[2], ep->term_in[3]);
+	iw_ep_close(ep, -EPROTO);
+	return -EPROTO;
+}
+
+/*
+ * The receive handlers of each opcode: hdr checks an FPDU's header and
+ * sets where its payload goes (@p mo: the untagged MO, 0 when tagged);
+ * done acts once its CRC is good. What the opcodes are (queue, placement,
+ * SE, invalidation) comes from rdmap_op.c; this is the column that table
+ * cannot hold, since the framing code builds without the endpoint.
+ */
+struct rx_handler {
+	int (*hdr)(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, uint32_t mo);
+	int (*done)(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi);
+};
+
+static const struct rx_handler rx_handlers[RNIC_RDMAP_OPCODE_MASK + 1] = {
+	[RNIC_RDMAP_OP_WRITE] = { rx_hdr_tagged, rx_done_write },
+	[RNIC_RDMAP_OP_READ_REQ] = { rx_hdr_read_req, rx_done_read_req },
+	[RNIC_RDMAP_OP_READ_RESP] = { rx_hdr_tagged, rx_done_read_resp },
+	[RNIC_RDMAP_OP_SEND] = { rx_hdr_send, rx_done_send },
+	[RNIC_RDMAP_OP_SEND_INV] = { rx_hdr_send, rx_done_send },
+	[RNIC_RDMAP_OP_SEND_SE] = { rx_hdr_send, rx_done_send },
+	[RNIC_RDMAP_OP_SEND_SE_INV] = { rx_hdr_send, rx_done_send },
+	[RNIC_RDMAP_OP_TERMINATE] = { rx_hdr_term, rx_done_term },
+	[RNIC_RDMAP_OP_IMM_DATA] = { rx_hdr_imm, rx_done_imm },
+	[RNIC_RDMAP_OP_IMM_DATA_SE] = { rx_hdr_imm, rx_done_imm },
+	[RNIC_RDMAP_OP_ATOMIC_REQ] = { rx_hdr_atomic_req, rx_done_atomic_req },
+	[RNIC_RDMAP_OP_ATOMIC_RESP] = { rx_hdr_atomic_resp, rx_done_atomic_resp },
+};
+
+/* The parser has an FPDU's header: decide where its payload goes. */
+static int frx_hdr(void *arg, const struct rnic_fpdu_info *fi)
+{
+	struct rnic_iw_ep *ep = arg;
+	const struct rx_handler *h = &rx_handlers[fi->opcode & RNIC_RDMAP_OPCODE_MASK];
+	uint32_t mo = 0;
+	ep->place = NULL;
+	ep->scatter = false;
+	/* after our Terminate the stream is dead (RFC 5040 section 5.4.2):
+	 * nothing behind the offending segment is placed or acted on */
+	if (ep->term_err)
+		return RNIC_FPDU_SKIP;
+	if (ep->state == EP_RTR_WAIT)
+		return rtr_hdr(ep, fi);
+	/* the parser lets only known opcodes in the right buffer model by */
+	if (h->hdr == NULL || rnic_rdmap_op(fi->opcode)->tagged != fi->tagged)
+		return rx_fault(ep, fi, RNIC_TERM_RDMAP_OPCODE);
+	if (!fi->tagged) {
+		int rc = rx_untagged(ep, fi, &mo);
+		if (rc != 0)
+			return rc;
+	}
+	return h->hdr(ep, fi, mo);
+}
+
+/* The FPDU is in and its CRC good: complete, serve or close. */
 static int frx_done(void *arg, const struct rnic_fpdu_info *fi)
 {
 	struct rnic_iw_ep *ep = arg;
+	const struct rnic_rdmap_op_info *oi = rnic_rdmap_op(fi->opcode);
+	const struct rx_handler *h = &rx_handlers[fi->opcode & RNIC_RDMAP_OPCODE_MASK];
 	ep->stats_fpdus_in++;
 	if (ep->rtr_in) {
 		rtr_done(ep);
 		return 0;
 	}
-	if (fi->last && (ep->place || ep->scatter) && rnic_rdmap_op(fi->opcode)->new_op)
+	bool placed = ep->place != NULL || ep->scatter;
+	if (fi->last && placed && oi->new_op)
 		__atomic_store_n(&ep->xfer->ops_in, ep->xfer->ops_in + 1, __ATOMIC_RELAXED);
-	if (ep->place == NULL && !ep->scatter && !(fi->opcode == RNIC_RDMAP_OP_TERMINATE))
+	if ((!placed && oi->place != RNIC_PLACE_TERM) || h->done == NULL)
 		return 0;   /* skipped: a Terminate is on its way */
-	/* what an Immediate Data message follows (Write with Immediate) */
-	if (fi->opcode == RNIC_RDMAP_OP_WRITE) {
-		ep->write_acc += fi->payload_len;
-		if (fi->last) {
-			ep->after_write = true;
-			ep->last_write_len = (uint32_t)ep->write_acc;
-			ep->write_acc = 0;
-		}
-	} else if (fi->last && fi->opcode != RNIC_RDMAP_OP_IMM_DATA &&
-		   fi->opcode != RNIC_RDMAP_OP_IMM_DATA_SE) {
+	/* only an Immediate Data message right behind a Write completes it */
+	if (fi->last && h->done != rx_done_imm)
 		ep->after_write = false;
-	}
-	switch (fi->opcode) {
-	case RNIC_RDMAP_OP_IMM_DATA:
-	case RNIC_RDMAP_OP_IMM_DATA_SE: {
-		/* behind a Write: the Write's completion at the data sink
-		 * (libibverbs RECV_RDMA_WITH_IMM, byte_len the Write's length);
-		 * otherwise (Send with Immediate) a receive of 0 bytes */
-		struct ibv_wc wc = { .wr_id = ep->cur.wr_id, .status = IBV_WC_SUCCESS,
-				     .opcode = IBV_WC_RECV, .qp_num = ep->qpn,
-				     .wc_flags = IBV_WC_WITH_IMM };
-		memcpy(&wc.imm_data, ep->imm_in, sizeof(wc.imm_data));
-		if (ep->after_write) {
-			wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
-			wc.byte_len = ep->last_write_len;
-		}
-		ep->after_write = false;
-		ep->in_msg = false;
-		ep->rx_msn[RNIC_DDP_QN_SEND]++;
-		iw_complete_wc(ep, &wc, fi->opcode == RNIC_RDMAP_OP_IMM_DATA_SE);
-		break;
-	}
-	case RNIC_RDMAP_OP_ATOMIC_REQ:
-		ep->rx_msn[RNIC_DDP_QN_READ_REQ]++;
-		serve_atomic(ep, fi->hdr, fi->ulpdu_len);
-		break;
-	case RNIC_RDMAP_OP_ATOMIC_RESP: {
-		const struct rnic_rdmap_atomic_resp_hdr *r = (const void *)ep->aresp;
-		unsigned i = ep->ord_head++ % ORD_MAX;
-		uint64_t orig = rte_be_to_cpu_64(r->orig_remote_data);
-		ep->rx_msn[RNIC_DDP_QN_ATOMIC_RESP]++;
-		/* the result buffer was checked (lkey, local write) at post time,
-		 * and stays registered until the work completes */
-		memcpy((void *)(uintptr_t)ep->ord[i].res_addr, &orig, sizeof(orig));
-		__atomic_store_n(&ep->xfer->bytes_in, ep->xfer->bytes_in + 8, __ATOMIC_RELAXED);
-		if (ep->ord[i].signaled)
-			iw_complete(ep, ep->ord[i].wr_id, (enum ibv_wc_opcode)ep->ord[i].wc_op,
-				    IBV_WC_SUCCESS, 8);
-		if (ep->hooks && ep->hooks->tx_room && ep->state == EP_RTS)
-			ep->hooks->tx_room(ep->qp);
-		break;
-	}
-	case RNIC_RDMAP_OP_SEND:
-	case RNIC_RDMAP_OP_SEND_SE:
-	case RNIC_RDMAP_OP_SEND_INV:
-	case RNIC_RDMAP_OP_SEND_SE_INV:
-		if (fi->last) {
-			const struct rnic_ddp_untagged_hdr *u = (const void *)fi->hdr;
-			struct ibv_wc wc = { .wr_id = ep->cur.wr_id, .status = IBV_WC_SUCCESS,
-					     .opcode = IBV_WC_RECV, .qp_num = ep->qpn,
-					     .byte_len = rte_be_to_cpu_32(u->mo) + fi->payload_len };
-			bool se = fi->opcode == RNIC_RDMAP_OP_SEND_SE ||
-				  fi->opcode == RNIC_RDMAP_OP_SEND_SE_INV;
-			if (fi->opcode == RNIC_RDMAP_OP_SEND_INV ||
-			    fi->opcode == RNIC_RDMAP_OP_SEND_SE_INV) {
-				uint32_t stag = rte_be_to_cpu_32(u->inv_stag);
-				enum rnic_stag_fault f = rnic_stag_invalidate(ep->st, stag, ep->pd);
-				if (f != RNIC_STAG_OK) {
-					ep->in_msg = false;
-					ep->rx_msn[RNIC_DDP_QN_SEND]++;
-					wc.status = IBV_WC_REM_INV_REQ_ERR;
-					iw_complete_wc(ep, &wc, se);
-					iw_terminate(ep, rnic_term_inv_fault(f), fi->hdr,
-						     fi->ulpdu_len);
-					return 0;
-				}
-				wc.wc_flags |= IBV_WC_WITH_INV;
-				wc.invalidated_rkey = stag;
-			}
-			ep->in_msg = false;
-			ep->rx_msn[RNIC_DDP_QN_SEND]++;
-			iw_complete_wc(ep, &wc, se);
-		}
-		break;
-	case RNIC_RDMAP_OP_READ_RESP:
-		if (fi->last && ep->ord_head != ep->ord_tail) {
-			unsigned i = ep->ord_head++ % ORD_MAX;
-			if (ep->ord[i].signaled)
-				iw_complete(ep, ep->ord[i].wr_id, IBV_WC_RDMA_READ,
-					    IBV_WC_SUCCESS, ep->ord[i].len);
-			/* an ORD slot is free: reads the QP held back may go */
-			if (ep->hooks && ep->hooks->tx_room && ep->state == EP_RTS)
-				ep->hooks->tx_room(ep->qp);
-		}
-		break;
-	case RNIC_RDMAP_OP_READ_REQ:
-		ep->rx_msn[RNIC_DDP_QN_READ_REQ]++;
-		serve_read(ep, fi->hdr, fi->ulpdu_len);
-		break;
-	case RNIC_RDMAP_OP_TERMINATE:
-		ep->terms_in++;
-		__atomic_store_n(&ep->xfer->terms_in, ep->xfer->terms_in + 1, __ATOMIC_RELAXED);
-		ep->rx_msn[RNIC_DDP_QN_TERMINATE]++;
-		iw_debug("Terminate received: %02x %02x %02x %02x", ep->term_in[0],
-			 ep->term_in[1], ep->term_in[2], ep->term_in[3]);
-		iw_ep_close(ep, -EPROTO);
-		return -EPROTO;
-	default:
-		break;
-	}
-	return 0;
+	return h->done(ep, fi);
 }
 
 const struct rnic_fpdu_rx_ops iw_frx_ops = {
