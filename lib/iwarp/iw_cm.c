@@ -81,8 +81,7 @@ void iw_mpa_timer_cb(struct rnic_timer *t, void *arg)
  * slot until its zero-length response is back. */
 static void queue_rtr(struct rnic_iw_ep *ep)
 {
-	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
-	memset(j, 0, offsetof(struct job, term));
+	struct job *j = iw_job_next(ep);
 	j->rtr = true;
 	if (ep->res.rtr == RNIC_MPA_RTR_SEND) {
 		j->kind = JOB_SEND;

@@ -19,7 +19,9 @@
 #define RNIC_IWARP_IW_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <infiniband/verbs.h>
 
@@ -219,6 +221,15 @@ static inline void iw_complete(struct rnic_iw_ep *ep, uint64_t wr_id, enum ibv_w
 	struct ibv_wc wc = { .wr_id = wr_id, .status = status, .opcode = op,
 			     .byte_len = len, .qp_num = ep->qpn };
 	iw_complete_wc(ep, &wc, false);
+}
+
+/* The next job slot, cleared up to its Terminate buffer: the caller fills
+ * it and takes it with job_tail++. */
+static inline struct job *iw_job_next(struct rnic_iw_ep *ep)
+{
+	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
+	memset(j, 0, offsetof(struct job, term));
+	return j;
 }
 
 /* --- iw_ep.c: lifecycle --- */

@@ -87,10 +87,9 @@ static void rtr_done(struct rnic_iw_ep *ep)
 		ep->rx_msn[RNIC_DDP_QN_SEND]++;
 	if (ep->res.rtr == RNIC_MPA_RTR_READ) {
 		const struct rnic_rdmap_read_req_hdr *r = (const void *)ep->rreq;
-		struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
+		struct job *j = iw_job_next(ep);
 		ep->rx_msn[RNIC_DDP_QN_READ_REQ]++;
-		memset(j, 0, offsetof(struct job, term));
-		j->kind = JOB_READ_RESP;
+				j->kind = JOB_READ_RESP;
 		j->rtr = true;
 		j->stag = rte_be_to_cpu_32(r->sink_stag);
 		j->to = rte_be_to_cpu_64(r->sink_to);
@@ -322,8 +321,7 @@ static void serve_read(struct rnic_iw_ep *ep, const uint8_t *hdr, uint16_t seg_l
 		iw_terminate_off(ep, RNIC_TERM_RDMAP_CATASTROPHIC_STREAM, &off);
 		return;
 	}
-	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
-	memset(j, 0, offsetof(struct job, term));
+	struct job *j = iw_job_next(ep);
 	j->kind = JOB_READ_RESP;
 	j->one = (struct ibv_sge){ (uint64_t)(uintptr_t)src, len, 0 };
 	j->sge = &j->one;
@@ -400,8 +398,7 @@ static void serve_atomic(struct rnic_iw_ep *ep, const uint8_t *hdr, uint16_t seg
 	} while (!__atomic_compare_exchange_n(w, &old, nv, false, __ATOMIC_SEQ_CST,
 					      __ATOMIC_RELAXED));
 	__atomic_store_n(&ep->xfer->bytes_in, ep->xfer->bytes_in + 8, __ATOMIC_RELAXED);
-	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
-	memset(j, 0, offsetof(struct job, term));
+	struct job *j = iw_job_next(ep);
 	j->kind = JOB_ATOMIC_RESP;
 	j->req_id = rte_be_to_cpu_32(r->req_id);
 	j->orig = old;

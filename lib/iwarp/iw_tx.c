@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
+#include <rte_common.h>
 #include <rte_mbuf.h>
 
 #include "iwarp/iw_int.h"
@@ -396,6 +397,124 @@ bool rnic_iw_has_room(const struct rnic_iw_ep *ep)
 	return ep->job_tail - ep->job_head < JOB_MAX - 1;
 }
 
+/* Room for one more Read or Atomic Request under the negotiated ORD. */
+static bool ord_room(const struct rnic_iw_ep *ep)
+{
+	return ep->ord_tail - ep->ord_head < ep->res.ord && ep->ord_tail - ep->ord_head < ORD_MAX;
+}
+
+/* Record an outstanding Read or Atomic Request of @p wr: its answer
+ * completes it, in request order. */
+static void ord_push(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr, const struct job *j,
+		     uint8_t wc_op)
+{
+	unsigned o = ep->ord_tail++ % ORD_MAX;
+	ep->ord[o].wr_id = wr->wr_id;
+	ep->ord[o].len = j->len;
+	ep->ord[o].signaled = j->signaled;
+	ep->ord[o].atomic = j->kind == JOB_ATOMIC_REQ;
+	ep->ord[o].rtr = false;
+	ep->ord[o].wc_op = wc_op;
+	ep->ord[o].req_id = j->req_id;
+	ep->ord[o].res_addr = j->kind == JOB_ATOMIC_REQ ? j->sge[0].addr : 0;
+}
+
+/* Send, Send with Solicited Event, Send with Invalidate. */
+static int wr_send(struct rnic_iw_ep *ep, struct job *j, const struct ibv_send_wr *wr)
+{
+	(void)ep;
+	bool se = (wr->send_flags & IBV_SEND_SOLICITED) != 0;
+	j->kind = JOB_SEND;
+	if (wr->opcode == IBV_WR_SEND_WITH_INV) {
+		j->inv_stag = wr->invalidate_rkey;
+		j->rdmap_op = se ? RNIC_RDMAP_OP_SEND_SE_INV : RNIC_RDMAP_OP_SEND_INV;
+	} else {
+		j->rdmap_op = se ? RNIC_RDMAP_OP_SEND_SE : RNIC_RDMAP_OP_SEND;
+	}
+	return 0;
+}
+
+static int wr_write(struct rnic_iw_ep *ep, struct job *j, const struct ibv_send_wr *wr)
+{
+	(void)ep;
+	j->kind = JOB_WRITE;
+	j->stag = wr->wr.rdma.rkey;
+	j->to = wr->wr.rdma.remote_addr;
+	return 0;
+}
+
+/* RFC 7306: the data message, then an Immediate Data message; a
+ * solicited event rides on the latter. */
+static int wr_imm(struct rnic_iw_ep *ep, struct job *j, const struct ibv_send_wr *wr)
+{
+	j->imm = true;
+	j->imm_data = wr->imm_data;
+	j->imm_op = (wr->send_flags & IBV_SEND_SOLICITED) ? RNIC_RDMAP_OP_IMM_DATA_SE :
+							      RNIC_RDMAP_OP_IMM_DATA;
+	if (wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		return wr_write(ep, j, wr);
+	j->kind = JOB_SEND;
+	j->rdmap_op = RNIC_RDMAP_OP_SEND;
+	return 0;
+}
+
+/* RDMA Read: the sink is our own MR, its STag and TO go in the request. */
+static int wr_read(struct rnic_iw_ep *ep, struct job *j, const struct ibv_send_wr *wr)
+{
+	if (j->num_sge != 1)
+		return -EINVAL;
+	if (!ord_room(ep))
+		return -ENOMEM;
+	j->kind = JOB_READ_REQ;
+	j->stag = j->sge[0].lkey;
+	j->to = j->sge[0].addr;
+	j->src_stag = wr->wr.rdma.rkey;
+	j->src_to = wr->wr.rdma.remote_addr;
+	ord_push(ep, wr, j, IBV_WC_RDMA_READ);
+	return 0;
+}
+
+/* Compare and Swap, Fetch and Add: one 8-byte result buffer; Atomic
+ * Requests count against ORD like Reads and are answered in order with
+ * them (RFC 7306). */
+static int wr_atomic(struct rnic_iw_ep *ep, struct job *j, const struct ibv_send_wr *wr)
+{
+	bool cas = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
+	if (j->num_sge != 1 || j->len != 8)
+		return -EINVAL;
+	if (!ord_room(ep))
+		return -ENOMEM;
+	j->kind = JOB_ATOMIC_REQ;
+	j->stag = wr->wr.atomic.rkey;
+	j->to = wr->wr.atomic.remote_addr;
+	j->req_id = ep->next_req_id++;
+	if (cas) {
+		j->atomic_op = RNIC_ATOMIC_CMP_SWAP;
+		j->add_swap = wr->wr.atomic.swap;
+		j->add_swap_mask = UINT64_MAX;     /* swap every bit */
+		j->compare = wr->wr.atomic.compare_add;
+		j->compare_mask = UINT64_MAX;      /* compare every bit */
+	} else {
+		j->atomic_op = RNIC_ATOMIC_FETCH_ADD;
+		j->add_swap = wr->wr.atomic.compare_add;
+		j->add_swap_mask = 0;              /* one 64-bit field */
+	}
+	ord_push(ep, wr, j, cas ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD);
+	return 0;
+}
+
+/* The job each verbs work request opcode becomes. */
+static int (*const wr_build[])(struct rnic_iw_ep *, struct job *, const struct ibv_send_wr *) = {
+	[IBV_WR_SEND] = wr_send,
+	[IBV_WR_SEND_WITH_INV] = wr_send,
+	[IBV_WR_SEND_WITH_IMM] = wr_imm,
+	[IBV_WR_RDMA_WRITE] = wr_write,
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = wr_imm,
+	[IBV_WR_RDMA_READ] = wr_read,
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = wr_atomic,
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = wr_atomic,
+};
+
 /* Queue one work request; the caller validated it. */
 static int queue_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr, bool keep_sge)
 {
@@ -404,8 +523,9 @@ static int queue_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr, bool ke
 	/* one slot stays free for a Terminate */
 	if (ep->job_tail - ep->job_head >= JOB_MAX - 1)
 		return -ENOMEM;
-	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
-	memset(j, 0, offsetof(struct job, term));
+	if ((unsigned)wr->opcode >= RTE_DIM(wr_build) || wr_build[wr->opcode] == NULL)
+		return -EINVAL;
+	struct job *j = iw_job_next(ep);
 	j->wr_id = wr->wr_id;
 	j->signaled = wr->send_flags & IBV_SEND_SIGNALED;
 	if (keep_sge) {
@@ -418,99 +538,9 @@ static int queue_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr, bool ke
 	}
 	for (uint32_t i = 0; i < j->num_sge; i++)
 		j->len += j->sge[i].length;
-	switch (wr->opcode) {
-	case IBV_WR_SEND_WITH_IMM:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		/* RFC 7306: the data message, then an Immediate Data message;
-		 * a solicited event rides on the latter */
-		j->imm = true;
-		j->imm_data = wr->imm_data;
-		j->imm_op = (wr->send_flags & IBV_SEND_SOLICITED) ? RNIC_RDMAP_OP_IMM_DATA_SE :
-								      RNIC_RDMAP_OP_IMM_DATA;
-		if (wr->opcode == IBV_WR_SEND_WITH_IMM) {
-			j->kind = JOB_SEND;
-			j->rdmap_op = RNIC_RDMAP_OP_SEND;
-		} else {
-			j->kind = JOB_WRITE;
-			j->stag = wr->wr.rdma.rkey;
-			j->to = wr->wr.rdma.remote_addr;
-		}
-		break;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD: {
-		/* one 8-byte result buffer; Atomic Requests count against ORD
-		 * like Reads and are answered in order with them (RFC 7306) */
-		if (j->num_sge != 1 || j->len != 8)
-			return -EINVAL;
-		if (ep->ord_tail - ep->ord_head >= ep->res.ord ||
-		    ep->ord_tail - ep->ord_head >= ORD_MAX)
-			return -ENOMEM;
-		bool cas = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
-		j->kind = JOB_ATOMIC_REQ;
-		j->stag = wr->wr.atomic.rkey;
-		j->to = wr->wr.atomic.remote_addr;
-		j->req_id = ep->next_req_id++;
-		if (cas) {
-			j->atomic_op = RNIC_ATOMIC_CMP_SWAP;
-			j->add_swap = wr->wr.atomic.swap;
-			j->add_swap_mask = UINT64_MAX;     /* swap every bit */
-			j->compare = wr->wr.atomic.compare_add;
-			j->compare_mask = UINT64_MAX;      /* compare every bit */
-		} else {
-			j->atomic_op = RNIC_ATOMIC_FETCH_ADD;
-			j->add_swap = wr->wr.atomic.compare_add;
-			j->add_swap_mask = 0;              /* one 64-bit field */
-		}
-		unsigned o = ep->ord_tail % ORD_MAX;
-		ep->ord[o].wr_id = wr->wr_id;
-		ep->ord[o].len = 8;
-		ep->ord[o].signaled = j->signaled;
-		ep->ord[o].atomic = true;
-		ep->ord[o].rtr = false;
-		ep->ord[o].wc_op = cas ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD;
-		ep->ord[o].req_id = j->req_id;
-		ep->ord[o].res_addr = j->sge[0].addr;
-		ep->ord_tail++;
-		break;
-	}
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_INV:
-		j->kind = JOB_SEND;
-		if (wr->opcode == IBV_WR_SEND_WITH_INV) {
-			j->inv_stag = wr->invalidate_rkey;
-			j->rdmap_op = (wr->send_flags & IBV_SEND_SOLICITED) ?
-				RNIC_RDMAP_OP_SEND_SE_INV : RNIC_RDMAP_OP_SEND_INV;
-		} else {
-			j->rdmap_op = (wr->send_flags & IBV_SEND_SOLICITED) ?
-				RNIC_RDMAP_OP_SEND_SE : RNIC_RDMAP_OP_SEND;
-		}
-		break;
-	case IBV_WR_RDMA_WRITE:
-		j->kind = JOB_WRITE;
-		j->stag = wr->wr.rdma.rkey;
-		j->to = wr->wr.rdma.remote_addr;
-		break;
-	case IBV_WR_RDMA_READ:
-		if (j->num_sge != 1 || ep->ord_tail - ep->ord_head >= ep->res.ord ||
-		    ep->ord_tail - ep->ord_head >= ORD_MAX)
-			return j->num_sge != 1 ? -EINVAL : -ENOMEM;
-		/* the sink is our own MR: its STag and TO go in the request */
-		j->kind = JOB_READ_REQ;
-		j->stag = j->sge[0].lkey;
-		j->to = j->sge[0].addr;
-		j->src_stag = wr->wr.rdma.rkey;
-		j->src_to = wr->wr.rdma.remote_addr;
-		ep->ord[ep->ord_tail % ORD_MAX].wr_id = wr->wr_id;
-		ep->ord[ep->ord_tail % ORD_MAX].len = j->len;
-		ep->ord[ep->ord_tail % ORD_MAX].signaled = j->signaled;
-		ep->ord[ep->ord_tail % ORD_MAX].atomic = false;
-		ep->ord[ep->ord_tail % ORD_MAX].rtr = false;
-		ep->ord[ep->ord_tail % ORD_MAX].wc_op = IBV_WC_RDMA_READ;
-		ep->ord_tail++;
-		break;
-	default:
-		return -EINVAL;
-	}
+	int rc = wr_build[wr->opcode](ep, j, wr);
+	if (rc != 0)
+		return rc;
 	ep->job_tail++;
 	if (!keep_sge)
 		iw_pump(ep);   /* rnic_iw_post_send(): one at a time */
