@@ -166,105 +166,114 @@ void iw_ep_input(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
 		iw_ep_free(ep);
 }
 
+/* Initiator: the MPA reply is in. RDMA mode after the RTS delay; a reply
+ * we cannot live with closes, or is answered with a Terminate. @return
+ * true when the bytes behind it are FPDUs to parse. */
+static bool mpa_reply_in(struct rnic_iw_ep *ep)
+{
+	int rc = rnic_mpa_connected(&ep->mp, &ep->mrx, &ep->res);
+	iw_debug("MPA reply: rc %d rev %u crc %d ird %u ord %u p2p %d rtr %u err %u",
+		 rc, ep->res.rev, ep->res.crc, ep->res.ird, ep->res.ord,
+		 ep->res.p2p, ep->res.rtr, ep->res.err);
+	if (rc == -EPROTO && (ep->res.err == RNIC_TERM_MPA_NO_MATCHING_RTR ||
+			      ep->res.err == RNIC_TERM_MPA_INSUFFICIENT_IRD)) {
+		/* RFC 6581 s9: a valid reply we cannot live with is answered
+		 * in RDMA mode, with a Terminate */
+		ep->res.crc = (ep->mrx.hdr.flags & RNIC_MPA_FLAG_C) != 0;
+		ep->res.markers_tx = (ep->mrx.hdr.flags & RNIC_MPA_FLAG_M) != 0;
+		ep->res.markers_rx = ep->mp.markers_rx;
+		start_fpdus(ep);
+		ep->state = EP_RTS_WAIT;
+		iw_terminate(ep, ep->res.err, NULL, 0);
+		return false;
+	}
+	if (rc < 0) {
+		iw_ep_close(ep, rc == -ECONNREFUSED ? -ECONNREFUSED : -EPROTO);
+		return false;
+	}
+	start_fpdus(ep);
+	ep->state = EP_RTS_WAIT;
+	/* siw 6.1 attaches its socket to the QP only after sending the
+	 * reply: give it time before our first FPDU */
+	rnic_timer_arm(&ep->w->timers, &ep->rts_timer, ep->w->now_tsc, ep->p.rts_delay_us);
+	return true;
+}
+
+/* Responder: the MPA request is in, @p left bytes behind it. The
+ * application accepts, rejects or decides later (RNIC_IW_DEFER). @return
+ * true when the bytes behind it are FPDUs to parse. */
+static bool mpa_request_in(struct rnic_iw_ep *ep, size_t left)
+{
+	int arc = rnic_mpa_accept(&ep->mp, &ep->mrx, &ep->res);
+	iw_debug("MPA request: rc %d rev %u crc %d ird %u ord %u p2p %d rtr %u err %u",
+		 arc, ep->res.rev, ep->res.crc, ep->res.ird, ep->res.ord,
+		 ep->res.p2p, ep->res.rtr, ep->res.err);
+	void *ctx = NULL;
+	if (arc == 0 && ep->ops && ep->ops->request)
+		ctx = ep->ops->request(ep, ep->listen_ctx, ep->res.pdata, ep->res.pd_len);
+	if (ctx == RNIC_IW_DEFER && arc == 0) {
+		/* the application decides later; FPDUs cannot come before
+		 * our reply, so nothing more should arrive */
+		ep->state = EP_DECIDING;
+		rnic_tcp_hold(ep->c, true);
+		if (left > 0)
+			iw_ep_close(ep, -EPROTO);
+		return false;
+	}
+	int src = send_reply(ep, ctx == NULL, NULL, 0);
+	if (ctx == NULL || src != 0) {
+		iw_ep_close(ep, ctx == NULL ? -ECONNREFUSED : src);
+		return false;
+	}
+	ep->ctx = ctx;
+	start_fpdus(ep);
+	enter_rdma_mode(ep);
+	return true;
+}
+
+/* MPA startup bytes: parse the request or reply frame, act on it once
+ * complete. @return true to go on with the bytes left in *p and *len. */
+static bool mpa_input(struct rnic_iw_ep *ep, const uint8_t **p, size_t *len)
+{
+	size_t used = 0;
+	int rc = rnic_mpa_rx_input(&ep->mrx, *p, *len, &used);
+	ep->rx_pos += (uint32_t)used;
+	*p += used;
+	*len -= used;
+	if (rc == -EAGAIN)
+		return false;
+	if (rc < 0) {
+		iw_debug("bad MPA frame: rc %d err %d", rc, ep->mrx.err);
+		iw_ep_close(ep, -EPROTO);
+		return false;
+	}
+	iw_mpa_timer_stop(ep);   /* the frame is complete */
+	if (ep->state == EP_MPA_REP)
+		return mpa_reply_in(ep);
+	return mpa_request_in(ep, *len);
+}
+
 static void ep_input_run(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
 {
-	while (len > 0 && ep->state != EP_CLOSED) {
-		size_t used = 0;
-		if (ep->state == EP_MPA_REQ || ep->state == EP_MPA_REP) {
-			int rc = rnic_mpa_rx_input(&ep->mrx, p, len, &used);
-			ep->rx_pos += (uint32_t)used;
-			p += used;
-			len -= used;
-			if (rc == -EAGAIN)
-				return;
-			if (rc < 0) {
-				iw_debug("bad MPA frame: rc %d err %d", rc, ep->mrx.err);
-				iw_ep_close(ep, -EPROTO);
-				return;
-			}
-			iw_mpa_timer_stop(ep);   /* the frame is complete */
-			if (ep->state == EP_MPA_REP) {
-				rc = rnic_mpa_connected(&ep->mp, &ep->mrx, &ep->res);
-				iw_debug("MPA reply: rc %d rev %u crc %d ird %u ord %u p2p %d rtr %u err %u",
-					 rc, ep->res.rev, ep->res.crc, ep->res.ird, ep->res.ord,
-					 ep->res.p2p, ep->res.rtr, ep->res.err);
-				if (rc == -EPROTO && (ep->res.err == RNIC_TERM_MPA_NO_MATCHING_RTR ||
-						      ep->res.err == RNIC_TERM_MPA_INSUFFICIENT_IRD)) {
-					/* RFC 6581 s9: a valid reply we cannot live with
-					 * is answered in RDMA mode, with a Terminate */
-					ep->res.crc = (ep->mrx.hdr.flags & RNIC_MPA_FLAG_C) != 0;
-					ep->res.markers_tx = (ep->mrx.hdr.flags & RNIC_MPA_FLAG_M) != 0;
-					ep->res.markers_rx = ep->mp.markers_rx;
-					start_fpdus(ep);
-					ep->state = EP_RTS_WAIT;
-					iw_terminate(ep, ep->res.err, NULL, 0);
-					return;
-				}
-				if (rc < 0) {
-					iw_ep_close(ep, rc == -ECONNREFUSED ? -ECONNREFUSED : -EPROTO);
-					return;
-				}
-				start_fpdus(ep);
-				ep->state = EP_RTS_WAIT;
-				/* siw 6.1 attaches its socket to the QP only after
-				 * sending the reply: give it time before our first FPDU */
-				rnic_timer_arm(&ep->w->timers, &ep->rts_timer, ep->w->now_tsc,
-					       ep->p.rts_delay_us);
-				continue;   /* bytes behind the reply are FPDUs */
-			}
-			/* passive: a request */
-			int arc = rnic_mpa_accept(&ep->mp, &ep->mrx, &ep->res);
-			iw_debug("MPA request: rc %d rev %u crc %d ird %u ord %u p2p %d rtr %u err %u",
-				 arc, ep->res.rev, ep->res.crc, ep->res.ird, ep->res.ord,
-				 ep->res.p2p, ep->res.rtr, ep->res.err);
-			void *ctx = NULL;
-			if (arc == 0 && ep->ops && ep->ops->request)
-				ctx = ep->ops->request(ep, ep->listen_ctx, ep->res.pdata, ep->res.pd_len);
-			if (ctx == RNIC_IW_DEFER && arc == 0) {
-				/* the application decides later; FPDUs cannot come
-				 * before our reply, so nothing more should arrive */
-				ep->state = EP_DECIDING;
-				rnic_tcp_hold(ep->c, true);
-				if (len > 0)
-					iw_ep_close(ep, -EPROTO);
-				return;
-			}
-			int src = send_reply(ep, ctx == NULL, NULL, 0);
-			if (ctx == NULL || src != 0) {
-				iw_ep_close(ep, ctx == NULL ? -ECONNREFUSED : src);
-				return;
-			}
-			ep->ctx = ctx;
-			start_fpdus(ep);
-			enter_rdma_mode(ep);
-			continue;
-		}
-		if (ep->state == EP_RTS || ep->state == EP_RTS_WAIT || ep->state == EP_RTR_WAIT ||
-		    ep->state == EP_CLOSING) {
-			int rc = rnic_fpdu_rx_input(&ep->frx, p, len, &used);
-			p += used;
-			len -= used;
-			if (rc == -EINPROGRESS) {   /* a migration query: park the rest */
-				ep->park_left = len;
-				return;
-			}
-			if (rc == -EAGAIN || (rc == 0 && used == 0))
-				return;
-			if (rc < 0 && ep->state != EP_CLOSED) {
-				iw_debug("FPDU stream error: rc %d err %d (%s)", rc, ep->frx.err,
-					 rnic_term_name(ep->frx.err));
-				struct rnic_term_offender off;
-				rnic_fpdu_rx_offender(&ep->frx, &off);
-				iw_terminate_off(ep, ep->frx.err, &off);
-				return;
-			}
-			continue;
-		}
-		if (ep->state == EP_DECIDING) {   /* bytes before our reply */
+	bool more = true;
+	while (more && len > 0 && ep->state != EP_CLOSED) {
+		switch (ep->state) {
+		case EP_MPA_REQ:
+		case EP_MPA_REP:
+			more = mpa_input(ep, &p, &len);
+			break;
+		case EP_RTS:
+		case EP_RTS_WAIT:
+		case EP_RTR_WAIT:
+		case EP_CLOSING:
+			more = iw_rx_input(ep, &p, &len);
+			break;
+		case EP_DECIDING:   /* bytes before our reply */
 			iw_ep_close(ep, -EPROTO);
 			return;
+		default:
+			return;
 		}
-		return;
 	}
 }
 

@@ -259,6 +259,7 @@ void iw_tx_timer_cb(struct rnic_timer *t, void *arg);
 extern const struct rnic_fpdu_rx_ops iw_frx_ops;
 void iw_ep_feed(struct rnic_iw_ep *ep, struct rte_mbuf *head, struct rte_mbuf *s,
 		uint32_t off);
+bool iw_rx_input(struct rnic_iw_ep *ep, const uint8_t **p, size_t *len);
 
 /* --- iw_cm.c: MPA startup and connection management --- */
 void iw_ep_input(struct rnic_iw_ep *ep, const uint8_t *p, size_t len);

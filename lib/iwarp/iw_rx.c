@@ -615,6 +615,32 @@ const struct rnic_fpdu_rx_ops iw_frx_ops = {
 	.hdr = frx_hdr, .payload = frx_payload, .done = frx_done,
 };
 
+/* Stream bytes in RDMA mode: run the FPDU parser over them. A migration
+ * query parks the rest; a stream error sends its Terminate. @return true
+ * to go on with the bytes left in *p and *len. */
+bool iw_rx_input(struct rnic_iw_ep *ep, const uint8_t **p, size_t *len)
+{
+	size_t used = 0;
+	int rc = rnic_fpdu_rx_input(&ep->frx, *p, *len, &used);
+	*p += used;
+	*len -= used;
+	if (rc == -EINPROGRESS) {   /* a migration query: park the rest */
+		ep->park_left = *len;
+		return false;
+	}
+	if (rc == -EAGAIN || (rc == 0 && used == 0))
+		return false;
+	if (rc < 0 && ep->state != EP_CLOSED) {
+		iw_debug("FPDU stream error: rc %d err %d (%s)", rc, ep->frx.err,
+			 rnic_term_name(ep->frx.err));
+		struct rnic_term_offender off;
+		rnic_fpdu_rx_offender(&ep->frx, &off);
+		iw_terminate_off(ep, ep->frx.err, &off);
+		return false;
+	}
+	return true;
+}
+
 /* Parse the chain @p head from segment @p s, offset @p off. A migration
  * query parks the rest (the chain is kept) and holds the TCP stream: what
  * arrives meanwhile waits in TCP, in order. Consumes @p head. */
