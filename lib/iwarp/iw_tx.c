@@ -15,6 +15,7 @@
 #include <rte_mbuf.h>
 
 #include "iwarp/iw_int.h"
+#include "iwarp/rdmap_op.h"
 #include "rnic/rnic_tcp.h"
 
 /* The pieces of [off, off + len) of a gather list. @return iovec count. */
@@ -258,39 +259,38 @@ static int send_atomic(struct rnic_iw_ep *ep, struct job *j)
 	return rc;
 }
 
-/* Send as much of @p j as TCP takes. @return 0 when it is all sent, else
- * send_fpdu()'s error. */
-static int job_run(struct rnic_iw_ep *ep, struct job *j)
+/* An RDMA Read Request (QN 1): one untagged segment, the 28-byte header
+ * naming our sink and the peer's source. */
+static int send_read_req(struct rnic_iw_ep *ep, struct job *j)
 {
-	if (j->kind == JOB_TERM) {
-		/* the Terminate ULPDU already holds its DDP header */
-		return send_fpdu(ep, j->term, j->len, NULL, 0, 0);
-	}
-	if (j->kind == JOB_READ_REQ) {
-		struct {
-			struct rnic_ddp_untagged_hdr d;
-			struct rnic_rdmap_read_req_hdr r;
-		} __rte_packed h = {
-			.d = { rnic_ddp_ctrl(false, true), rnic_rdmap_ctrl(RNIC_RDMAP_OP_READ_REQ),
-			       0, RTE_BE32(RNIC_DDP_QN_READ_REQ),
-			       rte_cpu_to_be_32(ep->msn[RNIC_DDP_QN_READ_REQ]), 0 },
-			.r = { rte_cpu_to_be_32(j->stag), rte_cpu_to_be_64(j->to),
-			       rte_cpu_to_be_32(j->len), rte_cpu_to_be_32(j->src_stag),
-			       rte_cpu_to_be_64(j->src_to) },
-		};
-		int rc = send_fpdu(ep, &h, sizeof(h), NULL, 0, 0);
-		if (rc != 0)
-			return rc;
-		ep->msn[RNIC_DDP_QN_READ_REQ]++;
-		return 0;
-	}
-	if (j->kind == JOB_ATOMIC_REQ || j->kind == JOB_ATOMIC_RESP)
-		return send_atomic(ep, j);
-	if (j->data_done)
-		return send_imm(ep, j);   /* only the Immediate Data was left */
-	bool tagged = j->kind != JOB_SEND;
-	uint32_t hl = tagged ? RNIC_DDP_TAGGED_HDR_LEN : RNIC_DDP_UNTAGGED_HDR_LEN;
-	uint32_t max = seg_max(ep, hl);
+	struct {
+		struct rnic_ddp_untagged_hdr d;
+		struct rnic_rdmap_read_req_hdr r;
+	} __rte_packed h = {
+		.d = { rnic_ddp_ctrl(false, true), rnic_rdmap_ctrl(RNIC_RDMAP_OP_READ_REQ),
+		       0, RTE_BE32(RNIC_DDP_QN_READ_REQ),
+		       rte_cpu_to_be_32(ep->msn[RNIC_DDP_QN_READ_REQ]), 0 },
+		.r = { rte_cpu_to_be_32(j->stag), rte_cpu_to_be_64(j->to),
+		       rte_cpu_to_be_32(j->len), rte_cpu_to_be_32(j->src_stag),
+		       rte_cpu_to_be_64(j->src_to) },
+	};
+	int rc = send_fpdu(ep, &h, sizeof(h), NULL, 0, 0);
+	if (rc != 0)
+		return rc;
+	ep->msn[RNIC_DDP_QN_READ_REQ]++;
+	return 0;
+}
+
+/* The data of a Send, Write or Read Response from where it stopped, in
+ * segments that each fit one TCP segment; the opcode table gives the
+ * buffer model, header length and queue. Then the Immediate Data message
+ * of a work request with Immediate. */
+static int send_data(struct rnic_iw_ep *ep, struct job *j)
+{
+	uint8_t op = j->kind == JOB_SEND ? j->rdmap_op :
+		     j->kind == JOB_WRITE ? RNIC_RDMAP_OP_WRITE : RNIC_RDMAP_OP_READ_RESP;
+	const struct rnic_rdmap_op_info *oi = rnic_rdmap_op(op);
+	uint32_t max = seg_max(ep, oi->hdr_len);
 	do {
 		uint32_t n = j->len - j->off < max ? j->len - j->off : max;
 		bool last = j->off + n == j->len;
@@ -298,29 +298,45 @@ static int job_run(struct rnic_iw_ep *ep, struct job *j)
 			struct rnic_ddp_tagged_hdr t;
 			struct rnic_ddp_untagged_hdr u;
 		} h;
-		if (tagged) {
-			uint8_t op = j->kind == JOB_WRITE ? RNIC_RDMAP_OP_WRITE : RNIC_RDMAP_OP_READ_RESP;
+		if (oi->tagged)
 			h.t = (struct rnic_ddp_tagged_hdr){ rnic_ddp_ctrl(true, last),
 				rnic_rdmap_ctrl(op), rte_cpu_to_be_32(j->stag),
 				rte_cpu_to_be_64(j->to + j->off) };
-		} else {
+		else
 			h.u = (struct rnic_ddp_untagged_hdr){ rnic_ddp_ctrl(false, last),
-				rnic_rdmap_ctrl(j->rdmap_op), rte_cpu_to_be_32(j->inv_stag),
-				RTE_BE32(RNIC_DDP_QN_SEND),
-				rte_cpu_to_be_32(ep->msn[RNIC_DDP_QN_SEND]),
+				rnic_rdmap_ctrl(op), rte_cpu_to_be_32(j->inv_stag),
+				rte_cpu_to_be_32(oi->qn), rte_cpu_to_be_32(ep->msn[oi->qn]),
 				rte_cpu_to_be_32(j->off) };
-		}
 		struct iovec iov[RNIC_MAX_SGE];
 		unsigned niov = gather(j->sge, j->num_sge, j->off, n, iov);
-		int rc = send_fpdu(ep, &h, hl, iov, niov, n);
+		int rc = send_fpdu(ep, &h, oi->hdr_len, iov, niov, n);
 		if (rc != 0)
 			return rc;
 		j->off += n;
 	} while (j->off < j->len);
-	if (!tagged)
-		ep->msn[RNIC_DDP_QN_SEND]++;
+	if (!oi->tagged)
+		ep->msn[oi->qn]++;
 	j->data_done = true;
 	return j->imm ? send_imm(ep, j) : 0;
+}
+
+/* Send as much of @p j as TCP takes. @return 0 when it is all sent, else
+ * send_fpdu()'s error. */
+static int job_run(struct rnic_iw_ep *ep, struct job *j)
+{
+	switch (j->kind) {
+	case JOB_TERM:
+		/* the Terminate ULPDU already holds its DDP header */
+		return send_fpdu(ep, j->term, j->len, NULL, 0, 0);
+	case JOB_READ_REQ:
+		return send_read_req(ep, j);
+	case JOB_ATOMIC_REQ:
+	case JOB_ATOMIC_RESP:
+		return send_atomic(ep, j);
+	default:
+		/* only the Immediate Data may be left */
+		return j->data_done ? send_imm(ep, j) : send_data(ep, j);
+	}
 }
 
 /* Retire the jobs whose FPDUs TCP took: counters, IRD, completions.
