@@ -407,8 +407,8 @@ static void serve_atomic(struct rnic_iw_ep *ep, const uint8_t *hdr, uint16_t seg
 	iw_pump(ep);
 }
 
-/* The last segment of a message of the peer's completes our Read, or
- * an Atomic: an ORD slot is free, work the QP held back may go. */
+/* An answer completed our oldest Read or Atomic: its ORD slot is free,
+ * so work the QP held back may go. */
 static void rx_ord_freed(struct rnic_iw_ep *ep)
 {
 	if (ep->hooks && ep->hooks->tx_room && ep->state == EP_RTS)
