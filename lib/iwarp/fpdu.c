@@ -10,6 +10,7 @@
 
 #include "iwarp/crc32c.h"
 #include "iwarp/fpdu.h"
+#include "iwarp/rdmap_op.h"
 
 #define MK_MASK (RNIC_MPA_MARKER_INTERVAL - 1)
 
@@ -207,38 +208,6 @@ rnic_fpdu_build(struct rnic_fpdu_tx *tx, const void *hdr, size_t hdr_len,
 
 /* -------------------------------------------------------------- receive */
 
-/*
- * Header length per RDMAP opcode: the DDP header plus the fixed RDMAP part
- * the parser collects before payload (0: opcode not valid). The Terminate's
- * quoted headers and everything of variable length stay payload.
- */
-static const uint8_t fpdu_hdr_len[16] = {
-	[RNIC_RDMAP_OP_WRITE] = RNIC_DDP_TAGGED_HDR_LEN,
-	[RNIC_RDMAP_OP_READ_REQ] = RNIC_DDP_UNTAGGED_HDR_LEN +
-				   sizeof(struct rnic_rdmap_read_req_hdr),
-	[RNIC_RDMAP_OP_READ_RESP] = RNIC_DDP_TAGGED_HDR_LEN,
-	[RNIC_RDMAP_OP_SEND] = RNIC_DDP_UNTAGGED_HDR_LEN,
-	[RNIC_RDMAP_OP_SEND_INV] = RNIC_DDP_UNTAGGED_HDR_LEN,
-	[RNIC_RDMAP_OP_SEND_SE] = RNIC_DDP_UNTAGGED_HDR_LEN,
-	[RNIC_RDMAP_OP_SEND_SE_INV] = RNIC_DDP_UNTAGGED_HDR_LEN,
-	[RNIC_RDMAP_OP_TERMINATE] = RNIC_DDP_UNTAGGED_HDR_LEN +
-				    sizeof(struct rnic_rdmap_term_hdr),
-	[RNIC_RDMAP_OP_ATOMIC_REQ] = RNIC_DDP_UNTAGGED_HDR_LEN +
-				     sizeof(struct rnic_rdmap_atomic_req_hdr),
-	[RNIC_RDMAP_OP_ATOMIC_RESP] = RNIC_DDP_UNTAGGED_HDR_LEN +
-				      sizeof(struct rnic_rdmap_atomic_resp_hdr),
-	[RNIC_RDMAP_OP_IMM_DATA] = RNIC_DDP_UNTAGGED_HDR_LEN +
-				   sizeof(struct rnic_rdmap_imm_hdr),
-	[RNIC_RDMAP_OP_IMM_DATA_SE] = RNIC_DDP_UNTAGGED_HDR_LEN +
-				      sizeof(struct rnic_rdmap_imm_hdr),
-};
-
-static bool
-fpdu_op_tagged(uint8_t op)
-{
-	return op == RNIC_RDMAP_OP_WRITE || op == RNIC_RDMAP_OP_READ_RESP;
-}
-
 void
 rnic_fpdu_rx_init(struct rnic_fpdu_rx *rx, bool crc, bool markers,
 		  uint32_t start_pos, const struct rnic_fpdu_rx_ops *ops,
@@ -358,6 +327,10 @@ fpdu_hdr_classify(struct rnic_fpdu_rx *rx)
 	uint8_t ddp = rx->hdr[0], rdmap = rx->hdr[1];
 	uint8_t op = rnic_rdmap_opcode(rdmap);
 	bool tagged = rnic_ddp_tagged(ddp);
+	/* the header length is the DDP header and the fixed RDMAP part
+	 * (the Terminate's quoted headers and all else of variable length
+	 * stay payload); 0 for a reserved opcode */
+	const struct rnic_rdmap_op_info *oi = rnic_rdmap_op(op);
 
 	rx->info.tagged = tagged;
 	rx->info.last = rnic_ddp_last(ddp);
@@ -371,15 +344,15 @@ fpdu_hdr_classify(struct rnic_fpdu_rx *rx)
 		fpdu_discard(rx, RNIC_TERM_RDMAP_VERSION);
 		return false;
 	}
-	if (fpdu_hdr_len[op] == 0 || fpdu_op_tagged(op) != tagged) {
+	if (oi->hdr_len == 0 || oi->tagged != tagged) {
 		fpdu_discard(rx, RNIC_TERM_RDMAP_OPCODE);
 		return false;
 	}
-	if (rx->info.ulpdu_len < fpdu_hdr_len[op]) {
+	if (rx->info.ulpdu_len < oi->hdr_len) {
 		fpdu_discard(rx, RNIC_TERM_DDP_CATASTROPHIC);
 		return false;
 	}
-	rx->info.hdr_len = fpdu_hdr_len[op];
+	rx->info.hdr_len = oi->hdr_len;
 	rx->info.payload_len = rx->info.ulpdu_len - rx->info.hdr_len;
 	rx->need = rx->info.hdr_len;
 	return true;

@@ -17,6 +17,7 @@
 #include "iwarp/crc32c.h"
 #include "iwarp/fpdu.h"
 #include "iwarp/iwarp_wire.h"
+#include "iwarp/rdmap_op.h"
 #include "iwarp/terminate.h"
 
 /* ------------------------------------------------------------ CRC32c -- */
@@ -673,6 +674,64 @@ test_term_build(void **state)
 			 -ENOSPC);
 }
 
+/* --------------------------------------------------- RDMAP opcodes -- */
+
+/*
+ * The opcode table against the RFC text, every figure typed by hand:
+ * header lengths are the DDP header (RFC 5041 s4.3 tagged 14 bytes, s4.4
+ * untagged 18) plus the fixed RDMAP header (RFC 5040 s4.4 Read Request
+ * 28, s4.8 Terminate control 4; RFC 7306: Immediate Data 8, Atomic
+ * Request 52, Atomic Response 12). Queues: RFC 5040 s5.1 (0 Sends, 1 Read
+ * Requests, 2 Terminate), RFC 7306 s4.1 and its IANA queue entries
+ * (Immediate Data on 0, Atomic Requests on 1, Atomic Responses on 3).
+ */
+static void
+test_rdmap_op_table(void **state)
+{
+	static const struct {
+		uint8_t op, hdr_len, qn, place, dir;
+		bool tagged, completes, new_op, se, inv;
+	} want[] = {
+		{ 0x0, 14, 0, RNIC_PLACE_TAGGED, RNIC_DIR_REQUEST, true, false, true, false, false },
+		{ 0x1, 46, 1, RNIC_PLACE_HDR, RNIC_DIR_REQUEST, false, false, true, false, false },
+		{ 0x2, 14, 0, RNIC_PLACE_TAGGED, RNIC_DIR_RESPONSE, true, true, false, false, false },
+		{ 0x3, 18, 0, RNIC_PLACE_RECV, RNIC_DIR_REQUEST, false, true, true, false, false },
+		{ 0x4, 18, 0, RNIC_PLACE_RECV, RNIC_DIR_REQUEST, false, true, true, false, true },
+		{ 0x5, 18, 0, RNIC_PLACE_RECV, RNIC_DIR_REQUEST, false, true, true, true, false },
+		{ 0x6, 18, 0, RNIC_PLACE_RECV, RNIC_DIR_REQUEST, false, true, true, true, true },
+		{ 0x7, 22, 2, RNIC_PLACE_TERM, RNIC_DIR_BOTH, false, false, false, false, false },
+		{ 0x8, 26, 0, RNIC_PLACE_HDR, RNIC_DIR_REQUEST, false, true, false, false, false },
+		{ 0x9, 26, 0, RNIC_PLACE_HDR, RNIC_DIR_REQUEST, false, true, false, true, false },
+		{ 0xa, 70, 1, RNIC_PLACE_HDR, RNIC_DIR_REQUEST, false, false, true, false, false },
+		{ 0xb, 30, 3, RNIC_PLACE_HDR, RNIC_DIR_RESPONSE, false, true, false, false, false },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct rnic_rdmap_op_info *o = rnic_rdmap_op(want[i].op);
+
+		print_message("opcode 0x%x\n", want[i].op);
+		assert_int_equal(o->hdr_len, want[i].hdr_len);
+		assert_int_equal(o->tagged, want[i].tagged);
+		if (!want[i].tagged)
+			assert_int_equal(o->qn, want[i].qn);
+		assert_int_equal(o->place, want[i].place);
+		assert_int_equal(o->dir, want[i].dir);
+		assert_int_equal(o->completes, want[i].completes);
+		assert_int_equal(o->new_op, want[i].new_op);
+		assert_int_equal(o->solicited, want[i].se);
+		assert_int_equal(o->invalidates, want[i].inv);
+	}
+	/* 1100b-1111b are reserved (RFC 5040 s4.3, RFC 7306 s4.1): invalid */
+	for (i = 0xc; i <= 0xf; i++) {
+		assert_int_equal(rnic_rdmap_op((uint8_t)i)->hdr_len, 0);
+		assert_int_equal(rnic_rdmap_op((uint8_t)i)->place, RNIC_PLACE_INVALID);
+	}
+	/* the accessor keeps to the 4-bit field */
+	assert_ptr_equal(rnic_rdmap_op(0x13), rnic_rdmap_op(0x3));
+}
+
 int
 main(void)
 {
@@ -687,6 +746,7 @@ main(void)
 		cmocka_unit_test(test_golden_ddp),
 		cmocka_unit_test(test_golden_rdmap),
 		cmocka_unit_test(test_golden_rfc7306),
+		cmocka_unit_test(test_rdmap_op_table),
 		cmocka_unit_test(test_term_table),
 		cmocka_unit_test(test_term_build),
 	};

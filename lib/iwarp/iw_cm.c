@@ -1,0 +1,515 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * iWARP connection management: MPA startup on an rnic TCP stream and the
+ * TCP callbacks of an endpoint.
+ *
+ *   active:  TCP connect -> MPA request -> MPA reply -> (delay) -> RTS
+ *   passive: TCP accept  -> MPA request -> request() -> MPA reply -> RTS
+ *
+ * Bytes that follow an MPA frame in the same TCP segment go straight to
+ * the FPDU parser (the hand-off siw once got wrong). A peer-to-peer
+ * connection (RFC 6581) exchanges the RTR message before RTS.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_mbuf.h>
+
+#include "iwarp/iw_int.h"
+#include "rnic/rnic_tcp.h"
+#include "tcp/tcp_internal.h"
+
+struct iw_listener {
+	const struct rnic_iw_ops *ops;
+	void *ctx;
+	struct rnic_iw_params p;
+	struct rnic_stack *st;
+	uint16_t port;
+	struct iw_listener *next;
+};
+
+/* Listeners by stack and port, so that rnic_iw_unlisten() can free them. */
+static struct iw_listener *listeners;
+static pthread_mutex_t listeners_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* --- MPA startup -------------------------------------------------------- */
+
+/*
+ * The MPA startup limit: a peer that accepts TCP but never answers our
+ * request, never sends (all of) its request, or never sends the RTR it
+ * agreed to would hold the endpoint for ever. The timer runs once per
+ * phase (it is not restarted by partial progress); on expiry the
+ * connection is reset and the endpoint closes with -ETIMEDOUT.
+ */
+void iw_mpa_timer_start(struct rnic_iw_ep *ep)
+{
+	uint32_t ms = ep->p.mpa_timeout_ms;
+	if (ms == 0)
+		ms = __atomic_load_n(&iw_stack(ep->st)->mpa_timeout_ms, __ATOMIC_RELAXED);
+	if (ms == 0)
+		ms = RNIC_IW_MPA_TIMEOUT_MS;
+	rnic_timer_arm(&ep->w->timers, &ep->mpa_timer, ep->w->now_tsc, (uint64_t)ms * 1000);
+}
+
+void iw_mpa_timer_stop(struct rnic_iw_ep *ep)
+{
+	rnic_timer_cancel(&ep->w->timers, &ep->mpa_timer);
+}
+
+void iw_mpa_timer_cb(struct rnic_timer *t, void *arg)
+{
+	(void)t;
+	struct rnic_iw_ep *ep = arg;
+	struct iw_stack_state *s = iw_stack(ep->st);
+	if (ep->state == EP_CLOSED || ep->state == EP_RTS || ep->state == EP_CLOSING ||
+	    ep->state == EP_DECIDING)
+		return;
+	iw_debug("MPA timeout in state %d (%s)", ep->state, ep->active ? "initiator" : "responder");
+	iw_count(ep->active ? &s->mpa_timeouts_active : &s->mpa_timeouts_passive);
+	ep->busy++;
+	iw_ep_close(ep, -ETIMEDOUT);
+	if (--ep->busy == 0 && ep->state == EP_CLOSED)
+		iw_ep_free(ep);
+}
+
+/* Initiator in peer-to-peer mode: the RTR message the reply chose goes
+ * out as our first FPDU (RFC 6581 section 9.2), ahead of any work the ULP
+ * posts from established(). It never completes; a Read RTR holds an ORD
+ * slot until its zero-length response is back. */
+static void queue_rtr(struct rnic_iw_ep *ep)
+{
+	struct job *j = iw_job_next(ep);
+	j->rtr = true;
+	if (ep->res.rtr == RNIC_MPA_RTR_SEND) {
+		j->kind = JOB_SEND;
+		j->rdmap_op = RNIC_RDMAP_OP_SEND;
+	} else if (ep->res.rtr == RNIC_MPA_RTR_WRITE) {
+		j->kind = JOB_WRITE;
+		j->stag = RTR_STAG;
+	} else {
+		unsigned o = ep->ord_tail++ % ORD_MAX;
+		memset(&ep->ord[o], 0, sizeof(ep->ord[o]));
+		ep->ord[o].rtr = true;
+		ep->ord[o].wc_op = IBV_WC_RDMA_READ;
+		j->kind = JOB_READ_REQ;
+		j->stag = RTR_STAG;        /* sink: nothing is placed */
+		j->src_stag = RTR_STAG;
+	}
+	ep->job_tail++;
+}
+
+void iw_enter_rts(struct rnic_iw_ep *ep)
+{
+	if (ep->active && ep->res.p2p)
+		queue_rtr(ep);
+	ep->state = EP_RTS;
+	if (ep->ops && ep->ops->established)
+		ep->ops->established(ep, ep->ctx);
+	if (ep->state == EP_RTS)
+		iw_pump(ep);
+}
+
+void iw_rts_timer_cb(struct rnic_timer *t, void *arg)
+{
+	(void)t;
+	struct rnic_iw_ep *ep = arg;
+	if (ep->state == EP_RTS_WAIT)
+		iw_enter_rts(ep);
+}
+
+/* Responder, reply sent: RDMA mode now, or in peer-to-peer mode once the
+ * initiator's RTR is in (the MPA timer guards the wait). */
+static void enter_rdma_mode(struct rnic_iw_ep *ep)
+{
+	if (!ep->res.p2p) {
+		iw_enter_rts(ep);
+		return;
+	}
+	ep->state = EP_RTR_WAIT;
+	iw_mpa_timer_start(ep);
+}
+
+/* Set up the FPDU machinery from the negotiation result. */
+static void start_fpdus(struct rnic_iw_ep *ep)
+{
+	/* each stage (whole FPDUs, at most one MSS) is one TCP segment */
+	if (ep->c != NULL)
+		rnic_tcp_set_records(ep->c, true);
+	rnic_fpdu_tx_init(&ep->ftx, ep->res.crc, ep->res.markers_tx, ep->tx_pos);
+	rnic_fpdu_rx_init(&ep->frx, ep->res.crc, ep->res.markers_rx, ep->rx_pos,
+			  &iw_frx_ops, ep);
+}
+
+/* Send the MPA reply (accept or reject) of the passive side. An accept
+ * that finds no mbuf goes from the tx timer, ahead of every FPDU; a reject
+ * is sent once, the connection closes behind it. @return 0 or -errno. */
+static int send_reply(struct rnic_iw_ep *ep, bool reject, const void *pdata, uint16_t pd_len)
+{
+	int n = rnic_mpa_build_reply(&ep->res, reject, pdata, pd_len, ep->mpa_tx,
+				     sizeof(ep->mpa_tx));
+	if (n <= 0)
+		return n < 0 ? n : -EINVAL;
+	return iw_mpa_tx_queue(ep, (uint16_t)n);
+}
+
+/* Feed received stream bytes to the MPA or FPDU parser. */
+static void ep_input_run(struct rnic_iw_ep *ep, const uint8_t *p, size_t len);
+
+void iw_ep_input(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
+{
+	ep->busy++;
+	ep_input_run(ep, p, len);
+	if (--ep->busy == 0 && ep->state == EP_CLOSED)
+		iw_ep_free(ep);
+}
+
+/* Initiator: the MPA reply is in. RDMA mode after the RTS delay; a reply
+ * we cannot live with closes, or is answered with a Terminate. @return
+ * true when the bytes behind it are FPDUs to parse. */
+static bool mpa_reply_in(struct rnic_iw_ep *ep)
+{
+	int rc = rnic_mpa_connected(&ep->mp, &ep->mrx, &ep->res);
+	iw_debug("MPA reply: rc %d rev %u crc %d ird %u ord %u p2p %d rtr %u err %u",
+		 rc, ep->res.rev, ep->res.crc, ep->res.ird, ep->res.ord,
+		 ep->res.p2p, ep->res.rtr, ep->res.err);
+	if (rc == -EPROTO && (ep->res.err == RNIC_TERM_MPA_NO_MATCHING_RTR ||
+			      ep->res.err == RNIC_TERM_MPA_INSUFFICIENT_IRD)) {
+		/* RFC 6581 s9: a valid reply we cannot live with is answered
+		 * in RDMA mode, with a Terminate */
+		ep->res.crc = (ep->mrx.hdr.flags & RNIC_MPA_FLAG_C) != 0;
+		ep->res.markers_tx = (ep->mrx.hdr.flags & RNIC_MPA_FLAG_M) != 0;
+		ep->res.markers_rx = ep->mp.markers_rx;
+		start_fpdus(ep);
+		ep->state = EP_RTS_WAIT;
+		iw_terminate(ep, ep->res.err, NULL, 0);
+		return false;
+	}
+	if (rc < 0) {
+		iw_ep_close(ep, rc == -ECONNREFUSED ? -ECONNREFUSED : -EPROTO);
+		return false;
+	}
+	start_fpdus(ep);
+	ep->state = EP_RTS_WAIT;
+	/* siw 6.1 attaches its socket to the QP only after sending the
+	 * reply: give it time before our first FPDU */
+	rnic_timer_arm(&ep->w->timers, &ep->rts_timer, ep->w->now_tsc, ep->p.rts_delay_us);
+	return true;
+}
+
+/* Responder: the MPA request is in, @p left bytes behind it. The
+ * application accepts, rejects or decides later (RNIC_IW_DEFER). @return
+ * true when the bytes behind it are FPDUs to parse. */
+static bool mpa_request_in(struct rnic_iw_ep *ep, size_t left)
+{
+	int arc = rnic_mpa_accept(&ep->mp, &ep->mrx, &ep->res);
+	iw_debug("MPA request: rc %d rev %u crc %d ird %u ord %u p2p %d rtr %u err %u",
+		 arc, ep->res.rev, ep->res.crc, ep->res.ird, ep->res.ord,
+		 ep->res.p2p, ep->res.rtr, ep->res.err);
+	void *ctx = NULL;
+	if (arc == 0 && ep->ops && ep->ops->request)
+		ctx = ep->ops->request(ep, ep->listen_ctx, ep->res.pdata, ep->res.pd_len);
+	if (ctx == RNIC_IW_DEFER && arc == 0) {
+		/* the application decides later; FPDUs cannot come before
+		 * our reply, so nothing more should arrive */
+		ep->state = EP_DECIDING;
+		rnic_tcp_hold(ep->c, true);
+		if (left > 0)
+			iw_ep_close(ep, -EPROTO);
+		return false;
+	}
+	int src = send_reply(ep, ctx == NULL, NULL, 0);
+	if (ctx == NULL || src != 0) {
+		iw_ep_close(ep, ctx == NULL ? -ECONNREFUSED : src);
+		return false;
+	}
+	ep->ctx = ctx;
+	start_fpdus(ep);
+	enter_rdma_mode(ep);
+	return true;
+}
+
+/* MPA startup bytes: parse the request or reply frame, act on it once
+ * complete. @return true to go on with the bytes left in *p and *len. */
+static bool mpa_input(struct rnic_iw_ep *ep, const uint8_t **p, size_t *len)
+{
+	size_t used = 0;
+	int rc = rnic_mpa_rx_input(&ep->mrx, *p, *len, &used);
+	ep->rx_pos += (uint32_t)used;
+	*p += used;
+	*len -= used;
+	if (rc == -EAGAIN)
+		return false;
+	if (rc < 0) {
+		iw_debug("bad MPA frame: rc %d err %d", rc, ep->mrx.err);
+		iw_ep_close(ep, -EPROTO);
+		return false;
+	}
+	iw_mpa_timer_stop(ep);   /* the frame is complete */
+	if (ep->state == EP_MPA_REP)
+		return mpa_reply_in(ep);
+	return mpa_request_in(ep, *len);
+}
+
+static void ep_input_run(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
+{
+	bool more = true;
+	while (more && len > 0 && ep->state != EP_CLOSED) {
+		switch (ep->state) {
+		case EP_MPA_REQ:
+		case EP_MPA_REP:
+			more = mpa_input(ep, &p, &len);
+			break;
+		case EP_RTS:
+		case EP_RTS_WAIT:
+		case EP_RTR_WAIT:
+		case EP_CLOSING:
+			more = iw_rx_input(ep, &p, &len);
+			break;
+		case EP_DECIDING:   /* bytes before our reply */
+			iw_ep_close(ep, -EPROTO);
+			return;
+		default:
+			return;
+		}
+	}
+}
+
+int rnic_iw_accept(struct rnic_iw_ep *ep, void *ctx, const void *pdata,
+		   uint16_t pd_len, uint16_t ird, uint16_t ord)
+{
+	if (ep->state != EP_DECIDING || ctx == NULL || ctx == RNIC_IW_DEFER ||
+	    pd_len > RNIC_MPA_PD_MAX - 8)
+		return -EINVAL;
+	/* negotiate again with the accepting side's IRD/ORD */
+	ep->mp.ird = ird ? ird : ep->mp.ird;
+	ep->mp.ord = ord ? ord : ep->mp.ord;
+	if (rnic_mpa_accept(&ep->mp, &ep->mrx, &ep->res) != 0)
+		return -EPROTO;
+	ep->ctx = ctx;
+	int rc = send_reply(ep, false, pdata, pd_len);
+	if (rc != 0)
+		return rc;
+	start_fpdus(ep);
+	enter_rdma_mode(ep);
+	if (ep->state != EP_CLOSED)
+		rnic_tcp_hold(ep->c, false);   /* bytes that came meanwhile, in order */
+	return 0;
+}
+
+int rnic_iw_reject(struct rnic_iw_ep *ep, const void *pdata, uint16_t pd_len)
+{
+	if (ep->state != EP_DECIDING || pd_len > RNIC_MPA_PD_MAX - 8)
+		return -EINVAL;
+	send_reply(ep, true, pdata, pd_len);
+	/* RFC 5044 startup: the reject goes out, then the connection
+	 * closes. A FIN behind it, not a reset: a reset would discard the
+	 * reject from TCP's retransmission queue, and a peer whose copy was
+	 * lost would see a reset instead of the reject. */
+	iw_ep_close_how(ep, -ECONNREFUSED, true);
+	return 0;
+}
+
+static void tcp_recv(struct rnic_tcp_conn *c, void *ctx, struct rte_mbuf *m)
+{
+	(void)c;
+	struct rnic_iw_ep *ep = ctx;
+	ep->busy++;
+	if (ep->mig_wait && ep->park != NULL) {
+		/* TCP holds the stream while parked; should bytes come anyway,
+		 * they go behind the parked ones, in order */
+		if (rte_pktmbuf_chain(ep->park, m) != 0) {
+			rte_pktmbuf_free(m);
+			iw_ep_close(ep, -ENOBUFS);
+		}
+	} else if (ep->mig_wait) {
+		rte_pktmbuf_free(m);   /* closed meanwhile */
+	} else
+		iw_ep_feed(ep, m, m, 0);
+	if (--ep->busy == 0 && ep->state == EP_CLOSED)
+		iw_ep_free(ep);
+}
+
+static void tcp_sent(struct rnic_tcp_conn *c, void *ctx)
+{
+	(void)c;
+	iw_pump(ctx);
+}
+
+static void tcp_eof(struct rnic_tcp_conn *c, void *ctx)
+{
+	struct rnic_iw_ep *ep = ctx;
+	if (ep->state != EP_CLOSING)
+		ep->state = EP_CLOSING;
+	rnic_tcp_close(c);
+}
+
+static void tcp_closed(struct rnic_tcp_conn *c, void *ctx, int err)
+{
+	(void)c;
+	struct rnic_iw_ep *ep = ctx;
+	ep->c = NULL;
+	iw_ep_close(ep, err);
+}
+
+/* The TCP connection is up (or a stream is being switched): send the MPA
+ * request; one that finds no mbuf goes from the tx timer. */
+static void tcp_connected(struct rnic_tcp_conn *c, void *ctx)
+{
+	(void)c;
+	struct rnic_iw_ep *ep = ctx;
+	ep->mp.pdata = ep->pdata;
+	ep->mp.pd_len = ep->pd_len;
+	int n = rnic_mpa_build_request(&ep->mp, ep->mpa_tx, sizeof(ep->mpa_tx));
+	if (n <= 0) {
+		iw_ep_close(ep, -EINVAL);
+		return;
+	}
+	ep->tcp_up = true;
+	rnic_mpa_rx_init(&ep->mrx, true);
+	ep->state = EP_MPA_REP;
+	iw_mpa_timer_start(ep);
+	int rc = iw_mpa_tx_queue(ep, (uint16_t)n);
+	if (rc != 0)
+		iw_ep_close(ep, rc);
+}
+
+static void *tcp_accept(struct rnic_tcp_conn *c, void *lctx)
+{
+	struct iw_listener *l = lctx;
+	struct rnic_iw_ep *ep = iw_ep_new(rnic_tcp_worker(c), l->ops, &l->p);
+	if (ep == NULL)
+		return NULL;
+	ep->c = c;
+	ep->tcp_up = true;
+	ep->listen_ctx = l->ctx;
+	ep->peer_ip = rte_be_to_cpu_32(c->key.raddr);
+	ep->peer_port = rte_be_to_cpu_16(c->key.rport);
+	rnic_mpa_rx_init(&ep->mrx, false);
+	ep->state = EP_MPA_REQ;
+	iw_mpa_timer_start(ep);
+	return ep;
+}
+
+static const struct rnic_tcp_ops ep_tcp_ops = {
+	.accept = tcp_accept, .connected = tcp_connected, .recv = tcp_recv,
+	.sent = tcp_sent, .eof = tcp_eof, .closed = tcp_closed,
+};
+
+int rnic_iw_listen(struct rnic_stack *st, uint16_t port, const struct rnic_iw_ops *ops,
+		   void *ctx, const struct rnic_iw_params *p)
+{
+	struct iw_listener *l = calloc(1, sizeof(*l));
+	if (l == NULL)
+		return -ENOMEM;
+	l->ops = ops;
+	l->ctx = ctx;
+	if (p)
+		l->p = *p;
+	else
+		rnic_iw_params_default(&l->p);
+	l->st = st;
+	l->port = port;
+	int rc = rnic_tcp_listen(st, port, &ep_tcp_ops, l, 1024);
+	if (rc != 0) {
+		free(l);
+		return rc;
+	}
+	pthread_mutex_lock(&listeners_lock);
+	l->next = listeners;
+	listeners = l;
+	pthread_mutex_unlock(&listeners_lock);
+	return 0;
+}
+
+int rnic_iw_unlisten(struct rnic_stack *st, uint16_t port)
+{
+	struct iw_listener **pp, *l = NULL;
+	pthread_mutex_lock(&listeners_lock);
+	for (pp = &listeners; *pp; pp = &(*pp)->next)
+		if ((*pp)->st == st && (*pp)->port == port) {
+			l = *pp;
+			*pp = l->next;
+			break;
+		}
+	pthread_mutex_unlock(&listeners_lock);
+	if (l == NULL)
+		return -ENOENT;
+	int rc = rnic_tcp_unlisten(st, port);
+	/* endpoints accepted earlier copied what they need from the listener */
+	free(l);
+	return rc;
+}
+
+int rnic_iw_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t port,
+		    const struct rnic_iw_ops *ops, void *ctx,
+		    const struct rnic_iw_params *p, const void *pdata,
+		    uint16_t pd_len, struct rnic_iw_ep **out)
+{
+	if (pd_len > RNIC_MPA_PD_MAX - 8 || (pd_len && pdata == NULL))
+		return -EINVAL;
+	struct rnic_iw_ep *ep = iw_ep_new(w, ops, p);
+	if (ep == NULL)
+		return -ENOMEM;
+	ep->ctx = ctx;
+	ep->active = true;
+	ep->peer_ip = dst_ip;
+	ep->peer_port = port;
+	if (pd_len)   /* memcpy from NULL is undefined even for 0 bytes */
+		memcpy(ep->pdata, pdata, pd_len);
+	ep->pd_len = pd_len;
+	ep->state = EP_CONNECTING;
+	int rc = rnic_tcp_connect(w, dst_ip, port, &ep_tcp_ops, ep, &ep->c);
+	if (rc != 0) {
+		iw_ep_free(ep);
+		return rc;
+	}
+	*out = ep;
+	return 0;
+}
+
+int rnic_iw_attach_stream(struct rnic_tcp_conn *c, bool active,
+			  const struct rnic_iw_ops *ops, void *ctx,
+			  const struct rnic_iw_params *p, const void *pdata,
+			  uint16_t pd_len, const void *early, size_t early_len,
+			  struct rnic_iw_ep **out)
+{
+	if (c == NULL || pd_len > RNIC_MPA_PD_MAX - 8 || (pd_len && pdata == NULL) ||
+	    (early_len && early == NULL) || (active && early_len))
+		return -EINVAL;
+	struct rnic_iw_ep *ep = iw_ep_new(rnic_tcp_worker(c), ops, p);
+	if (ep == NULL)
+		return -ENOMEM;
+	/* hold first: whatever arrives from now on queues, in order, for the
+	 * MPA parser; our callbacks replace the streaming application's */
+	rnic_tcp_hold(c, true);
+	rnic_tcp_set_ops(c, &ep_tcp_ops, ep);
+	ep->c = c;
+	ep->tcp_up = true;
+	ep->peer_ip = rte_be_to_cpu_32(c->key.raddr);
+	ep->peer_port = rte_be_to_cpu_16(c->key.rport);
+	*out = ep;
+	if (active) {
+		ep->ctx = ctx;
+		ep->active = true;
+		if (pd_len)
+			memcpy(ep->pdata, pdata, pd_len);
+		ep->pd_len = pd_len;
+		tcp_connected(c, ep);   /* the MPA request goes out */
+	} else {
+		ep->listen_ctx = ctx;
+		rnic_mpa_rx_init(&ep->mrx, false);
+		ep->state = EP_MPA_REQ;
+		iw_mpa_timer_start(ep);
+		/* bytes the application read past its last streaming message */
+		if (early_len)
+			iw_ep_input(ep, early, early_len);
+	}
+	/* the queued bytes now go to the MPA parser, then new ones */
+	if (ep->state != EP_CLOSED && ep->state != EP_DECIDING)
+		rnic_tcp_hold(c, false);
+	return 0;
+}
+

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Private to the iWARP endpoint files: the endpoint, its work queue of
+ * jobs, and the calls they make to each other.
+ *
+ *   iw_ep.c  endpoint lifecycle: create, bind, close, flush, free, the
+ *            Terminate we send, STag checks, stack-wide state, dump
+ *   iw_tx.c  transmit: work requests to jobs, jobs to FPDUs, FPDUs packed
+ *            into TCP segments, completion of sent work
+ *   iw_rx.c  receive and placement: the FPDU parser's callbacks (tagged
+ *            and untagged placement, Read and Atomic service, receive
+ *            completions), the peer-to-peer RTR, STag migration parking
+ *   iw_cm.c  MPA startup and connection management: TCP callbacks, MPA
+ *            request/reply, listen/connect/accept/reject
+ *
+ * Every function runs on the endpoint's worker.
+ */
+#ifndef RNIC_IWARP_IW_INT_H
+#define RNIC_IWARP_IW_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "engine/engine_internal.h"
+#include "engine/stack.h"
+#include "iwarp/fpdu.h"
+#include "iwarp/iwarp.h"
+#include "iwarp/iwarp_wire.h"
+#include "iwarp/iw_ep.h"
+#include "iwarp/mpa.h"
+#include "iwarp/terminate.h"
+#include "verbs/stag.h"
+#include "verbs/wq.h"
+
+/* EP_RTR_WAIT: a peer-to-peer responder between its reply and the
+ * initiator's RTR; it receives FPDUs but sends none (RFC 6581 s9.2). */
+enum ep_state { EP_CONNECTING, EP_MPA_REQ, EP_DECIDING, EP_MPA_REP, EP_RTS_WAIT,
+		EP_RTR_WAIT, EP_RTS, EP_CLOSING, EP_CLOSED };
+
+enum job_kind { JOB_SEND, JOB_WRITE, JOB_READ_REQ, JOB_READ_RESP, JOB_ATOMIC_REQ,
+		JOB_ATOMIC_RESP, JOB_TERM };
+
+struct job {
+	enum job_kind kind;
+	uint64_t wr_id;
+	bool signaled;
+	bool rtr;                  /* the p2p RTR message: no completion, ever */
+	uint8_t rdmap_op;          /* Send: SEND, SEND_SE, SEND_INV, SEND_SE_INV */
+	uint32_t inv_stag;         /* Send with Invalidate */
+	const struct ibv_sge *sge; /* gather list (host addresses) */
+	uint32_t num_sge;
+	struct ibv_sge one;        /* the list when the poster's is not kept */
+	uint32_t len, off;
+	uint32_t stag;             /* remote STag (write, read resp), sink (read) */
+	uint64_t to;
+	uint32_t src_stag;         /* read request: the source */
+	uint64_t src_to;
+	/* RFC 7306: Write/Send with Immediate send an Immediate Data message
+	 * behind their data (data_done: the data part went out) */
+	bool imm, data_done;
+	uint8_t imm_op;            /* IMM_DATA or IMM_DATA_SE */
+	uint32_t imm_data;         /* network order, as libibverbs has it */
+	/* atomic request (stag/to: the remote word) and atomic response */
+	uint8_t atomic_op;
+	uint32_t req_id;
+	uint64_t add_swap, add_swap_mask, compare, compare_mask;
+	uint64_t orig;             /* response: the word before the operation */
+	uint8_t term[RNIC_TERM_ULPDU_MAX];
+};
+
+#define RQ_MAX  256
+#define JOB_MAX 512
+#define ORD_MAX RNIC_MAX_RD_ATOMIC
+/* An MPA request, reply or reject frame with the most private data. */
+#define MPA_FRAME_MAX (sizeof(struct rnic_mpa_rr_hdr) + 16 + RNIC_MPA_PD_MAX)
+/* A transmit that found no free mbuf tries again this much later: TCP's
+ * sent() callback only comes when an ACK frees room, and a connection
+ * with nothing in flight gets no ACK. */
+#define TX_RETRY_US 200
+
+struct rnic_iw_ep {
+	struct rnic_tcp_conn *c;
+	struct rnic_worker *w;
+	struct rnic_stack *st;
+	const struct rnic_iw_ops *ops;
+	void *ctx;
+	void *listen_ctx;
+	struct rnic_iw_params p;
+	enum ep_state state;
+	bool active;
+	bool tcp_up;                   /* the TCP connection was established */
+	uint32_t peer_ip;
+	uint16_t peer_port;
+
+	/* verbs binding (NULL/0 for rnic_iw_* users) */
+	const struct rnic_iw_qp_hooks *hooks;
+	void *qp;
+	const void *pd;
+	uint32_t qpn;
+
+	struct rnic_mpa_params mp;
+	struct rnic_mpa_rx mrx;
+	struct rnic_mpa_result res;
+	uint8_t pdata[RNIC_MPA_PD_MAX];
+	uint16_t pd_len;
+
+	struct rnic_fpdu_tx ftx;
+	struct rnic_fpdu_rx frx;
+	uint32_t tx_pos, rx_pos;       /* MPA stream positions (markers) */
+
+	uint32_t msn[RNIC_DDP_QN_COUNT];    /* next MSN to send per queue number */
+	uint32_t rx_msn[RNIC_DDP_QN_COUNT]; /* next MSN expected per queue number */
+	struct rnic_rq *rq;            /* receives: the QP's, an SRQ, or own_rq */
+	struct rnic_rq own_rq;
+	struct rnic_rwqe cur;          /* the receive a Send is placed into */
+	bool in_msg;
+	uint32_t inreads;              /* Read and Atomic Requests being served (IRD) */
+
+	struct job jobs[JOB_MAX];
+	/* jobs [job_head, sent_head) are in TCP, to be retired (completed);
+	 * [sent_head, built_head) are built, their FPDUs at least partly in
+	 * the stage; built_head is the one being framed, up to job_tail */
+	unsigned job_head, sent_head, built_head, job_tail;
+
+	/* outstanding Reads and Atomics (ORD), answered in this order */
+	struct {
+		uint64_t wr_id;
+		uint32_t len;
+		bool signaled;
+		bool atomic;
+		bool rtr;              /* the zero-length Read RTR: answered silently */
+		uint8_t wc_op;         /* enum ibv_wc_opcode of the completion */
+		uint32_t req_id;       /* atomic: the Request Identifier */
+		uint64_t res_addr;     /* atomic: where the original value goes */
+	} ord[ORD_MAX];
+	unsigned ord_head, ord_tail;
+	uint32_t next_req_id;          /* Atomic Request Identifiers */
+
+	/* placement of the FPDU being parsed */
+	uint8_t *place;                /* contiguous target, or NULL */
+	bool scatter;                  /* into cur's SGEs at place_mo */
+	uint32_t place_mo;
+	uint8_t rreq[28];
+	uint8_t areq[sizeof(struct rnic_rdmap_atomic_req_hdr)];
+	uint8_t aresp[sizeof(struct rnic_rdmap_atomic_resp_hdr)];
+	uint8_t imm_in[sizeof(struct rnic_rdmap_imm_hdr)];
+	/* the last complete message was an RDMA Write of this many bytes: an
+	 * Immediate Data message right behind it completes as
+	 * IBV_WC_RECV_RDMA_WITH_IMM with that byte_len */
+	bool after_write;
+	uint32_t last_write_len;
+	uint64_t write_acc;            /* bytes of the Write being received */
+	uint8_t term_in[64];
+	bool rtr_in;                   /* the FPDU being parsed is the peer's RTR */
+	struct rnic_timer rts_timer;
+	struct rnic_timer tx_timer;    /* retries a transmit that found no mbuf */
+	struct rnic_timer mpa_timer;   /* MPA startup limit (iw_mpa_timer_start) */
+	uint8_t mpa_tx[MPA_FRAME_MAX]; /* our MPA request/reply TCP has not taken */
+	uint16_t mpa_tx_len;
+	/* FPDUs built but not yet handed to TCP, packed back to back into
+	 * one mbuf of at most one MSS: the next TCP segment (stage_flush) */
+	struct rte_mbuf *stage;
+	uint64_t stats_fpdus_in, stats_fpdus_out, terms_out, terms_in;
+	struct rnic_qp_xfer own_xfer;
+	struct rnic_qp_xfer *xfer;     /* the bound QP's, or own_xfer */
+	int term_err;                  /* we sent a Terminate: close with -EPROTO */
+	unsigned busy;                 /* inside iw_ep_input: free later */
+
+	/* STag migration (seed 000): a tagged segment (or a Read Request) for
+	 * an STag of another port waits for the control component; the rest
+	 * of the received chunk is parked, later bytes wait in TCP (hold) */
+	struct rnic_stag_mig mig;
+	bool mig_wait;                 /* a query is out */
+	bool mig_answered;             /* hdr runs again with the answer */
+	struct rte_mbuf *park;         /* the chunk being parsed, from park_seg */
+	struct rte_mbuf *park_seg;
+	uint32_t park_off;
+	size_t park_left;              /* bytes of the segment not parsed */
+	uint64_t migrations;
+};
+
+/* STag of the RTR's Write or Read: never placed (zero bytes), not 0
+ * because some hardware gives STag 0 a meaning; siw sends 1 as well. */
+#define RTR_STAG 1
+
+/* By the stack's process-wide index: the MPA timeout default and the
+ * counters of connection setup. An endpoint that never reached RDMA mode
+ * leaves no other trace once it is freed. Touched from any worker. */
+struct iw_stack_state {
+	uint32_t mpa_timeout_ms;       /* 0: RNIC_IW_MPA_TIMEOUT_MS */
+	uint64_t mpa_timeouts_active, mpa_timeouts_passive;
+	uint64_t rtr_sent, rtr_received;
+};
+
+struct iw_stack_state *iw_stack(const struct rnic_stack *st);
+
+static inline void iw_count(uint64_t *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
+/* RNIC_IW_DEBUG=1: one line per protocol event worth knowing about. */
+void iw_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* One completion to the bound QP, or to the rnic_iw_ops user. */
+static inline void iw_complete_wc(struct rnic_iw_ep *ep, const struct ibv_wc *wc, bool solicited)
+{
+	if (ep->hooks != NULL)
+		ep->hooks->completion(ep->qp, wc, solicited);
+	else if (ep->ops && ep->ops->completion)
+		ep->ops->completion(ep, ep->ctx, wc);
+}
+
+static inline void iw_complete(struct rnic_iw_ep *ep, uint64_t wr_id, enum ibv_wc_opcode op,
+			       enum ibv_wc_status status, uint32_t len)
+{
+	struct ibv_wc wc = { .wr_id = wr_id, .status = status, .opcode = op,
+			     .byte_len = len, .qp_num = ep->qpn };
+	iw_complete_wc(ep, &wc, false);
+}
+
+/* The next job slot, cleared up to its Terminate buffer: the caller fills
+ * it and takes it with job_tail++. */
+static inline struct job *iw_job_next(struct rnic_iw_ep *ep)
+{
+	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
+	memset(j, 0, offsetof(struct job, term));
+	return j;
+}
+
+/* --- iw_ep.c: lifecycle --- */
+struct rnic_iw_ep *iw_ep_new(struct rnic_worker *w, const struct rnic_iw_ops *ops,
+			     const struct rnic_iw_params *p);
+void iw_ep_free(struct rnic_iw_ep *ep);
+void iw_ep_close(struct rnic_iw_ep *ep, int err);
+void iw_ep_close_how(struct rnic_iw_ep *ep, int err, bool fin);
+void iw_ep_flush(struct rnic_iw_ep *ep);
+unsigned iw_ep_port(const struct rnic_iw_ep *ep);
+uint8_t *iw_mr_check_wait(struct rnic_iw_ep *ep, uint32_t stag, uint64_t to,
+			  uint64_t len, int need, enum rnic_term_cause *cause,
+			  bool tagged_ddp, bool *wait);
+uint8_t *iw_mr_check(struct rnic_iw_ep *ep, uint32_t stag, uint64_t to,
+		     uint64_t len, int need, enum rnic_term_cause *cause, bool tagged_ddp);
+void iw_terminate_off(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
+		      const struct rnic_term_offender *off);
+void iw_terminate(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
+		  const uint8_t *ddp_hdr, uint16_t seg_len);
+
+/* --- iw_tx.c: transmit --- */
+void iw_pump(struct rnic_iw_ep *ep);
+int iw_mpa_tx_queue(struct rnic_iw_ep *ep, uint16_t n);
+void iw_tx_timer_cb(struct rnic_timer *t, void *arg);
+
+/* --- iw_rx.c: receive and placement --- */
+extern const struct rnic_fpdu_rx_ops iw_frx_ops;
+void iw_ep_feed(struct rnic_iw_ep *ep, struct rte_mbuf *head, struct rte_mbuf *s,
+		uint32_t off);
+bool iw_rx_input(struct rnic_iw_ep *ep, const uint8_t **p, size_t *len);
+
+/* --- iw_cm.c: MPA startup and connection management --- */
+void iw_ep_input(struct rnic_iw_ep *ep, const uint8_t *p, size_t len);
+void iw_enter_rts(struct rnic_iw_ep *ep);
+void iw_mpa_timer_start(struct rnic_iw_ep *ep);
+void iw_mpa_timer_stop(struct rnic_iw_ep *ep);
+void iw_mpa_timer_cb(struct rnic_timer *t, void *arg);
+void iw_rts_timer_cb(struct rnic_timer *t, void *arg);
+
+#endif
