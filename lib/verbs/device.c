@@ -138,7 +138,8 @@ static void view_init(struct rnic_device *d, enum rnic_transport t, int async_fd
 	v->transport = t;
 	/* siw is an RNIC on the iWARP transport, rxe a CA on InfiniBand's */
 	snprintf(v->dev.name, sizeof(v->dev.name), "rnic%u%s", d->st->id, roce ? "_roce" : "");
-	snprintf(v->dev.dev_name, sizeof(v->dev.dev_name), "%s", v->dev.name);
+	snprintf(v->dev.dev_name, sizeof(v->dev.dev_name), "rnic%u%s", d->st->id,
+		 roce ? "_roce" : "");
 	v->dev.node_type = roce ? IBV_NODE_CA : IBV_NODE_RNIC;
 	v->dev.transport_type = roce ? IBV_TRANSPORT_IB : IBV_TRANSPORT_IWARP;
 	v->ctx.device = &v->dev;
