@@ -178,6 +178,11 @@ int rnic_dereg_mr(struct ibv_mr *mr);
 struct ibv_mr *rnic_reg_mr_port(struct ibv_pd *pd, void *addr, size_t length,
 				int access, uint8_t port_num);
 
+/** rnic_reg_mr() with the MR's I/O virtual address @p iova in place of
+ *  @p addr (ibv_reg_mr_iova2()): remote access names iova onwards. */
+struct ibv_mr *rnic_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
+				uint64_t iova, int access);
+
 /** STag migration counters of one port (seed 000, docs/migration.md). */
 struct rnic_stag_port_stats {
 	uint64_t generated;       /**< STags this port handed out */
