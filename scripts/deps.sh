@@ -5,11 +5,15 @@
 # already fresh (.ci/run does) to skip "apt-get update".
 set -eu
 # build: DPDK 22.11, meson/ninja, a C compiler, cmocka, ibverbs headers, ISA-L
+#        and librdmacm headers (the drop-in, lib/dropin)
 # tests: iproute2/ping (net_tap in a namespace), python3 (storms, telemetry,
-#        dpdk-telemetry.py from the dpdk package), clang + libclang-rt (fuzz)
+#        dpdk-telemetry.py from the dpdk package), clang + libclang-rt (fuzz),
+#        rdmacm-utils, ibverbs-utils, perftest (unmodified programs over the
+#        drop-in: rping, rdma_server, ibv_rc_pingpong, ib_write_bw ...)
 required="libdpdk-dev dpdk dpdk-dev meson ninja-build pkg-config gcc
-	  libcmocka-dev libibverbs-dev libisal-dev iproute2 iputils-ping python3
-	  clang libclang-rt-14-dev"
+	  libcmocka-dev libibverbs-dev librdmacm-dev libisal-dev iproute2
+	  iputils-ping python3 clang libclang-rt-14-dev rdmacm-utils ibverbs-utils
+	  perftest"
 # optional: tshark decodes the pcapng captures; nothing fails without it
 optional="tshark"
 
