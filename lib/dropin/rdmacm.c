@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rdma/rdma_cma.h>
@@ -72,6 +73,8 @@ struct rv_id {
 	bool sync;                     /* id.channel is its own */
 	bool addr_resolved;
 	bool listening;
+	bool established;              /* ESTABLISHED was reported */
+	bool disc_queued;              /* DISCONNECTED was queued, not yet waited for */
 	bool own_cqs;                  /* rdma_create_qp made id's CQs */
 	int dpd_face;                  /* face whose default PD id holds, or -1 */
 	struct ibv_qp_init_attr *ep_attr;   /* rdma_create_ep (passive): for requests */
@@ -434,6 +437,8 @@ static void dispatch(const struct rnic_cm_event *r)
 		}
 	}
 	event_kind(r, &e->ev);
+	id->established |= e->ev.event == RDMA_CM_EVENT_ESTABLISHED;
+	id->disc_queued |= e->ev.event == RDMA_CM_EVENT_DISCONNECTED;
 	e->ev.id = &id->id;
 	e->ev.listen_id = l != NULL ? &l->id : NULL;
 	struct rdma_conn_param *cp = &e->ev.param.conn;
@@ -469,6 +474,40 @@ static void *dispatcher_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The program exits: the stack goes with it, so it closes the connections
+ * the program left as the kernel would for a process that exits, with an
+ * abort (RST, or a DREQ on RoCE) that leaves before the stack stops, else
+ * a peer waits for a FIN answer or a DISCONNECTED that never comes (a
+ * perftest server exits right after its rdma_disconnect()). Runs before
+ * proc.c's exit handler (registered after it), while the progress thread
+ * still drives the stack; the ids stay, without their rnic ids, for
+ * threads of the program that may still touch them.
+ */
+static void cm_at_exit(void)
+{
+	const struct timespec ms = { 0, 1000 * 1000 };
+	unsigned n = 0;
+
+	if (rv_proc_if_started() == NULL)
+		return;
+	pthread_mutex_lock(&cm_lock);
+	for (struct rv_id *id = ids; id != NULL; id = id->next) {
+		if (id->rid == NULL)
+			continue;
+		rv_lock();
+		rnic_cm_destroy_id(id->rid);
+		rv_unlock();
+		id->rid = NULL;
+		n++;
+	}
+	pthread_mutex_unlock(&cm_lock);
+	for (unsigned i = 0; n > 0 && i < 20; i++) {   /* 20 ms for the frames to leave */
+		rv_progress();
+		nanosleep(&ms, NULL);
+	}
+}
+
 static void cm_start(void)
 {
 	struct rv_proc *p = rv_proc();
@@ -492,6 +531,7 @@ static void cm_start(void)
 	}
 	pthread_setname_np(tid, "rnic-rdmacm");
 	pthread_detach(tid);
+	atexit(cm_at_exit);
 }
 
 /* The stack and the dispatcher, started on first use. @return 0 or -1. */
@@ -611,6 +651,11 @@ static int sync_wait(struct rv_id *id)
 	}
 	if (rdma_get_cm_event(id->id.channel, &id->id.event) != 0)
 		return -1;
+	if (id->id.event->event == RDMA_CM_EVENT_DISCONNECTED) {
+		pthread_mutex_lock(&cm_lock);
+		id->disc_queued = false;
+		pthread_mutex_unlock(&cm_lock);
+	}
 	int st = id->id.event->status;
 	if (st == 0)
 		return 0;
@@ -798,6 +843,8 @@ __be16 rdma_get_dst_port(struct rdma_cm_id *id)
 
 static int listen_on(struct rv_id *id, uint16_t port, int backlog)
 {
+	if (id->rid == NULL)
+		return EINVAL;
 	rv_lock();
 	int rc = rnic_cm_listen(id->rid, port, backlog);
 	rv_unlock();
@@ -915,12 +962,21 @@ int rdma_disconnect(struct rdma_cm_id *cid)
 {
 	if (cid == NULL)
 		return fail(EINVAL);
+	struct rv_id *id = rv_of(cid);
 	rv_lock();
-	int rc = rnic_cm_disconnect(rv_of(cid)->rid);
+	int rc = rv_err(rnic_cm_disconnect(id->rid));
 	rv_unlock();
+	/* the peer closed first: done, as rdma_cm has it (a synchronous id
+	 * still takes its DISCONNECTED) */
+	if (rc == ENOTCONN && id->established) {
+		pthread_mutex_lock(&cm_lock);
+		bool wait = id->disc_queued;
+		pthread_mutex_unlock(&cm_lock);
+		return wait ? sync_wait(id) : 0;
+	}
 	if (rc != 0)
-		return rv_fail(rc);
-	return sync_wait(rv_of(cid));
+		return fail(rc);
+	return sync_wait(id);
 }
 
 /* rnic establishes the connection itself (the QP reaches RTS with the

@@ -1,0 +1,84 @@
+# Sourced by the drop-in tests: a network namespace $ns with a bridge br0
+# that two net_tap ports join, rv0 (192.0.2.1, the server's) and rv1
+# (192.0.2.2, the client's), each in its own rnic-run process; the pass
+# and fail counters; cleanup on exit. Skips (exit 77) with the reason
+# without root, /dev/net/tun or netns. Sets build, run, work; pair (below).
+build=${RNIC_BUILD_DIR:?}
+run=$build/apps/rnic-run/rnic-run
+ns=rnic-dropin-$$
+pass=0 fails=0
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { pass=$((pass + 1)); }
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: needs root (network namespace, tap devices)"
+	exit 77
+fi
+if [ ! -c /dev/net/tun ]; then
+	echo "SKIP: no /dev/net/tun (net_tap ports)"
+	exit 77
+fi
+if ! ip netns add "$ns" 2>/dev/null; then
+	echo "SKIP: cannot create a network namespace (iproute2)"
+	exit 77
+fi
+work=$(mktemp -d)
+cleanup() {
+	ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	sleep 0.2
+	ip netns del "$ns" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+ip -n "$ns" link set lo up
+ip -n "$ns" link add br0 type bridge
+ip -n "$ns" link set br0 up
+
+# bridge tap $1 once its process has created it
+bridge_tap() {
+	for _ in $(seq 200); do
+		if ip -n "$ns" link show "$1" >/dev/null 2>&1; then
+			ip -n "$ns" link set "$1" master br0 && ip -n "$ns" link set "$1" up
+			return
+		fi
+		sleep 0.05
+	done
+}
+
+# pair NAME TRANSPORT "SERVER ARGS" "CLIENT ARGS" [READY]: the server on
+# rv0 (192.0.2.1), then, once its output has READY (default: the stack
+# started, and half a second for its listener), the client on rv1
+# (192.0.2.2) with TRANSPORT; their output in $work/NAME.{s,c}; fails
+# unless both exit 0
+pair() {
+	local name=$1 tr=$2 sargs=$3 cargs=$4 ready=${5:-}
+	bridge_tap rv0 &
+	local bp0=$!
+	# shellcheck disable=SC2086
+	ip netns exec "$ns" timeout 30 "$run" --vdev net_tap0,iface=rv0 --ip 192.0.2.1/24 \
+		-- $sargs > "$work/$name.s" 2>&1 &
+	local spid=$!
+	for _ in $(seq 200); do
+		grep -q "${ready:-EAL file-prefix}" "$work/$name.s" && break
+		sleep 0.05
+	done
+	[ -n "$ready" ] || sleep 0.5
+	bridge_tap rv1 &
+	local bp=$!
+	# shellcheck disable=SC2086
+	ip netns exec "$ns" timeout 20 "$run" --vdev net_tap1,iface=rv1 --ip 192.0.2.2/24 \
+		--transport "$tr" -- $cargs > "$work/$name.c" 2>&1
+	local crc=$?
+	wait "$bp0" "$bp"
+	wait "$spid"
+	local src=$?
+	if [ "$crc" = 0 ] && [ "$src" = 0 ]; then
+		return 0
+	fi
+	echo "--- $name client (exit $crc$([ "$crc" = 124 ] && echo ', hung'))"
+	cat "$work/$name.c"
+	echo "--- $name server (exit $src$([ "$src" = 124 ] && echo ', hung'))"
+	cat "$work/$name.s"
+	return 1
+}
+
