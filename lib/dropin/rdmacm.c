@@ -553,12 +553,30 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 	return c != NULL ? &c->ch : NULL;
 }
 
+/*
+ * The queue goes, the fd and the channel stay open for good: a program
+ * thread may still be on its way into rdma_get_cm_event() on it (rping's
+ * event thread when its main thread tears down), and with the kernel's
+ * rdma_cm that call blocks for ever on the closed channel; here it blocks
+ * on an eventfd nobody writes again, instead of failing with EBADF (rping
+ * exits 255) or reading freed memory. One fd per channel a program
+ * destroys; a synchronous id's own channel is freed with the id.
+ */
 void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
+	struct rv_chan *c = chan_of(channel);
+
 	if (channel == NULL)
 		return;
 	pthread_mutex_lock(&cm_lock);
-	chan_free(chan_of(channel));
+	pthread_mutex_lock(&c->lock);
+	struct rv_event *e = c->head;
+	c->head = c->tail = NULL;
+	pthread_mutex_unlock(&c->lock);
+	for (struct rv_event *nx; e != NULL; e = nx) {
+		nx = e->next;
+		event_drop(e);
+	}
 	pthread_mutex_unlock(&cm_lock);
 }
 

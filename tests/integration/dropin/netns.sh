@@ -46,27 +46,28 @@ bridge_tap() {
 }
 
 # pair NAME TRANSPORT "SERVER ARGS" "CLIENT ARGS" [READY]: the server on
-# rv0 (192.0.2.1), then, once its output has READY (default: the stack
-# started, and half a second for its listener), the client on rv1
-# (192.0.2.2) with TRANSPORT; their output in $work/NAME.{s,c}; fails
-# unless both exit 0
+# rv0 (192.0.2.1), then, once its output has READY (a line it prints
+# just before it listens; default: the stack started) and a little more
+# for the listen itself, the client on rv1
+# (192.0.2.2) with TRANSPORT; their output (line-buffered, so a hung
+# program's shows) in $work/NAME.{s,c}; fails unless both exit 0
 pair() {
 	local name=$1 tr=$2 sargs=$3 cargs=$4 ready=${5:-}
 	bridge_tap rv0 &
 	local bp0=$!
 	# shellcheck disable=SC2086
-	ip netns exec "$ns" timeout 30 "$run" --vdev net_tap0,iface=rv0 --ip 192.0.2.1/24 \
+	ip netns exec "$ns" timeout 30 stdbuf -oL "$run" --vdev net_tap0,iface=rv0 --ip 192.0.2.1/24 \
 		-- $sargs > "$work/$name.s" 2>&1 &
 	local spid=$!
 	for _ in $(seq 200); do
-		grep -q "${ready:-EAL file-prefix}" "$work/$name.s" && break
+		grep -q "${ready:-EAL file-prefix}" "$work/$name.s" 2>/dev/null && break
 		sleep 0.05
 	done
-	[ -n "$ready" ] || sleep 0.5
+	sleep 0.5
 	bridge_tap rv1 &
 	local bp=$!
 	# shellcheck disable=SC2086
-	ip netns exec "$ns" timeout 20 "$run" --vdev net_tap1,iface=rv1 --ip 192.0.2.2/24 \
+	ip netns exec "$ns" timeout 20 stdbuf -oL "$run" --vdev net_tap1,iface=rv1 --ip 192.0.2.2/24 \
 		--transport "$tr" -- $cargs > "$work/$name.c" 2>&1
 	local crc=$?
 	wait "$bp0" "$bp"
