@@ -75,6 +75,7 @@ struct rv_id {
 	bool listening;
 	bool established;              /* ESTABLISHED was reported */
 	bool disc_queued;              /* DISCONNECTED was queued, not yet waited for */
+	bool disc_seen;                /* DISCONNECTED was queued */
 	bool own_cqs;                  /* rdma_create_qp made id's CQs */
 	int dpd_face;                  /* face whose default PD id holds, or -1 */
 	struct ibv_qp_init_attr *ep_attr;   /* rdma_create_ep (passive): for requests */
@@ -439,6 +440,7 @@ static void dispatch(const struct rnic_cm_event *r)
 	event_kind(r, &e->ev);
 	id->established |= e->ev.event == RDMA_CM_EVENT_ESTABLISHED;
 	id->disc_queued |= e->ev.event == RDMA_CM_EVENT_DISCONNECTED;
+	id->disc_seen |= e->ev.event == RDMA_CM_EVENT_DISCONNECTED;
 	e->ev.id = &id->id;
 	e->ev.listen_id = l != NULL ? &l->id : NULL;
 	struct rdma_conn_param *cp = &e->ev.param.conn;
@@ -457,18 +459,23 @@ static void dispatch(const struct rnic_cm_event *r)
 	chan_push(chan_of(l != NULL ? l->id.channel : id->id.channel), e);
 }
 
+/* rnic's events are taken only under cm_lock, as rnic ids are destroyed
+ * (which drops their queued events): no event of a destroyed rnic id is
+ * ever in hand here, to be taken for a new id at the same address. */
 static void *dispatcher_main(void *arg)
 {
+	struct pollfd p = { .fd = rnic_cm_channel_fd(rch), .events = POLLIN };
 	struct rnic_cm_event r;
 
 	(void)arg;
 	for (;;) {
-		if (rnic_cm_get_event(rch, &r, -1) != 0) {
-			usleep(1000);   /* poll failed: do not spin */
+		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+			usleep(1000);   /* do not spin */
 			continue;
 		}
 		pthread_mutex_lock(&cm_lock);
-		dispatch(&r);
+		while (rnic_cm_get_event(rch, &r, 0) == 0)
+			dispatch(&r);
 		pthread_mutex_unlock(&cm_lock);
 	}
 	return NULL;
@@ -1158,9 +1165,11 @@ void rdma_destroy_qp(struct rdma_cm_id *cid)
 
 /*
  * ibv_destroy_qp() on a QP an rdma_cm_id still holds (rping destroys its
- * QP before its id): rnic's id lets go of it, and the rdma_cm_id gets a
- * fresh rnic id, so the program may still destroy it. The connection is
- * gone with its QP, as it is with librdmacm.
+ * QP before its id, cmtime right after rdma_disconnect()): rnic's id lets
+ * go of it, and the rdma_cm_id gets a fresh rnic id, so the program may
+ * still destroy it. The connection goes with the QP (aborted), and an id
+ * that was connected gets its DISCONNECTED here if it had none yet: with
+ * rdma_cm the connection outlives the QP and the event comes.
  */
 void rv_cm_release_qp(struct ibv_qp *qp)
 {
@@ -1171,7 +1180,7 @@ void rv_cm_release_qp(struct ibv_qp *qp)
 		if (id->id.qp != qp)
 			continue;
 		struct rnic_cm_id *fresh = NULL;
-		chan_forget(chan_of(id->id.channel), id);
+		/* what is queued for the id stays: the id does */
 		rv_lock();
 		rnic_cm_destroy_id(id->rid);
 		id->rid = NULL;
@@ -1179,6 +1188,15 @@ void rv_cm_release_qp(struct ibv_qp *qp)
 			id->rid = fresh;
 		rv_unlock();
 		id->id.qp = NULL;
+		if (id->established && !id->disc_seen) {
+			struct rv_event *e = calloc(1, sizeof(*e));
+			if (e != NULL) {
+				e->ev.id = &id->id;
+				e->ev.event = RDMA_CM_EVENT_DISCONNECTED;
+				id->disc_seen = id->disc_queued = true;
+				chan_push(chan_of(id->id.channel), e);
+			}
+		}
 		break;
 	}
 	pthread_mutex_unlock(&cm_lock);

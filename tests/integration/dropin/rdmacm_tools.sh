@@ -6,9 +6,12 @@
 #    --transport; the server's listener hears both): both exit 0, the
 #    client prints rdma-ping-0..9 and the server reads the same ten;
 #  - rdma_server / rdma_client (rdma_getaddrinfo, the synchronous
-#    rdma_create_ep and rdma_get_request) over both transports: exit 0.
+#    rdma_create_ep and rdma_get_request) over both transports: exit 0;
+#  - cmtime -c 10 (ten connections at once, each QP destroyed right after
+#    its rdma_disconnect() and before its DISCONNECTED) against cmtime's
+#    server: the client exits 0 with its table.
 set -uo pipefail
-for t in rping rdma_server rdma_client; do
+for t in rping rdma_server rdma_client cmtime; do
 	if ! command -v "$t" >/dev/null; then
 		echo "SKIP: $t not found (install rdmacm-utils: scripts/deps.sh)"
 		exit 77
@@ -44,6 +47,12 @@ for tr in iwarp roce; do
 			bad "rdma_server/rdma_client over $tr: no 'end 0'"
 	else
 		bad "rdma_server/rdma_client over $tr: exit status"
+	fi
+	if PERSISTENT=1 pair "cmtime-$tr" "$tr" "cmtime" "cmtime -s 192.0.2.1 -c 10"; then
+		grep -q "^disconnect *:" "$work/cmtime-$tr.c" && ok ||
+			{ cat "$work/cmtime-$tr.c"; bad "cmtime over $tr: no table"; }
+	else
+		bad "cmtime over $tr: exit status"
 	fi
 done
 
