@@ -509,10 +509,12 @@ static void cm_at_exit(void)
 		n++;
 	}
 	pthread_mutex_unlock(&cm_lock);
-	for (unsigned i = 0; n > 0 && i < 20; i++) {   /* 20 ms for the frames to leave */
-		rv_progress();
+	/* 20 ms for the frames to leave, sent by the progress thread: not
+	 * driven from here, where a program that calls exit() from two
+	 * threads at once (rping when it fails) has the other run proc.c's
+	 * handler, which stops and frees the stack */
+	for (unsigned i = 0; n > 0 && i < 20; i++)
 		nanosleep(&ms, NULL);
-	}
 }
 
 static void cm_start(void)

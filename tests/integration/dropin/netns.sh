@@ -51,7 +51,8 @@ bridge_tap() {
 # for the listen itself, the client on rv1
 # (192.0.2.2) with TRANSPORT; their output (line-buffered, so a hung
 # program's shows) in $work/NAME.{s,c}; fails unless both exit 0 (the
-# client only with PERSISTENT=1: its server is stopped after it)
+# client CLIENT_EXIT if set; the client only with PERSISTENT=1: its
+# server is stopped after it)
 pair() {
 	local name=$1 tr=$2 sargs=$3 cargs=$4 ready=${5:-}
 	bridge_tap rv0 &
@@ -77,7 +78,7 @@ pair() {
 	wait "$spid"
 	local src=$?
 	[ "${PERSISTENT:-0}" = 1 ] && src=0
-	if [ "$crc" = 0 ] && [ "$src" = 0 ]; then
+	if [ "$crc" = "${CLIENT_EXIT:-0}" ] && [ "$src" = 0 ]; then
 		return 0
 	fi
 	echo "--- $name client (exit $crc$([ "$crc" = 124 ] && echo ', hung'))"

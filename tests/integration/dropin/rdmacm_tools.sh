@@ -9,7 +9,11 @@
 #    rdma_create_ep and rdma_get_request) over both transports: exit 0;
 #  - cmtime -c 10 (ten connections at once, each QP destroyed right after
 #    its rdma_disconnect() and before its DISCONNECTED) against cmtime's
-#    server: the client exits 0 with its table.
+#    server: the client exits 0 with its table;
+#  - rping -c to a port nobody listens on: REJECTED as Linux reports it
+#    (-111 on iWARP, IB CM reason 8 on RoCE) and rping's own exit status
+#    (255), not a crash: its event thread calls exit() while its main
+#    thread does too, and the exit handlers must not trip on each other.
 set -uo pipefail
 for t in rping rdma_server rdma_client cmtime; do
 	if ! command -v "$t" >/dev/null; then
@@ -53,6 +57,14 @@ for tr in iwarp roce; do
 			{ cat "$work/cmtime-$tr.c"; bad "cmtime over $tr: no table"; }
 	else
 		bad "cmtime over $tr: exit status"
+	fi
+	want=$([ "$tr" = roce ] && echo 8 || echo -111)
+	if CLIENT_EXIT=255 PERSISTENT=1 pair "refused-$tr" "$tr" "rping -s -d -a 0.0.0.0 -p 7000" \
+		"rping -c -a 192.0.2.1 -C 1" "^rdma_listen"; then
+		grep -q "RDMA_CM_EVENT_REJECTED, error $want\$" "$work/refused-$tr.c" && ok ||
+			{ cat "$work/refused-$tr.c"; bad "rping to a closed port over $tr: no REJECTED $want"; }
+	else
+		bad "rping to a closed port over $tr: exit status"
 	fi
 done
 
