@@ -26,10 +26,11 @@
  * in librdmacm (resolve, connect, accept, disconnect, get_request) wait
  * for it here too, with the event left in id->event.
  *
- * Locks: cm_lock (the id list, the channels' queues through their own
- * mutex) is taken before the drive lock (rv_lock()), never after; no
- * blocking wait holds either. Results follow librdmacm: 0, or -1 with
- * errno.
+ * Locks: cm_lock guards the id list and is held while rnic's events are
+ * taken and while rnic ids are destroyed; each channel's queue has its
+ * own mutex, taken inside cm_lock. cm_lock is taken before the drive
+ * lock (rv_lock()), never after; no blocking wait holds either. Results
+ * follow librdmacm: 0, or -1 with errno.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
