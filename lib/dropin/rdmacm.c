@@ -52,6 +52,7 @@
 #include "engine/stack.h"
 #include "port/port.h"
 #include "rnic/rnic_cm.h"
+#include "verbs/verbs.h"
 
 /* A translated event; ev goes to the program, the rest is ours. */
 struct rv_event {
@@ -79,6 +80,7 @@ struct rv_id {
 	bool disc_queued;              /* DISCONNECTED was queued, not yet waited for */
 	bool disc_seen;                /* DISCONNECTED was queued */
 	bool own_cqs;                  /* rdma_create_qp made id's CQs */
+	struct ibv_qp *self_qp;        /* the program's own QP (conn_param.qp_num) */
 	int dpd_face;                  /* face whose default PD id holds, or -1 */
 	struct ibv_qp_init_attr *ep_attr;   /* rdma_create_ep (passive): for requests */
 };
@@ -441,6 +443,10 @@ static void dispatch(const struct rnic_cm_event *r)
 	}
 	event_kind(r, &e->ev);
 	id->established |= e->ev.event == RDMA_CM_EVENT_ESTABLISHED;
+	/* an active id without a QP of rdma_create_qp is told CONNECT_RESPONSE,
+	 * and confirms with rdma_establish(), as librdmacm has it */
+	if (e->ev.event == RDMA_CM_EVENT_ESTABLISHED && id->self_qp != NULL && id->addr_resolved)
+		e->ev.event = RDMA_CM_EVENT_CONNECT_RESPONSE;
 	id->disc_queued |= e->ev.event == RDMA_CM_EVENT_DISCONNECTED;
 	id->disc_seen |= e->ev.event == RDMA_CM_EVENT_DISCONNECTED;
 	e->ev.id = &id->id;
@@ -908,6 +914,17 @@ int rdma_listen(struct rdma_cm_id *cid, int backlog)
 	return 0;
 }
 
+/* A QP's move to INIT on @p cid's port, every remote access allowed. */
+static void init_attr(const struct rdma_cm_id *cid, struct ibv_qp_attr *attr, int *mask)
+{
+	attr->qp_state = IBV_QPS_INIT;
+	attr->pkey_index = 0;
+	attr->port_num = cid->port_num ? cid->port_num : 1;
+	attr->qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+}
+
 /* rdma_conn_param in rnic's terms; RDMA_MAX_RESP_RES / RDMA_MAX_INIT_DEPTH
  * (255) and 0 leave the choice to rnic (its maximum, bounded by the
  * peer's). */
@@ -927,17 +944,47 @@ static void conn_param(struct rnic_cm_conn_param *c, const struct rdma_conn_para
 		c->initiator_depth = RNIC_MAX_RD_ATOMIC;
 }
 
-/* A connection needs the QP rdma_create_qp() put on the id: rnic's CM
- * takes the QP in RESET or INIT and moves it itself. */
-static int need_qp(struct rdma_cm_id *cid, const struct rdma_conn_param *p)
+/*
+ * The QP a connection takes: the id's (rdma_create_qp), or the program's
+ * own, named by conn_param.qp_num (rping -q creates and moves its QP
+ * itself). rnic's CM takes the QP in RESET or INIT and moves it to RTS;
+ * rdma_init_qp_attr() keeps a program's own moves from getting ahead of
+ * it. @return the QP, or NULL with errno.
+ */
+static struct ibv_qp *conn_qp(struct rv_id *id, const struct rdma_conn_param *p)
 {
-	if (cid->qp != NULL)
-		return 0;
-	if (p != NULL && p->qp_num != 0) {
-		rv_unsupported("rdma_connect/rdma_accept with a QP not made by rdma_create_qp");
-		return -1;
+	if (id->id.qp != NULL)
+		return id->id.qp;
+	if (p == NULL || p->qp_num == 0 || p->qp_num >= RNIC_MAX_QP) {
+		errno = EINVAL;
+		return NULL;
 	}
-	return fail(EINVAL);
+	struct rnic_device *d = dev_of(rv_proc_if_started()->ctx[0]);
+	pthread_mutex_lock(&d->lock);
+	struct rnic_qp *qp = d->qps[p->qp_num];
+	pthread_mutex_unlock(&d->lock);
+	if (qp == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pthread_mutex_lock(&cm_lock);
+	id->self_qp = &qp->qp;
+	pthread_mutex_unlock(&cm_lock);
+	return &qp->qp;
+}
+
+/* A program's own QP, in INIT, gets the remote access rdma_cm's INIT step
+ * would give it: rping -q made it with none and moves it on only once
+ * connected, when rnic's CM has it in RTS already (the drive lock held). */
+static void self_qp_access(const struct rv_id *id, struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	int mask;
+
+	if (qp == id->id.qp || __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != IBV_QPS_INIT)
+		return;
+	init_attr(&id->id, &a, &mask);
+	rnic_modify_qp(qp, &a, mask);
 }
 
 int rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *param)
@@ -947,11 +994,13 @@ int rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 
 	if (cid == NULL || !id->addr_resolved)
 		return fail(EINVAL);
-	if (need_qp(cid, param) != 0)
+	struct ibv_qp *qp = conn_qp(id, param);
+	if (qp == NULL)
 		return -1;
 	conn_param(&c, param);
 	rv_lock();
-	int rc = rnic_cm_connect(id->rid, cid->qp, sin_ip(&cid->route.addr.dst_addr),
+	self_qp_access(id, qp);
+	int rc = rnic_cm_connect(id->rid, qp, sin_ip(&cid->route.addr.dst_addr),
 				 sin_port(&cid->route.addr.dst_addr), &c);
 	rv_unlock();
 	if (rc != 0)
@@ -966,11 +1015,13 @@ int rdma_accept(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 
 	if (cid == NULL)
 		return fail(EINVAL);
-	if (need_qp(cid, param) != 0)
+	struct ibv_qp *qp = conn_qp(id, param);
+	if (qp == NULL)
 		return -1;
 	conn_param(&c, param);
 	rv_lock();
-	int rc = rnic_cm_accept(id->rid, cid->qp, &c);
+	self_qp_access(id, qp);
+	int rc = rnic_cm_accept(id->rid, qp, &c);
 	rv_unlock();
 	if (rc != 0)
 		return rv_fail(rc);
@@ -1008,31 +1059,44 @@ int rdma_disconnect(struct rdma_cm_id *cid)
 	return sync_wait(id);
 }
 
-/* rnic establishes the connection itself (the QP reaches RTS with the
- * ESTABLISHED event): a program that moved its own QP has nothing left
- * to confirm, and one on a QP of rdma_create_qp may not call this. */
+/* rnic's CM brought the program's own QP to RTS with the connection
+ * (CONNECT_RESPONSE): nothing is left to confirm. */
 int rdma_establish(struct rdma_cm_id *cid)
 {
 	if (cid == NULL || cid->qp != NULL)
 		return fail(EINVAL);
-	rv_unsupported("rdma_establish (QPs not made by rdma_create_qp)");
-	return -1;
+	return 0;
 }
 
-/* Only the INIT step: rnic's CM moves its QPs to RTR and RTS itself. */
+/*
+ * The attributes that move a QP to @p attr->qp_state. The INIT step is
+ * real (port, access); RTR and RTS are rnic's CM's to make, with the
+ * connection: a program that moves its own QP (rping -q) is told to keep
+ * it in INIT until then, and, once connected, in the state the CM gave it
+ * (a modify to the same state changes nothing).
+ */
 int rdma_init_qp_attr(struct rdma_cm_id *cid, struct ibv_qp_attr *attr, int *mask)
 {
 	if (cid == NULL || attr == NULL || mask == NULL || cid->verbs == NULL)
 		return fail(EINVAL);
-	if (attr->qp_state != IBV_QPS_INIT) {
-		rv_unsupported("rdma_init_qp_attr (RTR and RTS: rnic's CM moves the QP itself)");
-		return -1;
+	pthread_mutex_lock(&cm_lock);
+	struct ibv_qp *qp = cid->qp != NULL ? cid->qp : rv_of(cid)->self_qp;
+	pthread_mutex_unlock(&cm_lock);
+	enum ibv_qp_state cur = qp != NULL ? __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) :
+				IBV_QPS_RESET;
+	if (cur == IBV_QPS_RTR || cur == IBV_QPS_RTS) {
+		attr->qp_state = cur;
+		*mask = IBV_QP_STATE;
+		return 0;
 	}
-	attr->pkey_index = 0;
-	attr->port_num = cid->port_num ? cid->port_num : 1;
-	attr->qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+	if (attr->qp_state == IBV_QPS_RTR || attr->qp_state == IBV_QPS_RTS) {
+		attr->qp_state = IBV_QPS_INIT;
+		*mask = IBV_QP_STATE;
+		return 0;
+	}
+	if (attr->qp_state != IBV_QPS_INIT)
+		return fail(EINVAL);
+	init_attr(cid, attr, mask);
 	return 0;
 }
 
@@ -1116,10 +1180,10 @@ int rdma_create_qp(struct rdma_cm_id *cid, struct ibv_pd *pd, struct ibv_qp_init
 	int e = errno;
 	/* receives may be posted from INIT on, before the connection (as
 	 * librdmacm's QPs, which start in INIT) */
-	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT };
-	int mask = 0;
-	int rc = qp == NULL ? 0 : rdma_init_qp_attr(cid, &init, &mask);
-	if (qp != NULL && rc == 0)
+	struct ibv_qp_attr init;
+	int mask, rc = 0;
+	init_attr(cid, &init, &mask);
+	if (qp != NULL)
 		rc = rv_err(rnic_modify_qp(qp, &init, mask));
 	if (qp != NULL && rc != 0) {
 		e = rc > 0 ? rc : errno;
@@ -1181,8 +1245,9 @@ void rv_cm_release_qp(struct ibv_qp *qp)
 		return;
 	pthread_mutex_lock(&cm_lock);
 	for (struct rv_id *id = ids; id != NULL; id = id->next) {
-		if (id->id.qp != qp)
+		if (id->id.qp != qp && id->self_qp != qp)
 			continue;
+		id->self_qp = NULL;
 		struct rnic_cm_id *fresh = NULL;
 		/* what is queued for the id stays: the id does */
 		rv_lock();

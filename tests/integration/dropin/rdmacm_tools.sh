@@ -5,6 +5,9 @@
 #  - rping -s / rping -c -v -C 10 over iWARP and over RoCE (the client's
 #    --transport; the server's listener hears both): both exit 0, the
 #    client prints rdma-ping-0..9 and the server reads the same ten;
+#  - the same with -q on both ends: rping creates and moves its own QP
+#    (conn_param.qp_num, rdma_init_qp_attr, CONNECT_RESPONSE and
+#    rdma_establish on the client);
 #  - rdma_server / rdma_client (rdma_getaddrinfo, the synchronous
 #    rdma_create_ep and rdma_get_request) over both transports: exit 0;
 #  - cmtime -c 10 (ten connections at once, each QP destroyed right after
@@ -44,6 +47,13 @@ for tr in iwarp roce; do
 			{ cat "$work/rping-$tr.s"; bad "rping over $tr: the server's -v lines"; }
 	else
 		bad "rping over $tr: exit status"
+	fi
+	if pair "rpingq-$tr" "$tr" "rping -s -q -d -a 0.0.0.0 -v -C 10" \
+		"rping -c -q -a 192.0.2.1 -v -C 10" "^rdma_listen"; then
+		pings "" "$work/rpingq-$tr.c" && pings "server " "$work/rpingq-$tr.s" && ok ||
+			{ cat "$work/rpingq-$tr.c"; bad "rping -q over $tr: the -v lines"; }
+	else
+		bad "rping -q over $tr: exit status"
 	fi
 	if pair "rdma-$tr" "$tr" "rdma_server" "rdma_client -s 192.0.2.1"; then
 		grep -q "rdma_client: end 0" "$work/rdma-$tr.c" &&
