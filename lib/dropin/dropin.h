@@ -76,4 +76,8 @@ static inline int rv_fail(int rc)
  * poll and post). */
 void rv_install_ops(struct ibv_context *ctx);
 
+/* ibv_destroy_qp() calls this first, without the drive lock: an
+ * rdma_cm_id that still holds @p qp lets go of it (rdmacm.c). */
+void rv_cm_release_qp(struct ibv_qp *qp);
+
 #endif

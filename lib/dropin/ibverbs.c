@@ -403,6 +403,7 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	if (qp == NULL || !ours(qp->context))
 		return EINVAL;
+	rv_cm_release_qp(qp);   /* an rdma_cm_id may still hold it */
 	return LOCKED_INT(rnic_destroy_qp(qp));
 }
 

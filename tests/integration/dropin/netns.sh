@@ -1,12 +1,11 @@
-# Sourced by the drop-in tests: a network namespace $ns holding a bridge
-# and two persistent taps rv0 and rv1 on it, which the two rnic-run
-# processes of each case attach to with net_tap (--vdev net_tap0,iface=rv0
-# and net_tap1,iface=rv1: 192.0.2.1 and 192.0.2.2); their out-of-band
-# exchanges (perftest, ibv_*_pingpong) go over the namespace's loopback.
-# Skips (exit 77) with the reason when root, tun, netns or a tool is
-# missing. Defines pair(), the pass/fail counters and the cleanup.
+# Sourced by the drop-in tests: a network namespace $ns with a bridge br0
+# that two net_tap ports join, rv0 (192.0.2.1, the server's) and rv1
+# (192.0.2.2, the client's), each in its own rnic-run process; the pass
+# and fail counters; cleanup on exit. Skips (exit 77) with the reason
+# without root, /dev/net/tun or netns. Sets build, run, work; pair (below).
 build=${RNIC_BUILD_DIR:?}
 run=$build/apps/rnic-run/rnic-run
+ns=rnic-dropin-$$
 pass=0 fails=0
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 ok() { pass=$((pass + 1)); }
@@ -19,14 +18,8 @@ if [ ! -c /dev/net/tun ]; then
 	echo "SKIP: no /dev/net/tun (net_tap ports)"
 	exit 77
 fi
-for tool in $tools; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed (scripts/deps.sh installs it)"
-		exit 77
-	fi
-done
 if ! ip netns add "$ns" 2>/dev/null; then
-	echo "SKIP: cannot create a network namespace"
+	echo "SKIP: cannot create a network namespace (iproute2)"
 	exit 77
 fi
 work=$(mktemp -d)
@@ -40,45 +33,58 @@ trap cleanup EXIT
 ip -n "$ns" link set lo up
 ip -n "$ns" link add br0 type bridge
 ip -n "$ns" link set br0 up
-for t in rv0 rv1; do
-	ip -n "$ns" tuntap add dev $t mode tap multi_queue
-	ip -n "$ns" link set $t master br0
-	ip -n "$ns" link set $t up
-done
 
-# pair NAME TRANSPORT SERVER-CMD CLIENT-CMD: the server on rv0, then the
-# client on rv1; both must exit 0. Their output: $work/NAME.{s,c}.
+# bridge tap $1 once its process has created it
+bridge_tap() {
+	for _ in $(seq 200); do
+		if ip -n "$ns" link show "$1" >/dev/null 2>&1; then
+			ip -n "$ns" link set "$1" master br0 && ip -n "$ns" link set "$1" up
+			return
+		fi
+		sleep 0.05
+	done
+}
+
+# pair NAME TRANSPORT "SERVER ARGS" "CLIENT ARGS" [READY]: the server on
+# rv0 (192.0.2.1), then, once its output has READY (a line it prints
+# just before it listens; default: the stack started) and a little more
+# for the listen itself, the client on rv1
+# (192.0.2.2) with TRANSPORT; their output (line-buffered, so a hung
+# program's shows) in $work/NAME.{s,c}; fails unless both exit 0 (the
+# client CLIENT_EXIT if set; the client only with PERSISTENT=1: its
+# server is stopped after it)
 pair() {
-	local name=$1 t=$2 scmd=$3 ccmd=$4 spid src crc
-	ip netns exec "$ns" timeout 60 "$run" --vdev net_tap0,iface=rv0 --ip 192.0.2.1/24 \
-		--transport "$t" -- $scmd > "$work/$name.s" 2>&1 &
-	spid=$!
-	sleep "${server_delay:-2}"
-	ip netns exec "$ns" timeout 60 "$run" --vdev net_tap1,iface=rv1 --ip 192.0.2.2/24 \
-		--transport "$t" -- $ccmd > "$work/$name.c" 2>&1
-	crc=$?
-	wait $spid
-	src=$?
-	if [ $src != 0 ] || [ $crc != 0 ]; then
-		bad "$name: server exit $src, client exit $crc"
-		tail -5 "$work/$name.s" | sed 's/^/  server: /'
-		tail -5 "$work/$name.c" | sed 's/^/  client: /'
-		return 1
+	local name=$1 tr=$2 sargs=$3 cargs=$4 ready=${5:-}
+	bridge_tap rv0 &
+	local bp0=$!
+	# shellcheck disable=SC2086
+	ip netns exec "$ns" timeout 30 stdbuf -oL "$run" --vdev net_tap0,iface=rv0 --ip 192.0.2.1/24 \
+		-- $sargs > "$work/$name.s" 2>&1 &
+	local spid=$!
+	for _ in $(seq 200); do
+		grep -q "${ready:-EAL file-prefix}" "$work/$name.s" 2>/dev/null && break
+		sleep 0.05
+	done
+	sleep 0.5
+	bridge_tap rv1 &
+	local bp=$!
+	# shellcheck disable=SC2086
+	ip netns exec "$ns" timeout 20 stdbuf -oL "$run" --vdev net_tap1,iface=rv1 --ip 192.0.2.2/24 \
+		--transport "$tr" -- $cargs > "$work/$name.c" 2>&1
+	local crc=$?
+	wait "$bp0" "$bp"
+	# a server that serves for ever (PERSISTENT=1) is stopped now
+	[ "${PERSISTENT:-0}" = 1 ] && kill "$spid" 2>/dev/null
+	wait "$spid"
+	local src=$?
+	[ "${PERSISTENT:-0}" = 1 ] && src=0
+	if [ "$crc" = "${CLIENT_EXIT:-0}" ] && [ "$src" = 0 ]; then
+		return 0
 	fi
-	return 0
+	echo "--- $name client (exit $crc$([ "$crc" = 124 ] && echo ', hung'))"
+	cat "$work/$name.c"
+	echo "--- $name server (exit $src$([ "$src" = 124 ] && echo ', hung'))"
+	cat "$work/$name.s"
+	return 1
 }
 
-# expect NAME SIDE REGEX: the side's output (s or c) has a matching line
-expect() {
-	if grep -Eq "$3" "$work/$1.$2"; then
-		ok
-	else
-		bad "$1: no line matching '$3' in the $2 output"
-		tail -5 "$work/$1.$2" | sed 's/^/  /'
-	fi
-}
-
-finish() {
-	echo "$pass passed, $fails failed"
-	[ $fails = 0 ]
-}

@@ -1,0 +1,56 @@
+# Sourced by the drop-in tests of programs that exchange their QP numbers
+# out of band over a kernel TCP socket (perftest without -R,
+# ibv_*_pingpong): netns.sh's namespace, with two persistent taps rv0 and
+# rv1 on its bridge that the two rnic-run processes of each case attach to
+# with net_tap (192.0.2.1 and 192.0.2.2); the exchange goes over the
+# namespace's loopback. Needs $tools (skips, exit 77, when one is missing);
+# defines oob_pair, expect and finish.
+for tool in $tools; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "SKIP: $tool is not installed (scripts/deps.sh installs it)"
+		exit 77
+	fi
+done
+. "$(dirname "${BASH_SOURCE[0]}")/netns.sh"
+for t in rv0 rv1; do
+	ip -n "$ns" tuntap add dev $t mode tap multi_queue
+	ip -n "$ns" link set $t master br0
+	ip -n "$ns" link set $t up
+done
+
+# oob_pair NAME TRANSPORT SERVER-CMD CLIENT-CMD: the server on rv0, then the
+# client on rv1; both must exit 0. Their output: $work/NAME.{s,c}.
+oob_pair() {
+	local name=$1 t=$2 scmd=$3 ccmd=$4 spid src crc
+	ip netns exec "$ns" timeout 60 "$run" --vdev net_tap0,iface=rv0 --ip 192.0.2.1/24 \
+		--transport "$t" -- $scmd > "$work/$name.s" 2>&1 &
+	spid=$!
+	sleep "${server_delay:-2}"
+	ip netns exec "$ns" timeout 60 "$run" --vdev net_tap1,iface=rv1 --ip 192.0.2.2/24 \
+		--transport "$t" -- $ccmd > "$work/$name.c" 2>&1
+	crc=$?
+	wait $spid
+	src=$?
+	if [ $src != 0 ] || [ $crc != 0 ]; then
+		bad "$name: server exit $src, client exit $crc"
+		tail -5 "$work/$name.s" | sed 's/^/  server: /'
+		tail -5 "$work/$name.c" | sed 's/^/  client: /'
+		return 1
+	fi
+	return 0
+}
+
+# expect NAME SIDE REGEX: the side's output (s or c) has a matching line
+expect() {
+	if grep -Eq "$3" "$work/$1.$2"; then
+		ok
+	else
+		bad "$1: no line matching '$3' in the $2 output"
+		tail -5 "$work/$1.$2" | sed 's/^/  /'
+	fi
+}
+
+finish() {
+	echo "$pass passed, $fails failed"
+	[ $fails = 0 ]
+}
