@@ -4,6 +4,7 @@
 # rc/srq/ud pingpongs over RoCE with and without completion events, 1 B
 # and 1 MiB messages, and perftest's RoCE tests without rdma_cm (-x 1:
 # the IPv4-mapped GID, exchanged over TCP on the namespace's loopback).
+# Then perftest's seven tests with -R (rdma_cm) over iWARP and RoCE.
 # Each program's own report is checked, not only its exit status.
 tools="ibv_devices ibv_devinfo ibv_rc_pingpong ibv_srq_pingpong ibv_ud_pingpong ib_write_bw"
 . "$(dirname "$0")/oob_pair.sh"
@@ -50,4 +51,18 @@ oob_pair write_bw_all roce "ib_write_bw -x 1 -F -a -n 5" "ib_write_bw -x 1 -F -a
 oob_pair write_bw_dq roce "ib_write_bw -x 1 -F -q 4 -D 2 --report_gbits" \
 	"ib_write_bw -x 1 -F -q 4 -D 2 --report_gbits 127.0.0.1" &&
 	expect write_bw_dq c '^\s*65536\s+[0-9]+\s+[0-9.]+\s+[0-9.]+'
+
+# perftest with -R (rdma_cm: its own exchange and the data QPs), both
+# transports: the client's --transport picks its device, the server's
+# listener hears both
+for tr in iwarp roce; do
+	for t in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw; do
+		oob_pair "$t-R-$tr" "$tr" "$t -R -n 200" "$t -R -n 200 192.0.2.1" &&
+			expect "$t-R-$tr" c '^\s*[0-9]+\s+200\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+'
+	done
+	for t in ib_write_lat ib_read_lat ib_send_lat; do
+		oob_pair "$t-R-$tr" "$tr" "$t -R -n 200" "$t -R -n 200 192.0.2.1" &&
+			expect "$t-R-$tr" c '^\s*2\s+200\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+'
+	done
+done
 finish
