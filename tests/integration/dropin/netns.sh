@@ -3,47 +3,9 @@
 # (192.0.2.2, the client's), each in its own rnic-run process; the pass
 # and fail counters; cleanup on exit. Skips (exit 77) with the reason
 # without root, /dev/net/tun or netns. Sets build, run, work; pair (below).
-build=${RNIC_BUILD_DIR:?}
-run=$build/apps/rnic-run/rnic-run
 ns=rnic-dropin-$$
-pass=0 fails=0
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { pass=$((pass + 1)); }
-
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root (network namespace, tap devices)"
-	exit 77
-fi
-if [ ! -c /dev/net/tun ]; then
-	echo "SKIP: no /dev/net/tun (net_tap ports)"
-	exit 77
-fi
-if ! ip netns add "$ns" 2>/dev/null; then
-	echo "SKIP: cannot create a network namespace (iproute2)"
-	exit 77
-fi
-work=$(mktemp -d)
-cleanup() {
-	ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
-	sleep 0.2
-	ip netns del "$ns" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-ip -n "$ns" link set lo up
-ip -n "$ns" link add br0 type bridge
-ip -n "$ns" link set br0 up
-
-# bridge tap $1 once its process has created it
-bridge_tap() {
-	for _ in $(seq 200); do
-		if ip -n "$ns" link show "$1" >/dev/null 2>&1; then
-			ip -n "$ns" link set "$1" master br0 && ip -n "$ns" link set "$1" up
-			return
-		fi
-		sleep 0.05
-	done
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../common/netns.sh"
+run=$build/apps/rnic-run/rnic-run
 
 # pair NAME TRANSPORT "SERVER ARGS" "CLIENT ARGS" [READY]: the server on
 # rv0 (192.0.2.1), then, once its output has READY (a line it prints

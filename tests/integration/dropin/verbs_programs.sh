@@ -57,11 +57,11 @@ oob_pair write_bw_dq roce "ib_write_bw -x 1 -F -q 4 -D 2 --report_gbits" \
 # listener hears both
 for tr in iwarp roce; do
 	for t in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw; do
-		oob_pair "$t-R-$tr" "$tr" "$t -R -n 200" "$t -R -n 200 192.0.2.1" &&
+		RETRY=1 oob_pair "$t-R-$tr" "$tr" "$t -R -n 200" "$t -R -n 200 192.0.2.1" &&
 			expect "$t-R-$tr" c '^\s*[0-9]+\s+200\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+'
 	done
 	for t in ib_write_lat ib_read_lat ib_send_lat; do
-		oob_pair "$t-R-$tr" "$tr" "$t -R -n 200" "$t -R -n 200 192.0.2.1" &&
+		RETRY=1 oob_pair "$t-R-$tr" "$tr" "$t -R -n 200" "$t -R -n 200 192.0.2.1" &&
 			expect "$t-R-$tr" c '^\s*2\s+200\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+'
 	done
 done

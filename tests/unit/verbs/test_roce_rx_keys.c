@@ -59,12 +59,13 @@ static uint64_t ctr(const char *name)
 	return v;
 }
 
-/* Send one UD SEND ONLY to our QP with BTH P_Key @p pkey. */
-static void send_ud(uint16_t pkey, uint8_t fill)
+/* Ethernet + IPv4 + UDP 4791 from B to A around @p tlen transport bytes
+ * (BTH on, ICRC included); @return the frame, its BTH at *@p bth. */
+static struct rte_mbuf *roce_frame(uint16_t tlen, uint8_t **bth)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
 	assert_non_null(m);
-	uint16_t ip_len = 20 + 8 + RNIC_ROCE_BTH_LEN + RNIC_ROCE_DETH_LEN + PAY + 4;
+	uint16_t ip_len = (uint16_t)(20 + 8 + tlen);
 	uint8_t *f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(14 + ip_len));
 	assert_non_null(f);
 	memset(f, 0, 14u + ip_len);
@@ -85,7 +86,16 @@ static void send_ud(uint16_t pkey, uint8_t fill)
 	uh->src_port = rte_cpu_to_be_16(0xc001);
 	uh->dst_port = rte_cpu_to_be_16(RNIC_ROCE_UDP_PORT);
 	uh->dgram_len = rte_cpu_to_be_16((uint16_t)(ip_len - 20));
-	uint8_t *bth = (uint8_t *)(uh + 1);
+	*bth = (uint8_t *)(uh + 1);
+	return m;
+}
+
+/* Send one UD SEND ONLY to our QP with BTH P_Key @p pkey. */
+static void send_ud(uint16_t pkey, uint8_t fill)
+{
+	const uint16_t tlen = RNIC_ROCE_BTH_LEN + RNIC_ROCE_DETH_LEN + PAY + 4;
+	uint8_t *bth;
+	struct rte_mbuf *m = roce_frame(tlen, &bth);
 	bth[0] = 0x64;                       /* UD SEND ONLY */
 	bth[1] = 0;                          /* SE 0, M 0, pad 0, TVer 0 */
 	bth[2] = (uint8_t)(pkey >> 8);
@@ -101,7 +111,9 @@ static void send_ud(uint16_t pkey, uint8_t fill)
 	deth[3] = (uint8_t)QKEY;
 	deth[7] = 0x33;                      /* source QP 0x33 */
 	memset(deth + RNIC_ROCE_DETH_LEN, fill, PAY);
-	assert_int_equal(rnic_roce_icrc_generate(ip, ip_len), 0);
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+							  sizeof(struct rte_ether_hdr));
+	assert_int_equal(rnic_roce_icrc_generate(ip, (uint16_t)(20 + 8 + tlen)), 0);
 	assert_int_equal(rte_eth_tx_burst(peer, 0, &m, 1), 1);
 }
 
@@ -158,36 +170,6 @@ static void test_pkey(void **state)
 	}
 }
 
-/* Ethernet + IPv4 + UDP 4791 from B to A around @p tlen transport bytes
- * (BTH on, ICRC included); @return the frame, its BTH at *@p bth. */
-static struct rte_mbuf *roce_frame(uint16_t tlen, uint8_t **bth)
-{
-	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
-	assert_non_null(m);
-	uint16_t ip_len = (uint16_t)(20 + 8 + tlen);
-	uint8_t *f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(14 + ip_len));
-	assert_non_null(f);
-	memset(f, 0, 14u + ip_len);
-	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)f;
-	eh->dst_addr = st->ports[0]->mac;
-	eh->src_addr = (struct rte_ether_addr){ { 0x02, 0, 0, 0, 0, 0x42 } };
-	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eh + 1);
-	ip->version_ihl = 0x45;
-	ip->total_length = rte_cpu_to_be_16(ip_len);
-	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	ip->time_to_live = 64;
-	ip->next_proto_id = IPPROTO_UDP;
-	ip->src_addr = rte_cpu_to_be_32(B_IP);
-	ip->dst_addr = rte_cpu_to_be_32(A_IP);
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
-	struct rte_udp_hdr *uh = (struct rte_udp_hdr *)(ip + 1);
-	uh->src_port = rte_cpu_to_be_16(0xc001);
-	uh->dst_port = rte_cpu_to_be_16(RNIC_ROCE_UDP_PORT);
-	uh->dgram_len = rte_cpu_to_be_16((uint16_t)(ip_len - 20));
-	*bth = (uint8_t *)(uh + 1);
-	return m;
-}
 
 static void roce_send(struct rte_mbuf *m)
 {
