@@ -41,6 +41,7 @@ if [ "${RNIC_NO_SANITIZE:-0}" != 1 ]; then
 	ninja -C build-asan > build-asan.log 2>&1 ||
 		{ echo "ASan build failed:"; grep -E "error|warning" build-asan.log | head -20; exit 1; }
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	RNIC_TCP_BYTES=64M RNIC_TCP_INTEROP_BYTES=16777216 RNIC_TEST_BIG=0 \
 	RNIC_ATTACK_TIME_S=6 RNIC_SOAK_OPS=2000 \
