@@ -284,9 +284,11 @@ void rnic_qp_conn_lost(struct rnic_qp *qp)
 	}
 	qp->ep = NULL;
 	qp->conn = QP_CLOSED;
-	qp->in_error = true;
+	/* in ERR before the flushed completions, so a consumer that polls one
+	 * finds the QP in ERR (IBA 10.3.1: the QP enters Error, then its work
+	 * requests complete flushed) */
+	qp_error_state(qp);
 	qp_flush(qp);
-	__atomic_store_n(&qp->qp.state, IBV_QPS_ERR, __ATOMIC_RELEASE);
 }
 
 unsigned rnic_verbs_poll(struct rnic_worker *w, void *arg)
