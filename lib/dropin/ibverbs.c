@@ -153,7 +153,6 @@ int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 	int rc = rnic_query_port(context, port_num, &a);
 	if (rc != 0)
 		return rv_err(rc);
-	a.gid_tbl_len = 2;
 	/* the layout every caller has (the old one ends after link_layer's
 	 * byte and a reserved one) */
 	memcpy(port_attr, &a, offsetof(struct ibv_port_attr, flags) + 1);

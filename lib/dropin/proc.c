@@ -76,11 +76,8 @@ void rv_unlock(void)
 /* One loop of every worker, under the drive lock. */
 static unsigned drive_once(void)
 {
-	unsigned work = 0;
-
 	drivers_set(rnic_thread_token());
-	for (unsigned i = 0; i < proc.st->n_workers; i++)
-		work += rnic_worker_poll(proc.st, i);
+	unsigned work = rnic_stack_poll(proc.st);
 	drivers_set(NULL);
 	return work;
 }

@@ -121,18 +121,7 @@ PY
 from_rnic() {
 	local q=$1 w=$2 spid pid got sent
 	rm -f "$work/listening"
-	ip netns exec "$k" timeout 300 python3 - "$work/listening" >"$work/server.log" 2>&1 <<'PY' &
-import hashlib, socket, sys
-l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("0.0.0.0", 5002)); l.listen(1); l.settimeout(120)
-open(sys.argv[1], "w").close()
-c, _ = l.accept(); h = hashlib.sha256(); n = 0
-while True:
-    b = c.recv(1 << 20)
-    if not b: break
-    h.update(b); n += len(b)
-c.close(); print(h.hexdigest(), n)
-PY
+	ip netns exec "$k" timeout 300 python3 "$(dirname "$0")/../common/sha_sink.py" "$work/listening" 5002 >"$work/server.log" 2>&1 &
 	spid=$!
 	for _ in $(seq 300); do
 		[ -e "$work/listening" ] && break

@@ -61,18 +61,7 @@ PY
 # rnic source -> Linux server
 from_rnic() {
 	rm -f "$work/listening"
-	ip netns exec "$ns" timeout 600 python3 - "$work/listening" >"$work/server.log" 2>&1 <<'PY' &
-import hashlib, socket, sys
-l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("0.0.0.0", 5002)); l.listen(1); l.settimeout(120)
-open(sys.argv[1], "w").close()
-c, _ = l.accept(); h = hashlib.sha256(); n = 0
-while True:
-    b = c.recv(1 << 20)
-    if not b: break
-    h.update(b); n += len(b)
-c.close(); print(h.hexdigest(), n)
-PY
+	ip netns exec "$ns" timeout 600 python3 "$(dirname "$0")/../common/sha_sink.py" "$work/listening" 5002 >"$work/server.log" 2>&1 &
 	local spid=$!
 	# the server must listen before rnic's SYN arrives, or Linux refuses
 	# it (seen on a loaded machine, where python starts slower than rnic)
