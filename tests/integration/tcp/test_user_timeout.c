@@ -174,7 +174,9 @@ static void open_conn(struct source *s, struct sink *k, uint16_t port)
 	rnic_worker_call_sync(A->workers[0], do_connect, &ca);
 	CHECK(ca.rc == 0, "connect: %d", ca.rc);
 	double t0 = now_s();
-	while ((s->c == NULL || k->c == NULL || s->sent < (1u << 20)) && now_s() - t0 < 5)
+	/* sent counts what A queued; B may not have read any of it yet */
+	while ((s->c == NULL || k->c == NULL || s->sent < (1u << 20) ||
+		(!k->hold && k->got == 0)) && now_s() - t0 < 5)
 		usleep(1000);
 	CHECK(s->c != NULL && k->c != NULL, "connection %u not established", port);
 }
