@@ -4,8 +4,10 @@
 # run:
 #   perftest under rnic-run (unmodified ib_write_bw / ib_write_lat through
 #   librnic-verbs, RoCE, QP numbers exchanged over the loopback) against
-#   rnic-perf --server / --client (rnic's own API) in the same layout:
-#   64 B Write message rate, 64 KiB Write bandwidth, 8 B Write latency.
+#   rnic-perf --server / --client --drive one (rnic's own API, one busy
+#   thread per process that runs the stack and the test, as the drop-in
+#   drives the stack from the program's polling thread): 64 B Write
+#   message rate, 64 KiB Write bandwidth, 8 B Write latency.
 # Goal: perftest within 10 % of rnic-perf. Each figure is the median of
 # REPEAT runs (default 3), the two tools alternating.
 # Prints a table, and with --json one JSON object on stdout (the table
@@ -59,8 +61,8 @@ pt() {   # pt TOOL SIZE ITERS -> M msg/s (bw, size 64), Gbit/s (bw), or usec p50
 # rnic-perf --server/--client: figure from its JSON line
 rp() {   # rp TEST SIZE ITERS
 	local t=$1 size=$2 n=$3
-	pair "$perf $t --server --transport roce -s $size -n $n --json $(srv_port)" \
-	     "$perf $t --client 192.0.3.1 --transport roce -s $size -n $n --json $(cli_port)" ||
+	pair "$perf $t --server --drive one --transport roce -s $size -n $n --json $(srv_port)" \
+	     "$perf $t --client 192.0.3.1 --drive one --transport roce -s $size -n $n --json $(cli_port)" ||
 		{ echo fail; return; }
 	python3 -c '
 import json, sys
