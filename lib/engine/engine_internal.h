@@ -45,6 +45,12 @@ int rnic_eal_build_args(struct rnic_eal_args *a, const char *prog,
 			const struct rnic_config *cfg, unsigned n_workers,
 			long huge_free, const cpu_set_t *cpus);
 
+/**
+ * Remove the runtime directories under @p base named rnic-PID whose
+ * process no longer exists, except @p own (may be NULL). @return how many.
+ */
+unsigned rnic_eal_sweep_runtime_dirs(const char *base, const char *own);
+
 /** Format the --lcores map for @p n_workers over @p set. @return 0 or -errno. */
 int rnic_eal_lcore_map(char *buf, size_t len, const cpu_set_t *set,
 		       unsigned n_workers);

@@ -11,7 +11,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -57,6 +61,65 @@ static int argv_find(const struct rnic_eal_args *a, const char *s)
 		if (strcmp(a->argv[i], s) == 0)
 			return i;
 	return -1;
+}
+
+/* a file in @p dir, made for the sweep to remove */
+static void touch(const char *dir, const char *name)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("x", f);
+	fclose(f);
+}
+
+static bool dir_exists(const char *base, const char *name)
+{
+	char path[512];
+	struct stat sb;
+	snprintf(path, sizeof(path), "%s/%s", base, name);
+	return stat(path, &sb) == 0;
+}
+
+/* DPDK leaves runtime directories behind: the sweep removes the rnic-PID
+ * ones of processes that are gone, and nothing else. */
+static void runtime_dir_sweep(void **state)
+{
+	char base[] = "/tmp/rnic-sweep-XXXXXX", path[512], dead[32], alive[32], own[512];
+	(void)state;
+
+	assert_non_null(mkdtemp(base));
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	snprintf(dead, sizeof(dead), "rnic-%d", (int)child);          /* gone */
+	snprintf(alive, sizeof(alive), "rnic-%d", (int)getppid());    /* running */
+	const char *names[] = { dead, alive, "rnic-12ab", "other-1", "rnic-own" };
+	for (unsigned i = 0; i < 5; i++) {
+		snprintf(path, sizeof(path), "%s/%s", base, names[i]);
+		assert_int_equal(mkdir(path, 0700), 0);
+		touch(path, "config");
+		touch(path, "fbarray_memseg-2048k-0-0");
+	}
+	snprintf(own, sizeof(own), "%s/rnic-own", base);
+	assert_int_equal(rnic_eal_sweep_runtime_dirs(base, own), 1);
+	assert_false(dir_exists(base, dead));
+	for (unsigned i = 1; i < 5; i++)
+		assert_true(dir_exists(base, names[i]));
+	assert_int_equal(rnic_eal_sweep_runtime_dirs(base, own), 0);
+	assert_int_equal(rnic_eal_sweep_runtime_dirs("/nonexistent-rnic-base", NULL), 0);
+	for (unsigned i = 1; i < 5; i++) {
+		snprintf(path, sizeof(path), "%s/%s/config", base, names[i]);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%s/fbarray_memseg-2048k-0-0", base, names[i]);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%s", base, names[i]);
+		rmdir(path);
+	}
+	rmdir(base);
 }
 
 static void eal_command_line(void **state)
@@ -605,6 +668,7 @@ int main(int argc, char **argv)
 		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(eal_command_line),
+		cmocka_unit_test(runtime_dir_sweep),
 		cmocka_unit_test(eal_once),
 		cmocka_unit_test(create_unwinds),
 		cmocka_unit_test(protocol_hooks),
