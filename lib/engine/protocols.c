@@ -9,11 +9,15 @@
 #include "engine/stack.h"
 
 extern const struct rnic_proto_ops rnic_tcp_proto;
+extern const struct rnic_proto_ops rnic_rdma_proto;
+extern const struct rnic_proto_ops rnic_iwarp_proto;
 extern const struct rnic_proto_ops rnic_roce_proto;
 extern const struct rnic_proto_ops rnic_verbs_proto;
 
 const struct rnic_proto_ops *const rnic_protocols[] = {
 	&rnic_tcp_proto,
+	&rnic_rdma_proto,      /* before the transports: they register with it */
+	&rnic_iwarp_proto,
 	&rnic_roce_proto,
 	&rnic_verbs_proto,
 	NULL

@@ -66,6 +66,7 @@ struct rnic_worker_stats {
 /* Per-protocol slots in a worker and in a stack. */
 enum rnic_proto_slot {
 	RNIC_PROTO_TCP,
+	RNIC_PROTO_RDMA,
 	RNIC_PROTO_IWARP,
 	RNIC_PROTO_ROCE,
 	RNIC_PROTO_VERBS,

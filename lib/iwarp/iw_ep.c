@@ -29,48 +29,6 @@
 _Static_assert(RNIC_IW_RTR_SEND == RNIC_MPA_RTR_SEND && RNIC_IW_RTR_WRITE == RNIC_MPA_RTR_WRITE &&
 	       RNIC_IW_RTR_READ == RNIC_MPA_RTR_READ, "RTR type bits differ");
 
-/* --- memory regions ------------------------------------------------------- */
-
-/* rnic_iw_reg_mr(): an STag table entry with no PD (verbs MRs have one). */
-struct rnic_iw_mr {
-	struct rnic_mem m;
-	struct rnic_stack *st;
-};
-
-struct rnic_iw_mr *rnic_iw_reg_mr(struct rnic_stack *st, void *addr, size_t len, int access)
-{
-	struct rnic_iw_mr *mr = calloc(1, sizeof(*mr));
-	if (mr == NULL || len == 0) {
-		free(mr);
-		errno = len == 0 ? EINVAL : ENOMEM;
-		return NULL;
-	}
-	mr->st = st;
-	mr->m.kind = RNIC_MEM_MR;
-	mr->m.addr = addr;
-	mr->m.va = (uint64_t)(uintptr_t)addr;
-	mr->m.len = len;
-	mr->m.access = access;
-	mr->m.owner = mr;
-	if (rnic_stag_insert(st, &mr->m) != 0) {
-		free(mr);
-		errno = ENOSPC;
-		return NULL;
-	}
-	mr->m.valid = 1;
-	return mr;
-}
-
-uint32_t rnic_iw_mr_stag(const struct rnic_iw_mr *mr) { return mr->m.stag; }
-
-void rnic_iw_dereg_mr(struct rnic_iw_mr *mr)
-{
-	if (mr == NULL)
-		return;
-	rnic_stag_remove(mr->st, &mr->m);   /* waits out placements under way */
-	free(mr);
-}
-
 void rnic_iw_params_default(struct rnic_iw_params *p)
 {
 	memset(p, 0, sizeof(*p));

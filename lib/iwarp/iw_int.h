@@ -33,8 +33,9 @@
 #include "iwarp/iw_ep.h"
 #include "iwarp/mpa.h"
 #include "iwarp/terminate.h"
-#include "verbs/stag.h"
-#include "verbs/wq.h"
+#include "rdma/qp.h"
+#include "rdma/stag.h"
+#include "rdma/wq.h"
 
 /* EP_RTR_WAIT: a peer-to-peer responder between its reply and the
  * initiator's RTR; it receives FPDUs but sends none (RFC 6581 s9.2). */
@@ -93,6 +94,7 @@ struct rnic_iw_ep {
 	enum ep_state state;
 	bool active;
 	bool tcp_up;                   /* the TCP connection was established */
+	bool rdma_mode;                /* reached RDMA mode (iw_verbs.c) */
 	uint32_t peer_ip;
 	uint16_t peer_port;
 
@@ -191,6 +193,7 @@ struct rnic_iw_ep {
  * counters of connection setup. An endpoint that never reached RDMA mode
  * leaves no other trace once it is freed. Touched from any worker. */
 struct iw_stack_state {
+	const struct rnic_cm_upcalls *cm_up;   /* the CM's (iw_verbs.c) */
 	uint32_t mpa_timeout_ms;       /* 0: RNIC_IW_MPA_TIMEOUT_MS */
 	uint64_t mpa_timeouts_active, mpa_timeouts_passive;
 	uint64_t rtr_sent, rtr_received;

@@ -114,6 +114,42 @@ static void test_objects(void **state)
 	assert_int_equal(rnic_dealloc_pd(pd), 0);
 }
 
+/* rnic_qp_dump() through the transport interface: each transport prints
+ * its own state (RoCE's was missing: rnic-soak reached into lib/roce). */
+static void test_qp_dump(void **state)
+{
+	(void)state;
+	struct ibv_pd *pd = rnic_alloc_pd(ca);
+	struct ibv_cq *cq = rnic_create_cq(ca, 16, NULL, NULL, 0);
+	assert_non_null(cq);
+	struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4 } };
+	struct ibv_qp *iw = rnic_create_qp_transport(pd, &qa, RNIC_TRANSPORT_IWARP);
+	struct ibv_qp *ro = rnic_create_qp_transport(pd, &qa, RNIC_TRANSPORT_ROCE);
+	assert_non_null(iw);
+	assert_non_null(ro);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	rnic_qp_dump(iw, f);
+	rnic_qp_dump(ro, f);
+	fclose(f);
+	char want[64];
+	snprintf(want, sizeof(want), "qp %u: transport iwarp", iw->qp_num);
+	assert_non_null(strstr(text, want));
+	assert_non_null(strstr(text, "(no endpoint)"));
+	snprintf(want, sizeof(want), "qp %u: transport roce", ro->qp_num);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "roce qp %u: ", ro->qp_num);   /* RoCE's own state */
+	assert_non_null(strstr(text, want));
+	free(text);
+	assert_int_equal(rnic_destroy_qp(iw), 0);
+	assert_int_equal(rnic_destroy_qp(ro), 0);
+	assert_int_equal(rnic_destroy_cq(cq), 0);
+	assert_int_equal(rnic_dealloc_pd(pd), 0);
+}
+
 /* rnic.h's error convention on the verbs, CM and RoCE calls: 0 or a
  * negative errno, NULL and errno for pointers (the libibverbs data-path
  * calls keep their positive errno: test_objects). */
@@ -582,6 +618,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_objects),
+		cmocka_unit_test(test_qp_dump),
 		cmocka_unit_test(test_negative_errno),
 		cmocka_unit_test(test_send_write_read),
 		cmocka_unit_test(test_bad_rkey_terminates),
