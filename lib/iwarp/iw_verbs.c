@@ -2,8 +2,8 @@
 /*
  * iWARP behind the transport interface of rdma/qp.h: the QP operations
  * (an endpoint bound to the QP does the work: qp->tp is the endpoint while
- * one is bound) and the CM operations (MPA startup on rnic TCP), and the
- * iWARP protocol module that registers them with each stack.
+ * one is bound) and the CM operations (MPA startup on rnic TCP). The
+ * iWARP protocol module (iw_ep.c) registers them with each stack.
  *
  * An endpoint lives on one worker: every call that touches it runs there
  * (rnic_worker_call_sync from the CM's application thread), and the CM's
@@ -372,7 +372,7 @@ static void iw_cm_conn_info(const struct rnic_tp_conn *c, uint16_t *ird, uint16_
 	rnic_iw_conn_info((const struct rnic_iw_ep *)c, ird, ord, ip, port);
 }
 
-static const struct rnic_qp_tops iw_tops = {
+const struct rnic_qp_tops iw_tops = {
 	.name = "iwarp",
 	.caps = 0,
 	.has_room = iw_has_room,
@@ -391,16 +391,4 @@ static const struct rnic_qp_tops iw_tops = {
 		.conn_info = iw_cm_conn_info,
 		.attach_stream = iw_cm_attach_stream,
 	},
-};
-
-/* --- protocol module --------------------------------------------------------------------- */
-
-static int iwarp_stack_init(struct rnic_stack *st)
-{
-	return rnic_transport_register(st, RNIC_TRANSPORT_IWARP, &iw_tops);
-}
-
-const struct rnic_proto_ops rnic_iwarp_proto = {
-	.name = "iwarp",
-	.stack_init = iwarp_stack_init,
 };

@@ -27,6 +27,8 @@
 #include <rte_mbuf.h>
 #include <unistd.h>
 
+#include "engine/stack.h"
+#include "iwarp/iw_int.h"
 #include "verbs_pair.h"
 
 /* --- tests -------------------------------------------------------------------- */
@@ -112,6 +114,39 @@ static void test_objects(void **state)
 	assert_int_equal(rnic_dereg_mr(m1), 0);
 	assert_int_equal(rnic_dereg_mr(m2), 0);
 	assert_int_equal(rnic_dealloc_pd(pd), 0);
+}
+
+/* iWARP keeps its state per stack, in the engine's protocol table
+ * (st->proto[RNIC_PROTO_IWARP]), created and freed with the stack: a
+ * stack made later, even with the same process-wide index, starts clean
+ * (a process-global table indexed by stack kept the old stack's MPA
+ * timeout and listeners). */
+static void test_iwarp_state_per_stack(void **state)
+{
+	(void)state;
+	assert_non_null(A->proto[RNIC_PROTO_IWARP]);
+	assert_ptr_not_equal(A->proto[RNIC_PROTO_IWARP], B->proto[RNIC_PROTO_IWARP]);
+	struct rnic_config c;
+	rnic_config_init(&c);   /* no ports: the stack is never started */
+	struct rnic_stack *s = rnic_stack_create(&c);
+	assert_non_null(s);
+	unsigned id = s->id;
+	struct iw_stack_state *is = iw_stack(s);
+	assert_non_null(is);
+	rnic_iw_set_mpa_timeout(s, 1234);
+	assert_int_equal(is->mpa_timeout_ms, 1234);
+	assert_int_equal(rnic_iw_listen(s, 4791, NULL, NULL, NULL), 0);
+	assert_non_null(is->listeners);
+	rnic_stack_destroy(s);   /* frees the listener with the state */
+	s = rnic_stack_create(&c);
+	assert_non_null(s);
+	assert_int_equal(s->id, id);
+	is = iw_stack(s);
+	assert_non_null(is);
+	assert_int_equal(is->mpa_timeout_ms, 0);
+	assert_null(is->listeners);
+	assert_int_equal(rnic_iw_unlisten(s, 4791), -ENOENT);
+	rnic_stack_destroy(s);
 }
 
 /* rnic_qp_dump() through the transport interface: each transport prints
@@ -619,6 +654,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_objects),
 		cmocka_unit_test(test_qp_dump),
+		cmocka_unit_test(test_iwarp_state_per_stack),
 		cmocka_unit_test(test_negative_errno),
 		cmocka_unit_test(test_send_write_read),
 		cmocka_unit_test(test_bad_rkey_terminates),
