@@ -8,6 +8,7 @@
 
 #include "engine/stack.h"
 
+extern const struct rnic_proto_ops rnic_net_proto;
 extern const struct rnic_proto_ops rnic_tcp_proto;
 extern const struct rnic_proto_ops rnic_rdma_proto;
 extern const struct rnic_proto_ops rnic_iwarp_proto;
@@ -15,6 +16,7 @@ extern const struct rnic_proto_ops rnic_roce_proto;
 extern const struct rnic_proto_ops rnic_verbs_proto;
 
 const struct rnic_proto_ops *const rnic_protocols[] = {
+	&rnic_net_proto,       /* first: the engine's loop calls it (rnic_net_hooks) */
 	&rnic_tcp_proto,
 	&rnic_rdma_proto,      /* before the transports: they register with it */
 	&rnic_iwarp_proto,

@@ -25,7 +25,6 @@
 #include <rte_telemetry.h>
 
 #include "engine/stack.h"
-#include "net/net.h"
 #include "port/port.h"
 
 #define PORT_POOL_CACHE 256
@@ -433,9 +432,6 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	rnic_port_poll_link(p);
 	if (cfg->pcap[0] && (rc = port_open_pcap(p)) != 0)
 		goto fail_started;
-	rc = rnic_arp_table_create(p);
-	if (rc != 0)
-		goto fail_started;
 	return p;
 
 fail_started:
@@ -529,7 +525,6 @@ void rnic_port_close(struct rnic_port *p)
 	}
 	rte_eth_dev_callback_unregister(p->port_id, RTE_ETH_EVENT_INTR_LSC,
 					port_lsc_cb, p);
-	rnic_arp_table_free(p);
 	port_call_serialised(p, port_release_dev);
 	if (p->pcap)
 		rte_pcapng_close(p->pcap); /* closes the fd */
@@ -567,8 +562,7 @@ static void port_csum_finish(struct rte_mbuf *m)
 		return;
 	struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, off);
 	th->cksum = 0;
-	th->cksum = (uint16_t)~rnic_net_l4_cksum(m, off, ip->src_addr, ip->dst_addr,
-						  IPPROTO_TCP, (uint16_t)(tot - ihl));
+	th->cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip, (uint16_t)off);
 }
 
 /* A burst from the PMD. On a ring link, a frame whose TCP checksum was left
@@ -814,13 +808,6 @@ static unsigned port_fault_poll(struct rnic_port *p, uint16_t q)
 		return n;
 	}
 	return port_tx_all(p, q, out, (uint16_t)n, now);
-}
-
-int rnic_stack_set_link(struct rnic_stack *st, unsigned port, bool up)
-{
-	if (st == NULL || port >= st->n_ports)
-		return -EINVAL;
-	return rnic_port_set_link(st->ports[port], up);
 }
 
 int rnic_port_set_link(struct rnic_port *p, bool up)
