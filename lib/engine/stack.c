@@ -153,7 +153,7 @@ static int stack_open_ports(struct rnic_stack *st)
 	const struct rnic_config *cfg = &st->cfg;
 
 	for (unsigned i = 0; i < cfg->n_ports; i++) {
-		st->ports[i] = rnic_port_open(st, i, &cfg->ports[i], cfg->workers);
+		st->ports[i] = rnic_port_open(st, st->id, i, &cfg->ports[i], cfg->workers);
 		if (st->ports[i] == NULL)
 			return rte_errno ? -rte_errno : -ENODEV;
 		/* fewer queues than workers: RX steered in software, TX

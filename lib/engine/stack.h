@@ -59,7 +59,8 @@ struct rnic_udp_binding {
 
 /*
  * A protocol module's hooks into the stack's lifecycle. Listed in
- * lib/engine/protocols.c; each hook may be NULL.
+ * lib/protocols.c (above every module: it names them all); each hook may
+ * be NULL.
  */
 struct rnic_proto_ops {
 	const char *name;
@@ -134,16 +135,6 @@ struct rnic_stack {
  */
 unsigned rnic_flow_owner(const struct rnic_stack *st, uint32_t src_ip,
 			 uint32_t dst_ip, uint16_t src_port, uint16_t dst_port);
-
-/** Worker (queue) of RSS indirection entry @p entry: entry % n_workers.
- *  lib/port programs RSS tables with it, rnic_flow_owner() computes with it. */
-static inline unsigned rnic_reta_entry_worker(unsigned entry, unsigned n_workers)
-{
-	return n_workers ? entry % n_workers : 0;
-}
-
-/** rnic's 40-byte RSS key (programmed into every RSS-capable port). */
-extern const uint8_t rnic_rss_key[40];
 
 /** Register an IP protocol handler. @return 0 or -EEXIST. */
 int rnic_stack_register_ip_proto(struct rnic_stack *st, uint8_t proto,

@@ -24,7 +24,7 @@
 #include <rte_pcapng.h>
 #include <rte_telemetry.h>
 
-#include "engine/stack.h"
+#include "common/burst.h"
 #include "port/port.h"
 
 #define PORT_POOL_CACHE 256
@@ -207,7 +207,7 @@ static int port_open_pcap(struct rnic_port *p)
 		return -rte_errno;
 	}
 	char name[RTE_MEMPOOL_NAMESIZE];
-	snprintf(name, sizeof(name), "rnic_pcap_%u_%u", p->st ? p->st->id : 0, p->idx);
+	snprintf(name, sizeof(name), "rnic_pcap_%u_%u", p->stack_id, p->idx);
 	p->pcap_pool = rte_pktmbuf_pool_create_by_ops(name, 1023, 0, 0,
 		rte_pcapng_mbuf_size(p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN),
 		rte_socket_id(), "ring_mp_mc");
@@ -251,7 +251,7 @@ static void port_capture_write(struct rnic_port *p, struct rte_mbuf **copies,
 	rte_pktmbuf_free_bulk(copies, n);
 }
 
-struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
+struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned stack_id, unsigned idx,
 				 const struct rnic_port_cfg *cfg,
 				 unsigned nb_workers)
 {
@@ -273,6 +273,7 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	}
 	memset(&conf, 0, sizeof(conf)); /* the failure path reads it */
 	p->st = st;
+	p->stack_id = stack_id;
 	p->idx = idx;
 	p->port_id = port_id;
 	p->cfg = *cfg;
@@ -339,7 +340,7 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 		}
 	}
 	char pname[RTE_MEMPOOL_NAMESIZE];
-	snprintf(pname, sizeof(pname), "rnic_%u_%u", st ? st->id : 0, idx);
+	snprintf(pname, sizeof(pname), "rnic_%u_%u", stack_id, idx);
 	p->pool = rte_pktmbuf_pool_create(pname, nmbufs, PORT_POOL_CACHE, 0,
 					  room, rte_eth_dev_socket_id(port_id) < 0 ?
 					  SOCKET_ID_ANY : rte_eth_dev_socket_id(port_id));

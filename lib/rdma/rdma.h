@@ -4,7 +4,7 @@
  * transports share, below the transports. Per stack: the STag tables
  * (rdma/stag.h), the table of QPs by number, and the transports
  * registered for it. Its protocol module (rnic_rdma_proto) comes before
- * the transports' in lib/engine/protocols.c, so a transport registers
+ * the transports' in lib/protocols.c, so a transport registers
  * from its own stack_init.
  */
 #ifndef RNIC_RDMA_RDMA_H

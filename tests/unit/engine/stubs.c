@@ -19,7 +19,7 @@
 
 struct stub_state stub;
 
-struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
+struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned stack_id, unsigned idx,
 				 const struct rnic_port_cfg *cfg,
 				 unsigned nb_workers)
 {
@@ -31,6 +31,7 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	if (p == NULL)
 		return NULL;
 	p->st = st;
+	p->stack_id = stack_id;
 	p->idx = idx;
 	p->cfg = *cfg;
 	p->nb_rxq = p->nb_txq = (uint16_t)nb_workers;
@@ -161,7 +162,7 @@ static const struct rnic_net_hooks net_hooks = {
 };
 
 /*
- * The test's own protocol table (lib/engine/protocols.c is not linked):
+ * The test's own protocol table (lib/protocols.c is not linked):
  * two modules that log their hooks, so ordering and unwinding are visible,
  * and can be told to fail.
  */

@@ -29,9 +29,6 @@
 #include "engine/stack.h"
 #include "port/port.h"
 
-/* ---- doubles for what the port uses from lib/engine ---- */
-
-const uint8_t rnic_rss_key[40] = { 0x6d, 0x5a };
 
 /* ---- helpers ---- */
 
@@ -58,7 +55,7 @@ static struct rnic_port *open_ring(const char *end, unsigned workers,
 	else
 		cfg_default(&c);
 	snprintf(c.ring, sizeof(c.ring), "%s", end);
-	return rnic_port_open(&stack, port_seq++, &c, workers);
+	return rnic_port_open(&stack, 0, port_seq++, &c, workers);
 }
 
 /* An Ethernet/IPv4 frame of 64 bytes whose payload starts with @p tag. */
@@ -205,7 +202,7 @@ static void null_open_close_no_leak(void **state)
 	for (int round = 0; round < 2; round++) {
 		cfg_default(&c);
 		snprintf(c.vdev, sizeof(c.vdev), "net_null_t0,size=80");
-		struct rnic_port *p = rnic_port_open(&stack, port_seq++, &c, 1);
+		struct rnic_port *p = rnic_port_open(&stack, 0, port_seq++, &c, 1);
 		assert_non_null(p); /* round 1: the closed vdev probes again */
 		assert_string_equal(p->name, "net_null_t0");
 		assert_int_equal(p->mtu, 1500);
@@ -227,7 +224,7 @@ static void pool_too_small_fails(void **state)
 	cfg_default(&c);
 	c.mbufs = 1000;
 	snprintf(c.vdev, sizeof(c.vdev), "net_null_t1");
-	assert_null(rnic_port_open(&stack, port_seq++, &c, 1));
+	assert_null(rnic_port_open(&stack, 0, port_seq++, &c, 1));
 	assert_int_equal(rte_errno, ENOSPC);
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The protocol modules hooked into every stack, in initialisation order
- * (torn down in reverse). NULL-terminated. Only the table lives here, so a
- * unit test can link the engine with a table of its own.
+ * (torn down in reverse). NULL-terminated. It names every module, so it
+ * sits above them all, in librnic itself rather than in lib/engine; a unit
+ * test links the engine with a table of its own.
  */
 #include <stddef.h>
 
