@@ -46,12 +46,10 @@
 #include "rnic/rnic_tcp.h"
 #include <rte_ring.h>
 #include "rnic/rnic_verbs.h"
-#include "iwarp/iw_ep.h"
-#include "verbs/verbs.h"
+#include "engine/stack.h"
 #include "engine/worker.h"
 #include "port/port.h"
 #include "net/net.h"
-#include "roce/roce.h"
 #include <rte_eal.h>
 #include <rte_mempool.h>
 
@@ -213,13 +211,6 @@ static void tcp_counters_dump(struct rnic_stack *A, struct rnic_stack *B)
 		(unsigned long)ta.rtos, (unsigned long)ta.out_of_window,
 		(unsigned long)tb.segs_in, (unsigned long)tb.segs_out, (unsigned long)tb.retransmits,
 		(unsigned long)tb.rtos, (unsigned long)tb.out_of_window);
-}
-
-/* SOAK_DEBUG: a RoCE QP's state and recovery trace, on its worker. */
-static void roce_dump_on_worker(struct rnic_worker *w, void *arg)
-{
-	(void)w;
-	roce_qp_debug_print(arg);
 }
 
 static void check_send_completion(struct qpair *p, unsigned idx, const struct ibv_wc *wc)
@@ -685,16 +676,9 @@ int main(int argc, char **argv)
 							(unsigned long)qp[i].posted, (unsigned long)qp[i].completed,
 							(unsigned long)qp[i].sends_posted, (unsigned long)qp[i].recvs_done,
 							qp[i].a->state, qp[i].b->state);
-					for (unsigned i = 0; i < o.qps; i++) {
-						struct rnic_qp *rb = (struct rnic_qp *)qp[i].b;
+					for (unsigned i = 0; i < o.qps; i++) {   /* iWARP or RoCE alike */
 						rnic_qp_dump(qp[i].a, stderr);
 						rnic_qp_dump(qp[i].b, stderr);
-						fprintf(stderr, "  sq b: prod %u cons %u retired %u\n", rb->sq_prod, rb->sq_cons, rb->sq_retired);
-						if (rb->transport == RNIC_TRANSPORT_ROCE && rb->w != NULL) {
-							rnic_worker_call_sync(rb->w, roce_dump_on_worker, rb);
-							struct rnic_qp *ra = (struct rnic_qp *)qp[i].a;
-							rnic_worker_call_sync(ra->w, roce_dump_on_worker, ra);
-						}
 					}
 					struct rte_ring *ab = rnic_ring_pair_tx("soak.a", 0), *ba = rnic_ring_pair_tx("soak.b", 0);
 					fprintf(stderr, "ring a->b %u, b->a %u\n", ab ? rte_ring_count(ab) : 9999,

@@ -438,9 +438,11 @@ struct rnic_qp_stats {
 /** Read the counters of @p qp. */
 void rnic_qp_stats(struct ibv_qp *qp, struct rnic_qp_stats *s);
 
-/** Diagnostics: the transport state of @p qp (iWARP: endpoint, MPA/DDP
- *  cursors, TCP sequence state) as text on @p f, read on the QP's worker.
- *  For hang reports; the format is not stable. */
+/** Diagnostics: the QP's queues and its transport's state (iWARP:
+ *  endpoint, MPA/DDP cursors, TCP sequence state; RoCE: requester and
+ *  responder PSNs, the worker's counters, the recovery trace) as text on
+ *  @p f, read on the QP's worker. For hang reports; the format is not
+ *  stable. */
 void rnic_qp_dump(struct ibv_qp *qp, FILE *f);
 
 #ifdef __cplusplus

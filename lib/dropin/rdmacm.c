@@ -961,7 +961,7 @@ static struct ibv_qp *conn_qp(struct rv_id *id, const struct rdma_conn_param *p)
 	}
 	struct rnic_device *d = dev_of(rv_proc_if_started()->ctx[0]);
 	pthread_mutex_lock(&d->lock);
-	struct rnic_qp *qp = d->qps[p->qp_num];
+	struct rnic_qp *qp = rnic_qp_by_num(d->st, p->qp_num);
 	pthread_mutex_unlock(&d->lock);
 	if (qp == NULL) {
 		errno = EINVAL;

@@ -17,7 +17,6 @@
 #include "engine/engine_internal.h"
 #include "engine/stack.h"
 #include "engine/worker_internal.h"
-#include "net/net.h"
 #include "port/port.h"
 
 static volatile bool stop_flag;
@@ -35,6 +34,24 @@ void rnic_request_stop(void)
 bool rnic_stop_requested(void)
 {
 	return stop_flag;
+}
+
+int rnic_stack_set_net(struct rnic_stack *st, const struct rnic_net_hooks *h)
+{
+	if (st == NULL || h == NULL || h->input == NULL || h->input_l4 == NULL ||
+	    h->announce == NULL || h->poll == NULL || h->counts == NULL)
+		return -EINVAL;
+	if (st->net != NULL && st->net != h)
+		return -EEXIST;
+	st->net = h;
+	return 0;
+}
+
+int rnic_stack_set_link(struct rnic_stack *st, unsigned port, bool up)
+{
+	if (st == NULL || port >= st->n_ports)
+		return -EINVAL;
+	return rnic_port_set_link(st->ports[port], up);
 }
 
 int rnic_stack_register_ip_proto(struct rnic_stack *st, uint8_t proto,
@@ -136,7 +153,7 @@ static int stack_open_ports(struct rnic_stack *st)
 	const struct rnic_config *cfg = &st->cfg;
 
 	for (unsigned i = 0; i < cfg->n_ports; i++) {
-		st->ports[i] = rnic_port_open(st, i, &cfg->ports[i], cfg->workers);
+		st->ports[i] = rnic_port_open(st, st->id, i, &cfg->ports[i], cfg->workers);
 		if (st->ports[i] == NULL)
 			return rte_errno ? -rte_errno : -ENODEV;
 		/* fewer queues than workers: RX steered in software, TX
@@ -297,8 +314,6 @@ int rnic_stack_fault_set_ce(struct rnic_stack *st, unsigned port, double rx_pct,
 
 void rnic_stack_stats(const struct rnic_stack *st, struct rnic_stack_stats *s)
 {
-	struct rnic_arp_stats as;
-
 	memset(s, 0, sizeof(*s));
 	for (unsigned i = 0; i < st->n_workers; i++) {
 		const struct rnic_worker *w = st->workers[i];
@@ -323,9 +338,8 @@ void rnic_stack_stats(const struct rnic_stack *st, struct rnic_stack_stats *s)
 		s->mbufs_in_use += rnic_port_mbufs_in_use(st->ports[i]);
 		s->drops += rnic_port_link_down_drops(st->ports[i]);
 	}
-	rnic_arp_stats(st, &as);
-	s->arp_requests = as.requests_in + as.requests_out;
-	s->arp_replies = as.replies_in + as.replies_out;
+	if (st->net != NULL)
+		st->net->counts(st, &s->arp_requests, &s->arp_replies);
 	s->connections = rnic_stack_connections(st);
 }
 
@@ -417,8 +431,8 @@ static void fo_worker_move(struct rnic_worker *w, void *arg)
 	if (!__atomic_load_n(&st->fo.dead, __ATOMIC_ACQUIRE)) {
 		struct rnic_port *fp = st->ports[ev->failed];
 		struct rnic_port *sp = st->ports[ev->survivor];
-		if (w->id == 0)
-			rnic_arp_announce(w, sp);
+		if (w->id == 0 && st->net != NULL)
+			st->net->announce(w, sp);
 		for (unsigned i = 0; rnic_protocols[i] != NULL; i++)
 			if (rnic_protocols[i]->failover != NULL)
 				moved += rnic_protocols[i]->failover(w, fp, sp);

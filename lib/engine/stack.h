@@ -31,6 +31,27 @@ struct rnic_l4_handler {
 
 #define RNIC_MAX_UDP_HANDLERS 8
 
+/*
+ * The network layer under the engine's loop (lib/net registers it from
+ * its protocol module's stack_init; the engine names nothing in lib/net).
+ * Without one, received frames are dropped (RNIC_DROP_ETH_TYPE: no layer
+ * knows them) and the rest does nothing.
+ */
+struct rnic_net_hooks {
+	/* a frame from one of @p p's RX queues, on the queue's worker */
+	void (*input)(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m);
+	/* a frame another worker steered here: it resumes at L4 */
+	void (*input_l4)(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m);
+	/* announce @p p's addresses (gratuitous ARP): worker 0, at start and
+	 * on a failover to @p p */
+	void (*announce)(struct rnic_worker *w, struct rnic_port *p);
+	/* every 100 ms on each worker: age @p p's neighbour entries and the
+	 * frames waiting for one. @return work done */
+	unsigned (*poll)(struct rnic_worker *w, struct rnic_port *p);
+	/* neighbour resolution messages of the stack, in and out */
+	void (*counts)(const struct rnic_stack *st, uint64_t *requests, uint64_t *replies);
+};
+
 struct rnic_udp_binding {
 	uint16_t port;                   /* host order, 0 = free */
 	struct rnic_l4_handler h;
@@ -38,7 +59,8 @@ struct rnic_udp_binding {
 
 /*
  * A protocol module's hooks into the stack's lifecycle. Listed in
- * lib/engine/protocols.c; each hook may be NULL.
+ * lib/protocols.c (above every module: it names them all); each hook may
+ * be NULL.
  */
 struct rnic_proto_ops {
 	const char *name;
@@ -85,6 +107,10 @@ struct rnic_failover {
 
 extern const struct rnic_proto_ops *const rnic_protocols[];
 
+/** The network layer of @p st (from its stack_init). @return 0, -EINVAL or
+ *  -EEXIST (another one is registered). */
+int rnic_stack_set_net(struct rnic_stack *st, const struct rnic_net_hooks *h);
+
 struct rnic_stack {
 	struct rnic_config cfg;
 	unsigned n_ports;
@@ -93,6 +119,7 @@ struct rnic_stack {
 	struct rnic_worker *workers[RNIC_MAX_WORKERS];
 	struct rnic_l4_handler ip_proto[256];        /* by IP protocol */
 	struct rnic_udp_binding udp[RNIC_MAX_UDP_HANDLERS];
+	const struct rnic_net_hooks *net;            /* the network layer */
 	void *proto[RNIC_PROTO_MAX];                 /* per-protocol state */
 	volatile bool running;
 	unsigned id;                                 /* process-wide index */
@@ -108,16 +135,6 @@ struct rnic_stack {
  */
 unsigned rnic_flow_owner(const struct rnic_stack *st, uint32_t src_ip,
 			 uint32_t dst_ip, uint16_t src_port, uint16_t dst_port);
-
-/** Worker (queue) of RSS indirection entry @p entry: entry % n_workers.
- *  lib/port programs RSS tables with it, rnic_flow_owner() computes with it. */
-static inline unsigned rnic_reta_entry_worker(unsigned entry, unsigned n_workers)
-{
-	return n_workers ? entry % n_workers : 0;
-}
-
-/** rnic's 40-byte RSS key (programmed into every RSS-capable port). */
-extern const uint8_t rnic_rss_key[40];
 
 /** Register an IP protocol handler. @return 0 or -EEXIST. */
 int rnic_stack_register_ip_proto(struct rnic_stack *st, uint8_t proto,

@@ -14,7 +14,6 @@
 
 #include "engine/stack.h"
 #include "engine/worker_internal.h"
-#include "net/net.h"
 #include "port/port.h"
 
 #define REDIRECT_RING_SIZE 4096
@@ -40,6 +39,7 @@ int rnic_worker_add_poller(struct rnic_worker *w, const char *name,
 static unsigned poll_rx(struct rnic_worker *w, void *arg)
 {
 	struct rte_mbuf *pkts[RNIC_BURST];
+	const struct rnic_net_hooks *net = w->st->net;
 	unsigned work = 0;
 	(void)arg;
 
@@ -52,7 +52,10 @@ static unsigned poll_rx(struct rnic_worker *w, void *arg)
 			if (k + 1 < n)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[k + 1], void *));
 			w->stats.rx_bytes += rte_pktmbuf_pkt_len(pkts[k]);
-			rnic_net_input(w, p, pkts[k]);
+			if (likely(net != NULL))
+				net->input(w, p, pkts[k]);
+			else
+				rnic_worker_drop(w, RNIC_DROP_ETH_TYPE, pkts[k]);
 		}
 		w->stats.rx_pkts += n;
 		work += n;
@@ -72,11 +75,11 @@ static unsigned poll_redirect(struct rnic_worker *w, void *arg)
 		struct rte_mbuf *m = pkts[k];
 		struct rnic_port *p = m->port < w->st->n_ports ?
 			w->st->ports[m->port] : NULL;
-		if (p == NULL) {
+		if (p == NULL || w->st->net == NULL) {
 			rnic_worker_drop(w, RNIC_DROP_IP_NO_ROUTE, m);
 			continue;
 		}
-		rnic_net_input_l4(w, p, m);
+		w->st->net->input_l4(w, p, m);
 	}
 	w->stats.redirected_in += n;
 	return n;
@@ -149,18 +152,20 @@ static void announce_timer_cb(struct rnic_timer *t, void *arg)
 	struct rnic_worker *w = arg;
 	for (unsigned i = 0; i < w->st->n_ports; i++) {
 		rnic_port_poll_link(w->st->ports[i]);
-		rnic_arp_announce(w, w->st->ports[i]);
+		if (w->st->net != NULL)
+			w->st->net->announce(w, w->st->ports[i]);
 	}
 	rnic_timer_init(t, link_timer_cb, w);
 	rnic_timer_arm(&w->timers, t, w->now_tsc, LINK_POLL_US);
 }
 
-/* Timer: age ARP entries and pending frames of every port. */
+/* Timer: the network layer ages ARP entries and pending frames of every
+ * port. */
 static void arp_timer_cb(struct rnic_timer *t, void *arg)
 {
 	struct rnic_worker *w = arg;
-	for (unsigned i = 0; i < w->st->n_ports; i++)
-		rnic_arp_poll(w, w->st->ports[i]);
+	for (unsigned i = 0; w->st->net != NULL && i < w->st->n_ports; i++)
+		w->st->net->poll(w, w->st->ports[i]);
 	rnic_timer_arm(&w->timers, t, w->now_tsc, ARP_POLL_US);
 }
 

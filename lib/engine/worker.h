@@ -19,6 +19,7 @@
 #include <rte_ring.h>
 
 #include "rnic/rnic.h"
+#include "common/burst.h"
 #include "common/drops.h"
 #include "engine/timer.h"
 
@@ -27,8 +28,6 @@ struct rnic_port;
 struct rnic_worker;
 
 #define RNIC_MAX_POLLERS 16
-#define RNIC_BURST       32
-#define RNIC_TXBUF       64
 
 /** A poller returns the work it did (packets, events); 0 = idle. */
 typedef unsigned (*rnic_poll_fn)(struct rnic_worker *w, void *arg);
@@ -66,6 +65,7 @@ struct rnic_worker_stats {
 /* Per-protocol slots in a worker and in a stack. */
 enum rnic_proto_slot {
 	RNIC_PROTO_TCP,
+	RNIC_PROTO_RDMA,
 	RNIC_PROTO_IWARP,
 	RNIC_PROTO_ROCE,
 	RNIC_PROTO_VERBS,

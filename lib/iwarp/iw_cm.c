@@ -31,9 +31,6 @@ struct iw_listener {
 	struct iw_listener *next;
 };
 
-/* Listeners by stack and port, so that rnic_iw_unlisten() can free them. */
-static struct iw_listener *listeners;
-static pthread_mutex_t listeners_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* --- MPA startup -------------------------------------------------------- */
 
@@ -417,24 +414,36 @@ int rnic_iw_listen(struct rnic_stack *st, uint16_t port, const struct rnic_iw_op
 		free(l);
 		return rc;
 	}
-	pthread_mutex_lock(&listeners_lock);
-	l->next = listeners;
-	listeners = l;
-	pthread_mutex_unlock(&listeners_lock);
+	/* by port, so that rnic_iw_unlisten() can free them */
+	struct iw_stack_state *s = iw_stack(st);
+	pthread_mutex_lock(&s->listeners_lock);
+	l->next = s->listeners;
+	s->listeners = l;
+	pthread_mutex_unlock(&s->listeners_lock);
 	return 0;
+}
+
+void iw_listeners_free(struct iw_stack_state *s)
+{
+	for (struct iw_listener *l = s->listeners, *n; l != NULL; l = n) {
+		n = l->next;
+		free(l);   /* its TCP listener goes with lib/tcp's teardown, later */
+	}
+	s->listeners = NULL;
 }
 
 int rnic_iw_unlisten(struct rnic_stack *st, uint16_t port)
 {
+	struct iw_stack_state *s = iw_stack(st);
 	struct iw_listener **pp, *l = NULL;
-	pthread_mutex_lock(&listeners_lock);
-	for (pp = &listeners; *pp; pp = &(*pp)->next)
-		if ((*pp)->st == st && (*pp)->port == port) {
+	pthread_mutex_lock(&s->listeners_lock);
+	for (pp = &s->listeners; *pp; pp = &(*pp)->next)
+		if ((*pp)->port == port) {
 			l = *pp;
 			*pp = l->next;
 			break;
 		}
-	pthread_mutex_unlock(&listeners_lock);
+	pthread_mutex_unlock(&s->listeners_lock);
 	if (l == NULL)
 		return -ENOENT;
 	int rc = rnic_tcp_unlisten(st, port);

@@ -22,54 +22,13 @@
 #include <rte_mbuf.h>
 
 #include "iwarp/iw_int.h"
+#include "rdma/rdma.h"
 #include "rnic/rnic_tcp.h"
 #include "tcp/tcp_internal.h"
 #include "port/port.h"
 
 _Static_assert(RNIC_IW_RTR_SEND == RNIC_MPA_RTR_SEND && RNIC_IW_RTR_WRITE == RNIC_MPA_RTR_WRITE &&
 	       RNIC_IW_RTR_READ == RNIC_MPA_RTR_READ, "RTR type bits differ");
-
-/* --- memory regions ------------------------------------------------------- */
-
-/* rnic_iw_reg_mr(): an STag table entry with no PD (verbs MRs have one). */
-struct rnic_iw_mr {
-	struct rnic_mem m;
-	struct rnic_stack *st;
-};
-
-struct rnic_iw_mr *rnic_iw_reg_mr(struct rnic_stack *st, void *addr, size_t len, int access)
-{
-	struct rnic_iw_mr *mr = calloc(1, sizeof(*mr));
-	if (mr == NULL || len == 0) {
-		free(mr);
-		errno = len == 0 ? EINVAL : ENOMEM;
-		return NULL;
-	}
-	mr->st = st;
-	mr->m.kind = RNIC_MEM_MR;
-	mr->m.addr = addr;
-	mr->m.va = (uint64_t)(uintptr_t)addr;
-	mr->m.len = len;
-	mr->m.access = access;
-	mr->m.owner = mr;
-	if (rnic_stag_insert(st, &mr->m) != 0) {
-		free(mr);
-		errno = ENOSPC;
-		return NULL;
-	}
-	mr->m.valid = 1;
-	return mr;
-}
-
-uint32_t rnic_iw_mr_stag(const struct rnic_iw_mr *mr) { return mr->m.stag; }
-
-void rnic_iw_dereg_mr(struct rnic_iw_mr *mr)
-{
-	if (mr == NULL)
-		return;
-	rnic_stag_remove(mr->st, &mr->m);   /* waits out placements under way */
-	free(mr);
-}
 
 void rnic_iw_params_default(struct rnic_iw_params *p)
 {
@@ -85,21 +44,56 @@ void rnic_iw_params_default(struct rnic_iw_params *p)
 
 /* --- stack-wide state ------------------------------------------------------ */
 
-static struct iw_stack_state iw_stacks[RNIC_MAX_STACKS];
-
-struct iw_stack_state *iw_stack(const struct rnic_stack *st)
+/* The iWARP protocol module: per-stack state, and iWARP's transport
+ * table registered with the RDMA core (which comes first). */
+static int iwarp_stack_init(struct rnic_stack *st)
 {
-	return &iw_stacks[st->id < RNIC_MAX_STACKS ? st->id : 0];
+	struct iw_stack_state *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&s->listeners_lock, NULL);
+	st->proto[RNIC_PROTO_IWARP] = s;
+	int rc = rnic_transport_register(st, RNIC_TRANSPORT_IWARP, &iw_tops);
+	if (rc != 0) {
+		pthread_mutex_destroy(&s->listeners_lock);
+		free(s);
+		st->proto[RNIC_PROTO_IWARP] = NULL;
+	}
+	return rc;
 }
+
+/* The workers are stopped: no endpoint runs any more. */
+static void iwarp_stack_fini(struct rnic_stack *st)
+{
+	struct iw_stack_state *s = iw_stack(st);
+	if (s == NULL)
+		return;
+	iw_listeners_free(s);
+	pthread_mutex_destroy(&s->listeners_lock);
+	free(s);
+	st->proto[RNIC_PROTO_IWARP] = NULL;
+}
+
+const struct rnic_proto_ops rnic_iwarp_proto = {
+	.name = "iwarp",
+	.stack_init = iwarp_stack_init,
+	.stack_fini = iwarp_stack_fini,
+};
 
 void rnic_iw_set_mpa_timeout(struct rnic_stack *st, uint32_t ms)
 {
-	__atomic_store_n(&iw_stack(st)->mpa_timeout_ms, ms, __ATOMIC_RELAXED);
+	struct iw_stack_state *t = iw_stack(st);
+	if (t != NULL)
+		__atomic_store_n(&t->mpa_timeout_ms, ms, __ATOMIC_RELAXED);
 }
 
 void rnic_iw_stats(const struct rnic_stack *st, struct rnic_iw_stats *s)
 {
 	struct iw_stack_state *t = iw_stack(st);
+	if (t == NULL) {
+		memset(s, 0, sizeof(*s));
+		return;
+	}
 	s->mpa_timeouts_active = __atomic_load_n(&t->mpa_timeouts_active, __ATOMIC_RELAXED);
 	s->mpa_timeouts_passive = __atomic_load_n(&t->mpa_timeouts_passive, __ATOMIC_RELAXED);
 	s->rtr_sent = __atomic_load_n(&t->rtr_sent, __ATOMIC_RELAXED);

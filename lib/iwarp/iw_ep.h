@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Internal endpoint interface for the verbs layer and the CM: binding an
- * endpoint to a verbs QP (its PD, QP number, receive queue and completion
+ * Internal endpoint interface for iw_verbs.c (the transport operations and
+ * the CM's): binding an endpoint to a verbs QP (its PD, QP number, receive queue and completion
  * hooks), posting work requests whose SGE lists stay valid until they
  * complete, and deciding on a connection request later than the request()
  * callback. Every function runs on the endpoint's worker.
@@ -16,7 +16,7 @@
 #include <infiniband/verbs.h>
 
 #include "iwarp/iwarp.h"
-#include "verbs/wq.h"
+#include "rdma/wq.h"
 
 /* request() may return this to decide later with rnic_iw_accept/reject. */
 #define RNIC_IW_DEFER ((void *)(uintptr_t)1)

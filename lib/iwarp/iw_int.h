@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -33,8 +34,9 @@
 #include "iwarp/iw_ep.h"
 #include "iwarp/mpa.h"
 #include "iwarp/terminate.h"
-#include "verbs/stag.h"
-#include "verbs/wq.h"
+#include "rdma/qp.h"
+#include "rdma/stag.h"
+#include "rdma/wq.h"
 
 /* EP_RTR_WAIT: a peer-to-peer responder between its reply and the
  * initiator's RTR; it receives FPDUs but sends none (RFC 6581 s9.2). */
@@ -93,6 +95,7 @@ struct rnic_iw_ep {
 	enum ep_state state;
 	bool active;
 	bool tcp_up;                   /* the TCP connection was established */
+	bool rdma_mode;                /* reached RDMA mode (iw_verbs.c) */
 	uint32_t peer_ip;
 	uint16_t peer_port;
 
@@ -187,16 +190,31 @@ struct rnic_iw_ep {
  * because some hardware gives STag 0 a meaning; siw sends 1 as well. */
 #define RTR_STAG 1
 
-/* By the stack's process-wide index: the MPA timeout default and the
- * counters of connection setup. An endpoint that never reached RDMA mode
- * leaves no other trace once it is freed. Touched from any worker. */
+struct iw_listener;
+
+/* Per-stack iWARP state, st->proto[RNIC_PROTO_IWARP] (created and freed
+ * with the stack by the iWARP protocol module, iw_ep.c): the listeners,
+ * the MPA timeout default and the counters of connection setup (an
+ * endpoint that never reached RDMA mode leaves no other trace once it is
+ * freed). The counters are touched from any worker. */
 struct iw_stack_state {
+	const struct rnic_cm_upcalls *cm_up;   /* the CM's (iw_verbs.c) */
+	pthread_mutex_t listeners_lock;
+	struct iw_listener *listeners;         /* by port (iw_cm.c) */
 	uint32_t mpa_timeout_ms;       /* 0: RNIC_IW_MPA_TIMEOUT_MS */
 	uint64_t mpa_timeouts_active, mpa_timeouts_passive;
 	uint64_t rtr_sent, rtr_received;
 };
 
-struct iw_stack_state *iw_stack(const struct rnic_stack *st);
+static inline struct iw_stack_state *iw_stack(const struct rnic_stack *st)
+{
+	return st->proto[RNIC_PROTO_IWARP];
+}
+
+/* iw_verbs.c: iWARP's transport operations (rdma/qp.h). */
+extern const struct rnic_qp_tops iw_tops;
+/* iw_cm.c: free the listeners of a stack being torn down. */
+void iw_listeners_free(struct iw_stack_state *s);
 
 static inline void iw_count(uint64_t *c)
 {

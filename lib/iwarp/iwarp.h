@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * iWARP endpoints over rnic's TCP (internal: the CM in lib/verbs and the
- * tests use it; applications connect QPs through rnic_cm.h): MPA startup
+ * iWARP endpoints over rnic's TCP (internal: iw_verbs.c puts them behind
+ * the transport interface of rdma/qp.h, and tests use them; applications
+ * connect QPs through rnic_cm.h; memory is registered through the RDMA
+ * core, rnic_mr_register()): MPA startup
  * (RFC 5044/6581), DDP placement (RFC 5041) and RDMAP Send, Write, Read and
  * Terminate (RFC 5040), with RDMA Read served as tagged writes into the
  * requester's sink (seed 001).
@@ -23,19 +25,6 @@
 #include "rnic/rnic_tcp.h"
 
 struct rnic_iw_ep;
-struct rnic_iw_mr;
-
-/**
- * Register @p len bytes at @p addr with IBV_ACCESS_* rights. The STag is a
- * 24-bit index and an 8-bit key; tagged offsets (TO) are virtual addresses.
- * Any thread. @return NULL and errno on failure.
- */
-struct rnic_iw_mr *rnic_iw_reg_mr(struct rnic_stack *st, void *addr,
-				  size_t len, int access);
-uint32_t rnic_iw_mr_stag(const struct rnic_iw_mr *mr);
-/** Invalidate and free: later tagged access is refused (Terminate). Call
- *  before rnic_stack_destroy(): the STag table is the stack's. */
-void rnic_iw_dereg_mr(struct rnic_iw_mr *mr);
 
 /** Endpoint callbacks (run on the endpoint's worker). */
 struct rnic_iw_ops {

@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "verbs/stag.h"
+#include "rdma/stag.h"
 
 #define RNIC_TERM_LAYER_RDMAP 0x0
 #define RNIC_TERM_LAYER_DDP   0x1

@@ -24,8 +24,7 @@
 #include <rte_pcapng.h>
 #include <rte_telemetry.h>
 
-#include "engine/stack.h"
-#include "net/net.h"
+#include "common/burst.h"
 #include "port/port.h"
 
 #define PORT_POOL_CACHE 256
@@ -208,7 +207,7 @@ static int port_open_pcap(struct rnic_port *p)
 		return -rte_errno;
 	}
 	char name[RTE_MEMPOOL_NAMESIZE];
-	snprintf(name, sizeof(name), "rnic_pcap_%u_%u", p->st ? p->st->id : 0, p->idx);
+	snprintf(name, sizeof(name), "rnic_pcap_%u_%u", p->stack_id, p->idx);
 	p->pcap_pool = rte_pktmbuf_pool_create_by_ops(name, 1023, 0, 0,
 		rte_pcapng_mbuf_size(p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN),
 		rte_socket_id(), "ring_mp_mc");
@@ -252,28 +251,15 @@ static void port_capture_write(struct rnic_port *p, struct rte_mbuf **copies,
 	rte_pktmbuf_free_bulk(copies, n);
 }
 
-struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
-				 const struct rnic_port_cfg *cfg,
-				 unsigned nb_workers)
+/* A port structure for ethdev @p port_id, not yet configured. */
+static struct rnic_port *port_alloc(struct rnic_stack *st, unsigned stack_id, unsigned idx,
+				    const struct rnic_port_cfg *cfg, uint16_t port_id)
 {
-	struct rte_eth_dev_info di;
-	struct rte_eth_conf conf;
-	struct rnic_port *p;
-	uint16_t port_id;
-	int rc;
-
-	rc = port_find_dev(cfg, &port_id);
-	if (rc < 0) {
-		rte_errno = -rc;
+	struct rnic_port *p = rte_zmalloc("rnic_port", sizeof(*p), RTE_CACHE_LINE_SIZE);
+	if (p == NULL)
 		return NULL;
-	}
-	p = rte_zmalloc("rnic_port", sizeof(*p), RTE_CACHE_LINE_SIZE);
-	if (p == NULL) {
-		rte_errno = ENOMEM;
-		return NULL;
-	}
-	memset(&conf, 0, sizeof(conf)); /* the failure path reads it */
 	p->st = st;
+	p->stack_id = stack_id;
 	p->idx = idx;
 	p->port_id = port_id;
 	p->cfg = *cfg;
@@ -283,28 +269,56 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	p->ip = cfg->ip;
 	p->netmask = cfg->prefix_len ? ~0u << (32 - cfg->prefix_len) : 0;
 	p->mtu = cfg->mtu ? cfg->mtu : 1500;
+	return p;
+}
 
-	rc = rte_eth_dev_info_get(port_id, &di);
-	if (rc != 0)
-		goto fail;
-	p->csum_link = strcmp(di.driver_name, "net_ring") == 0 && !cfg->sw_csum;
-	p->close_on_intr_thread = strcmp(di.driver_name, "net_memif") == 0;
-	p->nb_rxq = RTE_MIN(nb_workers, di.max_rx_queues);
-	p->nb_txq = RTE_MIN(nb_workers, di.max_tx_queues);
+/* Queues: one RX/TX pair per worker where the PMD has that many (fewer:
+ * RX steered in software, TX queues shared under a lock), and what the
+ * driver tells of its link. @return 0 or -ENOTSUP (no queue at all). */
+static int port_plan_queues(struct rnic_port *p, const struct rte_eth_dev_info *di,
+			    unsigned nb_workers)
+{
+	p->csum_link = strcmp(di->driver_name, "net_ring") == 0 && !p->cfg.sw_csum;
+	p->close_on_intr_thread = strcmp(di->driver_name, "net_memif") == 0;
+	p->nb_rxq = RTE_MIN(nb_workers, di->max_rx_queues);
+	p->nb_txq = RTE_MIN(nb_workers, di->max_tx_queues);
 	p->tx_shared = p->nb_txq < nb_workers;
 	for (unsigned q = 0; q < RNIC_MAX_WORKERS; q++)
 		rte_spinlock_init(&p->tx_lock[q]);
-	if (p->nb_rxq == 0 || p->nb_txq == 0) {
-		rc = -ENOTSUP;
-		goto fail;
-	}
-	port_conf_rss(p, &di, &conf);
-	if (*di.dev_flags & RTE_ETH_DEV_INTR_LSC)
-		conf.intr_conf.lsc = 1;
+	return p->nb_rxq == 0 || p->nb_txq == 0 ? -ENOTSUP : 0;
+}
 
-	uint16_t rxd = cfg->rx_desc ? cfg->rx_desc : 1024;
-	uint16_t txd = cfg->tx_desc ? cfg->tx_desc : 1024;
-	rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &rxd, &txd);
+/* The bytes of one mbuf of the pool: a frame of the MTU, and for
+ * net_af_xdp its UMEM headroom within a page. @return 0 or -EINVAL. */
+static int port_mbuf_room(const struct rnic_port *p, const struct rte_eth_dev_info *di,
+			  uint32_t *room)
+{
+	*room = RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_BUF_SIZE,
+		(uint32_t)(p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN + 8 +
+			   RTE_PKTMBUF_HEADROOM));
+	/* net_af_xdp receives into the mbufs themselves (the pool is its
+	 * UMEM), 256 bytes (XDP_PACKET_HEADROOM) past the mbuf headroom, and
+	 * a pool object must not cross a 4 KiB page: without those 256 bytes
+	 * the kernel dropped frames longer than about MTU - 230 (imissed) */
+	if (strcmp(di->driver_name, "net_af_xdp") != 0)
+		return 0;
+	size_t max_room = (size_t)getpagesize() - sizeof(struct rte_mbuf) -
+		RTE_CACHE_LINE_ROUNDUP(sizeof(struct rte_mempool_objhdr));
+	*room += 256;
+	if (*room > max_room) {
+		fprintf(stderr, "rnic: port %u (%s): MTU %u is more than net_af_xdp "
+			"takes in a page (MTU <= %zu)\n", p->idx, p->name, p->mtu,
+			p->mtu - (*room - max_room));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The port's mbuf pool, sized from cfg->mbufs, checked against what its
+ * rings hold. @return 0, -ENOSPC (too small), -EINVAL or the mempool's. */
+static int port_create_pool(struct rnic_port *p, const struct rte_eth_dev_info *di,
+			    uint16_t rxd, uint16_t txd, unsigned nb_workers)
+{
 	/* pool: every descriptor, a burst in flight per worker, and margin.
 	 * Not counted: a frame received by another stack's worker (net_ring
 	 * in one process) is freed into that lcore's cache of this pool, out
@@ -313,77 +327,77 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	 * (docs/design.md, "Ports") */
 	unsigned need = (p->nb_rxq * rxd) + (p->nb_txq * txd) +
 			nb_workers * (PORT_POOL_CACHE + 4 * RNIC_BURST) + 1024;
-	unsigned nmbufs = cfg->mbufs ? cfg->mbufs : 8191;
+	unsigned nmbufs = p->cfg.mbufs ? p->cfg.mbufs : 8191;
 	if (nmbufs < need) {
 		fprintf(stderr, "rnic: port %u (%s): mbufs = %u is too small, "
-			"need at least %u for its queues\n", idx, p->name, nmbufs, need);
-		rc = -ENOSPC;
-		goto fail;
+			"need at least %u for its queues\n", p->idx, p->name, nmbufs, need);
+		return -ENOSPC;
 	}
-	uint32_t room = RTE_MAX((uint32_t)RTE_MBUF_DEFAULT_BUF_SIZE,
-		(uint32_t)(p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN + 8 +
-			   RTE_PKTMBUF_HEADROOM));
-	/* net_af_xdp receives into the mbufs themselves (the pool is its
-	 * UMEM), 256 bytes (XDP_PACKET_HEADROOM) past the mbuf headroom, and
-	 * a pool object must not cross a 4 KiB page: without those 256 bytes
-	 * the kernel dropped frames longer than about MTU - 230 (imissed) */
-	if (strcmp(di.driver_name, "net_af_xdp") == 0) {
-		size_t max_room = (size_t)getpagesize() - sizeof(struct rte_mbuf) -
-			RTE_CACHE_LINE_ROUNDUP(sizeof(struct rte_mempool_objhdr));
-		room += 256;
-		if (room > max_room) {
-			fprintf(stderr, "rnic: port %u (%s): MTU %u is more than net_af_xdp "
-				"takes in a page (MTU <= %zu)\n", idx, p->name, p->mtu,
-				p->mtu - (room - max_room));
-			rc = -EINVAL;
-			goto fail;
-		}
-	}
+	uint32_t room;
+	int rc = port_mbuf_room(p, di, &room);
+	if (rc != 0)
+		return rc;
 	char pname[RTE_MEMPOOL_NAMESIZE];
-	snprintf(pname, sizeof(pname), "rnic_%u_%u", st ? st->id : 0, idx);
-	p->pool = rte_pktmbuf_pool_create(pname, nmbufs, PORT_POOL_CACHE, 0,
-					  room, rte_eth_dev_socket_id(port_id) < 0 ?
-					  SOCKET_ID_ANY : rte_eth_dev_socket_id(port_id));
+	snprintf(pname, sizeof(pname), "rnic_%u_%u", p->stack_id, p->idx);
+	int socket = rte_eth_dev_socket_id(p->port_id);
+	p->pool = rte_pktmbuf_pool_create(pname, nmbufs, PORT_POOL_CACHE, 0, room,
+					  socket < 0 ? SOCKET_ID_ANY : socket);
 	if (p->pool == NULL) {
-		fprintf(stderr, "rnic: port %u: mempool of %u mbufs: %s\n", idx,
+		fprintf(stderr, "rnic: port %u: mempool of %u mbufs: %s\n", p->idx,
 			nmbufs, rte_strerror(rte_errno));
-		rc = -rte_errno;
-		goto fail;
+		return -rte_errno;
 	}
 	/* send queues may hold at most three quarters of what the RX rings
 	 * leave: with every mbuf queued for sending, no ACK could come in to
 	 * free one (rnic_port_pool_short) */
 	p->tx_reserve = (nmbufs - p->nb_rxq * rxd) / 4;
+	return 0;
+}
+
+/* MTU and offloads into @p conf. @return 0 or -EINVAL (an MTU the PMD
+ * cannot take). */
+static int port_conf_frames(struct rnic_port *p, const struct rte_eth_dev_info *di,
+			    struct rte_eth_conf *conf)
+{
 	/* DPDK 22.11 takes the MTU at configure time (rxmode.mtu); a frame
 	 * larger than one mbuf needs scattered RX where the PMD has it */
-	conf.rxmode.mtu = p->mtu;
-	if (di.max_rx_pktlen && (uint32_t)p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > di.max_rx_pktlen) {
+	conf->rxmode.mtu = p->mtu;
+	if (di->max_rx_pktlen &&
+	    (uint32_t)p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > di->max_rx_pktlen) {
 		fprintf(stderr, "rnic: port %u (%s, %s): MTU %u is more than the PMD "
-			"allows (largest frame %u, so MTU <= %u)\n", idx, p->name,
-			di.driver_name, p->mtu, di.max_rx_pktlen,
-			di.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN);
-		rc = -EINVAL;
-		goto fail;
+			"allows (largest frame %u, so MTU <= %u)\n", p->idx, p->name,
+			di->driver_name, p->mtu, di->max_rx_pktlen,
+			di->max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN);
+		return -EINVAL;
 	}
 	if (p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > RTE_MBUF_DEFAULT_DATAROOM &&
-	    (di.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
-		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+	    (di->rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
+		conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
 	/* TCP and RoCE chain payloads behind their headers: a PMD that can
 	 * send chains is asked to (a NIC's fast TX path may not otherwise);
 	 * for one that cannot (net_af_xdp sends the first segment's memory
 	 * for the whole length) the port linearises each chain. An in-process
 	 * ring passes the chain itself. */
-	if (di.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
-		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	if (di->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	else
-		p->tx_linearize = strcmp(di.driver_name, "net_ring") != 0;
-	rc = rte_eth_dev_configure(port_id, p->nb_rxq, p->nb_txq, &conf);
+		p->tx_linearize = strcmp(di->driver_name, "net_ring") != 0;
+	return 0;
+}
+
+/* Configure the ethdev with @p conf, its MTU and its queues. @return 0 or
+ * the ethdev's -errno. */
+static int port_configure(struct rnic_port *p, const struct rte_eth_dev_info *di,
+			  const struct rte_eth_conf *conf, uint16_t rxd, uint16_t txd)
+{
+	uint16_t port_id = p->port_id;
+	int rc = rte_eth_dev_configure(port_id, p->nb_rxq, p->nb_txq, conf);
 	if (rc != 0) {
-		fprintf(stderr, "rnic: port %u (%s): configure: %s\n", idx,
+		fprintf(stderr, "rnic: port %u (%s): configure: %s\n", p->idx,
 			p->name, strerror(-rc));
-		goto fail;
+		return rc;
 	}
-	if (p->mtu != 1500 || di.max_mtu >= p->mtu) {
+	if (p->mtu != 1500 || di->max_mtu >= p->mtu) {
 		rc = rte_eth_dev_set_mtu(port_id, p->mtu);
 		/* no mtu_set op (net_ring, net_null): rxmode.mtu, which
 		 * configure checked against the largest frame, is the MTU */
@@ -391,58 +405,64 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 			rc = 0;
 		if (rc != 0 && p->mtu != 1500) {
 			fprintf(stderr, "rnic: port %u (%s, %s): MTU %u refused "
-				"(max %u): %s\n", idx, p->name, di.driver_name,
-				p->mtu, di.max_mtu, strerror(-rc));
-			goto fail;
+				"(max %u): %s\n", p->idx, p->name, di->driver_name,
+				p->mtu, di->max_mtu, strerror(-rc));
+			return rc;
 		}
 	}
 	for (uint16_t q = 0; q < p->nb_rxq; q++) {
 		rc = rte_eth_rx_queue_setup(port_id, q, rxd,
 					    rte_eth_dev_socket_id(port_id), NULL, p->pool);
 		if (rc != 0)
-			goto fail;
+			return rc;
 	}
 	for (uint16_t q = 0; q < p->nb_txq; q++) {
 		rc = rte_eth_tx_queue_setup(port_id, q, txd,
 					    rte_eth_dev_socket_id(port_id), NULL);
 		if (rc != 0)
-			goto fail;
+			return rc;
 	}
+	return 0;
+}
+
+/* Each queue's fault injectors, seeded apart from one another. */
+static void port_faults_init(struct rnic_port *p)
+{
+	const struct rnic_port_cfg *cfg = &p->cfg;
 	for (unsigned q = 0; q < RNIC_MAX_WORKERS; q++) {
 		uint64_t s = cfg->fault_seed ^ ((uint64_t)(q + 1) * 0x9E3779B97F4A7C15ULL);
 		rnic_fault_init(&p->rx_fault[q], &cfg->rx_fault, s ^ 0x5258);
 		rnic_fault_init(&p->tx_fault[q], &cfg->tx_fault, s ^ 0x5458);
 	}
-	if (conf.intr_conf.lsc)
-		rte_eth_dev_callback_register(port_id, RTE_ETH_EVENT_INTR_LSC,
-					      port_lsc_cb, p);
-	rte_eth_macaddr_get(port_id, &p->mac);
-	rc = rte_eth_dev_start(port_id);
-	if (rc != 0) {
-		fprintf(stderr, "rnic: port %u (%s): start: %s%s\n", idx, p->name,
-			strerror(-rc), p->close_on_intr_thread && strstr(cfg->vdev, "role=client") ?
-			" (a memif client needs its server listening on the socket first)" : "");
-		goto fail;
-	}
-	port_set_reta(p, &di);
-	port_tap_kernel_mac(p, di.driver_name);
-	rnic_tap_link_init(p, &di);
-	/* rnic speaks unicast IPv4 and broadcast ARP only */
-	rte_eth_promiscuous_disable(port_id);
-	rte_eth_allmulticast_disable(port_id);
-	rnic_port_poll_link(p);
-	if (cfg->pcap[0] && (rc = port_open_pcap(p)) != 0)
-		goto fail_started;
-	rc = rnic_arp_table_create(p);
-	if (rc != 0)
-		goto fail_started;
-	return p;
+}
 
-fail_started:
-	rte_eth_dev_stop(port_id);
-fail:
-	if (conf.intr_conf.lsc)
-		rte_eth_dev_callback_unregister(port_id, RTE_ETH_EVENT_INTR_LSC,
+/* Start the configured port: RSS table, the tap's kernel side, filters,
+ * link state. @return 0 or the ethdev's -errno. */
+static int port_start(struct rnic_port *p, const struct rte_eth_dev_info *di)
+{
+	rte_eth_macaddr_get(p->port_id, &p->mac);
+	int rc = rte_eth_dev_start(p->port_id);
+	if (rc != 0) {
+		fprintf(stderr, "rnic: port %u (%s): start: %s%s\n", p->idx, p->name,
+			strerror(-rc), p->close_on_intr_thread && strstr(p->cfg.vdev, "role=client") ?
+			" (a memif client needs its server listening on the socket first)" : "");
+		return rc;
+	}
+	port_set_reta(p, di);
+	port_tap_kernel_mac(p, di->driver_name);
+	rnic_tap_link_init(p, di);
+	/* rnic speaks unicast IPv4 and broadcast ARP only */
+	rte_eth_promiscuous_disable(p->port_id);
+	rte_eth_allmulticast_disable(p->port_id);
+	rnic_port_poll_link(p);
+	return 0;
+}
+
+/* Undo a failed rnic_port_open: set rte_errno from @p rc, free @p p. */
+static void port_open_unwind(struct rnic_port *p, bool lsc, int rc)
+{
+	if (lsc)
+		rte_eth_dev_callback_unregister(p->port_id, RTE_ETH_EVENT_INTR_LSC,
 						port_lsc_cb, p);
 	if (p->pcap)
 		rte_pcapng_close(p->pcap);
@@ -450,6 +470,56 @@ fail:
 	rte_mempool_free(p->pool);
 	rte_free(p);
 	rte_errno = rc < 0 ? -rc : (rc ? rc : EINVAL);
+}
+
+struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned stack_id, unsigned idx,
+				 const struct rnic_port_cfg *cfg,
+				 unsigned nb_workers)
+{
+	struct rte_eth_dev_info di;
+	struct rte_eth_conf conf;
+	uint16_t port_id;
+
+	int rc = port_find_dev(cfg, &port_id);
+	if (rc < 0) {
+		rte_errno = -rc;
+		return NULL;
+	}
+	struct rnic_port *p = port_alloc(st, stack_id, idx, cfg, port_id);
+	if (p == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	memset(&conf, 0, sizeof(conf)); /* the failure path reads it */
+	rc = rte_eth_dev_info_get(port_id, &di);
+	rc = rc ? rc : port_plan_queues(p, &di, nb_workers);
+	if (rc != 0)
+		goto fail;
+	port_conf_rss(p, &di, &conf);
+	if (*di.dev_flags & RTE_ETH_DEV_INTR_LSC)
+		conf.intr_conf.lsc = 1;
+	uint16_t rxd = cfg->rx_desc ? cfg->rx_desc : 1024;
+	uint16_t txd = cfg->tx_desc ? cfg->tx_desc : 1024;
+	rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &rxd, &txd);
+	rc = port_create_pool(p, &di, rxd, txd, nb_workers);
+	rc = rc ? rc : port_conf_frames(p, &di, &conf);
+	rc = rc ? rc : port_configure(p, &di, &conf, rxd, txd);
+	if (rc != 0)
+		goto fail;
+	port_faults_init(p);
+	if (conf.intr_conf.lsc)
+		rte_eth_dev_callback_register(port_id, RTE_ETH_EVENT_INTR_LSC,
+					      port_lsc_cb, p);
+	rc = port_start(p, &di);
+	if (rc != 0)
+		goto fail;
+	if (cfg->pcap[0] && (rc = port_open_pcap(p)) != 0) {
+		rte_eth_dev_stop(port_id);
+		goto fail;
+	}
+	return p;
+fail:
+	port_open_unwind(p, conf.intr_conf.lsc, rc);
 	return NULL;
 }
 
@@ -529,7 +599,6 @@ void rnic_port_close(struct rnic_port *p)
 	}
 	rte_eth_dev_callback_unregister(p->port_id, RTE_ETH_EVENT_INTR_LSC,
 					port_lsc_cb, p);
-	rnic_arp_table_free(p);
 	port_call_serialised(p, port_release_dev);
 	if (p->pcap)
 		rte_pcapng_close(p->pcap); /* closes the fd */
@@ -567,8 +636,7 @@ static void port_csum_finish(struct rte_mbuf *m)
 		return;
 	struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, off);
 	th->cksum = 0;
-	th->cksum = (uint16_t)~rnic_net_l4_cksum(m, off, ip->src_addr, ip->dst_addr,
-						  IPPROTO_TCP, (uint16_t)(tot - ihl));
+	th->cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip, (uint16_t)off);
 }
 
 /* A burst from the PMD. On a ring link, a frame whose TCP checksum was left
@@ -814,13 +882,6 @@ static unsigned port_fault_poll(struct rnic_port *p, uint16_t q)
 		return n;
 	}
 	return port_tx_all(p, q, out, (uint16_t)n, now);
-}
-
-int rnic_stack_set_link(struct rnic_stack *st, unsigned port, bool up)
-{
-	if (st == NULL || port >= st->n_ports)
-		return -EINVAL;
-	return rnic_port_set_link(st->ports[port], up);
 }
 
 int rnic_port_set_link(struct rnic_port *p, bool up)

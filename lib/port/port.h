@@ -32,7 +32,8 @@ struct rte_pcapng;
 
 struct rnic_port {
 	/* read-only after rnic_port_open() */
-	struct rnic_stack *st;        /* owning stack */
+	struct rnic_stack *st;        /* owning stack (opaque here) */
+	unsigned stack_id;            /* its process-wide index (names) */
 	unsigned idx;                 /* index in st->ports */
 	uint16_t port_id;             /* DPDK ethdev id */
 	char name[RTE_ETH_NAME_MAX_LEN];
@@ -142,11 +143,24 @@ static inline bool rnic_port_pool_short(const struct rnic_port *p)
  * Open and start the port described by @p cfg for @p nb_workers workers.
  * Creates the vdev (rte_dev_probe) or uses the PCI device, sizes the pool
  * from cfg->mbufs, sets the MTU, RSS when supported, registers the LSC
- * callback. Returns NULL and sets rte_errno on failure (message on stderr).
+ * callback. @p stack_id: the owning stack's process-wide index (names of
+ * its pools). Returns NULL and sets rte_errno on failure (message on
+ * stderr).
  */
-struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
+struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned stack_id, unsigned idx,
 				 const struct rnic_port_cfg *cfg,
 				 unsigned nb_workers);
+
+/** Worker (queue) of RSS indirection entry @p entry: entry % n_workers.
+ *  The port programs RSS tables with it, the engine's rnic_flow_owner()
+ *  computes with it. */
+static inline unsigned rnic_reta_entry_worker(unsigned entry, unsigned n_workers)
+{
+	return n_workers ? entry % n_workers : 0;
+}
+
+/** rnic's 40-byte RSS key (rss.c; programmed into every RSS-capable port). */
+extern const uint8_t rnic_rss_key[40];
 
 /** Stop and close the port, free the pool (all mbufs must be back). */
 void rnic_port_close(struct rnic_port *p);

@@ -2,7 +2,8 @@
 /*
  * The IB connection manager for RoCE QPs (roce_cm.c): the IB CM protocol
  * (IBTA vol. 1 chapter 12) as MADs on QP1 over UDP 4791, behind the
- * transport-agnostic rnic_cm API (lib/verbs/cm.c calls these).
+ * transport-agnostic rnic_cm API (roce_qp.c puts these in RoCE's
+ * struct rnic_cm_tops; the callbacks are the CM's struct rnic_cm_upcalls).
  *
  * All protocol state lives on worker 0 of the stack: QP1 MADs are steered
  * there, its timers retransmit REQ, REP and DREQ. The calls below may be
@@ -15,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rdma/qp.h"
 #include "rnic/rnic_cm.h"
 
 struct rnic_stack;
@@ -26,17 +28,10 @@ struct rte_ipv4_hdr;
 struct rnic_roce_pkt;
 struct rnic_ibcm_conn;
 
-struct rnic_ibcm_ops {
-	/* A new REQ on a listener (@p lctx): @return the connection's
-	 * context, or NULL to reject it (no resources). @p pdata: the user's
-	 * private data (the CMA header stripped). */
-	void *(*request)(struct rnic_ibcm_conn *c, void *lctx, const void *pdata,
-			 uint16_t len);
-	/* ESTABLISHED, REJECTED, UNREACHABLE, CONNECT_ERROR or DISCONNECTED
-	 * for the connection of @p ctx. */
-	void (*event)(void *ctx, enum rnic_cm_event_type t, int status, uint16_t rej_reason,
-		      const void *pdata, uint16_t len);
-};
+/* Callbacks: struct rnic_cm_upcalls (rdma/qp.h). request() gets the
+ * user's private data (the CMA header stripped); a connection is never
+ * "gone" in an event: it lives until rnic_ibcm_detach(). */
+#define rnic_ibcm_ops rnic_cm_upcalls
 
 /* Connection parameters (connect, accept). */
 struct rnic_ibcm_params {

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/queue.h>
 
 #include <infiniband/verbs.h>
@@ -31,8 +32,9 @@
 #include "roce/cnp.h"
 #include "roce/dcqcn.h"
 #include "roce/roce_wire.h"
-#include "verbs/verbs.h"
-#include "verbs/stag.h"
+#include "rdma/qp.h"
+#include "rdma/rdma.h"
+#include "rdma/stag.h"
 
 struct rnic_port;
 struct rnic_worker;
@@ -349,9 +351,9 @@ void roce_qp_fatal(struct roce_qp *rq, enum ibv_wc_status status);
  * responder sees it. A later modify_qp to RTS disarms it. */
 void roce_qp_arm_comm_est(struct rnic_qp *qp, const struct ibv_qp_attr *a, int mask);
 
-/* Requester and responder state and the trace of @p qp, to stderr
- * (debugging: call on the QP's worker). */
-void roce_qp_debug_print(struct rnic_qp *qp);
+/* roce_ud.c: rnic_qp_tops.ah_resolve */
+int roce_ah_resolve(const struct rnic_stack *st, const struct ibv_ah_attr *attr,
+		    struct rnic_ah *ah);
 
 /* Copy between an SGE list and a flat buffer at @p off. */
 void roce_sgl_copy_out(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
@@ -401,7 +403,7 @@ void roce_ud_input(struct roce_qp *rq, const struct rnic_roce_pkt *pkt,
 /* roce_req.c ----------------------------------------------------------------- */
 /* Record an event in the QP's trace (RNIC_ROCE_DEBUG), and print it. */
 void roce_trace(struct roce_qp *rq, enum roce_trace_kind kind, uint32_t psn);
-void roce_trace_print(const struct roce_qp *rq);
+void roce_trace_print(const struct roce_qp *rq, FILE *f);
 void roce_req_init(struct roce_qp *rq, uint32_t sq_psn);
 bool roce_req_has_room(struct roce_qp *rq);
 int roce_req_post(struct roce_qp *rq, const struct ibv_send_wr *wr);

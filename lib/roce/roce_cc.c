@@ -208,7 +208,7 @@ int rnic_roce_qp_cc(struct ibv_qp *ibqp, struct rnic_roce_cc_info *info)
 {
 	if (ibqp == NULL || info == NULL)
 		return -EINVAL;
-	struct rnic_qp *qp = qp_of(ibqp);
+	struct rnic_qp *qp = rnic_qp_of(ibqp);
 	if (qp->transport != RNIC_TRANSPORT_ROCE || ibqp->qp_type != IBV_QPT_RC || qp->tp == NULL)
 		return -EINVAL;
 	struct roce_qp *rq = rq_of(qp);

@@ -22,7 +22,7 @@
  *
  * Everything here runs on worker 0 of the stack: the MADs are steered
  * there (roce_qp.c) and the application's calls are made there with
- * rnic_worker_call_sync(). QP transitions use rnic_modify_qp(), which
+ * rnic_worker_call_sync(). QP transitions use rnic_qp_modify() (the verbs modify), which
  * waits for the QP's worker: workers never wait for worker 0, so this
  * cannot deadlock. Control path only: connections are on a list.
  */
@@ -267,7 +267,7 @@ static void conn_event(struct rnic_ibcm_conn *c, enum rnic_cm_event_type t, int 
 		       uint16_t reason, const void *pdata, uint16_t len)
 {
 	if (!c->detached && c->ops != NULL)
-		c->ops->event(c->ctx, t, status, reason, pdata, len);
+		c->ops->event(c->ctx, t, status, reason, pdata, len, false);
 }
 
 /* The connection is over: answer duplicates for a while, then forget. */
@@ -286,7 +286,7 @@ static void conn_qp_error(struct rnic_ibcm_conn *c)
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 	enum ibv_qp_state s = __atomic_load_n(&c->qp->qp.state, __ATOMIC_ACQUIRE);
 	if (s != IBV_QPS_ERR && s != IBV_QPS_RESET)
-		rnic_modify_qp(&c->qp->qp, &a, IBV_QP_STATE);
+		rnic_qp_modify(c->qp, &a, IBV_QP_STATE);
 }
 
 static struct rnic_ibcm_conn *conn_by_lid(struct roce_cm *cm, uint32_t lid)
@@ -329,7 +329,7 @@ static int qp_init(struct rnic_qp *qp, unsigned port_num)
 		return 0;
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .pkey_index = 0,
 				 .port_num = (uint8_t)port_num, .qp_access_flags = CM_QP_ACCESS };
-	return rnic_modify_qp(&qp->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+	return rnic_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			      IBV_QP_ACCESS_FLAGS);
 }
 
@@ -348,7 +348,7 @@ static int qp_rtr(struct rnic_ibcm_conn *c)
 		.min_rnr_timer = CM_MIN_RNR_TIMER,
 	};
 	qp_av(c, &a);
-	return rnic_modify_qp(&c->qp->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+	return rnic_qp_modify(c->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 			      IBV_QP_MIN_RNR_TIMER);
 }
@@ -381,7 +381,7 @@ static int qp_rts(struct rnic_ibcm_conn *c)
 	if (qp_is_rts(c))
 		return 0;
 	rts_attr(c, &a);
-	return rnic_modify_qp(&c->qp->qp, &a, CM_RTS_MASK);
+	return rnic_qp_modify(c->qp, &a, CM_RTS_MASK);
 }
 
 /* --- timers ---------------------------------------------------------------------------- */
@@ -562,7 +562,9 @@ static void rx_req(struct rx_ctx *x)
 	c->ack_timeout = m->ack_timeout ? m->ack_timeout : CM_ACK_TIMEOUT;
 	c->tclass = m->tclass;
 	c->ops = l->ops;
-	c->ctx = l->ops->request(c, l->lctx, m->pdata + RNIC_CMA_HDR_LEN, RNIC_IBCM_REQ_USER_PDATA);
+	c->ctx = l->ops->request((struct rnic_tp_conn *)c, l->lctx, RNIC_TRANSPORT_ROCE,
+				 cm->st->workers[0], m->pdata + RNIC_CMA_HDR_LEN,
+				 RNIC_IBCM_REQ_USER_PDATA);
 	if (c->ctx == NULL) {
 		struct rnic_ibcm_msg rej = { .attr = RNIC_IBCM_REJ, .local_id = c->lid,
 					     .remote_id = c->rid, .msg = RNIC_IBCM_MSG_REQ,

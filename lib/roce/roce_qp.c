@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * RoCEv2 RC queue pairs behind the verbs objects (struct rnic_qp_tops):
+ * RoCEv2 RC and UD queue pairs behind the transport interface of
+ * rdma/qp.h (struct rnic_qp_tops, with the IB CM's calls and address
+ * handle resolution), registered with each stack by the RoCE module:
  * modify_qp (RTR, RTS and their attributes), the UDP 4791 receive handler
  * (steering by destination QP, ICRC check, dispatch to the responder or
  * the completer), packet building and transmit, the per-worker poller that
@@ -226,18 +228,22 @@ static void qp_stop(struct roce_qp *rq)
 
 /* The non-zero RoCE counters and drop causes of @p rq's worker, ending
  * the line. */
-static void print_worker(const struct roce_qp *rq)
+static void print_worker(const struct roce_qp *rq, FILE *f)
 {
+	if (rq->rw == NULL || rq->w == NULL) {   /* before RTR */
+		fprintf(f, " (no worker yet)\n");
+		return;
+	}
 	const struct roce_counters *c = &rq->rw->c;
-#define ROCE_CTR_PRINT(n) if (c->n) fprintf(stderr, " " #n " %" PRIu64, c->n);
+#define ROCE_CTR_PRINT(n) if (c->n) fprintf(f, " " #n " %" PRIu64, c->n);
 	ROCE_COUNTERS(ROCE_CTR_PRINT)
 #undef ROCE_CTR_PRINT
-	fprintf(stderr, " gap_max_us %" PRIu64 " at %" PRIu64 " gaps>20ms %" PRIu64,
+	fprintf(f, " gap_max_us %" PRIu64 " at %" PRIu64 " gaps>20ms %" PRIu64,
 		rq->rw->gap_max_us, rq->rw->gap_at_us, rq->rw->gaps_over_20ms);
 	for (unsigned i = 0; i < RNIC_DROP_MAX; i++)
 		if (rq->w->drops[i])
-			fprintf(stderr, " drop%u %" PRIu64, i, rq->w->drops[i]);
-	fprintf(stderr, "\n");
+			fprintf(f, " drop%u %" PRIu64, i, rq->w->drops[i]);
+	fprintf(f, "\n");
 }
 
 /* RNIC_ROCE_DEBUG: the responder side of every other RoCE QP in this
@@ -245,10 +251,8 @@ static void print_worker(const struct roce_qp *rq)
 static void dump_peer(struct rnic_stack *st, void *arg)
 {
 	const struct roce_qp *self = arg;
-	struct rnic_verbs_stack *vs = verbs_st(st);
-	struct rnic_device *d = vs ? vs->dev : NULL;
-	for (unsigned i = 0; d != NULL && i < RNIC_MAX_QP; i++) {
-		struct rnic_qp *qp = d->qps[i];
+	for (unsigned i = 0; i < RNIC_MAX_QP; i++) {
+		struct rnic_qp *qp = rnic_qp_by_num(st, i);
 		if (qp == NULL || qp->transport != RNIC_TRANSPORT_ROCE || qp->tp == NULL ||
 		    qp->tp == self)
 			continue;
@@ -259,14 +263,14 @@ static void dump_peer(struct rnic_stack *st, void *arg)
 			rq->resp.ack_due, rq->resp.since_ack,
 			rq->resp.job_tail - rq->resp.job_head, rq->mig_wait, rq->park_n,
 			rq->req.acked);
-		print_worker(rq);
-		roce_trace_print(rq);
+		print_worker(rq, stderr);
+		roce_trace_print(rq, stderr);
 	}
 }
 
 /* RNIC_ROCE_DEBUG=1: one line of requester and responder state when a QP
  * fails (tests print it next to their failure), then the other QPs'. */
-static void qp_print(const struct roce_qp *rq, enum ibv_wc_status status);
+static void qp_print(const struct roce_qp *rq, enum ibv_wc_status status, FILE *f);
 
 static void qp_dump(const struct roce_qp *rq, enum ibv_wc_status status)
 {
@@ -275,20 +279,22 @@ static void qp_dump(const struct roce_qp *rq, enum ibv_wc_status status)
 		on = getenv("RNIC_ROCE_DEBUG") != NULL;
 	if (!on)
 		return;
-	qp_print(rq, status);
+	qp_print(rq, status, stderr);
 	rnic_registry_foreach(dump_peer, (void *)(uintptr_t)rq);
 }
 
-void roce_qp_debug_print(struct rnic_qp *qp)
+/* rnic_qp_tops.dump: requester and responder state, the worker's
+ * counters and the recovery trace. */
+static void roce_dump(struct rnic_qp *qp, FILE *f)
 {
-	if (qp->transport == RNIC_TRANSPORT_ROCE && qp->tp != NULL)
-		qp_print(qp->tp, IBV_WC_SUCCESS);
+	if (qp->tp != NULL)
+		qp_print(qp->tp, IBV_WC_SUCCESS, f);
 }
 
-static void qp_print(const struct roce_qp *rq, enum ibv_wc_status status)
+static void qp_print(const struct roce_qp *rq, enum ibv_wc_status status, FILE *f)
 {
 	const struct roce_req *r = &rq->req;
-	fprintf(stderr, "roce qp %u: fatal status %d; req psn %#x acked %#x sent_end %#x "
+	fprintf(f, "roce qp %u: fatal status %d; req psn %#x acked %#x sent_end %#x "
 		"head %u next %u+%u tail %u rd_out %u retry %u rnr %u; resp epsn %#x jobs %u; "
 		"timer %d worker:", rq->qp->qp.qp_num, (int)status, r->psn, r->acked, r->sent_end, r->head,
 		r->next, r->next_pkt, r->tail, r->rd_out, r->retry_left, r->rnr_left,
@@ -296,12 +302,12 @@ static void qp_print(const struct roce_qp *rq, enum ibv_wc_status status)
 		rnic_timer_pending(&r->timer));
 	if (r->head != r->tail) {
 		const struct roce_wqe *e = &r->wq[r->head & rq->qp->sq_mask];
-		fprintf(stderr, " head wr: opcode %d first_psn %#x npkts %u len %u resp_next %u "
+		fprintf(f, " head wr: opcode %d first_psn %#x npkts %u len %u resp_next %u "
 			"issued %u/%u;", (int)e->wr.opcode, e->first_psn, e->npkts, e->len,
 			e->resp_next, e->issued_pkts, (unsigned)e->issued);
 	}
-	print_worker(rq);
-	roce_trace_print(rq);
+	print_worker(rq, f);
+	roce_trace_print(rq, f);
 }
 
 void roce_qp_fatal(struct roce_qp *rq, enum ibv_wc_status status)
@@ -319,11 +325,7 @@ void roce_qp_fatal(struct roce_qp *rq, enum ibv_wc_status status)
 
 static struct rnic_qp *qp_by_num(const struct rnic_stack *st, uint32_t qpn)
 {
-	const struct rnic_verbs_stack *vs = st->proto[RNIC_PROTO_VERBS];
-	struct rnic_device *d = vs ? vs->dev : NULL;
-	if (d == NULL || qpn >= RNIC_MAX_QP)
-		return NULL;
-	struct rnic_qp *qp = __atomic_load_n(&d->qps[qpn], __ATOMIC_ACQUIRE);
+	struct rnic_qp *qp = rnic_qp_by_num(st, qpn);
 	return qp != NULL && qp->transport == RNIC_TRANSPORT_ROCE ? qp : NULL;
 }
 
@@ -595,7 +597,7 @@ static int rtr_check(struct rnic_qp *qp, struct roce_qp *rq, const struct ibv_qp
 		     int mask)
 {
 	const int need = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	struct rnic_stack *st = qp->dev->st;
+	struct rnic_stack *st = qp->st;
 	if ((mask & need) != need)
 		return -EINVAL;
 	const struct ibv_ah_attr *ah = &a->ah_attr;
@@ -630,7 +632,7 @@ static int rtr_check(struct rnic_qp *qp, struct roce_qp *rq, const struct ibv_qp
 /* RTR of a UD QP: the port from INIT, the largest path MTU it carries. */
 static int ud_rtr_check(struct rnic_qp *qp, struct roce_qp *rq)
 {
-	struct rnic_stack *st = qp->dev->st;
+	struct rnic_stack *st = qp->st;
 	if (rq->port_num < 1 || rq->port_num > st->n_ports)
 		return -EINVAL;
 	rq->port = st->ports[rq->port_num - 1];
@@ -663,7 +665,7 @@ static int roce_modify(struct rnic_qp *qp, struct ibv_qp_attr *attr, int mask)
 		if (cur != IBV_QPS_RESET && cur != IBV_QPS_INIT)
 			return -EINVAL;
 		if (mask & IBV_QP_PORT) {
-			if (attr->port_num < 1 || attr->port_num > qp->dev->st->n_ports)
+			if (attr->port_num < 1 || attr->port_num > qp->st->n_ports)
 				return -EINVAL;
 			rq->port_num = attr->port_num;
 		}
@@ -679,9 +681,7 @@ static int roce_modify(struct rnic_qp *qp, struct ibv_qp_attr *attr, int mask)
 						       : rtr_check(qp, rq, attr, mask);
 		if (rc != 0)
 			return rc;
-		struct rnic_device *d = qp->dev;
-		unsigned h = cq_of(qp->qp.send_cq)->handler;
-		struct rnic_worker *w = d->st->workers[d->handlers[h].worker];
+		struct rnic_worker *w = rnic_qp_home(qp);
 		rnic_qp_set_worker(qp, w);
 		rnic_worker_call_sync(w, modify_on_worker, &c);
 		return 0;
@@ -728,7 +728,92 @@ static void roce_query(struct rnic_qp *qp, struct ibv_qp_attr *a)
 	rnic_roce_gid_from_ipv4(a->ah_attr.grh.dgid.raw, rte_cpu_to_be_32(rq->dst_ip));
 }
 
-const struct rnic_qp_tops rnic_roce_tops = {
+/* --- the IB CM behind the transport's CM calls (ibcm.h) ------------------------------- */
+
+static void ib_params(struct rnic_ibcm_params *p, const struct rnic_cm_conn_param *c)
+{
+	*p = (struct rnic_ibcm_params){ .ird = 1, .ord = 1 };
+	if (c == NULL)
+		return;
+	p->pdata = c->private_data;
+	p->pdata_len = c->private_data ? c->private_data_len : 0;
+	if (c->responder_resources)
+		p->ird = RTE_MIN(c->responder_resources, (uint8_t)RNIC_MAX_RD_ATOMIC);
+	if (c->initiator_depth)
+		p->ord = RTE_MIN(c->initiator_depth, (uint8_t)RNIC_MAX_RD_ATOMIC);
+}
+
+static int roce_cm_connect(struct rnic_worker *w, struct rnic_qp *qp, uint32_t ip,
+			   uint16_t port, const struct rnic_cm_conn_param *param,
+			   const struct rnic_cm_upcalls *up, void *ctx, struct rnic_tp_conn **connp)
+{
+	(void)w;   /* the IB CM lives on worker 0 */
+	struct rnic_ibcm_params p;
+	struct rnic_ibcm_conn *c = NULL;
+	ib_params(&p, param);
+	if (p.pdata_len > RNIC_CM_ROCE_REQ_PDATA_MAX)
+		return -EINVAL;
+	int rc = rnic_ibcm_connect(qp->st, qp, ip, port, &p, up, ctx, &c);
+	if (rc == 0)
+		*connp = (struct rnic_tp_conn *)c;
+	return rc;
+}
+
+static int roce_cm_accept(struct rnic_worker *w, struct rnic_tp_conn **connp,
+			  struct rnic_qp *qp, const struct rnic_cm_conn_param *param, void *ctx)
+{
+	(void)w;
+	(void)ctx;   /* the connection's context since the request */
+	struct rnic_ibcm_params p;
+	ib_params(&p, param);
+	if (p.pdata_len > RNIC_CM_ROCE_REP_PDATA_MAX)
+		return -EINVAL;
+	if (*connp == NULL)
+		return -ENOTCONN;
+	return rnic_ibcm_accept((struct rnic_ibcm_conn *)*connp, qp, &p);
+}
+
+static int roce_cm_reject(struct rnic_worker *w, struct rnic_tp_conn **connp, const void *pdata,
+			  uint16_t len)
+{
+	(void)w;
+	if (len > RNIC_CM_ROCE_REJ_PDATA_MAX)
+		return -EINVAL;
+	if (*connp == NULL)
+		return -ENOTCONN;
+	return rnic_ibcm_reject((struct rnic_ibcm_conn *)*connp, pdata, len);
+}
+
+static int roce_cm_disconnect(struct rnic_worker *w, struct rnic_tp_conn **connp)
+{
+	(void)w;
+	if (*connp == NULL)
+		return -ENOTCONN;
+	return rnic_ibcm_disconnect((struct rnic_ibcm_conn *)*connp);
+}
+
+static void roce_cm_detach(struct rnic_worker *w, struct rnic_tp_conn **connp)
+{
+	(void)w;
+	if (*connp != NULL)
+		rnic_ibcm_detach((struct rnic_ibcm_conn *)*connp);   /* REJ or DREQ if live */
+	*connp = NULL;
+}
+
+static void roce_cm_conn_info(const struct rnic_tp_conn *c, uint16_t *ird, uint16_t *ord,
+			      uint32_t *ip, uint16_t *port)
+{
+	rnic_ibcm_conn_info((const struct rnic_ibcm_conn *)c, ird, ord, ip, port);
+}
+
+static void roce_cm_timeouts(struct rnic_stack *st, uint8_t resp_exp, uint8_t retries)
+{
+	rnic_ibcm_set_timeouts(st, resp_exp, retries);
+}
+
+static const struct rnic_qp_tops roce_tops = {
+	.name = "roce",
+	.caps = RNIC_TP_CAP_UD | RNIC_TP_CAP_READ_SCATTER | RNIC_TP_CAP_ATOMIC_ALIGN,
 	.query = roce_query,
 	.create = roce_create,
 	.destroy = roce_destroy,
@@ -736,6 +821,19 @@ const struct rnic_qp_tops rnic_roce_tops = {
 	.has_room = roce_has_room,
 	.post = roce_post,
 	.abort = roce_abort,
+	.dump = roce_dump,
+	.ah_resolve = roce_ah_resolve,
+	.cm = {
+		.listen = rnic_ibcm_listen,
+		.unlisten = rnic_ibcm_unlisten,
+		.connect = roce_cm_connect,
+		.accept = roce_cm_accept,
+		.reject = roce_cm_reject,
+		.disconnect = roce_cm_disconnect,
+		.detach = roce_cm_detach,
+		.conn_info = roce_cm_conn_info,
+		.set_timeouts = roce_cm_timeouts,
+	},
 };
 
 /* --- telemetry ------------------------------------------------------------------- */
@@ -801,7 +899,8 @@ static int roce_stack_init(struct rnic_stack *st)
 			"RoCEv2: packets, ACK/NAK, retransmissions, drops by cause");
 	}
 	int rc = roce_cm_stack_init(st);
-	return rc != 0 ? rc : rnic_stack_register_udp(st, RNIC_ROCE_UDP_PORT, &h);
+	rc = rc != 0 ? rc : rnic_stack_register_udp(st, RNIC_ROCE_UDP_PORT, &h);
+	return rc != 0 ? rc : rnic_transport_register(st, RNIC_TRANSPORT_ROCE, &roce_tops);
 }
 
 /* Port failover, on each worker: this worker's RC and UD QPs on the failed
@@ -811,15 +910,11 @@ static int roce_stack_init(struct rnic_stack *st)
 static unsigned roce_failover(struct rnic_worker *w, struct rnic_port *failed,
 			      struct rnic_port *survivor)
 {
-	struct rnic_verbs_stack *vs = verbs_st(w->st);
-	struct rnic_device *d = vs ? vs->dev : NULL;
 	unsigned n = 0;
-	if (d == NULL)
-		return 0;
 	/* the table is read as the receive path reads it (QP destruction
 	 * waits for the workers) */
 	for (unsigned i = 0; i < RNIC_MAX_QP; i++) {
-		struct rnic_qp *qp = d->qps[i];
+		struct rnic_qp *qp = rnic_qp_by_num(w->st, i);
 		if (qp == NULL || qp->transport != RNIC_TRANSPORT_ROCE || qp->tp == NULL)
 			continue;
 		struct roce_qp *rq = rq_of(qp);

@@ -78,7 +78,7 @@ void roce_trace(struct roce_qp *rq, enum roce_trace_kind kind, uint32_t psn)
 	}
 }
 
-void roce_trace_print(const struct roce_qp *rq)
+void roce_trace_print(const struct roce_qp *rq, FILE *f)
 {
 	static const char *const names[TR_KINDS] = {
 		"timeout", "nak_seq", "nak_copy", "read_gap", "ack_gap", "restore", "rnr",
@@ -87,10 +87,10 @@ void roce_trace_print(const struct roce_qp *rq)
 	for (uint32_t i = from; i != n; i++) {
 		const struct roce_trace_ev *ev = &rq->trace.ev[i % ROCE_TRACE];
 		if (ev->kind >= TR_RESP_NAK && ev->kind <= TR_RESP_DUP)
-			fprintf(stderr, "  qp %u %12" PRIu64 " us %-11s psn %#x epsn %#x\n",
+			fprintf(f, "  qp %u %12" PRIu64 " us %-11s psn %#x epsn %#x\n",
 				rq->qp->qp.qp_num, ev->us, names[ev->kind], ev->psn, ev->a);
 		else
-			fprintf(stderr, "  qp %u %12" PRIu64 " us %-11s psn %#x retry %u acked %#x "
+			fprintf(f, "  qp %u %12" PRIu64 " us %-11s psn %#x retry %u acked %#x "
 				"next %#x head %#x+%u\n", rq->qp->qp.qp_num, ev->us,
 				names[ev->kind], ev->psn, ev->retry_left, ev->a, ev->b, ev->c,
 				ev->d);

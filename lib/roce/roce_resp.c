@@ -211,7 +211,7 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 		return RESP_EXECUTE;
 	}
 	c->rkey = rkey;
-	c->dst = rnic_stag_check_at(rq->qp->dev->st, c->port, rkey, rq->qp->qp.pd,
+	c->dst = rnic_stag_check_at(rq->qp->st, c->port, rkey, rq->qp->qp.pd,
 				    rq->qp->qp.qp_num, va, c->dma_len,
 				    needed_access(c->pkt->flags), &err);
 	if (c->dst == NULL && err == RNIC_STAG_MIGRATE) {
@@ -266,7 +266,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		const struct rnic_roce_reth *reth = rnic_roce_pkt_reth(c->pkt);
 		struct roce_job j = { .kind = JOB_READ, .psn = c->psn, .msn = s->msn + 1,
 				      .src = c->dst, .len = c->dma_len,
-				      .root = rnic_stag_root(rq->qp->dev->st, c->rkey),
+				      .root = rnic_stag_root(rq->qp->st, c->rkey),
 				      .rkey = rnic_roce_reth_rkey(reth),
 				      .va = rnic_roce_reth_va(reth) };
 		queue_job(s, &j);
@@ -318,7 +318,7 @@ static enum resp_state complete(struct resp_ctx *c)
 			enum ibv_wc_status st = IBV_WC_SUCCESS;
 			if (f & RNIC_ROCE_OPF_IETH) {
 				uint32_t rkey = rnic_roce_ieth_rkey(rnic_roce_pkt_ieth(p));
-				if (rnic_stag_invalidate(rq->qp->dev->st, rkey, rq->qp->qp.pd) ==
+				if (rnic_stag_invalidate(rq->qp->st, rkey, rq->qp->qp.pd) ==
 				    RNIC_STAG_OK) {
 					x.wc_flags |= IBV_WC_WITH_INV;
 					x.invalidated_rkey = rkey;
@@ -374,7 +374,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		enum rnic_stag_fault err;
 		uint32_t len = rnic_roce_reth_len(reth);
 		const uint8_t *src = len == 0 ? NULL :
-			rnic_stag_check(rq->qp->dev->st, rnic_roce_reth_rkey(reth), rq->qp->qp.pd,
+			rnic_stag_check(rq->qp->st, rnic_roce_reth_rkey(reth), rq->qp->qp.pd,
 					rq->qp->qp.qp_num, rnic_roce_reth_va(reth), len,
 					IBV_ACCESS_REMOTE_READ, &err);
 		if (len > (1u << 31) || (len > 0 && src == NULL))
@@ -388,7 +388,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 						npkts_of(q->len, rq->pmtu))) {
 				q->psn = c->psn;
 				q->src = src;
-				q->root = rnic_stag_root(rq->qp->dev->st,
+				q->root = rnic_stag_root(rq->qp->st,
 							 rnic_roce_reth_rkey(reth));
 				q->len = len;
 				q->off = 0;
@@ -401,7 +401,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		}
 		struct roce_job j = { .kind = JOB_READ, .dup = true, .psn = c->psn, .msn = s->msn,
 				      .src = src,
-				      .root = rnic_stag_root(rq->qp->dev->st,
+				      .root = rnic_stag_root(rq->qp->st,
 							     rnic_roce_reth_rkey(reth)),
 				      .len = len, .rkey = rnic_roce_reth_rkey(reth),
 				      .va = rnic_roce_reth_va(reth) };
@@ -526,7 +526,7 @@ static void mig_done(struct rnic_stag_mig *q);
 static enum resp_state migrate(struct resp_ctx *c)
 {
 	struct roce_qp *rq = c->rq;
-	rq->mig.st = rq->qp->dev->st;
+	rq->mig.st = rq->qp->st;
 	rq->mig.w = rq->w;
 	rq->mig.stag = c->rkey;
 	rq->mig.port = (uint8_t)c->port;
@@ -627,7 +627,7 @@ static int read_resp(struct roce_qp *rq, struct roce_job *j)
 	 * on). Not the window the request named: invalidating it after the
 	 * request (a later Send with Invalidate) does not take back a Read the
 	 * responder accepted before (IBA: requests execute in PSN order). */
-	const struct rnic_mem *reg = plen == 0 ? NULL : rnic_stag_find(rq->qp->dev->st, j->root);
+	const struct rnic_mem *reg = plen == 0 ? NULL : rnic_stag_find(rq->qp->st, j->root);
 	const uint8_t *src = plen == 0 ? NULL : j->src + j->off;
 	if (plen > 0 && (reg == NULL || !__atomic_load_n(&reg->valid, __ATOMIC_ACQUIRE))) {
 		send_nak(rq, RNIC_ROCE_NAK_REMOTE_ACCESS_ERR, rnic_psn_add(j->psn, i));

@@ -19,40 +19,19 @@
 #include "roce/psn.h"
 #include "roce/roce.h"
 
-/* An address handle: where datagrams to it go. */
-struct rnic_ah {
-	struct ibv_ah ah;             /* first */
-	uint32_t dst_ip;              /* host order */
-	uint8_t tos;
-	uint8_t port_num;
-};
-
-struct ibv_ah *rnic_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+/* The address of a RoCEv2 address handle: an IPv4-mapped GID at index 1
+ * (the port's IPv4 address) on a port of @p st. */
+int roce_ah_resolve(const struct rnic_stack *st, const struct ibv_ah_attr *attr,
+		    struct rnic_ah *ah)
 {
 	rte_be32_t dst;
-	struct rnic_device *d = pd ? dev_of(pd->context) : NULL;
-	if (d == NULL || attr == NULL || !attr->is_global || attr->grh.sgid_index != 1 ||
-	    attr->port_num < 1 || attr->port_num > d->st->n_ports ||
-	    !rnic_roce_gid_to_ipv4(attr->grh.dgid.raw, &dst) || dst == 0) {
-		errno = EINVAL;
-		return NULL;
-	}
-	struct rnic_ah *a = calloc(1, sizeof(*a));
-	if (a == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	a->ah.context = pd->context;
-	a->ah.pd = pd;
-	a->dst_ip = rte_be_to_cpu_32(dst);
-	a->tos = attr->grh.traffic_class;
-	a->port_num = attr->port_num;
-	return &a->ah;
-}
-
-int rnic_destroy_ah(struct ibv_ah *ah)
-{
-	free(ah);
+	if (!attr->is_global || attr->grh.sgid_index != 1 || attr->port_num < 1 ||
+	    attr->port_num > st->n_ports || !rnic_roce_gid_to_ipv4(attr->grh.dgid.raw, &dst) ||
+	    dst == 0)
+		return -EINVAL;
+	ah->dst_ip = rte_be_to_cpu_32(dst);
+	ah->tos = attr->grh.traffic_class;
+	ah->port_num = attr->port_num;
 	return 0;
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The verbs device of a stack: context, protection domains, memory
- * regions, and the verbs protocol module (per-stack STag table, per-worker
- * doorbell ring and poller).
+ * regions, and the verbs protocol module (per-worker doorbell ring and
+ * poller; the STag table is the RDMA core's, lib/rdma).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,12 +33,7 @@ static int verbs_stack_init(struct rnic_stack *st)
 		return -ENOMEM;
 	pthread_mutex_init(&vs->lock, NULL);
 	st->proto[RNIC_PROTO_VERBS] = vs;
-	int rc = rnic_stag_table_create(st);
-	if (rc != 0) {
-		free(vs);
-		st->proto[RNIC_PROTO_VERBS] = NULL;
-	}
-	return rc;
+	return 0;
 }
 
 static void verbs_stack_fini(struct rnic_stack *st)
@@ -46,7 +41,6 @@ static void verbs_stack_fini(struct rnic_stack *st)
 	struct rnic_verbs_stack *vs = verbs_st(st);
 	if (vs == NULL)
 		return;
-	rnic_stag_table_free(st);
 	pthread_mutex_destroy(&vs->lock);
 	free(vs);
 	st->proto[RNIC_PROTO_VERBS] = NULL;
@@ -72,10 +66,7 @@ static int verbs_worker_init(struct rnic_worker *w)
 	}
 	w->proto[RNIC_PROTO_VERBS] = vw;
 	int rc = rnic_worker_add_poller(w, "verbs", rnic_verbs_poll, vw);
-	rc = rc ? rc : rnic_worker_add_poller(w, "cq_events", rnic_cq_events_poll, vw);
-	if (rc == 0 && w->id == 0)   /* the STag migration control component */
-		rc = rnic_worker_add_poller(w, "stag_mig", rnic_stag_mig_poll, NULL);
-	return rc;
+	return rc ? rc : rnic_worker_add_poller(w, "cq_events", rnic_cq_events_poll, vw);
 }
 
 static void verbs_worker_fini(struct rnic_worker *w)
@@ -106,7 +97,7 @@ static uint64_t verbs_connections(const struct rnic_stack *st)
 	if (d != NULL) {
 		pthread_mutex_lock(&d->lock);
 		for (unsigned i = 0; i < RNIC_MAX_QP && d->n_qp > 0; i++) {
-			const struct rnic_qp *qp = d->qps[i];
+			const struct rnic_qp *qp = rnic_qp_by_num(st, i);
 			enum ibv_qp_state s = qp ? __atomic_load_n(&qp->qp.state,
 								   __ATOMIC_ACQUIRE) : IBV_QPS_RESET;
 			n += s == IBV_QPS_RTS || s == IBV_QPS_SQD;
@@ -563,15 +554,8 @@ static struct ibv_mr *reg_mr_at(struct ibv_pd *ipd, void *addr, size_t length, u
 		errno = ENOMEM;
 		return NULL;
 	}
-	mr->m.kind = RNIC_MEM_MR;
-	mr->m.port = (uint8_t)(port_num - 1);
-	mr->m.pd = ipd;
-	mr->m.access = access;
-	mr->m.va = iova;
-	mr->m.len = length;
-	mr->m.addr = addr;
-	mr->m.owner = mr;
-	int rc = rnic_stag_insert(d->st, &mr->m);
+	int rc = rnic_mr_register(d->st, &mr->m, addr, length, iova, access, port_num - 1u,
+				  ipd, mr);
 	if (rc != 0) {
 		free(mr);
 		errno = rc == -EINVAL ? EINVAL : ENOMEM;
@@ -584,7 +568,6 @@ static struct ibv_mr *reg_mr_at(struct ibv_pd *ipd, void *addr, size_t length, u
 	mr->mr.handle = mr->m.stag;
 	mr->mr.lkey = mr->mr.rkey = mr->m.stag;
 	__atomic_fetch_add(&pd_of(ipd)->users, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&mr->m.valid, 1, __ATOMIC_RELEASE);
 	return &mr->mr;
 }
 
@@ -620,7 +603,7 @@ int rnic_dereg_mr(struct ibv_mr *imr)
 	struct rnic_mr *mr = (struct rnic_mr *)imr;
 	if (__atomic_load_n(&mr->m.binds, __ATOMIC_ACQUIRE) != 0)
 		return -EBUSY;
-	rnic_stag_remove(dev_of(imr->context)->st, &mr->m);
+	rnic_mr_deregister(dev_of(imr->context)->st, &mr->m);
 	__atomic_fetch_sub(&pd_of(imr->pd)->users, 1, __ATOMIC_RELAXED);
 	free(mr);
 	return 0;

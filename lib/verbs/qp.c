@@ -19,7 +19,8 @@
 
 #include "engine/stack.h"
 #include "engine/worker.h"
-#include "iwarp/iw_ep.h"
+#include "rdma/qp.h"
+#include "rdma/rdma.h"
 #include "verbs/verbs.h"
 
 /* --- worker side ----------------------------------------------------------- */
@@ -43,6 +44,12 @@ static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
 	default:
 		return IBV_WC_SEND;
 	}
+}
+
+/* Bound to a connection, or getting one (a transport holds it). */
+static bool qp_attached(const struct rnic_qp *qp)
+{
+	return qp->conn == QP_CONNECTING || qp->conn == QP_CONNECTED;
 }
 
 static void qp_error_state(struct rnic_qp *qp)
@@ -140,8 +147,7 @@ static void sq_post(struct rnic_qp *qp)
 {
 	uint32_t prod = __atomic_load_n(&qp->sq_prod, __ATOMIC_ACQUIRE);
 	while (qp->sq_cons != prod) {
-		bool attached = qp->tops ? qp->conn == QP_CONNECTED : qp->ep != NULL;
-		if (!attached || qp->in_error) {
+		if (qp->conn != QP_CONNECTED || qp->in_error) {
 			if (qp->conn == QP_CLOSED || qp->in_error)
 				qp_flush(qp);
 			break;   /* not connected yet: wait */
@@ -162,7 +168,7 @@ static void sq_post(struct rnic_qp *qp)
 			sq_mark(qp, idx, (enum ibv_wc_status)st, 0);
 			continue;
 		}
-		if (qp->tops ? !qp->tops->has_room(qp) : !rnic_iw_has_room(qp->ep))
+		if (!qp->tops->has_room(qp))
 			break;   /* tx_room() calls again */
 		struct ibv_send_wr wr = e->wr;
 		wr.wr_id = idx;
@@ -170,23 +176,24 @@ static void sq_post(struct rnic_qp *qp)
 		wr.sg_list = e->sge;
 		wr.send_flags |= IBV_SEND_SIGNALED;
 		qp->sq_cons++;
-		int rc = qp->tops ? qp->tops->post(qp, &wr) : rnic_iw_post_wr(qp->ep, &wr);
+		int rc = qp->tops->post(qp, &wr);
 		if (rc == -ENOMEM) {   /* ORD full: a read completes first */
 			qp->sq_cons--;
 			break;
 		}
 		if (rc != 0)   /* closing under us: flushed, as IBA 10.8.3.1 says */
 			sq_mark(qp, idx, rc == -ENOTCONN ? IBV_WC_WR_FLUSH_ERR : IBV_WC_GENERAL_ERR, 0);
-		if (qp->tops ? qp->conn != QP_CONNECTED : qp->ep == NULL)
+		if (qp->conn != QP_CONNECTED)
 			break;
 	}
 }
 
 /*
- * Hand posted work to the transport while it takes it. iWARP queues the
- * whole batch and frames it in one rnic_iw_kick() (small FPDUs share
- * segments); room that frees up meanwhile (tx_room, which may come from
- * inside the kick) makes the loop go round again instead of recursing.
+ * Hand posted work to the transport while it takes it. A transport with a
+ * kick() (iWARP) queues the whole batch and sends it in one kick (small
+ * FPDUs share segments); room that frees up meanwhile (tx_room, which may
+ * come from inside the kick) makes the loop go round again instead of
+ * recursing.
  */
 static void sq_drain(struct rnic_qp *qp)
 {
@@ -204,14 +211,16 @@ static void sq_drain(struct rnic_qp *qp)
 			break;
 		}
 		sq_post(qp);
-		if (qp->tops == NULL && qp->ep != NULL)
-			rnic_iw_kick(qp->ep);
+		if (qp->tops->kick != NULL && qp->conn == QP_CONNECTED)
+			qp->tops->kick(qp);
 		sq_retire(qp);
 	} while (qp->drain_again);
 	qp->draining = false;
 }
 
-void rnic_qp_complete(struct rnic_qp *qp, const struct ibv_wc *wc, bool solicited)
+/* --- what the transports call (rdma/qp.h, through rnic_verbs_qp_upcalls) ---------- */
+
+static void qp_complete(struct rnic_qp *qp, const struct ibv_wc *wc, bool solicited)
 {
 	if (wc->opcode & IBV_WC_RECV) {
 		struct ibv_wc w = *wc;
@@ -231,58 +240,21 @@ void rnic_qp_complete(struct rnic_qp *qp, const struct ibv_wc *wc, bool solicite
 	sq_retire(qp);
 }
 
-static void hook_completion(void *arg, const struct ibv_wc *wc, bool solicited)
-{
-	rnic_qp_complete(arg, wc, solicited);
-}
-
-void rnic_qp_tx_room(struct rnic_qp *qp)
+static void qp_tx_room(struct rnic_qp *qp)
 {
 	sq_drain(qp);
 }
 
-static void hook_tx_room(void *arg)
-{
-	sq_drain(arg);
-}
-
-void rnic_qp_set_worker(struct rnic_qp *qp, struct rnic_worker *w)
-{
-	__atomic_store_n(&qp->w, w, __ATOMIC_RELEASE);
-}
-
-static const struct rnic_iw_qp_hooks qp_hooks = {
-	.completion = hook_completion,
-	.tx_room = hook_tx_room,
-};
-
-void rnic_qp_attach_iw(struct rnic_qp *qp, struct rnic_iw_ep *ep, struct rnic_worker *w)
-{
-	qp->ep = ep;
-	qp->w = w;
-	qp->conn = QP_CONNECTING;
-	rnic_iw_bind_qp(ep, &qp_hooks, qp, qp->qp.pd, qp->qp.qp_num, qp->rqp, &qp->xfer);
-}
-
 /* On the worker: the connection reached RDMA mode. */
-void rnic_qp_established(struct rnic_qp *qp)
+static void qp_established(struct rnic_qp *qp)
 {
 	qp->conn = QP_CONNECTED;
 	__atomic_store_n(&qp->qp.state, IBV_QPS_RTS, __ATOMIC_RELEASE);
 	sq_drain(qp);
 }
 
-void rnic_qp_conn_lost(struct rnic_qp *qp)
+static void qp_conn_lost(struct rnic_qp *qp)
 {
-	if (qp->ep != NULL) {
-		uint64_t a, b, c, d;
-		rnic_iw_ep_counters(qp->ep, &a, &b, &c, &d);
-		qp->fpdus_in += a;
-		qp->fpdus_out += b;
-		(void)c;   /* Terminates: counted live in qp->xfer */
-		(void)d;
-	}
-	qp->ep = NULL;
 	qp->conn = QP_CLOSED;
 	/* in ERR before the flushed completions, so a consumer that polls one
 	 * finds the QP in ERR (IBA 10.3.1: the QP enters Error, then its work
@@ -291,16 +263,35 @@ void rnic_qp_conn_lost(struct rnic_qp *qp)
 	qp_flush(qp);
 }
 
+static int qp_modify(struct rnic_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	return rnic_modify_qp(&qp->qp, attr, mask);
+}
+
+/* The worker of the QP's send CQ's completion handler (docs/verbs.md). */
+static struct rnic_worker *qp_home(struct rnic_qp *qp)
+{
+	struct rnic_device *d = qp->dev;
+	return d->st->workers[d->handlers[cq_of(qp->qp.send_cq)->handler].worker];
+}
+
+const struct rnic_qp_upcalls rnic_verbs_qp_upcalls = {
+	.complete = qp_complete,
+	.tx_room = qp_tx_room,
+	.established = qp_established,
+	.conn_lost = qp_conn_lost,
+	.modify = qp_modify,
+	.home = qp_home,
+};
+
 unsigned rnic_verbs_poll(struct rnic_worker *w, void *arg)
 {
 	struct rnic_verbs_worker *vw = arg;
-	struct rnic_device *d = verbs_st(w->st)->dev;
 	void *q[32];
 	unsigned n = rte_ring_sc_dequeue_burst(vw->db, q, RTE_DIM(q), NULL);
 	for (unsigned i = 0; i < n; i++) {
 		uint32_t qpn = (uint32_t)(uintptr_t)q[i];
-		struct rnic_qp *qp = d && qpn < RNIC_MAX_QP ?
-			__atomic_load_n(&d->qps[qpn], __ATOMIC_ACQUIRE) : NULL;
+		struct rnic_qp *qp = rnic_qp_by_num(w->st, qpn);
 		if (qp == NULL || qp->w != w)
 			continue;   /* destroyed, or moved */
 		/* a full barrier between clearing the doorbell and reading the
@@ -353,7 +344,7 @@ static int check_send_wr(struct rnic_qp *qp, const struct ibv_send_wr *wr, uint3
 		break;
 	case IBV_WR_RDMA_READ:
 		/* iWARP Reads land in one sink STag (RFC 5040); RoCE scatters */
-		if ((qp->transport != RNIC_TRANSPORT_ROCE && wr->num_sge != 1) ||
+		if ((!(qp->tops->caps & RNIC_TP_CAP_READ_SCATTER) && wr->num_sge != 1) ||
 		    (wr->send_flags & IBV_SEND_INLINE))
 			return EINVAL;
 		return rnic_sge_check(d, qp->qp.pd, wr->sg_list, wr->num_sge,
@@ -371,7 +362,8 @@ static int check_send_wr(struct rnic_qp *qp, const struct ibv_send_wr *wr, uint3
 		 * address here, iWARP leaves that check to the responder, which
 		 * answers a misaligned one with a Terminate (docs/iwarp.md) */
 		if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
-		    (qp->transport == RNIC_TRANSPORT_ROCE && (wr->wr.atomic.remote_addr & 7) != 0) ||
+		    ((qp->tops->caps & RNIC_TP_CAP_ATOMIC_ALIGN) &&
+		     (wr->wr.atomic.remote_addr & 7) != 0) ||
 		    (wr->send_flags & IBV_SEND_INLINE))
 			return EINVAL;
 		return rnic_sge_check(d, qp->qp.pd, wr->sg_list, 1, IBV_ACCESS_LOCAL_WRITE, total);
@@ -543,8 +535,11 @@ struct ibv_qp *rnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	return rnic_create_qp_transport(pd, attr, RNIC_TRANSPORT_DEFAULT);
 }
 
-struct ibv_qp *rnic_create_qp_transport(struct ibv_pd *pd, struct ibv_qp_init_attr *a,
-					enum rnic_transport t)
+/* The transport of a new QP (@p t, or the device view's), or NULL with
+ * errno set: bad attributes, no such transport, or a QP type it lacks. */
+static const struct rnic_qp_tops *create_qp_check(struct ibv_pd *pd,
+						  const struct ibv_qp_init_attr *a,
+						  enum rnic_transport *t)
 {
 	struct rnic_device *d = pd ? dev_of(pd->context) : NULL;
 	if (d == NULL || a == NULL || a->send_cq == NULL || a->recv_cq == NULL ||
@@ -557,32 +552,49 @@ struct ibv_qp *rnic_create_qp_transport(struct ibv_pd *pd, struct ibv_qp_init_at
 		errno = EINVAL;
 		return NULL;
 	}
-	if (t == RNIC_TRANSPORT_DEFAULT)
-		t = view_of(pd->context)->transport;
-	/* UD QPs exist on RoCE only (iWARP has no datagram service) */
-	if ((t != RNIC_TRANSPORT_IWARP && t != RNIC_TRANSPORT_ROCE) ||
-	    (a->qp_type == IBV_QPT_UD && t != RNIC_TRANSPORT_ROCE)) {
+	if (*t == RNIC_TRANSPORT_DEFAULT)
+		*t = view_of(pd->context)->transport;
+	const struct rnic_qp_tops *tops = rnic_transport(d->st, *t);
+	/* UD QPs exist on datagram transports only (iWARP has none) */
+	if (tops == NULL || (a->qp_type == IBV_QPT_UD && !(tops->caps & RNIC_TP_CAP_UD))) {
 		errno = EINVAL;
 		return NULL;
 	}
+	return tops;
+}
+
+static void qp_free_queues(struct rnic_qp *qp)
+{
+	if (qp->qp.srq == NULL)
+		rnic_rq_fini(&qp->rq);
+	rte_free(qp->sq);
+	rte_free(qp);
+}
+
+/* A QP with its queues and libibverbs fields, not yet numbered. @return
+ * NULL (ENOMEM). */
+static struct rnic_qp *qp_alloc(struct ibv_pd *pd, const struct ibv_qp_init_attr *a,
+				enum rnic_transport t, const struct rnic_qp_tops *tops)
+{
 	struct rnic_qp *qp = rte_zmalloc("rnic_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE);
 	if (qp == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	qp->dev = d;
+	qp->dev = dev_of(pd->context);
+	qp->st = qp->dev->st;
 	qp->transport = t;
+	qp->tops = tops;
+	qp->up = &rnic_verbs_qp_upcalls;
 	qp->cap = a->cap;
-	if (qp->cap.max_send_wr == 0)
-		qp->cap.max_send_wr = 1;
-	if (qp->cap.max_send_sge == 0)
-		qp->cap.max_send_sge = 1;
-	if (qp->cap.max_recv_sge == 0)
-		qp->cap.max_recv_sge = 1;
+	qp->cap.max_send_wr = RTE_MAX(qp->cap.max_send_wr, 1u);
+	qp->cap.max_send_sge = RTE_MAX(qp->cap.max_send_sge, 1u);
+	qp->cap.max_recv_sge = RTE_MAX(qp->cap.max_recv_sge, 1u);
 	qp->sq_size = rte_align32pow2(qp->cap.max_send_wr);
 	qp->sq_mask = qp->sq_size - 1;
 	qp->cap.max_inline_data = RNIC_MAX_INLINE;
 	qp->sq_sig_all = a->sq_sig_all;
+	qp->qp.srq = a->srq;
 	qp->sq = rte_zmalloc("rnic_sq", (size_t)qp->sq_size * sizeof(qp->sq[0]),
 			     RTE_CACHE_LINE_SIZE);
 	int rc = qp->sq ? 0 : -ENOMEM;
@@ -605,49 +617,61 @@ struct ibv_qp *rnic_create_qp_transport(struct ibv_pd *pd, struct ibv_qp_init_at
 	qp->qp.pd = pd;
 	qp->qp.send_cq = a->send_cq;
 	qp->qp.recv_cq = a->recv_cq;
-	qp->qp.srq = a->srq;
 	qp->qp.qp_type = a->qp_type;
 	qp->qp.state = IBV_QPS_RESET;
 	pthread_mutex_init(&qp->qp.mutex, NULL);
 	pthread_cond_init(&qp->qp.cond, NULL);
+	return qp;
+}
 
+/* Give @p qp a number, its transport state, and publish it in the
+ * stack's QP table. @return 0, -ENOSPC (no number free), or the
+ * transport's error. */
+static int qp_publish(struct rnic_device *d, struct rnic_qp *qp)
+{
+	struct rnic_rdma_stack *rs = rnic_rdma_st(d->st);
 	pthread_mutex_lock(&d->lock);
 	uint32_t qpn = 0;
 	for (uint32_t i = 0; i < RNIC_MAX_QP - 2; i++) {
 		uint32_t c = 2 + (d->next_qpn - 2 + i) % (RNIC_MAX_QP - 2);
-		if (d->qps[c] == NULL) {
+		if (rs->qps[c] == NULL) {
 			qpn = c;
 			break;
 		}
 	}
 	if (qpn == 0) {
 		pthread_mutex_unlock(&d->lock);
-		rnic_rq_fini(&qp->rq);
-		rte_free(qp->sq);
-		rte_free(qp);
-		errno = ENOSPC;
-		return NULL;
+		return -ENOSPC;
 	}
-	d->next_qpn = qpn + 1;
 	qp->qp.qp_num = qpn;
 	qp->qp.handle = qpn;
-	if (t == RNIC_TRANSPORT_ROCE) {
-		qp->tops = &rnic_roce_tops;
-		int trc = qp->tops->create(qp);
-		if (trc != 0) {
-			pthread_mutex_unlock(&d->lock);
-			if (a->srq == NULL)
-				rnic_rq_fini(&qp->rq);
-			rte_free(qp->sq);
-			rte_free(qp);
-			errno = -trc;
-			return NULL;
-		}
+	int rc = qp->tops->create != NULL ? qp->tops->create(qp) : 0;
+	if (rc != 0) {
+		pthread_mutex_unlock(&d->lock);
+		return rc;
 	}
-	__atomic_store_n(&d->qps[qpn], qp, __ATOMIC_RELEASE);
+	d->next_qpn = qpn + 1;
+	__atomic_store_n(&rs->qps[qpn], qp, __ATOMIC_RELEASE);
 	d->n_qp++;
 	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
 
+struct ibv_qp *rnic_create_qp_transport(struct ibv_pd *pd, struct ibv_qp_init_attr *a,
+					enum rnic_transport t)
+{
+	const struct rnic_qp_tops *tops = create_qp_check(pd, a, &t);
+	if (tops == NULL)
+		return NULL;
+	struct rnic_qp *qp = qp_alloc(pd, a, t, tops);
+	if (qp == NULL)
+		return NULL;
+	int rc = qp_publish(dev_of(pd->context), qp);
+	if (rc != 0) {
+		qp_free_queues(qp);
+		errno = -rc;
+		return NULL;
+	}
 	__atomic_fetch_add(&pd_of(pd)->users, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&cq_of(a->send_cq)->users, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&cq_of(a->recv_cq)->users, 1, __ATOMIC_RELAXED);
@@ -666,15 +690,9 @@ static void abort_on_worker(struct rnic_worker *w, void *arg)
 {
 	(void)w;
 	struct rnic_qp *qp = arg;
-	if (qp->tops != NULL) {
-		qp->tops->abort(qp);
-		rnic_qp_conn_lost(qp);
-		return;
-	}
-	if (qp->ep != NULL)
-		rnic_iw_abort(qp->ep);   /* conn_lost() runs from the CM */
-	if (qp->ep != NULL)          /* no CM bound it: detach here */
-		rnic_qp_conn_lost(qp);
+	qp->tops->abort(qp);   /* may disconnect the QP from inside (iWARP's CM) */
+	if (qp->conn != QP_CLOSED)
+		qp_conn_lost(qp);
 	qp_flush(qp);
 }
 
@@ -702,7 +720,7 @@ int rnic_modify_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask)
 		return -EINVAL;
 	if (mask & IBV_QP_CAP)
 		return -EINVAL;   /* no resizing */
-	if (qp->tops != NULL && qp->tops->modify != NULL) {
+	if (qp->tops->modify != NULL) {
 		int trc = qp->tops->modify(qp, attr, mask);
 		if (trc != RNIC_TOPS_GENERIC)
 			return trc;
@@ -712,8 +730,10 @@ int rnic_modify_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask)
 	enum ibv_qp_state to = attr->qp_state;
 	switch (to) {
 	case IBV_QPS_RESET:
-		if (qp->ep != NULL || (cur != IBV_QPS_ERR && cur != IBV_QPS_INIT &&
-				       cur != IBV_QPS_RESET))
+		/* not while a connection is being made or is up (an ERR QP
+		 * whose connection is still up is being aborted) */
+		if (qp->conn == QP_CONNECTING || (qp->conn == QP_CONNECTED && cur != IBV_QPS_ERR) ||
+		    (cur != IBV_QPS_ERR && cur != IBV_QPS_INIT && cur != IBV_QPS_RESET))
 			return -EINVAL;
 		if (cur == IBV_QPS_ERR)
 			qp_flush(qp);
@@ -746,7 +766,7 @@ int rnic_query_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask,
 	attr->qp_state = attr->cur_qp_state = __atomic_load_n(&iqp->state, __ATOMIC_ACQUIRE);
 	attr->cap = qp->cap;
 	attr->path_mtu = IBV_MTU_1024;
-	if (qp->tops != NULL && qp->tops->query != NULL)
+	if (qp->tops->query != NULL)
 		qp->tops->query(qp, attr);
 	if (init != NULL) {
 		memset(init, 0, sizeof(*init));
@@ -774,10 +794,10 @@ int rnic_destroy_qp(struct ibv_qp *iqp)
 	if (qp->cm_id != NULL ||
 	    __atomic_load_n(&qp->async_acked, __ATOMIC_ACQUIRE) != qp->async_got)
 		return -EBUSY;
-	if (qp->w != NULL && (qp->ep != NULL || (qp->tops && qp->conn == QP_CONNECTED)))
+	if (qp->w != NULL && qp_attached(qp))
 		qp_to_error(qp);
 	pthread_mutex_lock(&d->lock);
-	__atomic_store_n(&d->qps[iqp->qp_num], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&rnic_rdma_st(d->st)->qps[iqp->qp_num], NULL, __ATOMIC_RELEASE);
 	d->n_qp--;
 	pthread_mutex_unlock(&d->lock);
 	/* a doorbell being served may still hold the pointer */
@@ -790,14 +810,11 @@ int rnic_destroy_qp(struct ibv_qp *iqp)
 	__atomic_fetch_sub(&cq_of(iqp->recv_cq)->users, 1, __ATOMIC_RELAXED);
 	if (iqp->srq)
 		__atomic_fetch_sub(&srq_of(iqp->srq)->users, 1, __ATOMIC_RELAXED);
-	if (qp->tops != NULL)
+	if (qp->tops->destroy != NULL)
 		qp->tops->destroy(qp);
-	if (iqp->srq == NULL)
-		rnic_rq_fini(&qp->rq);
 	pthread_cond_destroy(&iqp->cond);
 	pthread_mutex_destroy(&iqp->mutex);
-	rte_free(qp->sq);
-	rte_free(qp);
+	qp_free_queues(qp);
 	return 0;
 }
 

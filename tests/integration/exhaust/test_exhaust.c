@@ -58,7 +58,6 @@
 #include "rnic/rnic_roce.h"
 #include "rnic/rnic_tcp.h"
 #include "rnic/rnic_verbs.h"
-#include "iwarp/iw_ep.h"
 #include "port/port.h"
 #include "verbs/verbs.h"
 
@@ -728,9 +727,7 @@ static void mempool(enum rnic_transport t)
 				fprintf(stderr, "  qp %d: state %d bytes out %lu in %lu\n", k,
 					C.s[i].qp[k]->state, (unsigned long)q.bytes_out,
 					(unsigned long)q.bytes_in);
-				struct rnic_qp *iq = (struct rnic_qp *)C.s[i].qp[k];
-				if (iq->ep)
-					rnic_iw_dump(iq->ep, stderr);
+				rnic_qp_dump(C.s[i].qp[k], stderr);
 			}
 		}
 	if (n != 2 * NQ || rn != NQ) {

@@ -14,13 +14,12 @@
 
 #include "engine/stack.h"
 #include "engine/worker.h"
-#include "net/net.h"
 #include "port/port.h"
 #include "stubs.h"
 
 struct stub_state stub;
 
-struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
+struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned stack_id, unsigned idx,
 				 const struct rnic_port_cfg *cfg,
 				 unsigned nb_workers)
 {
@@ -32,6 +31,7 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	if (p == NULL)
 		return NULL;
 	p->st = st;
+	p->stack_id = stack_id;
 	p->idx = idx;
 	p->cfg = *cfg;
 	p->nb_rxq = p->nb_txq = (uint16_t)nb_workers;
@@ -110,8 +110,16 @@ void rnic_port_fault_stats(const struct rnic_port *p, struct rnic_fault_stats *s
 	s->dropped = 3;
 }
 
-void rnic_net_input(struct rnic_worker *w, struct rnic_port *p,
-		    struct rte_mbuf *m)
+int rnic_port_set_link(struct rnic_port *p, bool up)
+{
+	(void)p;
+	(void)up;
+	return 0;
+}
+
+/* The network layer: module A registers these hooks (the engine names
+ * nothing in lib/net). */
+static void net_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 {
 	(void)w;
 	(void)p;
@@ -119,22 +127,21 @@ void rnic_net_input(struct rnic_worker *w, struct rnic_port *p,
 	rte_pktmbuf_free(m);
 }
 
-void rnic_net_input_l4(struct rnic_worker *w, struct rnic_port *p,
-		       struct rte_mbuf *m)
+static void net_input_l4(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 {
 	(void)p;
 	stub.l4_input[w->id]++;
 	rte_pktmbuf_free(m);
 }
 
-unsigned rnic_arp_poll(struct rnic_worker *w, struct rnic_port *p)
+static unsigned net_poll(struct rnic_worker *w, struct rnic_port *p)
 {
 	(void)w;
 	(void)p;
 	return 0;
 }
 
-void rnic_arp_announce(struct rnic_worker *w, struct rnic_port *p)
+static void net_announce(struct rnic_worker *w, struct rnic_port *p)
 {
 	(void)p;
 	stub.announces++;
@@ -142,16 +149,20 @@ void rnic_arp_announce(struct rnic_worker *w, struct rnic_port *p)
 	stub.announce_worker = w->id;
 }
 
-void rnic_arp_stats(const struct rnic_stack *st, struct rnic_arp_stats *s)
+static void net_counts(const struct rnic_stack *st, uint64_t *requests, uint64_t *replies)
 {
 	(void)st;
-	memset(s, 0, sizeof(*s));
-	s->requests_in = 2;
-	s->replies_out = 2;
+	*requests = 2;
+	*replies = 2;
 }
 
+static const struct rnic_net_hooks net_hooks = {
+	.input = net_input, .input_l4 = net_input_l4, .announce = net_announce,
+	.poll = net_poll, .counts = net_counts,
+};
+
 /*
- * The test's own protocol table (lib/engine/protocols.c is not linked):
+ * The test's own protocol table (lib/protocols.c is not linked):
  * two modules that log their hooks, so ordering and unwinding are visible,
  * and can be told to fail.
  */
@@ -166,7 +177,11 @@ static void hook(char mod, char what, int id)
 	}
 }
 
-static int a_stack_init(struct rnic_stack *st) { (void)st; hook('A', 'S', -1); return 0; }
+static int a_stack_init(struct rnic_stack *st)
+{
+	hook('A', 'S', -1);
+	return rnic_stack_set_net(st, &net_hooks);
+}
 static void a_stack_fini(struct rnic_stack *st) { (void)st; hook('A', 's', -1); }
 static int a_worker_init(struct rnic_worker *w) { hook('A', 'W', (int)w->id); return 0; }
 static void a_worker_fini(struct rnic_worker *w) { hook('A', 'w', (int)w->id); }

@@ -18,6 +18,7 @@
 #include <rte_thash.h>
 
 #include "engine/stack.h"
+#include "port/port.h"
 #include "engine/timer.h"
 
 static uint64_t us_tsc;

@@ -32,8 +32,8 @@
 
 #include "rnic/rnic.h"
 #include "rnic/rnic_verbs.h"
-#include "verbs/stag.h"
-#include "verbs/stag_table.h"
+#include "rdma/stag.h"
+#include "rdma/stag_table.h"
 
 #define P0_IP 0xc0000201u    /* 192.0.2.1/24 */
 #define P1_IP 0xc6336401u    /* 198.51.100.1/24 */

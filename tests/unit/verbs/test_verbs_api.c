@@ -27,6 +27,8 @@
 #include <rte_mbuf.h>
 #include <unistd.h>
 
+#include "engine/stack.h"
+#include "iwarp/iw_int.h"
 #include "verbs_pair.h"
 
 /* --- tests -------------------------------------------------------------------- */
@@ -111,6 +113,75 @@ static void test_objects(void **state)
 	assert_int_equal(rnic_destroy_cq(cq), 0);
 	assert_int_equal(rnic_dereg_mr(m1), 0);
 	assert_int_equal(rnic_dereg_mr(m2), 0);
+	assert_int_equal(rnic_dealloc_pd(pd), 0);
+}
+
+/* iWARP keeps its state per stack, in the engine's protocol table
+ * (st->proto[RNIC_PROTO_IWARP]), created and freed with the stack: a
+ * stack made later, even with the same process-wide index, starts clean
+ * (a process-global table indexed by stack kept the old stack's MPA
+ * timeout and listeners). */
+static void test_iwarp_state_per_stack(void **state)
+{
+	(void)state;
+	assert_non_null(A->proto[RNIC_PROTO_IWARP]);
+	assert_ptr_not_equal(A->proto[RNIC_PROTO_IWARP], B->proto[RNIC_PROTO_IWARP]);
+	struct rnic_config c;
+	rnic_config_init(&c);   /* no ports: the stack is never started */
+	struct rnic_stack *s = rnic_stack_create(&c);
+	assert_non_null(s);
+	unsigned id = s->id;
+	struct iw_stack_state *is = iw_stack(s);
+	assert_non_null(is);
+	rnic_iw_set_mpa_timeout(s, 1234);
+	assert_int_equal(is->mpa_timeout_ms, 1234);
+	assert_int_equal(rnic_iw_listen(s, 4791, NULL, NULL, NULL), 0);
+	assert_non_null(is->listeners);
+	rnic_stack_destroy(s);   /* frees the listener with the state */
+	s = rnic_stack_create(&c);
+	assert_non_null(s);
+	assert_int_equal(s->id, id);
+	is = iw_stack(s);
+	assert_non_null(is);
+	assert_int_equal(is->mpa_timeout_ms, 0);
+	assert_null(is->listeners);
+	assert_int_equal(rnic_iw_unlisten(s, 4791), -ENOENT);
+	rnic_stack_destroy(s);
+}
+
+/* rnic_qp_dump() through the transport interface: each transport prints
+ * its own state (RoCE's was missing: rnic-soak reached into lib/roce). */
+static void test_qp_dump(void **state)
+{
+	(void)state;
+	struct ibv_pd *pd = rnic_alloc_pd(ca);
+	struct ibv_cq *cq = rnic_create_cq(ca, 16, NULL, NULL, 0);
+	assert_non_null(cq);
+	struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4 } };
+	struct ibv_qp *iw = rnic_create_qp_transport(pd, &qa, RNIC_TRANSPORT_IWARP);
+	struct ibv_qp *ro = rnic_create_qp_transport(pd, &qa, RNIC_TRANSPORT_ROCE);
+	assert_non_null(iw);
+	assert_non_null(ro);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	rnic_qp_dump(iw, f);
+	rnic_qp_dump(ro, f);
+	fclose(f);
+	char want[64];
+	snprintf(want, sizeof(want), "qp %u: transport iwarp", iw->qp_num);
+	assert_non_null(strstr(text, want));
+	assert_non_null(strstr(text, "(no endpoint)"));
+	snprintf(want, sizeof(want), "qp %u: transport roce", ro->qp_num);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "roce qp %u: ", ro->qp_num);   /* RoCE's own state */
+	assert_non_null(strstr(text, want));
+	free(text);
+	assert_int_equal(rnic_destroy_qp(iw), 0);
+	assert_int_equal(rnic_destroy_qp(ro), 0);
+	assert_int_equal(rnic_destroy_cq(cq), 0);
 	assert_int_equal(rnic_dealloc_pd(pd), 0);
 }
 
@@ -582,6 +653,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_objects),
+		cmocka_unit_test(test_qp_dump),
+		cmocka_unit_test(test_iwarp_state_per_stack),
 		cmocka_unit_test(test_negative_errno),
 		cmocka_unit_test(test_send_write_read),
 		cmocka_unit_test(test_bad_rkey_terminates),

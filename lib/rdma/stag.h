@@ -7,7 +7,7 @@
  *
  * so the port that generated an STag is in its top byte. A port also holds
  * *imports*: entries for STags other ports generated, installed by the
- * migration control component (lib/verbs/migrate.c) the first time a tagged
+ * migration control component (lib/rdma/migrate.c) the first time a tagged
  * segment for one arrives on that port. An import records what the owner's
  * entry said (address, length, rights, PD, key) and points back at it.
  *
@@ -19,8 +19,8 @@
  * imports first (the invalid bit of every copy is cleared before the call
  * returns), so no port places through a stale copy.
  */
-#ifndef RNIC_VERBS_STAG_H
-#define RNIC_VERBS_STAG_H
+#ifndef RNIC_RDMA_STAG_H
+#define RNIC_RDMA_STAG_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -48,7 +48,7 @@ struct rnic_mem {
 				   * or an unbound window */
 	uint8_t port;             /* owner: the generating port; import: the
 				   * port holding the copy */
-	const void *pd;           /* owner; NULL for rnic_iw_reg_mr() users */
+	const void *pd;           /* owner (the verbs PD); NULL: any PD */
 	uint32_t qpn;             /* type 2 window: the QP it is bound to */
 	int access;               /* IBV_ACCESS_* */
 	uint64_t va, len;         /* the tagged range */
@@ -132,7 +132,7 @@ enum rnic_stag_fault rnic_stag_invalidate(const struct rnic_stack *st,
  * (before a window is re-bound under a new key, or unbound). Any thread. */
 void rnic_stag_revoke(const struct rnic_stack *st, struct rnic_mem *m, uint32_t stag);
 
-/* --- migration (lib/verbs/migrate.c): the control component --------------- */
+/* --- migration (lib/rdma/migrate.c): the control component --------------- */
 
 /*
  * A migration query: "port @p port received @p stag, which it does not

@@ -15,14 +15,14 @@
 
 #include "engine/stack.h"
 #include "engine/worker.h"
-#include "verbs/stag.h"
-#include "verbs/stag_table.h"
-#include "verbs/verbs.h"
+#include "rdma/stag.h"
+#include "rdma/stag_table.h"
+#include "rdma/rdma.h"
 
 struct rnic_stag_table *rnic_stag_table_of(const struct rnic_stack *st)
 {
-	const struct rnic_verbs_stack *vs = verbs_st(st);
-	return vs ? vs->stags : NULL;
+	const struct rnic_rdma_stack *rs = rnic_rdma_st(st);
+	return rs ? rs->stags : NULL;
 }
 
 static struct stag_port *port_of(const struct rnic_stag_table *t, unsigned port)
@@ -41,7 +41,7 @@ int rnic_stag_table_create(struct rnic_stack *st)
 	for (unsigned p = 0; p < t->n_ports; p++) {
 		struct stag_port *sp = calloc(1, sizeof(*sp));
 		if (sp == NULL) {
-			verbs_st(st)->stags = t;
+			rnic_rdma_st(st)->stags = t;
 			rnic_stag_table_free(st);
 			return -ENOMEM;
 		}
@@ -53,7 +53,7 @@ int rnic_stag_table_create(struct rnic_stack *st)
 		t->ports[p] = sp;
 	}
 	int rc = rnic_stag_mig_init(st, t);
-	verbs_st(st)->stags = t;
+	rnic_rdma_st(st)->stags = t;
 	if (rc != 0)
 		rnic_stag_table_free(st);
 	return rc;
@@ -79,7 +79,7 @@ void rnic_stag_table_free(struct rnic_stack *st)
 	stag_reclaim(t, true);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
-	verbs_st(st)->stags = NULL;
+	rnic_rdma_st(st)->stags = NULL;
 }
 
 int rnic_stag_insert(struct rnic_stack *st, struct rnic_mem *m)

@@ -5,7 +5,7 @@
 #include <rte_common.h>
 #include <rte_malloc.h>
 
-#include "verbs/wq.h"
+#include "rdma/wq.h"
 
 int rnic_rq_init(struct rnic_rq *rq, uint32_t entries, bool shared)
 {

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* STag tables, internal layout shared by stag.c and migrate.c. */
-#ifndef RNIC_VERBS_STAG_TABLE_H
-#define RNIC_VERBS_STAG_TABLE_H
+#ifndef RNIC_RDMA_STAG_TABLE_H
+#define RNIC_RDMA_STAG_TABLE_H
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "rnic/rnic.h"
-#include "verbs/stag.h"
+#include "rdma/stag.h"
 
 #define STAG_SLOTS (1u << 16)
 

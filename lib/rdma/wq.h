@@ -11,8 +11,8 @@
  * A receive queue is consumed whole-entry when a message starts; an SRQ
  * has several consumers (QPs on any worker) and takes clock too.
  */
-#ifndef RNIC_VERBS_WQ_H
-#define RNIC_VERBS_WQ_H
+#ifndef RNIC_RDMA_WQ_H
+#define RNIC_RDMA_WQ_H
 
 #include <stdbool.h>
 #include <stdint.h>

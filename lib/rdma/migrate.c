@@ -27,9 +27,9 @@
 #include "engine/engine_internal.h"
 #include "engine/stack.h"
 #include "engine/worker.h"
-#include "verbs/stag.h"
-#include "verbs/stag_table.h"
-#include "verbs/verbs.h"
+#include "rdma/stag.h"
+#include "rdma/stag_table.h"
+#include "rdma/rdma.h"
 
 #define MIGQ_SIZE 1024
 #define MIG_BURST 32
