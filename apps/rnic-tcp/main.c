@@ -54,7 +54,7 @@ struct app {
 	uint64_t bytes;             /* per connection */
 	unsigned conns;
 	uint16_t listen_port;
-	uint32_t dst_ip;
+	struct rnic_addr dst;       /* --connect: IPv4 or IPv6 */
 	uint16_t dst_port;
 	enum rnic_tcp_cc cc;
 	bool json;
@@ -208,7 +208,7 @@ struct connect_req {
 static void do_connect(struct rnic_worker *w, void *arg)
 {
 	struct connect_req *r = arg;
-	r->rc = rnic_tcp_connect(w, r->a->dst_ip, r->a->dst_port, &ops, r->f, &r->f->c);
+	r->rc = rnic_tcp_connect_addr(w, &r->a->dst, r->a->dst_port, &ops, r->f, &r->f->c);
 }
 
 static void on_signal(int sig)
@@ -220,6 +220,7 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rnic-tcp {sink|source|echo} [--listen PORT | --connect ADDR:PORT]\n"
+		   "                (ADDR:PORT: A.B.C.D:PORT or [X:X::X]:PORT)\n"
 		   "                [--bytes N] [--conns N] [--cc newreno|cubic] [--json]\n"
 		   "                [--loopback [--drop P --dup P --reorder P --corrupt P --seed S]]\n"
 		   "                [--no-verify]  (no SHA-256: measures the transport alone)\n"
@@ -313,11 +314,12 @@ int main(int argc, char **argv)
 			if (*end || !a->listen_port) goto bad;
 			break;
 		case 'c': {
+			/* A.B.C.D:PORT or [X:X::X]:PORT */
 			char *colon = strrchr(optarg, ':');
-			uint8_t plen;
 			if (!colon) goto bad;
 			*colon = '\0';
-			if (rnic_parse_cidr(optarg, &a->dst_ip, &plen) || strchr(optarg, '/'))
+			if (rnic_addr_parse(optarg, &a->dst, NULL) != 0 ||
+			    (a->dst.family == RNIC_AF_INET6 && optarg[0] != '['))
 				goto bad;
 			a->dst_port = (uint16_t)strtoul(colon + 1, &end, 10);
 			if (*end || !a->dst_port) goto bad;
@@ -361,7 +363,7 @@ int main(int argc, char **argv)
 			goto bad;
 		cfg.n_ports = 0;
 	} else if (cfg.n_ports == 0 ||
-		   (a->mode == MODE_SOURCE && (!a->dst_ip || !a->bytes)) ||
+		   (a->mode == MODE_SOURCE && (!a->dst.family || !a->bytes)) ||
 		   (a->mode != MODE_SOURCE && !a->listen_port)) {
 		goto bad;
 	}
@@ -391,7 +393,7 @@ int main(int argc, char **argv)
 		}
 		sink_st = rnic_stack_create(&ca);
 		src_st = rnic_stack_create(&cb);
-		a->dst_ip = 0xc0000201u;
+		a->dst = rnic_addr_v4(0xc0000201u);
 		a->dst_port = 5001;
 		a->listen_port = 5001;
 	} else {

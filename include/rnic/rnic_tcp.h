@@ -112,6 +112,20 @@ int rnic_tcp_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t dst_port,
 		     const struct rnic_tcp_ops *ops, void *ctx,
 		     struct rnic_tcp_conn **out);
 
+/**
+ * rnic_tcp_connect() to an address of either family (@p dst: IPv4 or
+ * IPv6, the port by the on-link route, the source address chosen for the
+ * destination). @return as rnic_tcp_connect(), and -EHOSTUNREACH for a
+ * multicast or unspecified @p dst.
+ */
+int rnic_tcp_connect_addr(struct rnic_worker *w, const struct rnic_addr *dst,
+			  uint16_t dst_port, const struct rnic_tcp_ops *ops, void *ctx,
+			  struct rnic_tcp_conn **out);
+
+/** The local and remote addresses and ports (host order) of @p c. */
+void rnic_tcp_endpoints(const struct rnic_tcp_conn *c, struct rnic_addr *local,
+			uint16_t *lport, struct rnic_addr *remote, uint16_t *rport);
+
 /** Queue an mbuf chain for sending. @return 0, -EAGAIN (send buffer full:
  *  wait for sent()), -ENOBUFS (the port's mbuf pool is short: try again
  *  later; no sent() is promised, the connection may have nothing in

@@ -109,6 +109,11 @@ struct rnic_stack {
 unsigned rnic_flow_owner(const struct rnic_stack *st, uint32_t src_ip,
 			 uint32_t dst_ip, uint16_t src_port, uint16_t dst_port);
 
+/** rnic_flow_owner() of an IPv6 flow (16-byte addresses, network order):
+ *  the Toeplitz hash over the IPv6 four-tuple, as NICs hash TCP/IPv6. */
+unsigned rnic_flow_owner6(const struct rnic_stack *st, const uint8_t src[16],
+			  const uint8_t dst[16], uint16_t src_port, uint16_t dst_port);
+
 /** Worker (queue) of RSS indirection entry @p entry: entry % n_workers.
  *  lib/port programs RSS tables with it, rnic_flow_owner() computes with it. */
 static inline unsigned rnic_reta_entry_worker(unsigned entry, unsigned n_workers)

@@ -385,7 +385,7 @@ static void *tcp_accept(struct rnic_tcp_conn *c, void *lctx)
 	ep->c = c;
 	ep->tcp_up = true;
 	ep->listen_ctx = l->ctx;
-	ep->peer_ip = rte_be_to_cpu_32(c->key.raddr);
+	ep->peer_ip = rte_be_to_cpu_32(tcp_key_r4(&c->key));
 	ep->peer_port = rte_be_to_cpu_16(c->key.rport);
 	rnic_mpa_rx_init(&ep->mrx, false);
 	ep->state = EP_MPA_REQ;
@@ -488,7 +488,7 @@ int rnic_iw_attach_stream(struct rnic_tcp_conn *c, bool active,
 	rnic_tcp_set_ops(c, &ep_tcp_ops, ep);
 	ep->c = c;
 	ep->tcp_up = true;
-	ep->peer_ip = rte_be_to_cpu_32(c->key.raddr);
+	ep->peer_ip = rte_be_to_cpu_32(tcp_key_r4(&c->key));
 	ep->peer_port = rte_be_to_cpu_16(c->key.rport);
 	*out = ep;
 	if (active) {

@@ -152,34 +152,6 @@ struct rnic_port *rnic_net_route6(struct rnic_stack *st, const uint8_t dst[16])
 	return NULL;
 }
 
-uint16_t rnic_ip6_addr_sum(const uint8_t src[16], const uint8_t dst[16])
-{
-	uint32_t sum = 0;
-	for (unsigned i = 0; i < 16; i += 2) {
-		uint16_t a, b;
-		memcpy(&a, src + i, 2);
-		memcpy(&b, dst + i, 2);
-		sum += (uint32_t)a + b;
-	}
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-uint16_t rnic_net_l4_cksum6(const struct rte_mbuf *m, uint32_t off, const uint8_t src[16],
-			    const uint8_t dst[16], uint8_t proto, uint32_t len)
-{
-	uint16_t data = 0;
-	if (rnic_net_cksum_mbuf(m, off, len, &data) != 0)
-		return 0;
-	uint32_t sum = (uint32_t)data + rnic_ip6_addr_sum(src, dst);
-	sum += rte_cpu_to_be_16((uint16_t)(len >> 16)) + rte_cpu_to_be_16((uint16_t)len);
-	sum += rte_cpu_to_be_16(proto);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
 /* ---------------------------------------------------------------- receive */
 
 /* Is @p dst one of our destinations on @p p: a unicast address we answer

@@ -25,6 +25,7 @@
 #include <rte_telemetry.h>
 
 #include "engine/stack.h"
+#include "net/ipv6.h"
 #include "net/net.h"
 #include "port/port.h"
 
@@ -550,9 +551,33 @@ void rnic_port_close(struct rnic_port *p)
  * capture shows the frame as it would be on a wire and a corrupted frame
  * fails the receiver's check. Frames that are not Ethernet/IPv4/TCP in
  * full are left as they are (the receiver drops them anyway). */
+/* The same for TCP over IPv6 (rnic sends it without extension headers). */
+static void port_csum_finish6(struct rte_mbuf *m)
+{
+	const uint32_t off = sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv6_hdr);
+	if (rte_pktmbuf_data_len(m) < off + sizeof(struct rte_tcp_hdr))
+		return;
+	const struct rte_ipv6_hdr *ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv6_hdr *,
+							        sizeof(struct rte_ether_hdr));
+	uint32_t plen = rte_be_to_cpu_16(ip->payload_len);
+	if (ip->proto != IPPROTO_TCP || plen < sizeof(struct rte_tcp_hdr) ||
+	    off + plen > rte_pktmbuf_pkt_len(m))
+		return;
+	struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, off);
+	th->cksum = 0;
+	th->cksum = (uint16_t)~rnic_net_l4_cksum6(m, off, ip->src_addr, ip->dst_addr,
+						  IPPROTO_TCP, plen);
+}
+
 static void port_csum_finish(struct rte_mbuf *m)
 {
 	m->ol_flags &= ~RTE_MBUF_F_TX_TCP_CKSUM;
+	if (rte_pktmbuf_data_len(m) >= sizeof(struct rte_ether_hdr) &&
+	    rte_pktmbuf_mtod(m, const struct rte_ether_hdr *)->ether_type ==
+	    RTE_BE16(RTE_ETHER_TYPE_IPV6)) {
+		port_csum_finish6(m);
+		return;
+	}
 	if (rte_pktmbuf_data_len(m) < sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr))
 		return;
 	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);

@@ -1074,7 +1074,7 @@ static void random_segments_reassemble(void **state)
 		struct rte_mbuf *m;
 		if (kind >= 3 && kind < 5) {                      /* malformed options */
 			uint8_t bad[4] = { 8, (uint8_t)(x >> 24), 1, 1 };
-			m = h_craft(rte_be_to_cpu_32(cb->key.raddr), H_IP_B,
+			m = h_craft(rte_be_to_cpu_32(tcp_key_r4(&cb->key)), H_IP_B,
 				    rte_be_to_cpu_16(cb->key.rport), 5001, base + off,
 				    cb->snd_nxt, flags, 65535, bad, 4, buf, len);
 		} else if (kind == 5) {                           /* stray SYN */
@@ -1633,7 +1633,7 @@ static void malformed_dropped_and_counted(void **state)
 	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
 	assert_non_null(c);
 	struct rnic_tcp_conn *cb = sb.c;
-	uint32_t raddr = rte_be_to_cpu_32(cb->key.raddr), laddr = H_IP_B;
+	uint32_t raddr = rte_be_to_cpu_32(tcp_key_r4(&cb->key)), laddr = H_IP_B;
 	uint16_t rp = rte_be_to_cpu_16(cb->key.rport), lp = 5001;
 	uint8_t data[10] = { 1 };
 	static const struct { uint8_t o[8]; size_t len; } bad[] = {
