@@ -17,6 +17,7 @@
 #include <rte_telemetry.h>
 
 #include "engine/engine_internal.h"
+#include "net/ipv6.h"
 #include "port/port.h"
 
 typedef void (*stack_fill_fn)(const struct rnic_stack *st, struct rte_tel_data *d);
@@ -151,6 +152,13 @@ static void fill_stats(const struct rnic_stack *st, struct rte_tel_data *d)
 	TEL_FO(failovers); TEL_FO(completed); TEL_FO(no_survivor); TEL_FO(conns_moved);
 	TEL_FO(last_us); TEL_FO(max_us);
 #undef TEL_FO
+	struct rnic_nd_stats ns;   /* IPv6 neighbour discovery */
+	rnic_nd_stats(st, &ns);
+#define TEL_ND(f) rte_tel_data_add_dict_u64(d, "nd_" #f, ns.f)
+	TEL_ND(ns_in); TEL_ND(na_in); TEL_ND(ns_out); TEL_ND(na_out);
+	TEL_ND(unsolicited_na_out); TEL_ND(dad_ns_out); TEL_ND(dad_conflicts);
+	TEL_ND(entries); TEL_ND(timeouts); TEL_ND(probes_out); TEL_ND(ptb_in);
+#undef TEL_ND
 	rte_tel_data_add_dict_int(d, "failover_last_failed", fs.last_failed);
 	rte_tel_data_add_dict_int(d, "failover_last_survivor", fs.last_survivor);
 }

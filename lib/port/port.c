@@ -902,6 +902,17 @@ void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d)
 	snprintf(buf, sizeof(buf), "%u.%u.%u.%u/%u", p->ip >> 24, (p->ip >> 16) & 255,
 		 (p->ip >> 8) & 255, p->ip & 255, p->cfg.prefix_len);
 	rte_tel_data_add_dict_string(d, "ip", buf);
+	/* IPv6: each address with its prefix, "dup" when DAD found it in use */
+	char b6[(RNIC_ADDRSTRLEN + 9) * (1 + RNIC_PORT_IP6_MAX)] = "";
+	for (unsigned i = 0; i < p->n_ip6; i++) {
+		char a[RNIC_ADDRSTRLEN];
+		struct rnic_addr ad = rnic_addr_v6(p->ip6[i]);
+		size_t l = strlen(b6);
+		snprintf(b6 + l, sizeof(b6) - l, "%s%s/%u%s", l ? " " : "",
+			 rnic_addr_str(&ad, a, sizeof(a)), p->ip6_prefix[i],
+			 p->ip6_state[i] == RNIC_IP6_DUPLICATE ? " dup" : "");
+	}
+	rte_tel_data_add_dict_string(d, "ip6", b6);
 	rte_tel_data_add_dict_int(d, "mtu", p->mtu);
 	rte_tel_data_add_dict_int(d, "link_up", p->link_up);
 	rte_tel_data_add_dict_u64(d, "link_changes", p->link_changes);

@@ -14,6 +14,7 @@
 
 #include "engine/stack.h"
 #include "engine/worker.h"
+#include "net/ipv6.h"
 #include "net/net.h"
 #include "port/port.h"
 #include "stubs.h"
@@ -148,6 +149,12 @@ void rnic_arp_stats(const struct rnic_stack *st, struct rnic_arp_stats *s)
 	memset(s, 0, sizeof(*s));
 	s->requests_in = 2;
 	s->replies_out = 2;
+}
+
+void rnic_nd_stats(const struct rnic_stack *st, struct rnic_nd_stats *s)
+{
+	(void)st;
+	memset(s, 0, sizeof(*s));
 }
 
 /*
