@@ -141,7 +141,8 @@ static void port_conf_rss(struct rnic_port *p, const struct rte_eth_dev_info *di
 	conf->rx_adv_conf.rss_conf.rss_key_len = 40;
 	conf->rx_adv_conf.rss_conf.rss_hf = di->flow_type_rss_offloads &
 		(RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_NONFRAG_IPV4_UDP |
-		 RTE_ETH_RSS_IPV4);
+		 RTE_ETH_RSS_IPV4 |
+		 RTE_ETH_RSS_NONFRAG_IPV6_TCP);   /* as rnic_flow_owner6() hashes */
 	p->rss = conf->rx_adv_conf.rss_conf.rss_hf != 0;
 	if (!p->rss)
 		conf->rxmode.mq_mode = RTE_ETH_MQ_RX_NONE;
@@ -418,6 +419,10 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 		rte_eth_dev_callback_register(port_id, RTE_ETH_EVENT_INTR_LSC,
 					      port_lsc_cb, p);
 	rte_eth_macaddr_get(port_id, &p->mac);
+	/* before the start brings the tap's kernel side up: Linux derives
+	 * its IPv6 link-local address from the MAC it has then, and with
+	 * ours it would be rnic's own (both sides' DAD fails) */
+	port_tap_kernel_mac(p, di.driver_name);
 	rc = rte_eth_dev_start(port_id);
 	if (rc != 0) {
 		fprintf(stderr, "rnic: port %u (%s): start: %s%s\n", idx, p->name,
@@ -426,9 +431,9 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 		goto fail;
 	}
 	port_set_reta(p, &di);
-	port_tap_kernel_mac(p, di.driver_name);
 	rnic_tap_link_init(p, &di);
-	/* rnic speaks unicast IPv4 and broadcast ARP only */
+	/* unicast and broadcast only; lib/net joins the IPv6 groups of a
+	 * port with IPv6 addresses (nd.c) */
 	rte_eth_promiscuous_disable(port_id);
 	rte_eth_allmulticast_disable(port_id);
 	rnic_port_poll_link(p);
