@@ -90,10 +90,13 @@ static void post_event_r(struct rnic_cm_id *id, enum rnic_cm_event_type t, int s
 	n->ev.transport = id->transport;
 	if (id->ep != NULL || id->ib != NULL) {
 		uint16_t ird, ord;
-		if (id->ep != NULL)
+		if (id->ep != NULL) {
 			rnic_iw_conn_info(id->ep, &ird, &ord, &n->ev.peer_ip, &n->ev.peer_port);
-		else
+			rnic_iw_conn_peer(id->ep, &n->ev.peer);
+		} else {
 			rnic_ibcm_conn_info(id->ib, &ird, &ord, &n->ev.peer_ip, &n->ev.peer_port);
+			n->ev.peer = rnic_addr_v4(n->ev.peer_ip);
+		}
 		n->ev.ird = (uint8_t)ird;
 		n->ev.ord = (uint8_t)ord;
 	}
@@ -369,7 +372,7 @@ int rnic_cm_listen(struct rnic_cm_id *id, uint16_t port, int backlog)
 
 struct connect_args {
 	struct rnic_cm_id *id;
-	uint32_t ip;
+	struct rnic_addr dst;
 	uint16_t port;
 	struct rnic_iw_params p;
 	const struct rnic_cm_conn_param *param;
@@ -383,7 +386,7 @@ static void do_connect(struct rnic_worker *w, void *arg)
 	const struct rnic_cm_conn_param *c = a->param;
 	a->id->state = ID_CONNECTING;
 	a->id->w = w;
-	a->rc = rnic_iw_connect(w, a->ip, a->port, &cm_ops, a->id, &a->p,
+	a->rc = rnic_iw_connect_addr(w, &a->dst, a->port, &cm_ops, a->id, &a->p,
 				c ? c->private_data : NULL, c ? c->private_data_len : 0, &ep);
 	if (a->rc != 0) {
 		a->id->state = ID_IDLE;
@@ -451,19 +454,31 @@ static int roce_connect(struct rnic_cm_id *id, struct rnic_qp *qp, uint32_t ip, 
 int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *iqp, uint32_t ip, uint16_t port,
 		    const struct rnic_cm_conn_param *param)
 {
-	if (id == NULL || iqp == NULL || id->state != ID_IDLE || port == 0 ||
+	struct rnic_addr dst = rnic_addr_v4(ip);
+	return rnic_cm_connect_addr(id, iqp, &dst, port, param);
+}
+
+int rnic_cm_connect_addr(struct rnic_cm_id *id, struct ibv_qp *iqp,
+			 const struct rnic_addr *dst, uint16_t port,
+			 const struct rnic_cm_conn_param *param)
+{
+	if (id == NULL || iqp == NULL || dst == NULL || id->state != ID_IDLE || port == 0 ||
+	    (dst->family != RNIC_AF_INET && dst->family != RNIC_AF_INET6) ||
 	    (param && param->private_data_len > RNIC_CM_PDATA_MAX))
 		return -EINVAL;
 	struct rnic_qp *qp = qp_of(iqp);
-	if (qp->transport == RNIC_TRANSPORT_ROCE)
-		return roce_connect(id, qp, ip, port, param);
+	if (qp->transport == RNIC_TRANSPORT_ROCE) {
+		if (dst->family != RNIC_AF_INET)
+			return -EAFNOSUPPORT;
+		return roce_connect(id, qp, dst->v4, port, param);
+	}
 	if (!qp_free_for_cm(qp))
 		return -EBUSY;
 	struct rnic_stack *st = id_stack(id);
 	/* the QP lives on the worker of its send CQ's completion handler */
 	struct rnic_device *d = id->ch->dev;
 	struct rnic_worker *w = st->workers[d->handlers[cq_of(iqp->send_cq)->handler].worker];
-	struct connect_args a = { .id = id, .ip = ip, .port = port, .param = param };
+	struct connect_args a = { .id = id, .dst = *dst, .port = port, .param = param };
 	params_from(&a.p, param);
 	id->transport = RNIC_TRANSPORT_IWARP;
 	id->qp = qp;
