@@ -421,7 +421,8 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 	rte_eth_macaddr_get(port_id, &p->mac);
 	/* before the start brings the tap's kernel side up: Linux derives
 	 * its IPv6 link-local address from the MAC it has then, and with
-	 * ours it would be rnic's own (both sides' DAD fails) */
+	 * ours it would be rnic's own (both sides' DAD fails); and again
+	 * after it, whose MAC restore gives the kernel side ours again */
 	port_tap_kernel_mac(p, di.driver_name);
 	rc = rte_eth_dev_start(port_id);
 	if (rc != 0) {
@@ -431,6 +432,7 @@ struct rnic_port *rnic_port_open(struct rnic_stack *st, unsigned idx,
 		goto fail;
 	}
 	port_set_reta(p, &di);
+	port_tap_kernel_mac(p, di.driver_name);
 	rnic_tap_link_init(p, &di);
 	/* unicast and broadcast only; lib/net joins the IPv6 groups of a
 	 * port with IPv6 addresses (nd.c) */
