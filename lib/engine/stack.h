@@ -27,6 +27,12 @@ struct rnic_l4_handler {
 			  struct rte_mbuf *m);
 	void (*input)(struct rnic_worker *w, struct rnic_port *p,
 		      struct rte_mbuf *m);
+	/* optional: an ICMPv6 packet too big (RFC 8201) quoting a datagram
+	 * of this protocol from our @p local to @p remote whose header
+	 * starts at @p l4 (8 bytes at least: the ports first); @p mtu is the
+	 * path's. Runs on the worker that owns the flow by its ports. */
+	void (*pmtu6)(struct rnic_worker *w, const uint8_t local[16],
+		      const uint8_t remote[16], const uint8_t *l4, uint32_t mtu);
 };
 
 #define RNIC_MAX_UDP_HANDLERS 8

@@ -52,18 +52,41 @@ static void icmp6_echo_reply(struct rnic_worker *w, struct rnic_port *p, struct 
 
 /*
  * Packet too big (RFC 8201): the path to the quoted destination carries at
- * most the given MTU. Counted; rnic's transports size their segments from
- * the link's MTU (TCP's MSS is MTU - 60), and every link rnic runs on has
- * the same MTU end to end.
+ * most the given MTU. Counted; a quoted datagram of ours whose transport
+ * takes it (TCP: the MSS) goes to that transport on the worker owning the
+ * flow (the message is steered there first, as a segment would be).
  */
 static void icmp6_ptb(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
-		      uint32_t len)
+		      uint32_t off, uint32_t len)
 {
-	if (len < 8 + sizeof(struct rte_ipv6_hdr)) {
+	/* type, code, checksum, MTU; the quoted IPv6 header; 8 bytes of the
+	 * transport header (ports and TCP's sequence number) */
+	const uint32_t need = 8 + sizeof(struct rte_ipv6_hdr) + 8;
+	if (len < need || rte_pktmbuf_data_len(m) < off + need) {
 		rnic_worker_drop(w, RNIC_DROP_ICMP6_SHORT, m);
 		return;
 	}
+	const uint8_t *b = rte_pktmbuf_mtod_offset(m, const uint8_t *, off);
+	const struct rte_ipv6_hdr *q = (const struct rte_ipv6_hdr *)(b + 8);
+	uint32_t mtu = (uint32_t)b[4] << 24 | (uint32_t)b[5] << 16 | (uint32_t)b[6] << 8 | b[7];
+	const uint8_t *l4 = (const uint8_t *)(q + 1);
+	const struct rnic_l4_handler *h = &w->st->ip_proto[q->proto];
+	if (b[1] != 0 || (rte_be_to_cpu_32(q->vtc_flow) >> 28) != 6 ||
+	    !rnic_port_has_ip6(p, q->src_addr) || h->pmtu6 == NULL) {
+		rnic_worker_drop(w, RNIC_DROP_ICMP6_TYPE, m);
+		return;
+	}
+	rte_be16_t sport, dport;
+	memcpy(&sport, l4, 2);
+	memcpy(&dport, l4 + 2, 2);
+	unsigned owner = rnic_flow_owner6(w->st, q->dst_addr, q->src_addr, dport, sport);
+	if (owner != w->id) {
+		m->port = (uint16_t)p->idx;
+		rnic_worker_redirect(w, owner, m);   /* resumes in rnic_ipv6_input_l4 */
+		return;
+	}
 	__atomic_fetch_add(&p->nd->ptb_in, 1, __ATOMIC_RELAXED);
+	h->pmtu6(w, q->src_addr, q->dst_addr, l4, mtu);
 	rte_pktmbuf_free(m);
 }
 
@@ -105,7 +128,7 @@ void rnic_icmp6_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbu
 		}
 		break;
 	case ICMP6_PACKET_TOO_BIG:
-		icmp6_ptb(w, p, m, len);
+		icmp6_ptb(w, p, m, off, len);
 		return;
 	default:
 		break;

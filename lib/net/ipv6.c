@@ -360,6 +360,10 @@ void rnic_ipv6_input_l4(struct rnic_worker *w, struct rnic_port *p, struct rte_m
 		rnic_worker_drop(w, RNIC_DROP_IP6_EXT_HDR, m);
 		return;
 	}
+	if (proto == IPPROTO_ICMPV6) {   /* a packet too big for a flow of ours */
+		rnic_icmp6_input(w, p, m);
+		return;
+	}
 	const struct rnic_l4_handler *h = ipv6_handler(w, m, proto);
 	if (h != NULL)
 		h->input(w, p, m);

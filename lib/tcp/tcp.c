@@ -959,7 +959,8 @@ static int tcp_stack_init(struct rnic_stack *st)
 	ts->tsc_per_epoch = rte_get_tsc_hz() * COOKIE_EPOCH_S;
 	tcp_cookie_keys_init(&ts->keys, (uint32_t)(rte_get_tsc_cycles() / ts->tsc_per_epoch));
 	st->proto[RNIC_PROTO_TCP] = ts;
-	static const struct rnic_l4_handler h = { .owner = tcp_owner, .input = tcp_input };
+	static const struct rnic_l4_handler h = { .owner = tcp_owner, .input = tcp_input,
+						  .pmtu6 = tcp_pmtu6 };
 	return rnic_stack_register_ip_proto(st, IPPROTO_TCP, &h);
 }
 

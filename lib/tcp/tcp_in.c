@@ -45,6 +45,29 @@ unsigned tcp_owner(struct rnic_stack *st, struct rnic_port *p, struct rte_mbuf *
 	return rnic_flow_owner(st, ip->src_addr, ip->dst_addr, ports[0], ports[1]);
 }
 
+void tcp_pmtu6(struct rnic_worker *w, const uint8_t local[16], const uint8_t remote[16],
+	       const uint8_t *l4, uint32_t mtu)
+{
+	struct tcp_key k;
+	memcpy(k.laddr, local, 16);
+	memcpy(k.raddr, remote, 16);
+	memcpy(&k.lport, l4, 2);       /* the quoted segment went from us */
+	memcpy(&k.rport, l4 + 2, 2);
+	struct rnic_tcp_conn *c = tcp_lookup(w, &k);
+	if (c == NULL || c->state == TCP_LISTEN || c->state == TCP_CLOSED)
+		return;
+	/* RFC 5927 section 4.1: the quoted sequence number must be one in
+	 * flight, or a blind attacker could shrink our segments */
+	uint32_t seq;
+	memcpy(&seq, l4 + 4, 4);
+	seq = rte_be_to_cpu_32(seq);
+	if (seq_lt(seq, c->snd_una) || seq_ge(seq, c->snd_max))
+		return;
+	c->busy++;
+	tcp_pmtu_reduce(c, mtu);
+	tcp_conn_put(c);
+}
+
 void tcp_key_of(const struct rte_mbuf *m, const struct rte_tcp_hdr *th, struct tcp_key *k)
 {
 	if (rnic_mbuf_is_ipv6(m)) {

@@ -393,8 +393,16 @@ void tcp_arm_rto(struct rnic_tcp_conn *c);
 bool tcp_user_timed_out(const struct rnic_tcp_conn *c);
 void tcp_tail_probe(struct rnic_tcp_conn *c);
 
+/* A packet too big for the path to the peer of @p c: lower the MSS to
+ * @p mtu's, split what is queued (sent or not) to fit, and send the first
+ * unacknowledged segment again (RFC 8201 section 4). */
+void tcp_pmtu_reduce(struct rnic_tcp_conn *c, uint32_t mtu);
+
 /* tcp_in.c */
 void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m);
+/* The rnic_l4_handler.pmtu6 hook: find the connection, tcp_pmtu_reduce(). */
+void tcp_pmtu6(struct rnic_worker *w, const uint8_t local[16], const uint8_t remote[16],
+	       const uint8_t *l4, uint32_t mtu);
 unsigned tcp_owner(struct rnic_stack *st, struct rnic_port *p, struct rte_mbuf *m);
 
 /* tcp.c */

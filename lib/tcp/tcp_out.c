@@ -510,6 +510,39 @@ int tcp_split_unit(struct rnic_tcp_conn *c, uint32_t idx, uint16_t first)
 	return 0;
 }
 
+void tcp_pmtu_reduce(struct rnic_tcp_conn *c, uint32_t mtu)
+{
+	uint32_t hdr = (tcp_key_v4(&c->key) ? 40u : 60u) + (c->ts_ok ? 12u : 0u);
+	/* IPv6's minimum link MTU is 1280 (RFC 8200 section 5); a smaller
+	 * figure is no reason to go below it */
+	if (mtu < 1280)
+		mtu = 1280;
+	if (mtu <= hdr || mtu - hdr >= c->mss)
+		return;
+	c->mss = (uint16_t)(mtu - hdr);
+	tcp_w(c->w)->st.pmtu_reductions++;
+	/* split every queued unit above the new MSS, sent ones included: the
+	 * retransmissions must fit too. A split sent unit keeps its marks. */
+	for (uint32_t i = c->u_head; i != c->u_tail; i++) {
+		struct tcp_unit was = c->units[i & (c->units_cap - 1)];
+		if (was.len <= c->mss)
+			continue;
+		bool sent = i - c->u_head < c->u_next - c->u_head;
+		if (tcp_split_unit(c, i, c->mss) != 0)
+			break;   /* no room: the rest waits for a later packet too big */
+		struct tcp_unit *n = &c->units[(i + 1) & (c->units_cap - 1)];
+		n->sacked = was.sacked;
+		n->lost = was.lost;
+		n->retx = was.retx;
+		n->sent_tsc = was.sent_tsc;
+		if (sent)
+			c->u_next++;
+	}
+	/* the quoted segment was dropped on the way: send it again now */
+	if (c->snd_una != c->snd_max && c->u_head != c->u_next)
+		tcp_retransmit_unit(c, &c->units[c->u_head & (c->units_cap - 1)]);
+}
+
 /*
  * The persist timer fired: data waits and nothing is in flight. A closed
  * window gets a probe (RFC 9293 3.8.6.1); an open one too small for the

@@ -44,6 +44,20 @@ static struct rnic_worker W[1];
 static struct rte_mempool *pool;
 static unsigned pool_baseline;
 static unsigned h_calls;
+static unsigned ptb_calls;
+static uint32_t ptb_mtu;
+static uint8_t ptb_local[16], ptb_remote[16], ptb_l4[8];
+
+static void h_pmtu6(struct rnic_worker *w, const uint8_t local[16], const uint8_t remote[16],
+		    const uint8_t *l4, uint32_t mtu)
+{
+	(void)w;
+	ptb_calls++;
+	ptb_mtu = mtu;
+	memcpy(ptb_local, local, 16);
+	memcpy(ptb_remote, remote, 16);
+	memcpy(ptb_l4, l4, 8);
+}
 
 static void h_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 {
@@ -567,6 +581,52 @@ static void truncation_every_length(void **state)
 	assert_int_equal(stub_n_tx, 2);
 }
 
+/* A packet too big quoting a TCP segment of ours reaches the transport's
+ * hook with the path MTU, on the flow's worker (steered there first); a
+ * short one, one quoting someone else's datagram or a protocol without
+ * the hook is dropped with its cause. */
+static size_t build_ptb(uint8_t *f, const uint8_t *qsrc, uint8_t qproto, uint32_t mtu,
+			size_t quote)
+{
+	uint8_t msg[8 + 40 + 20] = { 2, 0, 0, 0, (uint8_t)(mtu >> 24), (uint8_t)(mtu >> 16),
+				     (uint8_t)(mtu >> 8), (uint8_t)mtu };
+	uint8_t *q = msg + 8;
+	q[0] = 0x60;
+	q[5] = 20;
+	q[6] = qproto;
+	q[7] = 64;
+	memcpy(q + 8, qsrc, 16);
+	memcpy(q + 24, PEER6, 16);
+	static const uint8_t tcp[20] = { 0x13, 0x89, 0x9c, 0x40, 0, 0, 0x10, 0 };
+	memcpy(q + 40, tcp, 20);
+	return build_icmp6(f, &us_mac, PEER6, US6, 64, msg, 8 + 40 + quote);
+}
+
+static void packet_too_big(void **state)
+{
+	uint8_t f[256];
+	(void)state;
+	rx(&P[0], f, build_ptb(f, US6, IPPROTO_TCP, 1280, 20));
+	assert_int_equal(ptb_calls, 1);
+	assert_int_equal(ptb_mtu, 1280);
+	assert_memory_equal(ptb_local, US6, 16);
+	assert_memory_equal(ptb_remote, PEER6, 16);
+	assert_int_equal(ptb_l4[0] << 8 | ptb_l4[1], 5001);
+	assert_int_equal(P[0].nd->ptb_in, 1);
+	assert_int_equal(stub_n_tx, 0);
+	/* another worker owns the flow: the message goes there */
+	stub_flow_owner6 = 1;
+	rx(&P[0], f, build_ptb(f, US6, IPPROTO_TCP, 1400, 20));
+	assert_int_equal(stub_n_redirects, 1);
+	assert_int_equal(stub_redirect_owner, 1);
+	assert_int_equal(ptb_calls, 1);
+	stub_flow_owner6 = 0;
+	rx_expect_drop(f, build_ptb(f, US6, IPPROTO_TCP, 1280, 7), RNIC_DROP_ICMP6_SHORT);
+	rx_expect_drop(f, build_ptb(f, OTHER6, IPPROTO_TCP, 1280, 20), RNIC_DROP_ICMP6_TYPE);
+	rx_expect_drop(f, build_ptb(f, US6, IPPROTO_UDP, 1280, 20), RNIC_DROP_ICMP6_TYPE);
+	assert_int_equal(ptb_calls, 1);
+}
+
 /* ---- fixture ---- */
 
 static void port_init(struct rnic_port *p, unsigned idx, const struct rte_ether_addr *mac,
@@ -604,9 +664,10 @@ static int test_setup(void **state)
 	for (unsigned i = 0; i < 2; i++)
 		if (rnic_arp_table_create(&P[i]) != 0)
 			return -1;
-	static const struct rnic_l4_handler h = { .input = h_input };
+	static const struct rnic_l4_handler h = { .input = h_input, .pmtu6 = h_pmtu6 };
 	st.ip_proto[IPPROTO_TCP] = h;
-	h_calls = 0;
+	h_calls = ptb_calls = 0;
+	stub_flow_owner6 = 0;
 	pool_baseline = rte_mempool_in_use_count(pool);
 	return 0;
 }
@@ -662,6 +723,7 @@ int main(void)
 		T(ipv6_each_malformation),
 		T(ipv6_accepts),
 		T(truncation_every_length),
+		T(packet_too_big),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
