@@ -75,7 +75,7 @@ errors() {
 		"transport = roce,roce|[target.a] transport: 'roce,roce' is not a list of iwarp and roce" \
 		"listen = 70000|[target.a] listen: '70000' is not a port 1..65535" \
 		"allow = 192.0.2.5/24|[target.a] allow: '192.0.2.5/24' has host bits set under /24" \
-		"allow = 10.0.0.0/8, 1.2.3|[target.a] allow: '1.2.3' is not an IPv4 address/prefix" \
+		"allow = 10.0.0.0/8, 1.2.3|[target.a] allow: '1.2.3' is not an IPv4 or IPv6 address/prefix" \
 		"size = 64X|[target.a] size: '64X' is not a size like 4096, 64K, 64M or 2G" \
 		"size = 0|[target.a] size: '0' is not a size like 4096, 64K, 64M or 2G" \
 		"access = ro|[target.a] size: missing (required, e.g. size = 64M)"; do
