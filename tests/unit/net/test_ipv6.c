@@ -627,6 +627,51 @@ static void packet_too_big(void **state)
 	assert_int_equal(ptb_calls, 1);
 }
 
+/* Failover: once port 1 serves port 0's addresses (taken_by), port 1
+ * answers solicitations for port 0's global address (not its link-local
+ * one, which stays with its link), announces it with an unsolicited
+ * advertisement carrying port 1's MAC, and port 0 answers for it no more. */
+static void failover_takeover(void **state)
+{
+	uint8_t f[128];
+	static const uint8_t P1_6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x11 };
+	(void)state;
+	/* port 1 with an IPv6 address on the same prefix */
+	rnic_arp_table_free(&P[1]);
+	memcpy(P[1].cfg.ip6[0].addr, P1_6, 16);
+	P[1].cfg.ip6[0].prefix_len = 64;
+	P[1].cfg.n_ip6 = 1;
+	assert_int_equal(rnic_arp_table_create(&P[1]), 0);
+	assert_false(rnic_port_has_ip6(&P[1], US6));
+	P[0].taken_by = 2;      /* port 1 (index 1) serves port 0's addresses */
+	assert_false(rnic_port_has_ip6(&P[0], US6));
+	assert_true(rnic_port_has_ip6(&P[1], US6));
+	assert_false(rnic_port_has_ip6(&P[1], US_LL));
+	rnic_nd_announce(&W[0], &P[1]);
+	bool announced = false;
+	for (unsigned i = 0; i < stub_n_tx; i++) {
+		const uint8_t *b = tx_bytes(i);
+		if (b[54] == 136 && !memcmp(b + 62, US6, 16)) {
+			assert_int_equal(stub_tx[i].port, 1);
+			assert_int_equal(b[58], 0x20);               /* override */
+			assert_memory_equal(b + 80, &p1_mac, 6);     /* the survivor's MAC */
+			assert_memory_equal(b + 38, ALL_NODES, 16);
+			assert_icmp6_ok(i);
+			announced = true;
+		}
+	}
+	assert_true(announced);
+	stub_reset();
+	/* a solicitation for it on port 1 is answered with port 1's MAC */
+	size_t n = build_ns(f, PEER6, US6, true, 255);
+	rx(&P[1], f, n);
+	assert_int_equal(stub_n_tx, 1);
+	assert_memory_equal(tx_bytes(0) + 80, &p1_mac, 6);
+	/* and no longer on port 0 (its solicited-node group is still its own) */
+	rx_expect_drop(f, n, RNIC_DROP_ND_NOT_FOR_US);
+	P[0].taken_by = 0;
+}
+
 /* ---- fixture ---- */
 
 static void port_init(struct rnic_port *p, unsigned idx, const struct rte_ether_addr *mac,
@@ -724,6 +769,7 @@ int main(void)
 		T(ipv6_accepts),
 		T(truncation_every_length),
 		T(packet_too_big),
+		T(failover_takeover),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
