@@ -253,6 +253,24 @@ static void nd_send_na(struct rnic_worker *w, struct rnic_port *p, const uint8_t
 	nd_send(w, p, m, target, dst, l2_dst);
 }
 
+/* The override flag for an advertisement of @p target: clear while the
+ * address is optimistic (RFC 4429 section 3.3: it must not displace a
+ * cached entry of the node that may own it), set otherwise. */
+static uint8_t nd_override(const struct rnic_port *p, const uint8_t target[16])
+{
+	for (unsigned i = 0; i < p->n_ip6; i++)
+		if (!memcmp(p->ip6[i], target, 16))
+			return p->ip6_state[i] == RNIC_IP6_OPTIMISTIC ? 0 : NA_FLAG_OVERRIDE;
+	/* another port's: a taken-over address, with its own port's state */
+	for (unsigned k = 0; p->st != NULL && k < p->st->n_ports; k++) {
+		const struct rnic_port *q = p->st->ports[k];
+		for (unsigned i = 0; q != NULL && q != p && i < q->n_ip6; i++)
+			if (!memcmp(q->ip6[i], target, 16))
+				return q->ip6_state[i] == RNIC_IP6_OPTIMISTIC ? 0 : NA_FLAG_OVERRIDE;
+	}
+	return NA_FLAG_OVERRIDE;
+}
+
 /* DAD probe (RFC 4862 5.4.2): from the unspecified address, no option. */
 static void nd_send_dad(struct rnic_worker *w, struct rnic_port *p, const uint8_t target[16])
 {
@@ -279,11 +297,12 @@ void rnic_nd_announce(struct rnic_worker *w, struct rnic_port *p)
 		for (unsigned i = 0; i < p->n_ip6; i++)
 			nd_send_dad(w, p, p->ip6[i]);
 	}
-	/* unsolicited advertisements, override set (RFC 4861 7.2.6) */
+	/* unsolicited advertisements (RFC 4861 7.2.6), override set but for
+	 * optimistic addresses */
 	for (unsigned i = 1; i < p->n_ip6; i++)
 		if (rnic_port_has_ip6(p, p->ip6[i])) {
 			CNT(t, unsolicited_na_out);
-			nd_send_na(w, p, p->ip6[i], all_nodes, NA_FLAG_OVERRIDE, NULL);
+			nd_send_na(w, p, p->ip6[i], all_nodes, nd_override(p, p->ip6[i]), NULL);
 		}
 	for (unsigned k = 0; p->st != NULL && k < p->st->n_ports; k++) {
 		struct rnic_port *q = p->st->ports[k];
@@ -292,7 +311,8 @@ void rnic_nd_announce(struct rnic_worker *w, struct rnic_port *p)
 		for (unsigned i = 1; i < q->n_ip6; i++)
 			if (rnic_port_has_ip6(p, q->ip6[i])) {
 				CNT(t, unsolicited_na_out);
-				nd_send_na(w, p, q->ip6[i], all_nodes, NA_FLAG_OVERRIDE, NULL);
+				nd_send_na(w, p, q->ip6[i], all_nodes, nd_override(p, q->ip6[i]),
+					   NULL);
 			}
 	}
 }
@@ -406,7 +426,7 @@ static void nd_input_ns(struct rnic_worker *w, struct rnic_port *p, struct rte_m
 	}
 	rte_pktmbuf_free(m);
 	if (unspec) {   /* answer a prober to all-nodes (RFC 4861 7.2.4) */
-		nd_send_na(w, p, target, all_nodes, NA_FLAG_OVERRIDE, NULL);
+		nd_send_na(w, p, target, all_nodes, nd_override(p, target), NULL);
 		return;
 	}
 	const struct rte_ether_addr *to = NULL;
@@ -427,7 +447,7 @@ static void nd_input_ns(struct rnic_worker *w, struct rnic_port *p, struct rte_m
 		if (to == NULL)
 			return;
 	}
-	nd_send_na(w, p, target, peer, NA_FLAG_SOLICITED | NA_FLAG_OVERRIDE, to);
+	nd_send_na(w, p, target, peer, NA_FLAG_SOLICITED | nd_override(p, target), to);
 }
 
 static void nd_input_na(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,

@@ -247,11 +247,17 @@ static void addresses(void **state)
 }
 
 /* NS for our address: an NA with S and O, our MAC, hop limit 255, back to
- * the soliciting node; its address is learnt STALE (RFC 4861 7.2.3). */
+ * the soliciting node; its address is learnt STALE (RFC 4861 7.2.3). While
+ * the address is optimistic (DAD running) O is clear (RFC 4429 3.3). */
 static void ns_gets_na_bytes(void **state)
 {
 	uint8_t f[128];
 	(void)state;
+	rx(&P[0], f, build_ns(f, PEER6, US6, true, 255));
+	assert_int_equal(stub_n_tx, 1);
+	assert_int_equal(tx_bytes(0)[58], 0x40);    /* solicited, optimistic: no O */
+	stub_reset();
+	P[0].ip6_state[1] = RNIC_IP6_PREFERRED;
 	rx(&P[0], f, build_ns(f, PEER6, US6, true, 255));
 	assert_int_equal(stub_n_tx, 1);
 	const uint8_t *b = tx_bytes(0);
@@ -428,7 +434,7 @@ static void dad_and_announce(void **state)
 	assert_icmp6_ok(0);
 	b = tx_bytes(2);
 	assert_int_equal(b[54], 136);
-	assert_int_equal(b[58], 0x20);                /* override, unsolicited */
+	assert_int_equal(b[58], 0x00);                /* unsolicited; optimistic: no O */
 	assert_memory_equal(b + 38, ALL_NODES, 16);
 	assert_memory_equal(b + 62, US6, 16);
 	/* another node has our global address */
@@ -643,6 +649,7 @@ static void failover_takeover(void **state)
 	P[1].cfg.n_ip6 = 1;
 	assert_int_equal(rnic_arp_table_create(&P[1]), 0);
 	assert_false(rnic_port_has_ip6(&P[1], US6));
+	P[0].ip6_state[1] = RNIC_IP6_PREFERRED;   /* DAD passed long ago */
 	P[0].taken_by = 2;      /* port 1 (index 1) serves port 0's addresses */
 	assert_false(rnic_port_has_ip6(&P[0], US6));
 	assert_true(rnic_port_has_ip6(&P[1], US6));
