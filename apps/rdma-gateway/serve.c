@@ -119,18 +119,6 @@ static bool offered(const struct gw_target *t, enum rnic_transport tr)
 	return tr == RNIC_TRANSPORT_ROCE ? t->roce : tr == RNIC_TRANSPORT_IWARP && t->iwarp;
 }
 
-static bool allowed(const struct gw_target *t, uint32_t ip)
-{
-	if (t->n_allow == 0)
-		return true;
-	for (unsigned i = 0; i < t->n_allow; i++) {
-		uint32_t mask = t->allow[i].len ? ~0u << (32 - t->allow[i].len) : 0;
-		if ((ip & mask) == (t->allow[i].net & mask))
-			return true;
-	}
-	return false;
-}
-
 static void on_request(const struct rnic_cm_event *ev)
 {
 	uint16_t port = (uint16_t)(uintptr_t)rnic_cm_id_context(ev->listen_id);
@@ -161,9 +149,9 @@ static void on_request(const struct rnic_cm_event *ev)
 		reject(ev->id, t, RNIC_GW_WRONG_TRANSPORT, why);
 		return;
 	}
-	if (!allowed(t->cfg, ev->peer_ip)) {
-		snprintf(why, sizeof(why), "%u.%u.%u.%u is not allowed", ev->peer_ip >> 24,
-			 (ev->peer_ip >> 16) & 255, (ev->peer_ip >> 8) & 255, ev->peer_ip & 255);
+	if (!gw_allowed(t->cfg, &ev->peer)) {
+		char a[RNIC_ADDRSTRLEN];
+		snprintf(why, sizeof(why), "%s is not allowed", rnic_addr_str(&ev->peer, a, sizeof(a)));
 		reject(ev->id, t, RNIC_GW_NOT_ALLOWED, why);
 		return;
 	}

@@ -102,8 +102,51 @@ int gw_parse_transports(const char *s, bool *iwarp, bool *roce)
 	return *iwarp || *roce ? 0 : -EINVAL;
 }
 
-/* "10.0.0.0/8, 192.0.2.7": a bare address is one host (/32); host bits
- * set under the prefix are refused as a likely typo. Reason in @p why. */
+/* Does @p a lie in @p net/@p len (both of one family)? */
+static bool addr_in(const struct rnic_addr *a, const struct rnic_addr *net, unsigned len)
+{
+	if (a->family != net->family)
+		return false;
+	if (a->family == RNIC_AF_INET) {
+		uint32_t mask = len ? UINT32_C(0xffffffff) << (32 - len) : 0;
+		return (a->v4 & mask) == (net->v4 & mask);
+	}
+	for (unsigned i = 0; i < 16 && len > 0; i++, len = len > 8 ? len - 8 : 0) {
+		uint8_t mask = len >= 8 ? 0xff : (uint8_t)(0xff00 >> len);
+		if ((a->v6[i] ^ net->v6[i]) & mask)
+			return false;
+	}
+	return true;
+}
+
+bool gw_allowed(const struct gw_target *t, const struct rnic_addr *a)
+{
+	if (t->n_allow == 0)
+		return true;
+	for (unsigned i = 0; i < t->n_allow; i++)
+		if (addr_in(a, &t->allow[i].net, t->allow[i].len))
+			return true;
+	return false;
+}
+
+/* Host bits of @p a under /@p len: set ones are a likely typo. */
+static bool host_bits(const struct rnic_addr *a, unsigned len)
+{
+	struct rnic_addr net = *a;
+	if (a->family == RNIC_AF_INET) {
+		net.v4 &= len ? UINT32_C(0xffffffff) << (32 - len) : 0;
+	} else {
+		for (unsigned i = 0; i < 16; i++) {
+			unsigned l = len > 8 * i ? len - 8 * i : 0;
+			net.v6[i] &= l >= 8 ? 0xff : (uint8_t)(0xff00 >> l);
+		}
+	}
+	return !rnic_addr_eq(&net, a);
+}
+
+/* "10.0.0.0/8, 192.0.2.7, 2001:db8::/32": a bare address is one host (/32,
+ * /128); host bits set under the prefix are refused as a likely typo.
+ * Reason in @p why. */
 static int parse_allow(const char *s, struct gw_target *t, char *why, size_t wlen)
 {
 	char buf[CFG_VALUE_LEN];
@@ -112,21 +155,20 @@ static int parse_allow(const char *s, struct gw_target *t, char *why, size_t wle
 	t->n_allow = 0;
 	for (char *save, *tok = strtok_r(buf, ",", &save); tok != NULL;
 	     tok = strtok_r(NULL, ",", &save)) {
-		uint32_t ip;
+		struct rnic_addr ip;
 		uint8_t len;
 		while (isspace((unsigned char)*tok))
 			tok++;
 		size_t n = strlen(tok);
 		while (n > 0 && isspace((unsigned char)tok[n - 1]))
 			tok[--n] = '\0';
-		if (rnic_parse_cidr(tok, &ip, &len) != 0) {
-			why_set(why, wlen, "'%s' is not an IPv4 address/prefix", tok);
+		if (strchr(tok, '[') != NULL || rnic_addr_parse(tok, &ip, &len) != 0) {
+			why_set(why, wlen, "'%s' is not an IPv4 or IPv6 address/prefix", tok);
 			return -EINVAL;
 		}
 		if (strchr(tok, '/') == NULL)
-			len = 32;
-		uint32_t mask = len ? UINT32_C(0xffffffff) << (32 - len) : 0;
-		if (ip & ~mask) {
+			len = ip.family == RNIC_AF_INET ? 32 : 128;
+		if (host_bits(&ip, len)) {
 			why_set(why, wlen, "'%s' has host bits set under /%u", tok, len);
 			return -EINVAL;
 		}

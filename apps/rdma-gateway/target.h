@@ -12,6 +12,7 @@
 
 #include <rte_cfgfile.h>
 
+#include "rnic/rnic.h"
 #include "rnic_gw.h"
 
 #define GW_MAX_TARGETS 32
@@ -19,11 +20,12 @@
 #define GW_TARGET_NAME_LEN 33
 #define GW_DEFAULT_LISTEN RNIC_GW_DEFAULT_PORT /**< listen port when the key is missing */
 
-/** One allow entry: an IPv4 network. */
+/** One allow entry: an IPv4 or IPv6 network. */
 struct gw_allow {
-	uint32_t net;     /**< network address, host order */
-	uint8_t len;      /**< prefix length */
+	struct rnic_addr net; /**< network address */
+	uint8_t len;          /**< prefix length */
 };
+
 
 /** One [target.NAME] section. */
 struct gw_target {
@@ -36,6 +38,10 @@ struct gw_target {
 	unsigned n_allow;              /**< 0 = any address */
 	struct gw_allow allow[GW_MAX_ALLOW]; /**< admitted client networks */
 };
+
+/** Is @p a inside one of @p t's allowed networks (any address when the
+ *  list is empty)? An address matches networks of its own family only. */
+bool gw_allowed(const struct gw_target *t, const struct rnic_addr *a);
 
 /** "64M" -> 67108864: digits, then at most one of K M G T (powers of
  *  1024). @return 0 or -EINVAL (also for 0 and overflow). */

@@ -42,7 +42,7 @@
 static struct {
 	int put;
 	const char *file;
-	uint32_t ip;
+	struct rnic_addr dst;   /* IPv4, or IPv6 (iWARP) */
 	uint16_t port;
 	char target[RNIC_GW_NAME_LEN];
 	uint64_t offset, length;
@@ -55,6 +55,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: rnic-cp [options] put FILE rdma://ADDR[:PORT]/TARGET[?offset=N]\n"
 		   "       rnic-cp [options] get rdma://ADDR[:PORT]/TARGET[?offset=N] FILE --length N\n"
+		   "       (ADDR: A.B.C.D, or [X:X::X] for IPv6 over iWARP)\n"
 		   "options: --chunk BYTES (default 1M)  --depth N (default 8)  --json\n"
 		   "         --transport iwarp|roce (default iwarp)\n"
 		   "         the port options below; the default PORT is %u\n\n%s",
@@ -91,7 +92,7 @@ static int parse_size(const char *s, uint64_t *v)
 	return 0;
 }
 
-/* rdma://ADDR[:PORT]/TARGET[?offset=N] */
+/* rdma://ADDR[:PORT]/TARGET[?offset=N]; an IPv6 ADDR in brackets */
 static int parse_url(const char *u)
 {
 	char host[64], rest[128];
@@ -104,7 +105,14 @@ static int parse_url(const char *u)
 	memcpy(host, u, (size_t)(slash - u));
 	host[slash - u] = '\0';
 	strcpy(rest, slash + 1);
+	/* the port's colon: right after "]" for [IPv6], else the only one */
 	char *colon = strchr(host, ':');
+	if (host[0] == '[') {
+		char *rb = strchr(host, ']');
+		if (rb == NULL || (rb[1] != ':' && rb[1] != '\0'))
+			return -1;
+		colon = rb[1] == ':' ? rb + 1 : NULL;
+	}
 	if (colon) {
 		*colon = '\0';
 		char *end;
@@ -113,10 +121,9 @@ static int parse_url(const char *u)
 			return -1;
 		o.port = (uint16_t)p;
 	}
-	uint8_t len;
-	char cidr[80];
-	snprintf(cidr, sizeof(cidr), "%s/32", host);
-	if (rnic_parse_cidr(cidr, &o.ip, &len) != 0)
+	/* an IPv6 address only in brackets (its colons would be the port's) */
+	if (rnic_addr_parse(host, &o.dst, NULL) != 0 ||
+	    (o.dst.family == RNIC_AF_INET6) != (host[0] == '['))
 		return -1;
 	char *q = strchr(rest, '?');
 	if (q) {
@@ -289,10 +296,11 @@ int main(int argc, char **argv)
 					.responder_resources = 1, .initiator_depth = 16 };
 	struct rnic_cm_event ev;
 	/* the first SYN (or REQ) may wait for ARP; allow a few retransmissions */
-	if (rnic_cm_connect(id, qp, o.ip, o.port, &p) != 0 ||
+	char a[RNIC_ADDRSTRLEN];
+	rnic_addr_str(&o.dst, a, sizeof(a));
+	if (rnic_cm_connect_addr(id, qp, &o.dst, o.port, &p) != 0 ||
 	    rnic_cm_get_event(ch, &ev, 30000) != 0) {
-		fprintf(stderr, "rnic-cp: %u.%u.%u.%u:%u: no answer over %s\n", o.ip >> 24,
-			(o.ip >> 16) & 255, (o.ip >> 8) & 255, o.ip & 255, o.port,
+		fprintf(stderr, "rnic-cp: %s:%u: no answer over %s\n", a, o.port,
 			transport_name());
 		goto out;
 	}
@@ -302,8 +310,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (ev.type != RNIC_CM_EVENT_ESTABLISHED) {
-		fprintf(stderr, "rnic-cp: %u.%u.%u.%u:%u %s over %s (%s)\n", o.ip >> 24,
-			(o.ip >> 16) & 255, (o.ip >> 8) & 255, o.ip & 255, o.port,
+		fprintf(stderr, "rnic-cp: %s:%u %s over %s (%s)\n", a, o.port,
 			ev.type == RNIC_CM_EVENT_UNREACHABLE ? "unreachable" : "connection failed",
 			transport_name(), strerror(-ev.status));
 		goto out;

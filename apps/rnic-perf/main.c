@@ -123,10 +123,10 @@ static int one_opt(struct perf_opts *o, int c, const char *arg, bool *have_test,
 	case OPT_LOOPBACK: o->loopback = true; (*modes)++; return 0;
 	case OPT_SERVER: o->server = true; (*modes)++; return 0;
 	case OPT_CLIENT: {
-		uint8_t plen;
 		(*modes)++;
-		if (rnic_parse_cidr(arg, &o->server_ip, &plen) != 0 || strchr(arg, '/')) {
-			fprintf(stderr, "rnic-perf: --client: '%s' is not an IPv4 address\n", arg);
+		if (rnic_addr_parse(arg, &o->server_addr, NULL) != 0) {
+			fprintf(stderr, "rnic-perf: --client: '%s' is not an IPv4 or IPv6 address\n",
+				arg);
 			return -1;
 		}
 		return 0;

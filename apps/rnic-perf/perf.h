@@ -97,7 +97,7 @@ struct perf_opts {
 	bool verify;                     /* count every completion, check payloads */
 	bool loopback;
 	bool server;                     /* --server; neither: --client */
-	uint32_t server_ip;              /* --client ADDR, host order */
+	struct rnic_addr server_addr;    /* --client ADDR: IPv4, or IPv6 (iWARP) */
 	uint16_t tcp_port;               /* CM listener / RoCE exchange */
 	unsigned ports;                  /* --loopback: ring pairs (1 or 2) */
 	int fail_port;                   /* port taken down mid-run, -1: none */

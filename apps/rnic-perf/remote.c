@@ -361,7 +361,7 @@ static int client_connect(struct perf_side *s, struct perf_end *e, unsigned i,
 		.initiator_depth = PERF_RD_ATOMIC,
 	};
 	if (rnic_cm_create_id(s->ch, e, &e->id) != 0 ||
-	    rnic_cm_connect(e->id, qp, o->server_ip, o->tcp_port, &cp) != 0) {
+	    rnic_cm_connect_addr(e->id, qp, &o->server_addr, o->tcp_port, &cp) != 0) {
 		fprintf(stderr, "rnic-perf: CM connect failed\n");
 		return -1;
 	}

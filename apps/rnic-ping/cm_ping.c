@@ -272,7 +272,7 @@ int cm_ping_run(struct rnic_stack *st, const struct cm_ping_opts *o)
 	if (rc == 0)
 		rc = make_qp(&cb, o->transport);
 	if (rc == 0)
-		rc = rnic_cm_connect(cb.id, cb.qp, o->dst_ip, o->port, &cp);
+		rc = rnic_cm_connect_addr(cb.id, cb.qp, &o->dst, o->port, &cp);
 	if (rc != 0) {
 		fprintf(stderr, "rnic-ping: connect: %s\n", strerror(-rc));
 		cleanup(&cb);

@@ -18,7 +18,7 @@ struct cm_ping_opts {
 	bool server, verbose, validate, persistent;
 	bool crc;                        /* ask for MPA CRC32c (iWARP) */
 	enum rnic_transport transport;   /* the client's QP */
-	uint32_t dst_ip;                 /* host order */
+	struct rnic_addr dst;            /* IPv4 or IPv6 (iWARP only) */
 	uint16_t port;
 	unsigned count;                  /* 0 = for ever */
 	uint32_t size;

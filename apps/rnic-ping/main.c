@@ -84,7 +84,8 @@ int main(int argc, char **argv)
 	char err[RNIC_ERRLEN];
 	bool c = false, s = false, verbose = false, validate = false, persistent = false;
 	bool crc = true;
-	uint32_t dst_ip = 0, size = 64;
+	uint32_t size = 64;
+	struct rnic_addr dst = { 0 };
 	uint16_t port = RPING_DEFAULT_PORT;
 	unsigned count = 0;
 	int o;
@@ -119,9 +120,9 @@ int main(int argc, char **argv)
 		case 's': s = true; break;
 		case 'c': c = true; break;
 		case 'a': {
-			uint8_t plen;
-			if (rnic_parse_cidr(optarg, &dst_ip, &plen) || strchr(optarg, '/')) {
-				fprintf(stderr, "rnic-ping: -a: '%s' is not an IPv4 address\n", optarg);
+			if (rnic_addr_parse(optarg, &dst, NULL) != 0) {
+				fprintf(stderr, "rnic-ping: -a: '%s' is not an IPv4 or IPv6 address\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -147,7 +148,7 @@ int main(int argc, char **argv)
 		default: goto bad;
 		}
 	}
-	if (s == c || (c && dst_ip == 0) || cfg.n_ports == 0 || optind < argc)
+	if (s == c || (c && dst.family == 0) || cfg.n_ports == 0 || optind < argc)
 		goto bad;
 
 	signal(SIGINT, on_signal);
@@ -165,7 +166,7 @@ int main(int argc, char **argv)
 	}
 	const struct cm_ping_opts po = { .server = s, .verbose = verbose, .validate = validate,
 					 .persistent = persistent, .crc = crc,
-					 .transport = transport, .dst_ip = dst_ip, .port = port,
+					 .transport = transport, .dst = dst, .port = port,
 					 .count = count, .size = size };
 	int rc = s ? serve(st, &po, crc) : cm_ping_run(st, &po);
 	rnic_stack_stop(st);

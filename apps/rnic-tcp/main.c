@@ -5,7 +5,7 @@
  *   rnic-tcp sink   --listen PORT  [--bytes N] [--json] PORT-OPTIONS
  *   rnic-tcp source --connect A:P  --bytes N [--conns N] [--cc newreno|cubic] [--json] PORT-OPTIONS
  *   rnic-tcp echo   --listen PORT  PORT-OPTIONS
- *   rnic-tcp source --loopback --bytes N [--drop P --dup P --reorder P --corrupt P --seed S]
+ *   rnic-tcp source --loopback [--ipv6] --bytes N [--drop P --dup P --reorder P --corrupt P --seed S]
  *
  * The source sends a deterministic pseudo-random stream; both ends print
  * the SHA-256 of the bytes they sent or received. --loopback runs a sink
@@ -54,7 +54,7 @@ struct app {
 	uint64_t bytes;             /* per connection */
 	unsigned conns;
 	uint16_t listen_port;
-	uint32_t dst_ip;
+	struct rnic_addr dst;       /* --connect: IPv4 or IPv6 */
 	uint16_t dst_port;
 	enum rnic_tcp_cc cc;
 	bool json;
@@ -208,7 +208,7 @@ struct connect_req {
 static void do_connect(struct rnic_worker *w, void *arg)
 {
 	struct connect_req *r = arg;
-	r->rc = rnic_tcp_connect(w, r->a->dst_ip, r->a->dst_port, &ops, r->f, &r->f->c);
+	r->rc = rnic_tcp_connect_addr(w, &r->a->dst, r->a->dst_port, &ops, r->f, &r->f->c);
 }
 
 static void on_signal(int sig)
@@ -220,8 +220,10 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rnic-tcp {sink|source|echo} [--listen PORT | --connect ADDR:PORT]\n"
+		   "                (ADDR:PORT: A.B.C.D:PORT or [X:X::X]:PORT)\n"
 		   "                [--bytes N] [--conns N] [--cc newreno|cubic] [--json]\n"
-		   "                [--loopback [--drop P --dup P --reorder P --corrupt P --seed S]]\n"
+		   "                [--loopback [--ipv6] [--drop P --dup P --reorder P --corrupt P --seed S]]\n"
+		   "                (--ipv6: the loopback stacks have IPv6 addresses only)\n"
 		   "                [--no-verify]  (no SHA-256: measures the transport alone)\n"
 		   "                [--drive inline|one|threaded]  (--loopback: the main thread runs\n"
 		   "                 the source stack (inline), both stacks (one), or neither: both\n"
@@ -275,7 +277,7 @@ int main(int argc, char **argv)
 	struct app *a = &app;
 	struct rnic_config cfg;
 	char err[RNIC_ERRLEN];
-	bool loopback = false;
+	bool loopback = false, ipv6 = false;
 	struct rnic_fault_cfg lf = {0};
 	uint64_t seed = 1;
 
@@ -301,7 +303,7 @@ int main(int argc, char **argv)
 		{ "dup", required_argument, 0, 'U' }, { "reorder", required_argument, 0, 'R' },
 		{ "corrupt", required_argument, 0, 'X' }, { "seed", required_argument, 0, 'S' },
 		{ "no-verify", no_argument, 0, 'V' }, { "threaded", no_argument, 0, 'T' },
-		{ "drive", required_argument, 0, 'd' },
+		{ "drive", required_argument, 0, 'd' }, { "ipv6", no_argument, 0, '6' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	optind = 2;
@@ -313,11 +315,12 @@ int main(int argc, char **argv)
 			if (*end || !a->listen_port) goto bad;
 			break;
 		case 'c': {
+			/* A.B.C.D:PORT or [X:X::X]:PORT */
 			char *colon = strrchr(optarg, ':');
-			uint8_t plen;
 			if (!colon) goto bad;
 			*colon = '\0';
-			if (rnic_parse_cidr(optarg, &a->dst_ip, &plen) || strchr(optarg, '/'))
+			if (rnic_addr_parse(optarg, &a->dst, NULL) != 0 ||
+			    (a->dst.family == RNIC_AF_INET6 && optarg[0] != '['))
 				goto bad;
 			a->dst_port = (uint16_t)strtoul(colon + 1, &end, 10);
 			if (*end || !a->dst_port) goto bad;
@@ -335,6 +338,7 @@ int main(int argc, char **argv)
 			break;
 		case 'j': a->json = true; break;
 		case 'L': loopback = true; break;
+		case '6': ipv6 = true; break;
 		case 'D': lf.drop = atof(optarg); break;
 		case 'U': lf.dup = atof(optarg); break;
 		case 'R': lf.reorder = atof(optarg); break;
@@ -354,14 +358,14 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		goto bad;
-	if (a->drive_set && !loopback)
+	if ((a->drive_set || ipv6) && !loopback)
 		goto bad;
 	if (loopback) {
 		if (a->mode != MODE_SOURCE || a->bytes == 0)
 			goto bad;
 		cfg.n_ports = 0;
 	} else if (cfg.n_ports == 0 ||
-		   (a->mode == MODE_SOURCE && (!a->dst_ip || !a->bytes)) ||
+		   (a->mode == MODE_SOURCE && (!a->dst.family || !a->bytes)) ||
 		   (a->mode != MODE_SOURCE && !a->listen_port)) {
 		goto bad;
 	}
@@ -383,15 +387,28 @@ int main(int argc, char **argv)
 			c->n_ports = 1;
 			rnic_port_cfg_init(&c->ports[0]);
 			snprintf(c->ports[0].ring, sizeof(c->ports[0].ring), "tcplo.%c", i ? 'b' : 'a');
-			c->ports[0].ip = 0xc0000201u + (uint32_t)i;
-			c->ports[0].prefix_len = 24;
+			if (ipv6) {   /* IPv6 only: 2001:db8::1 and ::2 */
+				static const uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8 };
+				memcpy(c->ports[0].ip6[0].addr, a6, 16);
+				c->ports[0].ip6[0].addr[15] = (uint8_t)(1 + i);
+				c->ports[0].ip6[0].prefix_len = 64;
+				c->ports[0].n_ip6 = 1;
+			} else {
+				c->ports[0].ip = 0xc0000201u + (uint32_t)i;
+				c->ports[0].prefix_len = 24;
+			}
 			c->ports[0].rx_fault = lf;
 			c->ports[0].fault_seed = seed + (uint64_t)i;
 			c->ports[0].mbufs = 65535;
 		}
 		sink_st = rnic_stack_create(&ca);
 		src_st = rnic_stack_create(&cb);
-		a->dst_ip = 0xc0000201u;
+		if (ipv6) {
+			uint8_t d6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+			a->dst = rnic_addr_v6(d6);
+		} else {
+			a->dst = rnic_addr_v4(0xc0000201u);
+		}
 		a->dst_port = 5001;
 		a->listen_port = 5001;
 	} else {

@@ -42,6 +42,29 @@ extern "C" {
 #define RNIC_MAX_WORKERS 16  /**< workers in one stack */
 #define RNIC_MAX_EAL_ARGS 32 /**< extra EAL arguments from [eal] */
 #define RNIC_ERRLEN      256 /**< size of an error-message buffer */
+#define RNIC_PORT_IP6_MAX  4 /**< IPv6 addresses per port (besides the link-local) */
+#define RNIC_ADDRSTRLEN   46 /**< room for any address rnic_addr_str() prints */
+
+/**
+ * An IP address of either family, as every rnic layer that may hold either
+ * keeps it (the port's IPv6 addresses, the neighbour cache, the TCP
+ * four-tuple, the connection manager's endpoints).
+ */
+struct rnic_addr {
+	uint8_t family;          /**< RNIC_AF_INET or RNIC_AF_INET6, 0 = none */
+	union {
+		uint32_t v4;     /**< IPv4, host byte order (as the rest of the API) */
+		uint8_t v6[16];  /**< IPv6, network byte order (as on the wire) */
+	};
+};
+#define RNIC_AF_INET  4  /**< rnic_addr.family of an IPv4 address */
+#define RNIC_AF_INET6 6  /**< rnic_addr.family of an IPv6 address */
+
+/** An IPv6 address of a port with its prefix length. */
+struct rnic_addr6_cfg {
+	uint8_t addr[16];        /**< network byte order */
+	uint8_t prefix_len;      /**< on-link prefix, 1..128 */
+};
 
 /** Fault injection on one direction of one port; probabilities in percent. */
 struct rnic_fault_cfg {
@@ -61,6 +84,10 @@ struct rnic_port_cfg {
 	char ring[48];          /**< in-process ring pair end, "NAME.a" or "NAME.b" */
 	uint32_t ip;            /**< IPv4 address, host byte order */
 	uint8_t prefix_len;     /**< subnet prefix length */
+	/** IPv6 addresses (global or unique-local); the link-local one comes
+	 *  from the MAC (EUI-64) and is not listed here */
+	struct rnic_addr6_cfg ip6[RNIC_PORT_IP6_MAX];
+	unsigned n_ip6;         /**< entries in ip6 */
 	uint32_t gateway;       /**< default gateway, host order, 0 = none */
 	uint16_t mtu;           /**< IP MTU, 68..9000 */
 	uint32_t mbufs;         /**< mbufs in this port's pool */
@@ -131,7 +158,8 @@ void rnic_port_cfg_init(struct rnic_port_cfg *pc);
 /**
  * Load an INI file into @p cfg (on top of what it holds).
  *
- * Sections: [eal] args = ...; [port.N] vdev|pci|ring, ip, gateway, mtu, mbufs,
+ * Sections: [eal] args = ...; [port.N] vdev|pci|ring, ip (one IPv4 and up
+ * to RNIC_PORT_IP6_MAX IPv6 addresses, separated by commas), gateway, mtu, mbufs,
  * rx_desc, tx_desc, fault_seed, {rx,tx}_{drop,dup,reorder,corrupt,delay},
  * {rx,tx}_delay_us, {rx,tx}_ce, pcap; [workers] count, poll; [gateway]
  * status_ms; [roce] ecn, cnp_interval_us, dcqcn and the dcqcn_* keys.
@@ -149,7 +177,8 @@ int rnic_config_load(struct rnic_config *cfg, const char *path,
 /**
  * Parse the common options every rnic program takes and remove them from
  * argv: --config FILE, --vdev SPEC / --ring NAME / --pci ADDR, --ip CIDR
- * (repeatable, one pair per port), --mtu N, --workers N, --busy-poll,
+ * (an IPv4 one per port, IPv6 ones repeatable; each applies to the last
+ * port), --mtu N, --workers N, --busy-poll,
  * --fault-drop P etc. (applied to the last port), --pcap FILE.
  *
  * @return
@@ -167,6 +196,35 @@ const char *rnic_config_usage(void);
  * @return 0 or -EINVAL.
  */
 int rnic_parse_cidr(const char *s, uint32_t *ip, uint8_t *prefix_len);
+
+/**
+ * Parse an address of either family: "A.B.C.D" or an IPv6 address in any
+ * form inet_pton(3) takes ("2001:db8::10"), optionally in brackets
+ * ("[2001:db8::10]"), and, when @p prefix_len is not NULL, an optional
+ * "/LEN" (default 24 for IPv4, 64 for IPv6; without @p prefix_len a "/" is
+ * an error).
+ * @return 0, or -EINVAL (not an address, or a prefix out of range).
+ */
+int rnic_addr_parse(const char *s, struct rnic_addr *a, uint8_t *prefix_len);
+
+/** Print @p a into @p buf (inet_ntop(3) forms; "-" for none). @return buf. */
+const char *rnic_addr_str(const struct rnic_addr *a, char *buf, size_t len);
+
+/** Same family and same address. */
+bool rnic_addr_eq(const struct rnic_addr *a, const struct rnic_addr *b);
+
+/** An IPv4 address (host order) as an rnic_addr. */
+struct rnic_addr rnic_addr_v4(uint32_t ip);
+
+/** An IPv6 address (16 bytes, network order) as an rnic_addr. */
+struct rnic_addr rnic_addr_v6(const uint8_t v6[16]);
+
+/**
+ * The IPv6 link-local address of an interface with MAC @p mac, as Linux
+ * forms it (RFC 4291 appendix A, modified EUI-64): fe80::/64 with the MAC's
+ * universal/local bit flipped and ff:fe in its middle.
+ */
+void rnic_addr6_link_local(const uint8_t mac[6], uint8_t out[16]);
 
 /**
  * Initialise DPDK's EAL once for the process.

@@ -120,13 +120,15 @@ struct rnic_cm_event {
 	uint16_t rej_reason;            /**< RoCE REJECTED/UNREACHABLE from a
 					     REJ: its IBTA reason (28 consumer
 					     reject, 8 no listener), else 0 */
-	uint32_t peer_ip;               /**< the peer's address, host byte order */
+	uint32_t peer_ip;               /**< the peer's IPv4 address, host byte
+					     order (0 for an IPv6 peer: see peer) */
 	uint16_t peer_port;             /**< the peer's port (iWARP: its TCP port) */
 	uint8_t ird, ord;               /**< negotiated (ESTABLISHED) or asked */
 	uint16_t private_data_len;      /**< CONNECT_REQUEST: the connect's;
 					     ESTABLISHED (active): the accept's;
 					     REJECTED: the reject's */
 	uint8_t private_data[512];      /**< the private data received */
+	struct rnic_addr peer;          /**< the peer's address, IPv4 or IPv6 */
 };
 
 /** An event channel of device @p ctx.
@@ -187,6 +189,15 @@ int rnic_cm_listen(struct rnic_cm_id *id, uint16_t port, int backlog);
  */
 int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *qp, uint32_t ip,
 		    uint16_t port, const struct rnic_cm_conn_param *param);
+
+/**
+ * rnic_cm_connect() to an address of either family. IPv6 (@p dst
+ * RNIC_AF_INET6) is for iWARP QPs: a RoCE QP gets -EAFNOSUPPORT (RoCEv2
+ * over IPv6 is not implemented).
+ */
+int rnic_cm_connect_addr(struct rnic_cm_id *id, struct ibv_qp *qp,
+			 const struct rnic_addr *dst, uint16_t port,
+			 const struct rnic_cm_conn_param *param);
 
 /** Accept a CONNECT_REQUEST id with @p qp (of the event's transport):
  *  iWARP: the MPA reply goes out, the QP reaches RTS and ESTABLISHED

@@ -112,6 +112,20 @@ int rnic_tcp_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t dst_port,
 		     const struct rnic_tcp_ops *ops, void *ctx,
 		     struct rnic_tcp_conn **out);
 
+/**
+ * rnic_tcp_connect() to an address of either family (@p dst: IPv4 or
+ * IPv6, the port by the on-link route, the source address chosen for the
+ * destination). @return as rnic_tcp_connect(), and -EHOSTUNREACH for a
+ * multicast or unspecified @p dst.
+ */
+int rnic_tcp_connect_addr(struct rnic_worker *w, const struct rnic_addr *dst,
+			  uint16_t dst_port, const struct rnic_tcp_ops *ops, void *ctx,
+			  struct rnic_tcp_conn **out);
+
+/** The local and remote addresses and ports (host order) of @p c. */
+void rnic_tcp_endpoints(const struct rnic_tcp_conn *c, struct rnic_addr *local,
+			uint16_t *lport, struct rnic_addr *remote, uint16_t *rport);
+
 /** Queue an mbuf chain for sending. @return 0, -EAGAIN (send buffer full:
  *  wait for sent()), -ENOBUFS (the port's mbuf pool is short: try again
  *  later; no sent() is promised, the connection may have nothing in
@@ -199,6 +213,7 @@ struct rnic_tcp_stats {
 	uint64_t tcb_reuses;     /**< TCBs taken from that cache instead of the heap */
 	uint64_t sack_reneging;  /**< timeouts that found the first unacknowledged unit
 				      SACKed and dropped the SACK marks (RFC 2018 section 8) */
+	uint64_t pmtu_reductions;/**< MSS lowered by an ICMPv6 packet too big (RFC 8201) */
 };
 /** Read the TCP counters of @p st (any thread, lock-free). */
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);

@@ -38,7 +38,23 @@
 	X(REDIRECT_FULL,      "redirect_ring_full")           \
 	X(TX_FULL,            "tx_queue_full")                \
 	X(NO_MBUF,            "no_mbuf")                      \
-	X(LINK_DOWN,          "link_down")
+	X(LINK_DOWN,          "link_down")                    \
+	X(IP6_SHORT,          "ip6_short")                    \
+	X(IP6_VERSION,        "ip6_version")                  \
+	X(IP6_PAYLOAD_LEN,    "ip6_payload_len")              \
+	X(IP6_BAD_SRC,        "ip6_bad_src")                  \
+	X(IP6_NOT_FOR_US,     "ip6_not_for_us")               \
+	X(IP6_EXT_HDR,        "ip6_ext_hdr")                  \
+	X(IP6_FRAGMENT,       "ip6_fragment")                 \
+	X(IP6_PROTO,          "ip6_proto_unknown")            \
+	X(IP6_NO_ROUTE,       "ip6_no_route")                 \
+	X(ICMP6_SHORT,        "icmp6_short")                  \
+	X(ICMP6_CHECKSUM,     "icmp6_checksum")               \
+	X(ICMP6_TYPE,         "icmp6_type_ignored")           \
+	X(ND_MALFORMED,       "nd_malformed")                 \
+	X(ND_NOT_FOR_US,      "nd_not_for_us")                \
+	X(ND_PENDING_FULL,    "nd_pending_full")              \
+	X(ND_UNRESOLVED,      "nd_unresolved")
 
 enum rnic_drop_cause {
 #define RNIC_DROP_ENUM(sym, name) RNIC_DROP_##sym,

@@ -190,22 +190,94 @@ static int set_str(char *dst, size_t cap, const char *val, char *why, size_t wle
 	return 0;
 }
 
-/* The port's own address: a unicast host address inside its prefix. */
-static int set_ip(struct rnic_port_cfg *pc, const char *val, char *why, size_t wlen)
+/* The port's IPv4 address: a unicast host address inside its prefix. */
+static int set_ip4(struct rnic_port_cfg *pc, uint32_t ip, uint8_t len, char *why,
+		   size_t wlen)
 {
-	uint32_t ip;
-	uint8_t len;
-
-	if (rnic_parse_cidr(val, &ip, &len) != 0)
-		return cfg_err(why, wlen, -EINVAL, "is not an IPv4 address/prefix");
 	if (ip == 0 || ip >= 0xe0000000u || len == 0)
 		return cfg_err(why, wlen, -EINVAL, "is not a unicast host address/prefix");
 	uint32_t host = len == 32 ? 0 : ~(UINT32_C(0xffffffff) << (32 - len));
 	if (len <= 30 && ((ip & host) == 0 || (ip & host) == host))
 		return cfg_err(why, wlen, -EINVAL,
 			       "is the network or broadcast address of its subnet");
+	if (pc->ip != 0 && pc->ip != ip)
+		return cfg_err(why, wlen, -EINVAL,
+			       "is a second IPv4 address (a port takes one)");
 	pc->ip = ip;
 	pc->prefix_len = len;
+	return 0;
+}
+
+/*
+ * One of the port's IPv6 addresses: unicast, neither unspecified, loopback,
+ * IPv4-mapped nor link-local (the link-local address comes from the MAC).
+ */
+static int set_ip6(struct rnic_port_cfg *pc, const uint8_t a[16], uint8_t len,
+		   char *why, size_t wlen)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	static const uint8_t zero[15];
+
+	if (a[0] == 0xff)
+		return cfg_err(why, wlen, -EINVAL, "is a multicast address");
+	if (!memcmp(a, zero, 15) && a[15] <= 1)
+		return cfg_err(why, wlen, -EINVAL, "is the unspecified or loopback address");
+	if (!memcmp(a, mapped, 12))
+		return cfg_err(why, wlen, -EINVAL,
+			       "is IPv4-mapped (give the IPv4 address itself)");
+	if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
+		return cfg_err(why, wlen, -EINVAL,
+			       "is link-local (each port derives its own from its MAC)");
+	if (len == 0)
+		return cfg_err(why, wlen, -EINVAL, "has prefix length 0");
+	for (unsigned i = 0; i < pc->n_ip6; i++)
+		if (!memcmp(pc->ip6[i].addr, a, 16))
+			return cfg_err(why, wlen, -EINVAL, "is given twice");
+	if (pc->n_ip6 == RNIC_PORT_IP6_MAX)
+		return cfg_err(why, wlen, -EINVAL, "is one IPv6 address too many (at most %d)",
+			       RNIC_PORT_IP6_MAX);
+	memcpy(pc->ip6[pc->n_ip6].addr, a, 16);
+	pc->ip6[pc->n_ip6].prefix_len = len;
+	pc->n_ip6++;
+	return 0;
+}
+
+/*
+ * The port's addresses: one or more of "A.B.C.D/LEN" and "X:X::X/LEN",
+ * separated by commas or blanks (a file's ip key; --ip gives one each).
+ */
+static int set_ip(struct rnic_port_cfg *pc, const char *val, char *why, size_t wlen)
+{
+	char item[64];
+	const char *s = val;
+	unsigned n = 0;
+
+	while (*s) {
+		size_t k = strcspn(s, ", \t");
+		if (k == 0) {
+			s++;
+			continue;
+		}
+		if (k >= sizeof(item))
+			return cfg_err(why, wlen, -EINVAL, "is not an IPv4 or IPv6 address/prefix");
+		memcpy(item, s, k);
+		item[k] = '\0';
+		s += k;
+		struct rnic_addr a;
+		uint8_t len;
+		if (strchr(item, '[') || rnic_addr_parse(item, &a, &len) != 0)
+			return cfg_err(why, wlen, -EINVAL,
+				       "is not an IPv4 or IPv6 address/prefix%s%s%s",
+				       strcmp(item, val) ? " ('" : "", strcmp(item, val) ? item : "",
+				       strcmp(item, val) ? "')" : "");
+		int r = a.family == RNIC_AF_INET ? set_ip4(pc, a.v4, len, why, wlen)
+						 : set_ip6(pc, a.v6, len, why, wlen);
+		if (r != 0)
+			return r;
+		n++;
+	}
+	if (n == 0)
+		return cfg_err(why, wlen, -EINVAL, "is empty");
 	return 0;
 }
 
@@ -316,7 +388,7 @@ static bool port_has_dev(const struct rnic_port_cfg *pc)
 static bool gateway_on_link(const struct rnic_port_cfg *pc)
 {
 	uint32_t mask = pc->prefix_len ? UINT32_C(0xffffffff) << (32 - pc->prefix_len) : 0;
-	return pc->gateway == 0 || (pc->gateway & mask) == (pc->ip & mask);
+	return pc->gateway == 0 || (pc->ip != 0 && (pc->gateway & mask) == (pc->ip & mask));
 }
 
 /* Split the [eal] args value (or --eal's) on whitespace; one pair of
@@ -507,9 +579,10 @@ static int load_port(struct rnic_port_cfg *pc, const char *path, const char *sec
 	if (!port_has_dev(pc))
 		return cfg_err(err, errlen, -EINVAL,
 			       "%s: [%s]: needs one of vdev, pci or ring", path, sec);
-	if (pc->ip == 0)
+	if (pc->ip == 0 && pc->n_ip6 == 0)
 		return cfg_err(err, errlen, -EINVAL,
-			       "%s: [%s] ip: missing (required, A.B.C.D/len)", path, sec);
+			       "%s: [%s] ip: missing (required, A.B.C.D/len or X:X::X/len)",
+			       path, sec);
 	if (!gateway_on_link(pc))
 		return cfg_err(err, errlen, -EINVAL,
 			       "%s: [%s] gateway: not inside the port's subnet /%u",
@@ -726,7 +799,8 @@ const char *rnic_config_usage(void)
 	"  --vdev SPEC           DPDK vdev for a new port, e.g. net_tap0,iface=rnictap0\n"
 	"  --ring NAME           in-process net_ring end for a new port (NAME.a/NAME.b)\n"
 	"  --pci ADDR            PCI device for a new port\n"
-	"  --ip A.B.C.D/LEN      address of the port (one per --vdev/--ring/--pci)\n"
+	"  --ip A.B.C.D/LEN      IPv4 address of the port (one per --vdev/--ring/--pci)\n"
+	"  --ip X:X::X/LEN       an IPv6 address of the last port (repeatable)\n"
 	"  --gateway A.B.C.D     default gateway of the last port\n"
 	"  --mtu N               IP MTU of the last port (68..9000)\n"
 	"  --workers N           poll-mode workers (1..16)\n"
@@ -825,11 +899,13 @@ static int cli_opt(struct rnic_config *cfg, const char *opt, const char *val,
 				       sizeof(cfg->eal_args[0]) - 1);
 		return 1;
 	}
-	/* a device opens a port unless a lone --ip is waiting for one; an --ip
-	 * completes the last port unless that one already has an address */
+	/* a device opens a port unless a lone --ip is waiting for one; an
+	 * IPv4 --ip completes the last port unless that one already has an
+	 * IPv4 address; an IPv6 one adds to the last port (a port takes several) */
 	bool dev = !strcmp(key, "vdev") || !strcmp(key, "ring") || !strcmp(key, "pci");
+	bool ip6 = !strcmp(key, "ip") && strchr(val, ':') != NULL;
 	if ((dev && (last == NULL || port_has_dev(last))) ||
-	    (!strcmp(key, "ip") && (last == NULL || last->ip != 0))) {
+	    (!strcmp(key, "ip") && (last == NULL || (!ip6 && last->ip != 0)))) {
 		last = cli_new_port(cfg, opt, err, errlen);
 		if (last == NULL)
 			return -EINVAL;
@@ -850,14 +926,18 @@ static int cli_check_ports(const struct rnic_config *cfg, char *err, size_t errl
 		const struct rnic_port_cfg *pc = &cfg->ports[k];
 		const char *dev = pc->vdev[0] ? "--vdev" : pc->ring[0] ? "--ring" : "--pci";
 		const char *name = pc->vdev[0] ? pc->vdev : pc->ring[0] ? pc->ring : pc->pci;
-		if (!port_has_dev(pc))
+		if (!port_has_dev(pc)) {
+			char a[RNIC_ADDRSTRLEN];
+			struct rnic_addr ad = pc->ip ? rnic_addr_v4(pc->ip)
+						     : rnic_addr_v6(pc->ip6[0].addr);
 			return cfg_err(err, errlen, -EINVAL,
-				       "--ip: %u.%u.%u.%u/%u has no device (pair it with "
-				       "--vdev, --ring or --pci)", pc->ip >> 24, (pc->ip >> 16) & 255,
-				       (pc->ip >> 8) & 255, pc->ip & 255, pc->prefix_len);
-		if (pc->ip == 0)
+				       "--ip: %s/%u has no device (pair it with "
+				       "--vdev, --ring or --pci)", rnic_addr_str(&ad, a, sizeof(a)),
+				       pc->ip ? pc->prefix_len : pc->ip6[0].prefix_len);
+		}
+		if (pc->ip == 0 && pc->n_ip6 == 0)
 			return cfg_err(err, errlen, -EINVAL,
-				       "%s: '%s' has no address (pair it with --ip A.B.C.D/LEN)",
+				       "%s: '%s' has no address (pair it with --ip A.B.C.D/LEN or X:X::X/LEN)",
 				       dev, name);
 		if (!gateway_on_link(pc))
 			return cfg_err(err, errlen, -EINVAL,

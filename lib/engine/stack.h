@@ -27,6 +27,12 @@ struct rnic_l4_handler {
 			  struct rte_mbuf *m);
 	void (*input)(struct rnic_worker *w, struct rnic_port *p,
 		      struct rte_mbuf *m);
+	/* optional: an ICMPv6 packet too big (RFC 8201) quoting a datagram
+	 * of this protocol from our @p local to @p remote whose header
+	 * starts at @p l4 (8 bytes at least: the ports first); @p mtu is the
+	 * path's. Runs on the worker that owns the flow by its ports. */
+	void (*pmtu6)(struct rnic_worker *w, const uint8_t local[16],
+		      const uint8_t remote[16], const uint8_t *l4, uint32_t mtu);
 };
 
 #define RNIC_MAX_UDP_HANDLERS 8
@@ -37,6 +43,8 @@ struct rnic_l4_handler {
  * Without one, received frames are dropped (RNIC_DROP_ETH_TYPE: no layer
  * knows them) and the rest does nothing.
  */
+struct rte_tel_data;
+
 struct rnic_net_hooks {
 	/* a frame from one of @p p's RX queues, on the queue's worker */
 	void (*input)(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m);
@@ -50,6 +58,9 @@ struct rnic_net_hooks {
 	unsigned (*poll)(struct rnic_worker *w, struct rnic_port *p);
 	/* neighbour resolution messages of the stack, in and out */
 	void (*counts)(const struct rnic_stack *st, uint64_t *requests, uint64_t *replies);
+	/* optional: the network layer's own counters into the stack's
+	 * /rnic/stats dict @p d */
+	void (*telemetry)(const struct rnic_stack *st, struct rte_tel_data *d);
 };
 
 struct rnic_udp_binding {
@@ -135,6 +146,11 @@ struct rnic_stack {
  */
 unsigned rnic_flow_owner(const struct rnic_stack *st, uint32_t src_ip,
 			 uint32_t dst_ip, uint16_t src_port, uint16_t dst_port);
+
+/** rnic_flow_owner() of an IPv6 flow (16-byte addresses, network order):
+ *  the Toeplitz hash over the IPv6 four-tuple, as NICs hash TCP/IPv6. */
+unsigned rnic_flow_owner6(const struct rnic_stack *st, const uint8_t src[16],
+			  const uint8_t dst[16], uint16_t src_port, uint16_t dst_port);
 
 /** Register an IP protocol handler. @return 0 or -EEXIST. */
 int rnic_stack_register_ip_proto(struct rnic_stack *st, uint8_t proto,

@@ -151,6 +151,8 @@ static void fill_stats(const struct rnic_stack *st, struct rte_tel_data *d)
 	TEL_FO(failovers); TEL_FO(completed); TEL_FO(no_survivor); TEL_FO(conns_moved);
 	TEL_FO(last_us); TEL_FO(max_us);
 #undef TEL_FO
+	if (st->net != NULL && st->net->telemetry != NULL)
+		st->net->telemetry(st, d);   /* nd_*: IPv6 neighbour discovery */
 	rte_tel_data_add_dict_int(d, "failover_last_failed", fs.last_failed);
 	rte_tel_data_add_dict_int(d, "failover_last_survivor", fs.last_survivor);
 }

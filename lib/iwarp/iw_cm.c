@@ -373,6 +373,13 @@ static void tcp_connected(struct rnic_tcp_conn *c, void *ctx)
 		iw_ep_close(ep, rc);
 }
 
+/* The peer of @p c, in both forms the endpoint keeps. */
+static void iw_ep_set_peer(struct rnic_iw_ep *ep, const struct rnic_tcp_conn *c)
+{
+	rnic_tcp_endpoints(c, NULL, NULL, &ep->peer, &ep->peer_port);
+	ep->peer_ip = ep->peer.family == RNIC_AF_INET ? ep->peer.v4 : 0;
+}
+
 static void *tcp_accept(struct rnic_tcp_conn *c, void *lctx)
 {
 	struct iw_listener *l = lctx;
@@ -382,8 +389,7 @@ static void *tcp_accept(struct rnic_tcp_conn *c, void *lctx)
 	ep->c = c;
 	ep->tcp_up = true;
 	ep->listen_ctx = l->ctx;
-	ep->peer_ip = rte_be_to_cpu_32(c->key.raddr);
-	ep->peer_port = rte_be_to_cpu_16(c->key.rport);
+	iw_ep_set_peer(ep, c);
 	rnic_mpa_rx_init(&ep->mrx, false);
 	ep->state = EP_MPA_REQ;
 	iw_mpa_timer_start(ep);
@@ -457,20 +463,30 @@ int rnic_iw_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t port,
 		    const struct rnic_iw_params *p, const void *pdata,
 		    uint16_t pd_len, struct rnic_iw_ep **out)
 {
-	if (pd_len > RNIC_MPA_PD_MAX - 8 || (pd_len && pdata == NULL))
+	struct rnic_addr dst = rnic_addr_v4(dst_ip);
+	return rnic_iw_connect_addr(w, &dst, port, ops, ctx, p, pdata, pd_len, out);
+}
+
+int rnic_iw_connect_addr(struct rnic_worker *w, const struct rnic_addr *dst, uint16_t port,
+			 const struct rnic_iw_ops *ops, void *ctx,
+			 const struct rnic_iw_params *p, const void *pdata,
+			 uint16_t pd_len, struct rnic_iw_ep **out)
+{
+	if (dst == NULL || pd_len > RNIC_MPA_PD_MAX - 8 || (pd_len && pdata == NULL))
 		return -EINVAL;
 	struct rnic_iw_ep *ep = iw_ep_new(w, ops, p);
 	if (ep == NULL)
 		return -ENOMEM;
 	ep->ctx = ctx;
 	ep->active = true;
-	ep->peer_ip = dst_ip;
+	ep->peer = *dst;
+	ep->peer_ip = dst->family == RNIC_AF_INET ? dst->v4 : 0;
 	ep->peer_port = port;
 	if (pd_len)   /* memcpy from NULL is undefined even for 0 bytes */
 		memcpy(ep->pdata, pdata, pd_len);
 	ep->pd_len = pd_len;
 	ep->state = EP_CONNECTING;
-	int rc = rnic_tcp_connect(w, dst_ip, port, &ep_tcp_ops, ep, &ep->c);
+	int rc = rnic_tcp_connect_addr(w, dst, port, &ep_tcp_ops, ep, &ep->c);
 	if (rc != 0) {
 		iw_ep_free(ep);
 		return rc;
@@ -497,8 +513,7 @@ int rnic_iw_attach_stream(struct rnic_tcp_conn *c, bool active,
 	rnic_tcp_set_ops(c, &ep_tcp_ops, ep);
 	ep->c = c;
 	ep->tcp_up = true;
-	ep->peer_ip = rte_be_to_cpu_32(c->key.raddr);
-	ep->peer_port = rte_be_to_cpu_16(c->key.rport);
+	iw_ep_set_peer(ep, c);
 	*out = ep;
 	if (active) {
 		ep->ctx = ctx;

@@ -344,6 +344,11 @@ void rnic_iw_conn_info(const struct rnic_iw_ep *ep, uint16_t *ird, uint16_t *ord
 	*peer_port = ep->peer_port;
 }
 
+void rnic_iw_conn_peer(const struct rnic_iw_ep *ep, struct rnic_addr *peer)
+{
+	*peer = ep->peer;
+}
+
 void rnic_iw_peer_pdata(const struct rnic_iw_ep *ep, const void **pd, uint16_t *len)
 {
 	*pd = ep->res.pdata;

@@ -65,6 +65,9 @@ void rnic_iw_abort(struct rnic_iw_ep *ep);
 void rnic_iw_conn_info(const struct rnic_iw_ep *ep, uint16_t *ird, uint16_t *ord,
 		       uint32_t *peer_ip, uint16_t *peer_port);
 
+/* The peer's address, IPv4 or IPv6. */
+void rnic_iw_conn_peer(const struct rnic_iw_ep *ep, struct rnic_addr *peer);
+
 /* Whether the TCP connection under the endpoint was ever established
  * (tells a refused or unreachable peer from an MPA reject). */
 bool rnic_iw_tcp_up(const struct rnic_iw_ep *ep);

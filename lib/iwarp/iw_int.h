@@ -96,8 +96,9 @@ struct rnic_iw_ep {
 	bool active;
 	bool tcp_up;                   /* the TCP connection was established */
 	bool rdma_mode;                /* reached RDMA mode (iw_verbs.c) */
-	uint32_t peer_ip;
+	uint32_t peer_ip;              /* IPv4 peers (host order), else 0 */
 	uint16_t peer_port;
+	struct rnic_addr peer;         /* the peer's address, either family */
 
 	/* verbs binding (NULL/0 for rnic_iw_* users) */
 	const struct rnic_iw_qp_hooks *hooks;

@@ -205,7 +205,7 @@ struct cm_call {
 	struct rnic_qp *qp;
 	const struct rnic_cm_conn_param *param;
 	void *ctx;
-	uint32_t ip;
+	struct rnic_addr dst;
 	uint16_t port;
 	bool flag;   /* connect/attach: active; disconnect: abort */
 	struct rnic_tcp_conn *c;
@@ -230,20 +230,20 @@ static void do_connect(struct rnic_worker *w, void *arg)
 	struct rnic_iw_params p;
 	struct rnic_iw_ep *ep;
 	params_from(&p, a->param);
-	a->rc = rnic_iw_connect(w, a->ip, a->port, &cm_ops, a->ctx, &p, pdata_of(a->param),
-				pdlen_of(a->param), &ep);
+	a->rc = rnic_iw_connect_addr(w, &a->dst, a->port, &cm_ops, a->ctx, &p,
+				     pdata_of(a->param), pdlen_of(a->param), &ep);
 	if (a->rc != 0)
 		return;
 	*a->connp = (struct rnic_tp_conn *)ep;
 	iw_qp_attach(a->qp, ep);
 }
 
-static int iw_cm_connect(struct rnic_worker *w, struct rnic_qp *qp, uint32_t ip, uint16_t port,
-			 const struct rnic_cm_conn_param *param, const struct rnic_cm_upcalls *up,
-			 void *ctx, struct rnic_tp_conn **connp)
+static int iw_cm_connect(struct rnic_worker *w, struct rnic_qp *qp, const struct rnic_addr *dst,
+			 uint16_t port, const struct rnic_cm_conn_param *param,
+			 const struct rnic_cm_upcalls *up, void *ctx, struct rnic_tp_conn **connp)
 {
 	struct cm_call a = { .connp = connp, .qp = qp, .param = param, .ctx = ctx,
-			     .ip = ip, .port = port };
+			     .dst = *dst, .port = port };
 	iw_stack(w->st)->cm_up = up;
 	__atomic_store_n(&qp->qp.state, IBV_QPS_RTR, __ATOMIC_RELEASE);
 	int rc = call_on(w, do_connect, &a);
@@ -367,9 +367,11 @@ static void iw_cm_detach(struct rnic_worker *w, struct rnic_tp_conn **connp)
 }
 
 static void iw_cm_conn_info(const struct rnic_tp_conn *c, uint16_t *ird, uint16_t *ord,
-			    uint32_t *ip, uint16_t *port)
+			    struct rnic_addr *peer, uint16_t *port)
 {
-	rnic_iw_conn_info((const struct rnic_iw_ep *)c, ird, ord, ip, port);
+	uint32_t ip;
+	rnic_iw_conn_info((const struct rnic_iw_ep *)c, ird, ord, &ip, port);
+	rnic_iw_conn_peer((const struct rnic_iw_ep *)c, peer);
 }
 
 const struct rnic_qp_tops iw_tops = {

@@ -106,6 +106,12 @@ int rnic_iw_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t port,
 		    const struct rnic_iw_params *p, const void *pdata,
 		    uint16_t pd_len, struct rnic_iw_ep **out);
 
+/** rnic_iw_connect() to an address of either family (IPv4 or IPv6). */
+int rnic_iw_connect_addr(struct rnic_worker *w, const struct rnic_addr *dst, uint16_t port,
+			 const struct rnic_iw_ops *ops, void *ctx,
+			 const struct rnic_iw_params *p, const void *pdata,
+			 uint16_t pd_len, struct rnic_iw_ep **out);
+
 /** Post a receive buffer (must lie in a registered MR, or any memory: the
  *  receive path places by address). @return 0, -ENOMEM (queue full). */
 int rnic_iw_post_recv(struct rnic_iw_ep *ep, uint64_t wr_id, void *buf,

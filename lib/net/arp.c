@@ -12,6 +12,7 @@
 
 #include "engine/stack.h"
 #include "net/arp.h"
+#include "net/nd.h"
 #include "port/port.h"
 
 #define ARP_RETRY_US     1000000u   /* re-ask at most once a second */
@@ -69,7 +70,13 @@ int rnic_arp_table_create(struct rnic_port *p)
 	if (p->arp == NULL)
 		return -ENOMEM;
 	rte_rwlock_init(&p->arp->lock);
-	return 0;
+	/* IPv6's neighbour cache lives and dies with ARP's */
+	int rc = rnic_nd_table_create(p);
+	if (rc != 0) {
+		rte_free(p->arp);
+		p->arp = NULL;
+	}
+	return rc;
 }
 
 static void arp_entry_clear(struct arp_entry *e)
@@ -81,6 +88,7 @@ static void arp_entry_clear(struct arp_entry *e)
 
 void rnic_arp_table_free(struct rnic_port *p)
 {
+	rnic_nd_table_free(p);
 	if (p->arp == NULL)
 		return;
 	for (unsigned i = 0; i < RNIC_ARP_ENTRIES; i++)
@@ -205,7 +213,9 @@ void rnic_arp_announce_ip(struct rnic_worker *w, struct rnic_port *p, uint32_t i
 
 void rnic_arp_announce(struct rnic_worker *w, struct rnic_port *p)
 {
-	rnic_arp_announce_ip(w, p, p->ip);
+	rnic_nd_announce(w, p);   /* IPv6: DAD, unsolicited advertisements */
+	if (p->ip != 0)
+		rnic_arp_announce_ip(w, p, p->ip);
 	for (unsigned i = 0, n = p->n_taken; i < n && i < RNIC_MAX_PORTS; i++)
 		if (p->taken_ip[i] != 0)
 			rnic_arp_announce_ip(w, p, p->taken_ip[i]);
@@ -421,7 +431,7 @@ unsigned rnic_arp_poll(struct rnic_worker *w, struct rnic_port *p)
 	rte_rwlock_write_unlock(&t->lock);
 	for (unsigned i = 0; i < n_ask; i++)
 		arp_send_request(w, p, ask[i]);
-	return work + n_ask;
+	return work + n_ask + rnic_nd_poll(w, p);   /* IPv6 neighbours too */
 }
 
 void rnic_arp_stats(const struct rnic_stack *st, struct rnic_arp_stats *s)

@@ -9,10 +9,12 @@
  * fold each segment's sum first.
  */
 #include <errno.h>
+#include <string.h>
 
 #include <rte_byteorder.h>
 #include <rte_ip.h>
 
+#include "net/ipv6.h"
 #include "net/net.h"
 
 int rnic_net_cksum_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len,
@@ -53,6 +55,34 @@ uint16_t rnic_net_l4_cksum(const struct rte_mbuf *m, uint32_t off,
 	uint32_t sum = data;
 	sum += (src_be >> 16) + (src_be & 0xffff) + (dst_be >> 16) + (dst_be & 0xffff);
 	sum += rte_cpu_to_be_16(proto) + rte_cpu_to_be_16(l4_len);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+uint16_t rnic_ip6_addr_sum(const uint8_t src[16], const uint8_t dst[16])
+{
+	uint32_t sum = 0;
+	for (unsigned i = 0; i < 16; i += 2) {
+		uint16_t a, b;
+		memcpy(&a, src + i, 2);
+		memcpy(&b, dst + i, 2);
+		sum += (uint32_t)a + b;
+	}
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+uint16_t rnic_net_l4_cksum6(const struct rte_mbuf *m, uint32_t off, const uint8_t src[16],
+			    const uint8_t dst[16], uint8_t proto, uint32_t len)
+{
+	uint16_t data = 0;
+	if (rnic_net_cksum_mbuf(m, off, len, &data) != 0)
+		return 0;
+	uint32_t sum = (uint32_t)data + rnic_ip6_addr_sum(src, dst);
+	sum += rte_cpu_to_be_16((uint16_t)(len >> 16)) + rte_cpu_to_be_16((uint16_t)len);
+	sum += rte_cpu_to_be_16(proto);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	return (uint16_t)sum;

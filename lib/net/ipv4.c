@@ -10,6 +10,7 @@
 #include <rte_ip.h>
 
 #include "engine/stack.h"
+#include "net/ipv6.h"
 #include "net/net.h"
 #include "net/net_internal.h"
 #include "port/port.h"
@@ -159,6 +160,10 @@ void rnic_ipv4_input(struct rnic_worker *w, struct rnic_port *p,
 void rnic_net_input_l4(struct rnic_worker *w, struct rnic_port *p,
 		       struct rte_mbuf *m)
 {
+	if (rnic_mbuf_is_ipv6(m)) {
+		rnic_ipv6_input_l4(w, p, m);
+		return;
+	}
 	const struct rnic_l4_handler *h = ipv4_handler(w, m, ipv4_proto(m));
 	if (h != NULL)
 		h->input(w, p, m);

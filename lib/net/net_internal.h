@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_ether.h>
 #include <rte_mbuf.h>
 
 struct rnic_worker;
@@ -34,5 +35,29 @@ int rnic_udp_check(struct rnic_worker *w, struct rte_mbuf *m);
  *  frame must have passed rnic_udp_check(). */
 const struct rnic_l4_handler *rnic_udp_lookup(const struct rnic_stack *st,
 					      const struct rte_mbuf *m);
+
+/* IPv6 (ipv6.c): validate a frame (Ethernet header at data start), walk
+ * its extension headers, deliver it; a redirected frame resumes at its
+ * transport. */
+void rnic_ipv6_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m);
+void rnic_ipv6_input_l4(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m);
+
+/* The extension headers after the IPv6 header at @p l2: @return 0 with the
+ * transport protocol and the whole IPv6 header length, or a drop cause. */
+int rnic_ip6_walk(const struct rte_mbuf *m, uint32_t l2, uint8_t *proto, uint32_t *l3);
+
+/* rnic_net_output_ipv6() with hop limit @p hops (neighbour discovery: 255). */
+int rnic_ipv6_output_hops(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+			  const uint8_t *src, const uint8_t dst[16], uint8_t proto,
+			  uint8_t tclass, uint8_t hops);
+
+/* Prepend Ethernet and IPv6 and queue, to @p l2_dst (NULL: the group of
+ * multicast @p dst), with no neighbour lookup (nd.c's own messages). */
+int rnic_ipv6_xmit(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+		   const uint8_t src[16], const uint8_t dst[16], uint8_t proto, uint8_t hops,
+		   const struct rte_ether_addr *l2_dst);
+
+/* ICMPv6 (icmpv6.c): echo, neighbour discovery, packet too big. */
+void rnic_icmp6_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m);
 
 #endif

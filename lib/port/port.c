@@ -139,7 +139,8 @@ static void port_conf_rss(struct rnic_port *p, const struct rte_eth_dev_info *di
 	conf->rx_adv_conf.rss_conf.rss_key_len = 40;
 	conf->rx_adv_conf.rss_conf.rss_hf = di->flow_type_rss_offloads &
 		(RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_NONFRAG_IPV4_UDP |
-		 RTE_ETH_RSS_IPV4);
+		 RTE_ETH_RSS_IPV4 |
+		 RTE_ETH_RSS_NONFRAG_IPV6_TCP);   /* as rnic_flow_owner6() hashes */
 	p->rss = conf->rx_adv_conf.rss_conf.rss_hf != 0;
 	if (!p->rss)
 		conf->rxmode.mq_mode = RTE_ETH_MQ_RX_NONE;
@@ -441,6 +442,11 @@ static void port_faults_init(struct rnic_port *p)
 static int port_start(struct rnic_port *p, const struct rte_eth_dev_info *di)
 {
 	rte_eth_macaddr_get(p->port_id, &p->mac);
+	/* before the start brings the tap's kernel side up: Linux derives
+	 * its IPv6 link-local address from the MAC it has then, and with
+	 * ours it would be rnic's own (both sides' DAD fails); and again
+	 * after it, whose MAC restore gives the kernel side ours again */
+	port_tap_kernel_mac(p, di->driver_name);
 	int rc = rte_eth_dev_start(p->port_id);
 	if (rc != 0) {
 		fprintf(stderr, "rnic: port %u (%s): start: %s%s\n", p->idx, p->name,
@@ -451,7 +457,8 @@ static int port_start(struct rnic_port *p, const struct rte_eth_dev_info *di)
 	port_set_reta(p, di);
 	port_tap_kernel_mac(p, di->driver_name);
 	rnic_tap_link_init(p, di);
-	/* rnic speaks unicast IPv4 and broadcast ARP only */
+	/* unicast and broadcast only; lib/net joins the IPv6 groups of a
+	 * port with IPv6 addresses (nd.c) */
 	rte_eth_promiscuous_disable(p->port_id);
 	rte_eth_allmulticast_disable(p->port_id);
 	rnic_port_poll_link(p);
@@ -619,9 +626,32 @@ void rnic_port_close(struct rnic_port *p)
  * capture shows the frame as it would be on a wire and a corrupted frame
  * fails the receiver's check. Frames that are not Ethernet/IPv4/TCP in
  * full are left as they are (the receiver drops them anyway). */
+/* The same for TCP over IPv6 (rnic sends it without extension headers). */
+static void port_csum_finish6(struct rte_mbuf *m)
+{
+	const uint32_t off = sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv6_hdr);
+	if (rte_pktmbuf_data_len(m) < off + sizeof(struct rte_tcp_hdr))
+		return;
+	const struct rte_ipv6_hdr *ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv6_hdr *,
+							        sizeof(struct rte_ether_hdr));
+	uint32_t plen = rte_be_to_cpu_16(ip->payload_len);
+	if (ip->proto != IPPROTO_TCP || plen < sizeof(struct rte_tcp_hdr) ||
+	    off + plen > rte_pktmbuf_pkt_len(m))
+		return;
+	struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, off);
+	th->cksum = 0;
+	th->cksum = rte_ipv6_udptcp_cksum_mbuf(m, ip, (uint16_t)off);
+}
+
 static void port_csum_finish(struct rte_mbuf *m)
 {
 	m->ol_flags &= ~RTE_MBUF_F_TX_TCP_CKSUM;
+	if (rte_pktmbuf_data_len(m) >= sizeof(struct rte_ether_hdr) &&
+	    rte_pktmbuf_mtod(m, const struct rte_ether_hdr *)->ether_type ==
+	    RTE_BE16(RTE_ETHER_TYPE_IPV6)) {
+		port_csum_finish6(m);
+		return;
+	}
 	if (rte_pktmbuf_data_len(m) < sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr))
 		return;
 	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
@@ -938,6 +968,17 @@ void rnic_port_telemetry(const struct rnic_port *p, struct rte_tel_data *d)
 	snprintf(buf, sizeof(buf), "%u.%u.%u.%u/%u", p->ip >> 24, (p->ip >> 16) & 255,
 		 (p->ip >> 8) & 255, p->ip & 255, p->cfg.prefix_len);
 	rte_tel_data_add_dict_string(d, "ip", buf);
+	/* IPv6: each address with its prefix, "dup" when DAD found it in use */
+	char b6[(RNIC_ADDRSTRLEN + 9) * (1 + RNIC_PORT_IP6_MAX)] = "";
+	for (unsigned i = 0; i < p->n_ip6; i++) {
+		char a[RNIC_ADDRSTRLEN];
+		struct rnic_addr ad = rnic_addr_v6(p->ip6[i]);
+		size_t l = strlen(b6);
+		snprintf(b6 + l, sizeof(b6) - l, "%s%s/%u%s", l ? " " : "",
+			 rnic_addr_str(&ad, a, sizeof(a)), p->ip6_prefix[i],
+			 p->ip6_state[i] == RNIC_IP6_DUPLICATE ? " dup" : "");
+	}
+	rte_tel_data_add_dict_string(d, "ip6", b6);
 	rte_tel_data_add_dict_int(d, "mtu", p->mtu);
 	rte_tel_data_add_dict_int(d, "link_up", p->link_up);
 	rte_tel_data_add_dict_u64(d, "link_changes", p->link_changes);

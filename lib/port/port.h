@@ -25,10 +25,21 @@
 
 struct rnic_stack;
 struct rnic_arp_table;
+struct rnic_nd_table;
 struct rte_pcapng;
 
 /* a net_tap port's descriptors: one per queue, one more for the probe */
 #define RNIC_TAP_MAX_FDS (RNIC_MAX_WORKERS + 1)
+
+/* States of a port's IPv6 address (struct rnic_port.ip6_state). An address
+ * is usable while its duplicate address detection runs (optimistic, RFC
+ * 4429), and is withdrawn when DAD finds another node using it. */
+enum rnic_ip6_state {
+	RNIC_IP6_NONE = 0,
+	RNIC_IP6_OPTIMISTIC,     /* DAD under way */
+	RNIC_IP6_PREFERRED,      /* DAD passed */
+	RNIC_IP6_DUPLICATE,      /* DAD failed: not used, not answered for */
+};
 
 struct rnic_port {
 	/* read-only after rnic_port_open() */
@@ -69,6 +80,16 @@ struct rnic_port {
 
 	/* ARP cache and pending packets (lib/net owns the contents) */
 	struct rnic_arp_table *arp;
+
+	/* IPv6 (lib/net/nd.c fills it as the port opens): ip6[0] is the
+	 * link-local address from the MAC, then cfg.ip6[]; ip6_state[] an
+	 * enum rnic_ip6_state (written by DAD, read lock-free); nd the
+	 * neighbour cache */
+	uint8_t ip6[1 + RNIC_PORT_IP6_MAX][16];
+	uint8_t ip6_prefix[1 + RNIC_PORT_IP6_MAX];
+	volatile uint8_t ip6_state[1 + RNIC_PORT_IP6_MAX];
+	unsigned n_ip6;
+	struct rnic_nd_table *nd;
 
 	/* net_tap (lib/port/tap_link.c): the kernel interface's name as it
 	 * was born in rnic's namespace, and the process's /dev/net/tun
@@ -232,6 +253,8 @@ void rnic_port_fault_stats(const struct rnic_port *p,
  */
 static inline bool rnic_port_has_ip(const struct rnic_port *p, uint32_t ip)
 {
+	if (ip == 0)   /* an IPv6-only port has IPv4 address 0 */
+		return false;
 	if (ip == p->ip)
 		return true;
 	unsigned n = p->n_taken;
@@ -259,7 +282,7 @@ static inline uint64_t rnic_port_link_down_drops(const struct rnic_port *p)
 /** True when @p ip (host order) is in this port's subnet. */
 static inline bool rnic_port_on_link(const struct rnic_port *p, uint32_t ip)
 {
-	return ((ip ^ p->ip) & p->netmask) == 0;
+	return p->ip != 0 && ((ip ^ p->ip) & p->netmask) == 0;
 }
 
 #endif

@@ -178,9 +178,11 @@ struct rnic_cm_tops {
 	int (*listen)(struct rnic_stack *st, uint16_t port, const struct rnic_cm_upcalls *up,
 		      void *lctx);
 	void (*unlisten)(struct rnic_stack *st, uint16_t port);
-	/* connect @p qp (RC, RESET or INIT) to @p ip:@p port (host order);
-	 * @p w: the worker the QP's completions are handled on */
-	int (*connect)(struct rnic_worker *w, struct rnic_qp *qp, uint32_t ip, uint16_t port,
+	/* connect @p qp (RC, RESET or INIT) to @p dst:@p port (host order);
+	 * @p w: the worker the QP's completions are handled on;
+	 * -EAFNOSUPPORT for an address family the transport does not take */
+	int (*connect)(struct rnic_worker *w, struct rnic_qp *qp, const struct rnic_addr *dst,
+		       uint16_t port,
 		       const struct rnic_cm_conn_param *param, const struct rnic_cm_upcalls *up,
 		       void *ctx, struct rnic_tp_conn **connp);
 	/* accept a request with @p qp; events for @p ctx follow */
@@ -193,9 +195,10 @@ struct rnic_cm_tops {
 	/* the CM forgets the connection: abort it if live, no more events
 	 * after this returns unless the transport says @p gone in one */
 	void (*detach)(struct rnic_worker *w, struct rnic_tp_conn **connp);
-	/* on the connection's worker: negotiated IRD/ORD, the peer (host order) */
+	/* on the connection's worker: negotiated IRD/ORD, the peer (port in
+	 * host order) */
 	void (*conn_info)(const struct rnic_tp_conn *c, uint16_t *ird, uint16_t *ord,
-			  uint32_t *ip, uint16_t *port);
+			  struct rnic_addr *peer, uint16_t *port);
 	/* optional: take over a TCP stream (iWARP, seed 002). @p w_out: the
 	 * connection's worker. */
 	int (*attach_stream)(struct rnic_tcp_conn *c, bool active, struct rnic_qp *qp,

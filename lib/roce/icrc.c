@@ -19,25 +19,47 @@
 #define ICRC_PSEUDO_MAX  (ICRC_LRH_LEN + ICRC_IP_MAX + ICRC_UDP_LEN + \
 			  RNIC_ROCE_BTH_LEN)
 
+#define ICRC_IP6_LEN     40u       /* IPv6 header; RoCEv2 uses no extension headers */
+
 /* Byte offsets of the variant fields. */
+#define ICRC_IP6_HLIM    7u
 #define ICRC_IP_TOS      1u
 #define ICRC_IP_TTL      8u
 #define ICRC_IP_CSUM     10u
 #define ICRC_UDP_CSUM    6u
 #define ICRC_BTH_FECN    4u
 
+/* The packet's length from its IP header's first 8 bytes: the IPv4 total
+ * length, or 40 + the IPv6 payload length. */
+static uint32_t
+icrc_total(const uint8_t *ip)
+{
+	if ((ip[0] >> 4) == 6)
+		return ICRC_IP6_LEN + (((uint32_t)ip[4] << 8) | ip[5]);
+	return ((uint32_t)ip[2] << 8) | ip[3];
+}
+
 /*
- * Read the IPv4 header length and total length from the first 4 bytes at
- * @ip, given @avail bytes of packet. Returns 0 or -EINVAL when they cannot
- * describe a RoCEv2 packet that fits.
+ * Read the IP header length and the packet's length from the first 20
+ * bytes at @ip (IPv4, or IPv6 whose next header is UDP), given @avail
+ * bytes of packet. Returns 0 or -EINVAL when they cannot describe a RoCEv2
+ * packet that fits.
  */
 static int
 icrc_lengths(const uint8_t *ip, uint32_t avail, uint32_t *ihl, uint32_t *tot)
 {
-	if (avail < ICRC_IP_MIN || (ip[0] >> 4) != 4)
+	if (avail < ICRC_IP_MIN)
 		return -EINVAL;
-	*ihl = (uint32_t)(ip[0] & 0x0f) * 4u;
-	*tot = ((uint32_t)ip[2] << 8) | ip[3];
+	if ((ip[0] >> 4) == 6) {
+		if (ip[6] != 17)   /* UDP right after the fixed header */
+			return -EINVAL;
+		*ihl = ICRC_IP6_LEN;
+	} else if ((ip[0] >> 4) == 4) {
+		*ihl = (uint32_t)(ip[0] & 0x0f) * 4u;
+	} else {
+		return -EINVAL;
+	}
+	*tot = icrc_total(ip);
 	if (*ihl < ICRC_IP_MIN)
 		return -EINVAL;
 	if (*tot < *ihl + ICRC_UDP_LEN + RNIC_ROCE_BTH_LEN + RNIC_ROCE_ICRC_LEN ||
@@ -61,10 +83,17 @@ icrc_pseudo(const uint8_t *hdr, uint32_t ihl)
 
 	memset(ps, 0xff, ICRC_LRH_LEN);
 	memcpy(ip, hdr, n);
-	ip[ICRC_IP_TOS] = 0xff;
-	ip[ICRC_IP_TTL] = 0xff;
-	ip[ICRC_IP_CSUM] = 0xff;
-	ip[ICRC_IP_CSUM + 1] = 0xff;
+	if ((ip[0] >> 4) == 6) {
+		/* annex A17.4: traffic class, flow label, hop limit */
+		ip[0] |= 0x0f;
+		ip[1] = ip[2] = ip[3] = 0xff;
+		ip[ICRC_IP6_HLIM] = 0xff;
+	} else {
+		ip[ICRC_IP_TOS] = 0xff;
+		ip[ICRC_IP_TTL] = 0xff;
+		ip[ICRC_IP_CSUM] = 0xff;
+		ip[ICRC_IP_CSUM + 1] = 0xff;
+	}
 	udp[ICRC_UDP_CSUM] = 0xff;
 	udp[ICRC_UDP_CSUM + 1] = 0xff;
 	bth[ICRC_BTH_FECN] = 0xff;
@@ -99,7 +128,7 @@ rnic_roce_icrc_generate(void *ip, uint32_t len)
 	rc = rnic_roce_icrc_compute(p, len, &icrc);
 	if (rc != 0)
 		return rc;
-	tot = ((uint32_t)p[2] << 8) | p[3];
+	tot = icrc_total(p);
 	rnic_roce_icrc_put(p + tot - RNIC_ROCE_ICRC_LEN, icrc);
 	return 0;
 }
@@ -114,7 +143,7 @@ rnic_roce_icrc_verify(const void *ip, uint32_t len)
 	rc = rnic_roce_icrc_compute(p, len, &icrc);
 	if (rc != 0)
 		return rc;
-	tot = ((uint32_t)p[2] << 8) | p[3];
+	tot = icrc_total(p);
 	return rnic_roce_icrc_get(p + tot - RNIC_ROCE_ICRC_LEN) == icrc ?
 	       0 : -EBADMSG;
 }
@@ -181,10 +210,10 @@ rnic_roce_icrc_compute_mbuf(const struct rte_mbuf *m, uint32_t ip_off,
 static uint32_t
 icrc_mbuf_tail(const struct rte_mbuf *m, uint32_t ip_off)
 {
-	uint8_t b[4];
-	const uint8_t *p = rte_pktmbuf_read(m, ip_off, 4, b);
+	uint8_t b[8];
+	const uint8_t *p = rte_pktmbuf_read(m, ip_off, 8, b);
 
-	return ip_off + (((uint32_t)p[2] << 8) | p[3]) - RNIC_ROCE_ICRC_LEN;
+	return ip_off + icrc_total(p) - RNIC_ROCE_ICRC_LEN;
 }
 
 int

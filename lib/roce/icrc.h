@@ -17,8 +17,15 @@
  * sent as V & 0xff, V >> 8 & 0xff, ... (rxe stores the CRC as a
  * little-endian word; scapy and the vectors in tests/unit/roce agree).
  *
- * Every function here starts at the first byte of the IPv4 header and
- * takes the IPv4 total length from it, so the ICRC is found without help.
+ * Over IPv6 (annex A17.4) the IPv6 header takes the IPv4 one's place, with
+ * the traffic class, the flow label and the hop limit set to all ones (the
+ * version nibble and everything else as sent); RoCEv2 packets carry no
+ * extension headers, so UDP must follow the fixed header.
+ *
+ * Every function here starts at the first byte of the IP header (IPv4 or
+ * IPv6, by its version) and takes the packet's length from it (the IPv4
+ * total length, or 40 + the IPv6 payload length), so the ICRC is found
+ * without help.
  */
 #ifndef RNIC_ROCE_ICRC_H
 #define RNIC_ROCE_ICRC_H

@@ -743,13 +743,17 @@ static void ib_params(struct rnic_ibcm_params *p, const struct rnic_cm_conn_para
 		p->ord = RTE_MIN(c->initiator_depth, (uint8_t)RNIC_MAX_RD_ATOMIC);
 }
 
-static int roce_cm_connect(struct rnic_worker *w, struct rnic_qp *qp, uint32_t ip,
-			   uint16_t port, const struct rnic_cm_conn_param *param,
+static int roce_cm_connect(struct rnic_worker *w, struct rnic_qp *qp,
+			   const struct rnic_addr *dst, uint16_t port,
+			   const struct rnic_cm_conn_param *param,
 			   const struct rnic_cm_upcalls *up, void *ctx, struct rnic_tp_conn **connp)
 {
 	(void)w;   /* the IB CM lives on worker 0 */
 	struct rnic_ibcm_params p;
 	struct rnic_ibcm_conn *c = NULL;
+	if (dst->family != RNIC_AF_INET)
+		return -EAFNOSUPPORT;   /* RoCE over IPv6: not yet (issue 20) */
+	uint32_t ip = dst->v4;
 	ib_params(&p, param);
 	if (p.pdata_len > RNIC_CM_ROCE_REQ_PDATA_MAX)
 		return -EINVAL;
@@ -801,9 +805,11 @@ static void roce_cm_detach(struct rnic_worker *w, struct rnic_tp_conn **connp)
 }
 
 static void roce_cm_conn_info(const struct rnic_tp_conn *c, uint16_t *ird, uint16_t *ord,
-			      uint32_t *ip, uint16_t *port)
+			      struct rnic_addr *peer, uint16_t *port)
 {
-	rnic_ibcm_conn_info((const struct rnic_ibcm_conn *)c, ird, ord, ip, port);
+	uint32_t ip;
+	rnic_ibcm_conn_info((const struct rnic_ibcm_conn *)c, ird, ord, &ip, port);
+	*peer = rnic_addr_v4(ip);
 }
 
 static void roce_cm_timeouts(struct rnic_stack *st, uint8_t resp_exp, uint8_t retries)

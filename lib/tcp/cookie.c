@@ -96,26 +96,30 @@ void tcp_cookie_rotate(struct tcp_cookie_keys *k, uint32_t epoch)
 	}
 }
 
-static uint32_t cookie_hash(const struct tcp_cookie_keys *k, const struct tcp_flow4 *f,
+static uint32_t cookie_hash(const struct tcp_cookie_keys *k, const struct tcp_flow *f,
 			    uint32_t client_isn, uint32_t epoch, unsigned mssi)
 {
 	struct {
-		uint32_t laddr, raddr;
-		uint16_t lport, rport;
+		struct tcp_flow f;
 		uint32_t isn, epoch, mssi;
-	} in = { f->laddr, f->raddr, f->lport, f->rport, client_isn, epoch, mssi };
+	} in;
+	memset(&in, 0, sizeof(in));   /* no padding byte left undefined */
+	in.f = *f;
+	in.isn = client_isn;
+	in.epoch = epoch;
+	in.mssi = mssi;
 	return (uint32_t)rnic_siphash24(k->secret[epoch & 3], &in, sizeof(in)) &
 	       ((1u << 27) - 1);
 }
 
-uint32_t tcp_cookie_make(const struct tcp_cookie_keys *k, const struct tcp_flow4 *f,
+uint32_t tcp_cookie_make(const struct tcp_cookie_keys *k, const struct tcp_flow *f,
 			 uint32_t client_isn, uint16_t mss, uint32_t epoch)
 {
 	unsigned mi = mss_index(mss);
 	return (epoch & 3) << 30 | mi << 27 | cookie_hash(k, f, client_isn, epoch, mi);
 }
 
-bool tcp_cookie_check(const struct tcp_cookie_keys *k, const struct tcp_flow4 *f,
+bool tcp_cookie_check(const struct tcp_cookie_keys *k, const struct tcp_flow *f,
 		      uint32_t client_isn, uint32_t cookie, uint32_t epoch,
 		      uint16_t *mss)
 {
@@ -156,7 +160,7 @@ void tcp_cookie_ts_decode(uint32_t tsecr, bool *ws_ok, uint8_t *ws, bool *sack)
 	*ws = *ws_ok ? (uint8_t)(w > 14 ? 14 : w) : 0;
 }
 
-uint32_t tcp_isn(const struct tcp_cookie_keys *k, const struct tcp_flow4 *f,
+uint32_t tcp_isn(const struct tcp_cookie_keys *k, const struct tcp_flow *f,
 		 uint64_t now_us)
 {
 	return (uint32_t)(now_us / 4) +

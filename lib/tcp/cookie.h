@@ -27,8 +27,11 @@ struct tcp_cookie_keys {
 	uint32_t epoch_installed;     /* secrets valid up to this epoch + 1 */
 };
 
-struct tcp_flow4 {                    /* network byte order, as on the wire */
-	uint32_t laddr, raddr;
+/* A flow's four-tuple as the SYN stage hashes it: network byte order, as
+ * on the wire; IPv4 addresses IPv4-mapped (::ffff:a.b.c.d), so one cookie
+ * covers both families and an IPv4 cookie never validates an IPv6 flow. */
+struct tcp_flow {
+	uint8_t laddr[16], raddr[16];
 	uint16_t lport, rport;
 };
 
@@ -43,14 +46,14 @@ void tcp_cookie_rotate(struct tcp_cookie_keys *k, uint32_t epoch);
 /** The MSS a cookie can carry for a client's advertised @p mss. */
 uint16_t tcp_cookie_mss_round(uint16_t mss);
 
-uint32_t tcp_cookie_make(const struct tcp_cookie_keys *k, const struct tcp_flow4 *f,
+uint32_t tcp_cookie_make(const struct tcp_cookie_keys *k, const struct tcp_flow *f,
 			 uint32_t client_isn, uint16_t mss, uint32_t epoch);
 
 /**
  * Check the cookie acked by a final ACK (ack - 1). @return true and the MSS
  * when valid in @p epoch (current) or the one before.
  */
-bool tcp_cookie_check(const struct tcp_cookie_keys *k, const struct tcp_flow4 *f,
+bool tcp_cookie_check(const struct tcp_cookie_keys *k, const struct tcp_flow *f,
 		      uint32_t client_isn, uint32_t cookie, uint32_t epoch,
 		      uint16_t *mss);
 
@@ -59,7 +62,7 @@ uint32_t tcp_cookie_ts_encode(uint32_t tsval, bool ws_ok, uint8_t ws, bool sack)
 void tcp_cookie_ts_decode(uint32_t tsecr, bool *ws_ok, uint8_t *ws, bool *sack);
 
 /** RFC 6528: ISN = M + F(4-tuple, key), M a 4-microsecond clock. */
-uint32_t tcp_isn(const struct tcp_cookie_keys *k, const struct tcp_flow4 *f,
+uint32_t tcp_isn(const struct tcp_cookie_keys *k, const struct tcp_flow *f,
 		 uint64_t now_us);
 
 #endif

@@ -162,7 +162,7 @@ struct rnic_tcp_conn *tcp_conn_new(struct rnic_worker *w, struct rnic_port *p,
 	c->sndbuf = ts->params.sndbuf;
 	c->rcv_wscale = ts->params.wscale;
 	c->snd_wscale = 0;
-	c->mss = (uint16_t)(p->mtu - 40);
+	c->mss = tcp_mss_for(p, k);
 	c->quickacks = QUICKACKS;
 	c->ts_offset = tcp_ts_offset(&ts->keys, k);
 	tcp_rtt_init(&c->rtt, ts->params.rto_init_us);
@@ -566,20 +566,64 @@ int rnic_tcp_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t dst_port,
 		     const struct rnic_tcp_ops *ops, void *ctx,
 		     struct rnic_tcp_conn **out)
 {
+	struct rnic_addr dst = rnic_addr_v4(dst_ip);
+	return rnic_tcp_connect_addr(w, &dst, dst_port, ops, ctx, out);
+}
+
+/* The port and the four-tuple (source port 0) of an active open to @p dst.
+ * @return the port, or NULL (no route, no source address). */
+static struct rnic_port *connect_route(struct rnic_worker *w, const struct rnic_addr *dst,
+				       uint16_t dst_port, struct tcp_key *k)
+{
+	struct rnic_port *p;
+	uint32_t nh;
+
+	if (dst->family == RNIC_AF_INET) {
+		p = rnic_net_route(w->st, dst->v4, &nh);
+		if (p == NULL || p->ip == 0)
+			return NULL;
+		tcp_key_set4(k, rte_cpu_to_be_32(p->ip), rte_cpu_to_be_32(dst->v4), 0,
+			     rte_cpu_to_be_16(dst_port));
+		return p;
+	}
+	if (dst->family != RNIC_AF_INET6 || rnic_ip6_is_multicast(dst->v6) ||
+	    rnic_ip6_is_unspecified(dst->v6))
+		return NULL;
+	p = rnic_net_route6(w->st, dst->v6);
+	if (p == NULL || rnic_port_ip6_src(p, dst->v6, k->laddr) != 0)
+		return NULL;
+	memcpy(k->raddr, dst->v6, 16);
+	k->lport = 0;
+	k->rport = rte_cpu_to_be_16(dst_port);
+	return p;
+}
+
+/* The worker a flow's replies land on. */
+static unsigned connect_owner(struct rnic_worker *w, const struct tcp_key *k)
+{
+	if (tcp_key_v4(k))
+		return rnic_flow_owner(w->st, tcp_key_r4(k), tcp_key_l4(k), k->rport, k->lport);
+	return rnic_flow_owner6(w->st, k->raddr, k->laddr, k->rport, k->lport);
+}
+
+int rnic_tcp_connect_addr(struct rnic_worker *w, const struct rnic_addr *dst,
+			  uint16_t dst_port, const struct rnic_tcp_ops *ops, void *ctx,
+			  struct rnic_tcp_conn **out)
+{
 	struct tcp_worker *tw = tcp_w(w);
 	struct tcp_stack *ts = tcp_s(w->st);
-	uint32_t nh;
-	struct rnic_port *p = rnic_net_route(w->st, dst_ip, &nh);
+	struct tcp_key k;
+	if (dst == NULL)
+		return -EINVAL;
+	struct rnic_port *p = connect_route(w, dst, dst_port, &k);
 	if (p == NULL)
 		return -EHOSTUNREACH;
-	struct tcp_key k = { rte_cpu_to_be_32(p->ip), rte_cpu_to_be_32(dst_ip), 0,
-			     rte_cpu_to_be_16(dst_port) };
 	/* a source port whose replies hash to this worker */
 	unsigned span = EPHEMERAL_HI - EPHEMERAL_LO + 1;
 	for (unsigned i = 0; i < span; i++) {
 		uint16_t port = (uint16_t)(EPHEMERAL_LO + (tw->next_port++ % span));
 		k.lport = rte_cpu_to_be_16(port);
-		if (rnic_flow_owner(w->st, k.raddr, k.laddr, k.rport, k.lport) == w->id &&
+		if (connect_owner(w, &k) == w->id &&
 		    tcp_lookup(w, &k) == NULL)
 			break;
 		k.lport = 0;
@@ -589,8 +633,7 @@ int rnic_tcp_connect(struct rnic_worker *w, uint32_t dst_ip, uint16_t dst_port,
 	struct rnic_tcp_conn *c = tcp_conn_new(w, p, &k);
 	if (c == NULL)
 		return -ENOMEM;
-	struct tcp_flow4 f = { k.laddr, k.raddr, k.lport, k.rport };
-	c->iss = tcp_isn(&ts->keys, &f, tcp_now_us());
+	c->iss = tcp_isn(&ts->keys, tcp_key_flow(&k), tcp_now_us());
 	c->snd_una = c->iss;
 	c->snd_nxt = c->snd_max = c->iss;
 	c->ops = ops;
@@ -636,6 +679,29 @@ uint16_t rnic_tcp_mss(const struct rnic_tcp_conn *c) { return c->mss; }
 void rnic_tcp_set_records(struct rnic_tcp_conn *c, bool on) { c->records = on; }
 struct rte_mempool *rnic_tcp_pool(const struct rnic_tcp_conn *c) { return c->port->pool; }
 struct rnic_worker *rnic_tcp_worker(const struct rnic_tcp_conn *c) { return c->w; }
+
+static struct rnic_addr key_addr(const uint8_t a[16])
+{
+	if (rnic_ip6_is_v4mapped(a)) {
+		uint32_t v;
+		memcpy(&v, a + 12, 4);
+		return rnic_addr_v4(rte_be_to_cpu_32(v));
+	}
+	return rnic_addr_v6(a);
+}
+
+void rnic_tcp_endpoints(const struct rnic_tcp_conn *c, struct rnic_addr *local,
+			uint16_t *lport, struct rnic_addr *remote, uint16_t *rport)
+{
+	if (local != NULL)
+		*local = key_addr(c->key.laddr);
+	if (remote != NULL)
+		*remote = key_addr(c->key.raddr);
+	if (lport != NULL)
+		*lport = rte_be_to_cpu_16(c->key.lport);
+	if (rport != NULL)
+		*rport = rte_be_to_cpu_16(c->key.rport);
+}
 
 #define UNIT_MAX_PIECES 8   /* mbufs per unit: bounds a segment's chain */
 
@@ -893,7 +959,8 @@ static int tcp_stack_init(struct rnic_stack *st)
 	ts->tsc_per_epoch = rte_get_tsc_hz() * COOKIE_EPOCH_S;
 	tcp_cookie_keys_init(&ts->keys, (uint32_t)(rte_get_tsc_cycles() / ts->tsc_per_epoch));
 	st->proto[RNIC_PROTO_TCP] = ts;
-	static const struct rnic_l4_handler h = { .owner = tcp_owner, .input = tcp_input };
+	static const struct rnic_l4_handler h = { .owner = tcp_owner, .input = tcp_input,
+						  .pmtu6 = tcp_pmtu6 };
 	return rnic_stack_register_ip_proto(st, IPPROTO_TCP, &h);
 }
 

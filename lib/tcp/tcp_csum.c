@@ -213,3 +213,14 @@ uint16_t tcp_l4_sum(const struct rte_mbuf *m, uint32_t off, uint32_t len,
 	total += rte_cpu_to_be_16(IPPROTO_TCP) + rte_cpu_to_be_16((uint16_t)len);
 	return fold64(total);
 }
+
+uint16_t tcp_l4_sum_key(const struct rte_mbuf *m, uint32_t off, uint32_t len,
+			const struct tcp_key *k)
+{
+	if (tcp_key_v4(k))
+		return tcp_l4_sum(m, off, len, tcp_key_l4(k), tcp_key_r4(k));
+	/* IPv6: the addresses' words folded to 16 bits stand in for the two
+	 * IPv4 addresses; the 32-bit upper-layer length of a segment below
+	 * 64 KiB has the same sum as IPv4's 16-bit one */
+	return tcp_l4_sum(m, off, len, rnic_ip6_addr_sum(k->laddr, k->raddr), 0);
+}

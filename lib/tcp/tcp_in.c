@@ -31,12 +31,57 @@ struct tcp_seg {
 unsigned tcp_owner(struct rnic_stack *st, struct rnic_port *p, struct rte_mbuf *m)
 {
 	(void)p;
-	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
-			const struct rte_ipv4_hdr *, m->l2_len);
 	if (rte_pktmbuf_data_len(m) < m->l2_len + m->l3_len + 4)
 		return UINT32_MAX;   /* the input path drops it */
-	const rte_be16_t *ports = (const rte_be16_t *)((const uint8_t *)ip + m->l3_len);
+	const rte_be16_t *ports = rte_pktmbuf_mtod_offset(m, const rte_be16_t *,
+							  m->l2_len + m->l3_len);
+	if (rnic_mbuf_is_ipv6(m)) {
+		const struct rte_ipv6_hdr *ip6 = rte_pktmbuf_mtod_offset(m,
+				const struct rte_ipv6_hdr *, m->l2_len);
+		return rnic_flow_owner6(st, ip6->src_addr, ip6->dst_addr, ports[0], ports[1]);
+	}
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
+			const struct rte_ipv4_hdr *, m->l2_len);
 	return rnic_flow_owner(st, ip->src_addr, ip->dst_addr, ports[0], ports[1]);
+}
+
+void tcp_pmtu6(struct rnic_worker *w, const uint8_t local[16], const uint8_t remote[16],
+	       const uint8_t *l4, uint32_t mtu)
+{
+	struct tcp_key k;
+	memcpy(k.laddr, local, 16);
+	memcpy(k.raddr, remote, 16);
+	memcpy(&k.lport, l4, 2);       /* the quoted segment went from us */
+	memcpy(&k.rport, l4 + 2, 2);
+	struct rnic_tcp_conn *c = tcp_lookup(w, &k);
+	if (c == NULL || c->state == TCP_LISTEN || c->state == TCP_CLOSED)
+		return;
+	/* RFC 5927 section 4.1: the quoted sequence number must be one in
+	 * flight, or a blind attacker could shrink our segments */
+	uint32_t seq;
+	memcpy(&seq, l4 + 4, 4);
+	seq = rte_be_to_cpu_32(seq);
+	if (seq_lt(seq, c->snd_una) || seq_ge(seq, c->snd_max))
+		return;
+	c->busy++;
+	tcp_pmtu_reduce(c, mtu);
+	tcp_conn_put(c);
+}
+
+void tcp_key_of(const struct rte_mbuf *m, const struct rte_tcp_hdr *th, struct tcp_key *k)
+{
+	if (rnic_mbuf_is_ipv6(m)) {
+		const struct rte_ipv6_hdr *ip6 = rte_pktmbuf_mtod_offset(m,
+				const struct rte_ipv6_hdr *, m->l2_len);
+		memcpy(k->laddr, ip6->dst_addr, 16);
+		memcpy(k->raddr, ip6->src_addr, 16);
+		k->lport = th->dst_port;
+		k->rport = th->src_port;
+		return;
+	}
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
+			const struct rte_ipv4_hdr *, m->l2_len);
+	tcp_key_set4(k, ip->dst_addr, ip->src_addr, th->dst_port, th->src_port);
 }
 
 static bool challenge_ack_allowed(struct rnic_worker *w)
@@ -68,13 +113,13 @@ static void syn_stage_syn(struct rnic_worker *w, struct rnic_port *p,
 {
 	struct tcp_stack *ts = tcp_s(w->st);
 	struct tcp_worker *tw = tcp_w(w);
-	struct tcp_flow4 f = { k->laddr, k->raddr, k->lport, k->rport };
+	const struct tcp_flow *f = tcp_key_flow(k);
 	uint16_t peer_mss = s->o.mss_ok ? s->o.mss : 536;
-	uint16_t our_mss = (uint16_t)(p->mtu - 40);
+	uint16_t our_mss = tcp_mss_for(p, k);
 	uint16_t mss = tcp_cookie_mss_round(peer_mss < our_mss ? peer_mss : our_mss);
 
 	tw->st.syns++;
-	uint32_t cookie = tcp_cookie_make(&ts->keys, &f, s->seq, mss, tcp_cookie_epoch(w));
+	uint32_t cookie = tcp_cookie_make(&ts->keys, f, s->seq, mss, tcp_cookie_epoch(w));
 	struct tcp_opts o = {
 		.mss_ok = true, .mss = our_mss,
 		.sack_ok = s->o.sack_ok && ts->params.sack,
@@ -108,10 +153,9 @@ static struct rnic_tcp_conn *syn_stage_ack(struct rnic_worker *w, struct rnic_po
 	*rst = false;
 	struct tcp_stack *ts = tcp_s(w->st);
 	struct tcp_worker *tw = tcp_w(w);
-	struct tcp_flow4 f = { k->laddr, k->raddr, k->lport, k->rport };
 	uint16_t mss;
 
-	if (!tcp_cookie_check(&ts->keys, &f, s->seq - 1, s->ack - 1, tcp_cookie_epoch(w),
+	if (!tcp_cookie_check(&ts->keys, tcp_key_flow(k), s->seq - 1, s->ack - 1, tcp_cookie_epoch(w),
 			      &mss)) {
 		tw->st.cookie_invalid++;
 		*rst = true;
@@ -188,7 +232,7 @@ static void take_syn(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 	if (c->ts_ok)
 		c->ts_recent = s->o.tsval;
 	uint16_t peer = s->o.mss_ok ? s->o.mss : 536;
-	uint16_t ours = (uint16_t)(c->port->mtu - 40);
+	uint16_t ours = tcp_mss_for(c->port, &c->key);
 	c->mss = (uint16_t)((peer < ours ? peer : ours) - (c->ts_ok ? 12 : 0));
 	c->snd_wnd = s->wnd;  /* RFC 7323: the SYN's window is never scaled */
 	c->max_snd_wnd = c->snd_wnd;
@@ -896,10 +940,10 @@ static void tcp_segment(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 {
 	struct tcp_worker *tw = tcp_w(w);
-	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
-			const struct rte_ipv4_hdr *, m->l2_len);
-	uint32_t l4len = rte_be_to_cpu_16(ip->total_length) - m->l3_len;
+	const uint8_t *ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, m->l2_len);
+	uint32_t l4len = tcp_seg_len(m);
 	struct tcp_seg s;
+	struct tcp_key k;
 
 	tw->st.segs_in++;
 	if (l4len < sizeof(struct rte_tcp_hdr) ||
@@ -909,8 +953,7 @@ void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)
-		((const uint8_t *)ip + m->l3_len);
+	const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)(ip + m->l3_len);
 	uint32_t hl = (th->data_off >> 4) * 4u;
 	/* the header must be contiguous; the payload may be a chain */
 	if (hl < sizeof(*th) || hl > l4len ||
@@ -919,8 +962,9 @@ void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 		rte_pktmbuf_free(m);
 		return;
 	}
+	tcp_key_of(m, th, &k);
 	if ((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
-	    tcp_l4_sum(m, m->l2_len + m->l3_len, l4len, ip->src_addr, ip->dst_addr) != 0xffff) {
+	    tcp_l4_sum_key(m, m->l2_len + m->l3_len, l4len, &k) != 0xffff) {
 		tw->st.bad_csum++;
 		rte_pktmbuf_free(m);
 		return;
@@ -937,7 +981,6 @@ void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 	s.ack = rte_be_to_cpu_32(th->recv_ack);
 	s.wnd = rte_be_to_cpu_16(th->rx_win);
 	s.len = l4len - hl;
-	struct tcp_key k = { ip->dst_addr, ip->src_addr, th->dst_port, th->src_port };
 
 	struct rnic_tcp_conn *c = tcp_lookup(w, &k);
 	if (c == NULL) {

@@ -9,12 +9,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <string.h>
+
 #include <rte_hash.h>
 #include <rte_mbuf.h>
+#include <rte_tcp.h>
 
 #include "engine/stack.h"
 #include "engine/timer.h"
 #include "engine/worker.h"
+#include "net/ipv6.h"
+#include "port/port.h"
 #include "rnic/rnic_tcp.h"
 #include "tcp/cookie.h"
 #include "tcp/seq.h"
@@ -101,10 +106,68 @@ struct tcp_ooo {
 
 #define TCP_CHAIN_MAX 4096       /* mbufs per receive chain (ooo entry, hold) */
 
+/* A connection's four-tuple, network order: IPv6 addresses, or IPv4 ones
+ * IPv4-mapped (::ffff:a.b.c.d), so that one table and one code path serve
+ * both families. The layout is struct tcp_flow's (the SYN stage's). */
 struct tcp_key {
-	uint32_t laddr, raddr;       /* network order */
+	uint8_t laddr[16], raddr[16];
 	uint16_t lport, rport;
-} __attribute__((packed));
+};
+_Static_assert(sizeof(struct tcp_key) == 36 && sizeof(struct tcp_flow) == 36,
+	       "a tcp_key is a tcp_flow, without padding (hashed as bytes)");
+
+static inline bool tcp_key_v4(const struct tcp_key *k)
+{
+	return rnic_ip6_is_v4mapped(k->laddr);
+}
+
+/* The IPv4 addresses of an IPv4 key (network order). */
+static inline uint32_t tcp_key_l4(const struct tcp_key *k)
+{
+	uint32_t a;
+	memcpy(&a, k->laddr + 12, 4);
+	return a;
+}
+static inline uint32_t tcp_key_r4(const struct tcp_key *k)
+{
+	uint32_t a;
+	memcpy(&a, k->raddr + 12, 4);
+	return a;
+}
+
+static inline void tcp_key_set4(struct tcp_key *k, uint32_t l_be, uint32_t r_be,
+				uint16_t lport, uint16_t rport)
+{
+	rnic_ip6_v4mapped(l_be, k->laddr);
+	rnic_ip6_v4mapped(r_be, k->raddr);
+	k->lport = lport;
+	k->rport = rport;
+}
+
+static inline const struct tcp_flow *tcp_key_flow(const struct tcp_key *k)
+{
+	return (const struct tcp_flow *)(const void *)k;
+}
+
+/* The TCP bytes of a received segment by its IP header's length field
+ * (IPv4 total length, IPv6 payload length), less the IP headers. */
+static inline uint32_t tcp_seg_len(const struct rte_mbuf *m)
+{
+	const uint8_t *ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, m->l2_len);
+	if ((ip[0] >> 4) == 6)
+		return (uint32_t)(ip[4] << 8 | ip[5]) + 40u - m->l3_len;
+	return (uint32_t)(ip[2] << 8 | ip[3]) - m->l3_len;
+}
+
+/* The key of a received segment (m->l2_len, l3_len set; TCP header @p th). */
+void tcp_key_of(const struct rte_mbuf *m, const struct rte_tcp_hdr *th, struct tcp_key *k);
+
+/* The segment payload the link of @p p carries for a flow of key @p k:
+ * the MTU less the IPv4 or IPv6 header and the TCP header. */
+static inline uint16_t tcp_mss_for(const struct rnic_port *p, const struct tcp_key *k)
+{
+	return (uint16_t)(p->mtu - (tcp_key_v4(k) ? 40 : 60));
+}
 
 struct rnic_tcp_conn {
 	/* identity (read-mostly) */
@@ -290,6 +353,10 @@ static inline uint32_t tcp_cookie_epoch(const struct rnic_worker *w)
  * the IPv4 pseudo header (addresses as on the wire); 0xffff = valid. */
 uint16_t tcp_l4_sum(const struct rte_mbuf *m, uint32_t off, uint32_t len,
 		    uint32_t src_be, uint32_t dst_be);
+/* The same over the pseudo header of @p k's family (IPv4 or IPv6: RFC 8200
+ * 8.1; the sum is symmetric, so the key of either direction serves). */
+uint16_t tcp_l4_sum_key(const struct rte_mbuf *m, uint32_t off, uint32_t len,
+			const struct tcp_key *k);
 /* The sum's variants (tcp_csum.c picks the best the CPU has); tests pin
  * one with tcp_csum_set_impl(): 0, -EINVAL, or -ENOTSUP on this CPU. */
 enum { TCP_CSUM_BEST = -1, TCP_CSUM_SCALAR, TCP_CSUM_SSE2, TCP_CSUM_AVX2 };
@@ -326,8 +393,16 @@ void tcp_arm_rto(struct rnic_tcp_conn *c);
 bool tcp_user_timed_out(const struct rnic_tcp_conn *c);
 void tcp_tail_probe(struct rnic_tcp_conn *c);
 
+/* A packet too big for the path to the peer of @p c: lower the MSS to
+ * @p mtu's, split what is queued (sent or not) to fit, and send the first
+ * unacknowledged segment again (RFC 8201 section 4). */
+void tcp_pmtu_reduce(struct rnic_tcp_conn *c, uint32_t mtu);
+
 /* tcp_in.c */
 void tcp_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m);
+/* The rnic_l4_handler.pmtu6 hook: find the connection, tcp_pmtu_reduce(). */
+void tcp_pmtu6(struct rnic_worker *w, const uint8_t local[16], const uint8_t remote[16],
+	       const uint8_t *l4, uint32_t mtu);
 unsigned tcp_owner(struct rnic_stack *st, struct rnic_port *p, struct rte_mbuf *m);
 
 /* tcp.c */

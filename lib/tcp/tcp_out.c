@@ -83,7 +83,7 @@ static uint16_t tcp_cksum(const struct tcp_key *k, struct rte_mbuf *m, uint32_t 
 {
 	/* chain-safe (payload pieces may have odd lengths, which DPDK
 	 * 22.11's rte_raw_cksum_mbuf() gets wrong) and fast (tcp_csum.c) */
-	return (uint16_t)~tcp_l4_sum(m, 0, len, k->laddr, k->raddr);
+	return (uint16_t)~tcp_l4_sum_key(m, 0, len, k);
 }
 
 /* Build and send one segment: header fields from @p c or explicit values,
@@ -149,13 +149,19 @@ static int tcp_xmit_in(struct rnic_worker *w, struct rnic_port *p,
 	else
 		th->cksum = tcp_cksum(k, h, len);
 	tcp_w(w)->st.segs_out++;
+	if (!tcp_key_v4(k)) {
+		if (l2_dst != NULL)
+			return rnic_net_reply_ipv6(w, p, h, k->laddr, k->raddr, IPPROTO_TCP,
+						   l2_dst);
+		return rnic_net_output_ipv6(w, p, h, k->laddr, k->raddr, IPPROTO_TCP, 0);
+	}
 	if (l2_dst != NULL)
-		return rnic_net_reply_ipv4(w, p, h, rte_be_to_cpu_32(k->laddr),
-					   rte_be_to_cpu_32(k->raddr), IPPROTO_TCP, l2_dst);
+		return rnic_net_reply_ipv4(w, p, h, rte_be_to_cpu_32(tcp_key_l4(k)),
+					   rte_be_to_cpu_32(tcp_key_r4(k)), IPPROTO_TCP, l2_dst);
 	/* from the connection's address, which is not the port's own once
 	 * the port took it over from a failed one (port failover) */
-	w->tx_src_ip = rte_be_to_cpu_32(k->laddr);
-	int rc = rnic_net_output_ipv4(w, p, h, rte_be_to_cpu_32(k->raddr), IPPROTO_TCP);
+	w->tx_src_ip = rte_be_to_cpu_32(tcp_key_l4(k));
+	int rc = rnic_net_output_ipv4(w, p, h, rte_be_to_cpu_32(tcp_key_r4(k)), IPPROTO_TCP);
 	w->tx_src_ip = 0;
 	return rc;
 }
@@ -260,7 +266,7 @@ void tcp_send_syn(struct rnic_tcp_conn *c, bool ack)
 {
 	struct tcp_stack *ts = tcp_s(c->w->st);
 	struct tcp_opts o = {
-		.mss_ok = true, .mss = (uint16_t)(c->port->mtu - 40),
+		.mss_ok = true, .mss = tcp_mss_for(c->port, &c->key),
 		.sack_ok = ts->params.sack, .ts_ok = ts->params.timestamps,
 		.ws_ok = true, .ws = c->rcv_wscale,
 		.tsval = tcp_ts_now(c), .tsecr = c->ts_recent,
@@ -323,17 +329,16 @@ void tcp_reply_ctl(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *
  * back the way it came (a stateless reply). Consumes @p m. */
 void tcp_send_rst_for(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m)
 {
-	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
-			const struct rte_ipv4_hdr *, m->l2_len);
-	const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)
-		((const uint8_t *)ip + m->l3_len);
+	const struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, const struct rte_tcp_hdr *,
+							       m->l2_len + m->l3_len);
 	if (th->tcp_flags & RTE_TCP_RST_FLAG) {
 		rte_pktmbuf_free(m);   /* never answer a reset */
 		return;
 	}
-	struct tcp_key k = { ip->dst_addr, ip->src_addr, th->dst_port, th->src_port };
+	struct tcp_key k;
+	tcp_key_of(m, th, &k);
 	uint32_t hl = (th->data_off >> 4) * 4u;
-	uint32_t len = rte_be_to_cpu_16(ip->total_length) - m->l3_len - hl;
+	uint32_t len = tcp_seg_len(m) - hl;
 	len += (th->tcp_flags & RTE_TCP_SYN_FLAG) ? 1 : 0;
 	len += (th->tcp_flags & RTE_TCP_FIN_FLAG) ? 1 : 0;
 	tcp_w(w)->st.resets_out++;
@@ -503,6 +508,39 @@ int tcp_split_unit(struct rnic_tcp_conn *c, uint32_t idx, uint16_t first)
 	};
 	u->len = first;
 	return 0;
+}
+
+void tcp_pmtu_reduce(struct rnic_tcp_conn *c, uint32_t mtu)
+{
+	uint32_t hdr = (tcp_key_v4(&c->key) ? 40u : 60u) + (c->ts_ok ? 12u : 0u);
+	/* IPv6's minimum link MTU is 1280 (RFC 8200 section 5); a smaller
+	 * figure is no reason to go below it */
+	if (mtu < 1280)
+		mtu = 1280;
+	if (mtu <= hdr || mtu - hdr >= c->mss)
+		return;
+	c->mss = (uint16_t)(mtu - hdr);
+	tcp_w(c->w)->st.pmtu_reductions++;
+	/* split every queued unit above the new MSS, sent ones included: the
+	 * retransmissions must fit too. A split sent unit keeps its marks. */
+	for (uint32_t i = c->u_head; i != c->u_tail; i++) {
+		struct tcp_unit was = c->units[i & (c->units_cap - 1)];
+		if (was.len <= c->mss)
+			continue;
+		bool sent = i - c->u_head < c->u_next - c->u_head;
+		if (tcp_split_unit(c, i, c->mss) != 0)
+			break;   /* no room: the rest waits for a later packet too big */
+		struct tcp_unit *n = &c->units[(i + 1) & (c->units_cap - 1)];
+		n->sacked = was.sacked;
+		n->lost = was.lost;
+		n->retx = was.retx;
+		n->sent_tsc = was.sent_tsc;
+		if (sent)
+			c->u_next++;
+	}
+	/* the quoted segment was dropped on the way: send it again now */
+	if (c->snd_una != c->snd_max && c->u_head != c->u_next)
+		tcp_retransmit_unit(c, &c->units[c->u_head & (c->units_cap - 1)]);
 }
 
 /*

@@ -95,7 +95,10 @@ static void post_event_r(struct rnic_cm_id *id, enum rnic_cm_event_type t, int s
 	n->ev.transport = id->transport;
 	if (id->conn != NULL) {
 		uint16_t ird, ord;
-		id_cm(id)->conn_info(id->conn, &ird, &ord, &n->ev.peer_ip, &n->ev.peer_port);
+		struct rnic_addr peer = { 0 };
+		id_cm(id)->conn_info(id->conn, &ird, &ord, &peer, &n->ev.peer_port);
+		n->ev.peer = peer;
+		n->ev.peer_ip = peer.family == RNIC_AF_INET ? peer.v4 : 0;
 		n->ev.ird = (uint8_t)ird;
 		n->ev.ord = (uint8_t)ord;
 	}
@@ -325,7 +328,16 @@ static void id_bind(struct rnic_cm_id *id, struct rnic_qp *qp)
 int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *iqp, uint32_t ip, uint16_t port,
 		    const struct rnic_cm_conn_param *param)
 {
-	if (id == NULL || iqp == NULL || id->state != ID_IDLE || port == 0 ||
+	struct rnic_addr dst = rnic_addr_v4(ip);
+	return rnic_cm_connect_addr(id, iqp, &dst, port, param);
+}
+
+int rnic_cm_connect_addr(struct rnic_cm_id *id, struct ibv_qp *iqp,
+			 const struct rnic_addr *dst, uint16_t port,
+			 const struct rnic_cm_conn_param *param)
+{
+	if (id == NULL || iqp == NULL || dst == NULL || id->state != ID_IDLE || port == 0 ||
+	    (dst->family != RNIC_AF_INET && dst->family != RNIC_AF_INET6) ||
 	    (param && param->private_data_len > RNIC_CM_PDATA_MAX))
 		return -EINVAL;
 	struct rnic_qp *qp = qp_of(iqp);
@@ -336,7 +348,7 @@ int rnic_cm_connect(struct rnic_cm_id *id, struct ibv_qp *iqp, uint32_t ip, uint
 	id_bind(id, qp);
 	id->state = ID_CONNECTING;
 	id->w = w;
-	int rc = id_cm(id)->connect(w, qp, ip, port, param, &cm_up, id, &id->conn);
+	int rc = id_cm(id)->connect(w, qp, dst, port, param, &cm_up, id, &id->conn);
 	if (rc != 0) {
 		id_bind(id, NULL);
 		id->state = ID_IDLE;

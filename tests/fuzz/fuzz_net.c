@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libFuzzer harness: the receive path of a whole stack (lib/net Ethernet,
- * ARP, IPv4, ICMP, UDP demux; lib/tcp segment input behind a listener).
+ * ARP, IPv4, ICMP, UDP demux, IPv6 with its extension headers, ICMPv6,
+ * neighbour discovery; lib/tcp segment input behind a listener, over both
+ * families).
  *
  * Set-up (once): EAL with --no-huge, a net_ring pair, a one-worker stack on
- * end "a" (192.0.2.1/24) driven in run-to-completion mode, the stack's own
+ * end "a" (192.0.2.1/24, 2001:db8::1/64) driven in run-to-completion mode, the stack's own
  * RoCEv2 handler on 4791 (no device is open: every packet that parses ends
  * as an unknown QP), a UDP handler on 9999, a TCP listener on port 80 whose
  * connections drop what they receive. The harness owns end "b".
  *
  * Input: flags byte, then frames as [length (2)][bytes]. Flags bit 0: fix
  * up the IPv4 header checksum and the UDP/TCP checksum of frames that hold
- * a well-formed IPv4 header, so mutations reach the layers above; bit 1:
- * also point Ethernet and IPv4 destinations at the stack. Each frame is
+ * a well-formed IPv4 header, and the TCP/ICMPv6 checksum of IPv6 frames
+ * without extension headers, so mutations reach the layers above; bit 1:
+ * also point Ethernet and IP destinations at the stack (an IPv6 one at
+ * its global address, or its solicited-node group for a solicitation). Each frame is
  * sent on "b", the worker is polled, and what the stack sends is drained.
  *
  * Properties: no crash, no sanitizer report, and every frame the stack
@@ -28,6 +32,7 @@
 #include <rte_udp.h>
 
 #include "engine/stack.h"
+#include "net/ipv6.h"
 #include "net/net.h"
 #include "port/port.h"
 #include "rnic/rnic.h"
@@ -35,6 +40,7 @@
 #include "fuzz_util.h"
 
 #define NET_US_IP 0xc0000201u   /* 192.0.2.1 */
+static const uint8_t net_us6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
 
 static struct rnic_stack *net_st;
 static struct rnic_port *net_sp;
@@ -121,6 +127,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(c.ports[0].ring, sizeof(c.ports[0].ring), "fnet.a");
 	c.ports[0].ip = NET_US_IP;
 	c.ports[0].prefix_len = 24;
+	memcpy(c.ports[0].ip6[0].addr, net_us6, 16);
+	c.ports[0].ip6[0].prefix_len = 64;
+	c.ports[0].n_ip6 = 1;
 	net_st = rnic_stack_create(&c);
 	FUZZ_CHECK(net_st != NULL);
 	atexit(net_fini);
@@ -144,6 +153,45 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* The same for IPv6 without extension headers: TCP and ICMPv6 checksums. */
+static void
+net_fixup6(uint8_t *f, size_t len, bool aim)
+{
+	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)f;
+	struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)(eh + 1);
+	size_t plen;
+
+	if (len < sizeof(*eh) + sizeof(*ip))
+		return;
+	if (aim) {
+		bool ns = ip->proto == IPPROTO_ICMPV6 && len >= sizeof(*eh) + sizeof(*ip) + 1 &&
+			  f[sizeof(*eh) + sizeof(*ip)] == 135;
+		if (ns) {
+			static const uint8_t sn[13] = { 0xff, 0x02, [11] = 1, [12] = 0xff };
+			memcpy(ip->dst_addr, sn, 13);
+			memcpy(ip->dst_addr + 13, net_us6 + 13, 3);
+			rnic_ip6_mcast_mac(ip->dst_addr, &eh->dst_addr);
+		} else {
+			memcpy(ip->dst_addr, net_us6, 16);
+			eh->dst_addr = net_sp->mac;
+		}
+	}
+	plen = rte_be_to_cpu_16(ip->payload_len);
+	if (sizeof(*eh) + sizeof(*ip) + plen > len)
+		return;
+	if (ip->proto == IPPROTO_TCP && plen >= 20) {
+		struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+		th->cksum = 0;
+		th->cksum = rte_ipv6_udptcp_cksum(ip, th);
+	} else if (ip->proto == IPPROTO_ICMPV6 && plen >= 4) {
+		uint8_t *ic = (uint8_t *)(ip + 1);
+		ic[2] = ic[3] = 0;
+		/* the pseudo header takes the next header from ip->proto */
+		uint16_t c = rte_ipv6_udptcp_cksum(ip, ic);
+		memcpy(ic + 2, &c, 2);
+	}
+}
+
 /* Make a frame with a plausible IPv4 header pass the checksum tests. */
 static void
 net_fixup(uint8_t *f, size_t len, bool aim)
@@ -152,6 +200,10 @@ net_fixup(uint8_t *f, size_t len, bool aim)
 	struct rte_ipv4_hdr *ip;
 	size_t ihl, tot;
 
+	if (len >= sizeof(*eh) && eh->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6)) {
+		net_fixup6(f, len, aim);
+		return;
+	}
 	if (len < sizeof(*eh) + sizeof(*ip) ||
 	    eh->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4))
 		return;

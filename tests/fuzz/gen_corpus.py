@@ -436,6 +436,34 @@ def gen_net():
         'fragment': frames(bytes(frag)),
         'runt': frames(b'\x01\x02', bytes(14)),
     }
+    # IPv6 (flag bit 0 fixes the checksums, bit 1 aims the destination)
+    peer6 = bytes([0x20, 1, 0x0d, 0xb8] + [0] * 11 + [2])
+    us6 = bytes([0x20, 1, 0x0d, 0xb8] + [0] * 11 + [1])
+
+    def ip6(nh, body, hops=64, ext=b''):
+        return struct.pack('>IHBB', 6 << 28, len(ext) + len(body),
+                           nh, hops) + peer6 + us6 + ext + body
+
+    ns = eth(ucast, 0x86dd, ip6(58, struct.pack('>BBHI', 135, 0, 0, 0) + us6 +
+                                bytes([1, 1]) + pmac, hops=255))
+    na = eth(ucast, 0x86dd, ip6(58, struct.pack('>BBHI', 136, 0, 0, 0x60 << 24) +
+                                peer6 + bytes([2, 1]) + pmac, hops=255))
+    echo6 = eth(ucast, 0x86dd, ip6(58, struct.pack('>BBHHH', 128, 0, 0, 1, 1) +
+                                   b'ping'))
+    syn6 = eth(ucast, 0x86dd, ip6(6, struct.pack('>HHIIBBHHH', 40000, 80, 1000,
+                                                 0, (5 + 5) << 4, 0x02, 65535,
+                                                 0, 0) + syn_opts))
+    ack6 = eth(ucast, 0x86dd, ip6(6, struct.pack('>HHIIBBHHH', 40000, 80, 1001,
+                                                 1, 5 << 4, 0x10, 65535, 0, 0)))
+    ext6 = eth(ucast, 0x86dd, ip6(0, struct.pack('>BBHHH', 128, 0, 0, 1, 1),
+                                  ext=bytes([60, 0, 1, 4, 0, 0, 0, 0,
+                                             44, 0, 0x1e, 4, 0, 0, 0, 0,
+                                             58, 0, 0, 0, 0, 0, 0, 1])))
+    seeds.update({
+        'ipv6_nd_echo': frames(ns, na, echo6),
+        'ipv6_tcp_syn_ack': frames(na, syn6, ack6),
+        'ipv6_ext_headers': frames(ext6),
+    })
     for name, body in seeds.items():
         write('net', name, bytes([3]) + body)
 

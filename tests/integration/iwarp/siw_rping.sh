@@ -6,7 +6,9 @@
 #   2. the guest's `rping -c` against rnic-ping -s.
 # With RPING_DROPIN=1 rnic's side is the unmodified rping under rnic-run
 # (librnic-verbs: rdma_cm over rnic's CM, MPA with CRC, as rdma_cm asks)
-# instead of rnic-ping, CRC on only.
+# instead of rnic-ping, CRC on only. With RPING_IPV6=1 both sides speak
+# IPv6 only: rnic's port has 2001:db8::10/64 and no IPv4 address, the guest
+# listens on :: (rping-server6) and its client connects to 2001:db8::10.
 # Skips (exit 77) with a reason when root, /dev/net/tun or the guest
 # harness is missing, or when the guest cannot be built or booted.
 set -u
@@ -15,6 +17,12 @@ src=${RNIC_SOURCE_DIR:?}
 interop=$(cd "$src/../shared/interop" 2>/dev/null && pwd)
 ping=$build/apps/rnic-ping/rnic-ping
 dropin=${RPING_DROPIN:-}
+ipv6=${RPING_IPV6:-}
+if [ -n "$ipv6" ]; then
+	rnic_ip=2001:db8::10/64 rnic_addr=2001:db8::10 guest=2001:db8::2 server_test=rping-server6
+else
+	rnic_ip=192.0.2.10/24 rnic_addr=192.0.2.10 guest=192.0.2.2 server_test=rping-server
+fi
 me=rnic-ping
 [ -n "$dropin" ] && me="rnic-run rping"
 run=$build/apps/rnic-run/rnic-run
@@ -39,6 +47,7 @@ fail() { echo "FAIL: $*"; for f in "$work"/*.log; do echo "--- $f"; tail -8 "$f"
 [ "$(id -u)" = 0 ] || skip "needs root (network namespace, tap, qemu)"
 [ -c /dev/net/tun ] || skip "/dev/net/tun is missing"
 [ -n "$interop" ] && [ -x "$interop/boot.sh" ] || skip "shared/interop is not beside the project"
+[ -n "$dropin" ] && [ -n "$ipv6" ] && skip "the drop-in's rdma_cm takes IPv4 addresses only"
 
 boot() {  # $1: APPEND, $2: what to wait for in the console
 	APPEND="$1" PIDFILE="$work/guest.pid" TIMEOUT=600 "$interop/boot.sh" >"$work/guest.log" 2>&1 &
@@ -58,15 +67,15 @@ attach() {  # put rnic's tap on the peers' bridge once DPDK made it
 }
 
 "$interop/net.sh" up >/dev/null 2>&1 || skip "cannot create the rnic-peers namespace"
-boot "peer.test=rping-server peer.end=wait" "listening on" ||
+boot "peer.test=$server_test peer.end=wait" "listening on" ||
 	skip "the siw guest did not come up (see shared/interop/README.md): $(tail -2 "$work/guest.log" | tr '\n' ' ')"
 
 crcs="on off"
 [ -n "$dropin" ] && crcs=on
 for crc in $crcs; do
 	opt=""; [ $crc = off ] && opt="--no-crc"
-	rnic_rping --vdev net_tap0,iface=rnicsiw0 --ip 192.0.2.10/24 --pcap "$work/crc-$crc.pcapng" \
-		-- -c -a 192.0.2.2 -p 7174 -C 10 -v -V $opt >"$work/client-$crc.log" 2>&1 &
+	rnic_rping --vdev net_tap0,iface=rnicsiw0 --ip $rnic_ip --pcap "$work/crc-$crc.pcapng" \
+		-- -c -a $guest -p 7174 -C 10 -v -V $opt >"$work/client-$crc.log" 2>&1 &
 	pid=$!
 	attach rnicsiw0
 	wait $pid || fail "rnic-ping -c (CRC $crc) exit $?"
@@ -90,11 +99,11 @@ for crc in $crcs; do
 done
 stop_guest
 
-rnic_rping --vdev net_tap0,iface=rnicsiw1 --ip 192.0.2.10/24 -- -s -v -V -C 5 \
+rnic_rping --vdev net_tap0,iface=rnicsiw1 --ip $rnic_ip -- -s -v -V -C 5 \
 	>"$work/server.log" 2>&1 &
 spid=$!
 attach rnicsiw1
-boot "peer.test=rping-client peer.peer=192.0.2.10" "PEER-RESULT" || fail "guest rping client did not run"
+boot "peer.test=rping-client peer.peer=$rnic_addr" "PEER-RESULT" || fail "guest rping client did not run"
 grep -q "PEER-RESULT: siw_rping_to_peer PASS" "$work/guest.log" || fail "siw rping -c failed"
 wait $spid || fail "rnic-ping -s exit $?"
 echo "siw rping -c -> $me -s: PASS ($(grep -c 'server ping data' "$work/server.log") pings served)"

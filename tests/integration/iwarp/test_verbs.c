@@ -43,6 +43,43 @@
 
 #define A_IP 0xc0000201u
 #define B_IP 0xc0000202u
+
+/* RNIC_TEST_IPV6=1: the stacks have IPv6 addresses only (2001:db8::1 and
+ * ::2, besides their link-local ones) and every connection goes over IPv6:
+ * the whole suite over TCP/IPv6 and neighbour discovery. */
+static bool ipv6;
+
+/* Stack A's (@p b false) or B's address in the family under test. */
+static struct rnic_addr addr_of(bool b)
+{
+	if (!ipv6)
+		return rnic_addr_v4(b ? B_IP : A_IP);
+	uint8_t a[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	a[15] = (uint8_t)(b ? 2 : 1);
+	return rnic_addr_v6(a);
+}
+
+static int cm_connect_a(struct rnic_cm_id *id, struct ibv_qp *qp, uint16_t port,
+			const struct rnic_cm_conn_param *p)
+{
+	struct rnic_addr a = addr_of(false);
+	return rnic_cm_connect_addr(id, qp, &a, port, p);
+}
+
+static int tcp_connect_a(struct rnic_worker *w, uint16_t port, const struct rnic_tcp_ops *ops,
+			 void *ctx, struct rnic_tcp_conn **out)
+{
+	struct rnic_addr a = addr_of(false);
+	return rnic_tcp_connect_addr(w, &a, port, ops, ctx, out);
+}
+
+/* The event names stack A's (@p b false) or B's address as its peer. */
+static bool ev_peer_is(const struct rnic_cm_event *ev, bool b)
+{
+	struct rnic_addr want = addr_of(b);
+	return rnic_addr_eq(&ev->peer, &want) &&
+	       ev->peer_ip == (ipv6 ? 0 : (b ? B_IP : A_IP));
+}
 #define KiB 1024u
 #define MiB (1024u * 1024u)
 #define BUF_LEN (16 * MiB + 512 * KiB)
@@ -278,7 +315,7 @@ static void connect_ab(uint16_t port, const struct opts *o)
 	struct rnic_cm_conn_param p;
 	params(&p, o, false);
 	CHECK_RC(rnic_cm_create_id(b.cm, &b, &b.id), 0);
-	int rc = rnic_cm_connect(b.id, b.qp, A_IP, port, &p);
+	int rc = cm_connect_a(b.id, b.qp, port, &p);
 	CHECK(rc == 0, "rnic_cm_connect = %d", rc);
 	get_event(a.cm, &ev, "A");
 	CHECK(ev.type == RNIC_CM_EVENT_CONNECT_REQUEST, "A: %s (status %d), expected CONNECT_REQUEST",
@@ -394,11 +431,11 @@ static void t_cm_connect(void)
 	CHECK(rnic_cm_id_context(b.id) == &b, "id context");
 	struct rnic_cm_conn_param p = { .private_data = cpd, .private_data_len = RNIC_CM_PDATA_MAX + 1,
 					.responder_resources = 16, .initiator_depth = 16 };
-	CHECK_RC(rnic_cm_connect(b.id, b.qp, A_IP, port, &p), -EINVAL);   /* 513 bytes */
+	CHECK_RC(cm_connect_a(b.id, b.qp, port, &p), -EINVAL);   /* 513 bytes */
 	CHECK(b.qp->state != IBV_QPS_RTR && b.qp->state != IBV_QPS_RTS, "refused connect left "
 	      "the QP in state %d", b.qp->state);
 	p.private_data_len = 400;   /* RNIC_CM_PDATA_MAX itself: cm_pdata_max */
-	CHECK_RC(rnic_cm_connect(b.id, b.qp, A_IP, port, &p), 0);
+	CHECK_RC(cm_connect_a(b.id, b.qp, port, &p), 0);
 	/* the channel's fd turns readable */
 	struct pollfd pfd = { .fd = rnic_cm_channel_fd(a.cm), .events = POLLIN };
 	CHECK(pfd.fd >= 0, "cm channel fd %d", pfd.fd);
@@ -406,7 +443,7 @@ static void t_cm_connect(void)
 	expect_event(a.cm, RNIC_CM_EVENT_CONNECT_REQUEST, &ev, "A");
 	CHECK(ev.listen_id == listener, "listen_id");
 	CHECK(ev.id != NULL && ev.id != listener, "new id");
-	CHECK(ev.peer_ip == B_IP, "peer_ip %#x", ev.peer_ip);
+	CHECK(ev_peer_is(&ev, true), "peer_ip %#x", ev.peer_ip);
 	CHECK(ev.private_data_len == 400, "connect pdata len %u", ev.private_data_len);
 	CHECK_DATA(ev.private_data, cpd, 400, "connect private data");
 	a.id = ev.id;
@@ -422,7 +459,7 @@ static void t_cm_connect(void)
 	expect_event(b.cm, RNIC_CM_EVENT_ESTABLISHED, &ev, "B");
 	CHECK(ev.id == b.id, "B: ESTABLISHED id");
 	CHECK_RC(ev.status, 0);
-	CHECK(ev.peer_ip == A_IP && ev.peer_port == port, "B: peer %#x:%u", ev.peer_ip,
+	CHECK(ev_peer_is(&ev, false) && ev.peer_port == port, "B: peer %#x:%u", ev.peer_ip,
 	      ev.peer_port);
 	CHECK(ev.private_data_len == sizeof(apd), "accept pdata len %u", ev.private_data_len);
 	CHECK_DATA(ev.private_data, apd, sizeof(apd), "accept private data");
@@ -451,7 +488,7 @@ static void t_cm_pdata_max(void)
 		struct rnic_cm_conn_param p = { .private_data = pd, .private_data_len = sizeof(pd),
 						.responder_resources = 4, .initiator_depth = 4 };
 		CHECK_RC(rnic_cm_create_id(b.cm, &b, &b.id), 0);
-		CHECK_RC(rnic_cm_connect(b.id, b.qp, A_IP, port, &p), 0);
+		CHECK_RC(cm_connect_a(b.id, b.qp, port, &p), 0);
 		expect_event(a.cm, RNIC_CM_EVENT_CONNECT_REQUEST, &ev, "A");
 		CHECK(ev.private_data_len == sizeof(pd), "request pdata len %u", ev.private_data_len);
 		CHECK_DATA(ev.private_data, pd, sizeof(pd), "request private data");
@@ -488,7 +525,7 @@ static void t_cm_reject(void)
 	listen_new(&port);
 	fill(rpd, sizeof(rpd), 3);
 	CHECK_RC(rnic_cm_create_id(b.cm, &b, &b.id), 0);
-	CHECK_RC(rnic_cm_connect(b.id, b.qp, A_IP, port, NULL), 0);
+	CHECK_RC(cm_connect_a(b.id, b.qp, port, NULL), 0);
 	expect_event(a.cm, RNIC_CM_EVENT_CONNECT_REQUEST, &ev, "A");
 	CHECK_RC(rnic_cm_reject(ev.id, rpd, sizeof(rpd)), 0);
 	CHECK_RC(rnic_cm_destroy_id(ev.id), 0);
@@ -512,7 +549,7 @@ static void t_cm_unreachable(void)
 	end_init(&a, "A", CA, bufA, &DEF);
 	end_init(&b, "B", CB, bufB, &DEF);
 	CHECK_RC(rnic_cm_create_id(b.cm, &b, &b.id), 0);
-	CHECK_RC(rnic_cm_connect(b.id, b.qp, A_IP, next_port++, NULL), 0);
+	CHECK_RC(cm_connect_a(b.id, b.qp, next_port++, NULL), 0);
 	get_event(b.cm, &ev, "B");
 	CHECK(ev.type == RNIC_CM_EVENT_UNREACHABLE || ev.type == RNIC_CM_EVENT_CONNECT_ERROR,
 	      "B: %s (status %d), expected UNREACHABLE", rnic_cm_event_str(ev.type), ev.status);
@@ -542,7 +579,7 @@ static void t_cm_many(void)
 		struct rnic_cm_conn_param p = { .private_data = pd, .private_data_len = 4,
 						.responder_resources = 4, .initiator_depth = 4 };
 		CHECK_RC(rnic_cm_create_id(b.cm, (void *)(uintptr_t)(i + 1), &b.xid[i]), 0);
-		CHECK_RC(rnic_cm_connect(b.xid[i], b.xqp[i], A_IP, port, &p), 0);
+		CHECK_RC(cm_connect_a(b.xid[i], b.xqp[i], port, &p), 0);
 	}
 	int est_a = 0, est_b = 0, req = 0;
 	while (req < N || est_a < N) {
@@ -1253,7 +1290,7 @@ static void t_srq(void)
 		a.xqp[i] = make_qp(&a, &DEF, a.srq);
 		b.xqp[i] = make_qp(&b, &DEF, NULL);
 		CHECK_RC(rnic_cm_create_id(b.cm, NULL, &b.xid[i]), 0);
-		CHECK_RC(rnic_cm_connect(b.xid[i], b.xqp[i], A_IP, port, NULL), 0);
+		CHECK_RC(cm_connect_a(b.xid[i], b.xqp[i], port, NULL), 0);
 		expect_event(a.cm, RNIC_CM_EVENT_CONNECT_REQUEST, &ev, "A");
 		a.xid[i] = ev.id;
 		CHECK_RC(rnic_cm_accept(ev.id, a.xqp[i], NULL), 0);
@@ -1446,7 +1483,7 @@ static void t_atomic_faa_many_qps(void)
 		struct rnic_cm_conn_param p = { .private_data = pd, .private_data_len = 2,
 						.responder_resources = 8, .initiator_depth = 8 };
 		CHECK_RC(rnic_cm_create_id(b.cm, (void *)(uintptr_t)(i + 1), &b.xid[i]), 0);
-		CHECK_RC(rnic_cm_connect(b.xid[i], b.xqp[i], A_IP, port, &p), 0);
+		CHECK_RC(cm_connect_a(b.xid[i], b.xqp[i], port, &p), 0);
 	}
 	for (int req = 0, est = 0; req < N || est < N;) {
 		get_event(a.cm, &ev, "A");
@@ -1639,7 +1676,7 @@ static const struct rnic_tcp_ops ss_b_ops = { .connected = ss_connected, .sent =
 static void ss_connect(struct rnic_worker *w, void *arg)
 {
 	(void)arg;
-	ss.rc_b = rnic_tcp_connect(w, A_IP, stream_port, &ss_b_ops, NULL, &ss.bc);
+	ss.rc_b = tcp_connect_a(w, stream_port, &ss_b_ops, NULL, &ss.bc);
 }
 
 /* B, on its worker: queue what the send buffer takes; after the marker,
@@ -1839,7 +1876,7 @@ struct raw_call {
 static void raw_connect_on(struct rnic_worker *w, void *arg)
 {
 	struct raw_call *a = arg;
-	a->rc = rnic_tcp_connect(w, A_IP, a->port, &raw_ops, a->r, &a->r->c);
+	a->rc = tcp_connect_a(w, a->port, &raw_ops, a->r, &a->r->c);
 }
 
 /* @p r connects from B to A's @p port. */
@@ -1949,7 +1986,7 @@ static void t_mpa_timeout_active(void)
 					.mpa_timeout_ms = MPA_TMO_MS };
 	CHECK_RC(rnic_cm_create_id(b.cm, &b, &b.id), 0);
 	double t0 = now_s();
-	CHECK_RC(rnic_cm_connect(b.id, b.qp, A_IP, port, &p), 0);
+	CHECK_RC(cm_connect_a(b.id, b.qp, port, &p), 0);
 	expect_event(b.cm, RNIC_CM_EVENT_UNREACHABLE, &ev, "B");
 	double dt = now_s() - t0;
 	CHECK(ev.status == -ETIMEDOUT, "B: UNREACHABLE status %d, expected -ETIMEDOUT", ev.status);
@@ -2201,7 +2238,7 @@ static void t_p2p_reply_mismatch(void)
 	struct rnic_cm_conn_param p = { .responder_resources = 4, .initiator_depth = 4,
 					.p2p = true, .rtr_types = RNIC_CM_RTR_WRITE };
 	CHECK_RC(rnic_cm_create_id(b.cm, &b, &b.id), 0);
-	CHECK_RC(rnic_cm_connect(b.id, b.qp, A_IP, port, &p), 0);
+	CHECK_RC(cm_connect_a(b.id, b.qp, port, &p), 0);
 	raw_wait_bytes(&raw[0], 24, "MPA request");
 	const uint8_t *q = raw[0].in;
 	CHECK((q[20] & 0xc0) == 0x80 && (q[22] & 0xc0) == 0x80,
@@ -2318,6 +2355,7 @@ int main(int argc, char **argv)
 	if (link < 0)
 		return 2;
 	faults = link == 1;
+	ipv6 = getenv("RNIC_TEST_IPV6") && strcmp(getenv("RNIC_TEST_IPV6"), "0") != 0;
 	strict = getenv("RNIC_TEST_STRICT") && strcmp(getenv("RNIC_TEST_STRICT"), "0") != 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	struct rnic_config c[2];
@@ -2337,8 +2375,15 @@ int main(int argc, char **argv)
 		c[i].n_ports = 1;
 		rnic_port_cfg_init(p);
 		snprintf(p->ring, sizeof(p->ring), "iwv.%c", i ? 'b' : 'a');
-		p->ip = i ? B_IP : A_IP;
-		p->prefix_len = 24;
+		if (ipv6) {
+			struct rnic_addr a6 = addr_of(i != 0);
+			memcpy(p->ip6[0].addr, a6.v6, 16);
+			p->ip6[0].prefix_len = 64;
+			p->n_ip6 = 1;
+		} else {
+			p->ip = i ? B_IP : A_IP;
+			p->prefix_len = 24;
+		}
 		p->mbufs = 32767;
 		/* RNIC_TEST_PCAP=PREFIX: each port writes PREFIX.a/b.pcapng */
 		if (getenv("RNIC_TEST_PCAP"))
@@ -2350,6 +2395,8 @@ int main(int argc, char **argv)
 							       .reorder = 2.0, .corrupt = 0.5 };
 		}
 	}
+	if (ipv6)
+		printf("IPv6 only: A 2001:db8::1, B 2001:db8::2\n");
 	if (faults)
 		printf("faults on both ports' TX: drop 2%% dup 1%% reorder 2%% corrupt 0.5%%, "
 		       "seeds %#llx/%#llx\n", (unsigned long long)seed,

@@ -51,16 +51,16 @@ errors() {
 	ini $'colour = red\n' k
 	expect_error "rdma-gateway: $dir/k.ini: [port.0] colour: unknown key" --config "$dir/k.ini"
 	printf '[port.0]\nvdev = net_null0\nip = 300.1.2.3/24\n' >"$dir/a.ini"
-	expect_error "rdma-gateway: $dir/a.ini: [port.0] ip: '300.1.2.3/24' is not an IPv4 address/prefix" \
+	expect_error "rdma-gateway: $dir/a.ini: [port.0] ip: '300.1.2.3/24' is not an IPv4 or IPv6 address/prefix" \
 		--config="$dir/a.ini"
 	ini $'[colour]\nx = 1\n' s
 	expect_error "rdma-gateway: $dir/s.ini: [colour]: unknown section" --config "$dir/s.ini"
 	printf 'not ini\n' >"$dir/x.ini"
 	expect_error "rdma-gateway: $dir/x.ini: line 1: 'not ini' is neither [section] nor key = value" \
 		--config "$dir/x.ini"
-	expect_error "rdma-gateway: --ip: '1.2.3' is not an IPv4 address/prefix" \
+	expect_error "rdma-gateway: --ip: '1.2.3' is not an IPv4 or IPv6 address/prefix" \
 		--vdev net_null0 --ip 1.2.3
-	expect_error "rdma-gateway: --vdev: 'net_null0' has no address (pair it with --ip A.B.C.D/LEN)" \
+	expect_error "rdma-gateway: --vdev: 'net_null0' has no address (pair it with --ip A.B.C.D/LEN or X:X::X/LEN)" \
 		--vdev net_null0
 	expect_error "rdma-gateway: unknown argument '--colour' (try --help)" \
 		--vdev net_null0 --ip 1.2.3.4/24 --colour red
@@ -75,7 +75,7 @@ errors() {
 		"transport = roce,roce|[target.a] transport: 'roce,roce' is not a list of iwarp and roce" \
 		"listen = 70000|[target.a] listen: '70000' is not a port 1..65535" \
 		"allow = 192.0.2.5/24|[target.a] allow: '192.0.2.5/24' has host bits set under /24" \
-		"allow = 10.0.0.0/8, 1.2.3|[target.a] allow: '1.2.3' is not an IPv4 address/prefix" \
+		"allow = 10.0.0.0/8, 1.2.3|[target.a] allow: '1.2.3' is not an IPv4 or IPv6 address/prefix" \
 		"size = 64X|[target.a] size: '64X' is not a size like 4096, 64K, 64M or 2G" \
 		"size = 0|[target.a] size: '0' is not a size like 4096, 64K, 64M or 2G" \
 		"access = ro|[target.a] size: missing (required, e.g. size = 64M)"; do

@@ -122,9 +122,9 @@ static void error_messages(void **state)
 		{ P0 "colour=red\n", "[port.0] colour: unknown key" },
 		{ "[bogus]\nx=1\n", "[bogus]: unknown section" },
 		{ "[port.0]\nvdev=net_null0\nip=300.1.2.3/24\n",
-		  "[port.0] ip: '300.1.2.3/24' is not an IPv4 address/prefix" },
+		  "[port.0] ip: '300.1.2.3/24' is not an IPv4 or IPv6 address/prefix" },
 		{ "[port.0]\nvdev=net_null0\nip=1.2.3.4/33\n",
-		  "[port.0] ip: '1.2.3.4/33' is not an IPv4 address/prefix" },
+		  "[port.0] ip: '1.2.3.4/33' is not an IPv4 or IPv6 address/prefix" },
 		{ "[port.0]\nvdev=net_null0\nip=1.2.3.0/24\n",
 		  "[port.0] ip: '1.2.3.0/24' is the network or broadcast address of its subnet" },
 		{ "[port.0]\nvdev=net_null0\nip=224.0.0.1/24\n",
@@ -149,7 +149,7 @@ static void error_messages(void **state)
 		{ P0 "gateway=9.9.9.9\n", "[port.0] gateway: not inside the port's subnet /24" },
 		{ "[port.0]\nvdev=net_null0\npci=0000:01:00.0\nip=1.2.3.4/24\n",
 		  "[port.0] pci: a port takes only one of vdev, pci or ring" },
-		{ "[port.0]\nvdev=net_null0\n", "[port.0] ip: missing (required, A.B.C.D/len)" },
+		{ "[port.0]\nvdev=net_null0\n", "[port.0] ip: missing (required, A.B.C.D/len or X:X::X/len)" },
 		{ "[port.0]\nip=1.2.3.4/24\n", "[port.0]: needs one of vdev, pci or ring" },
 		{ P0 "ip=1.2.3.5/24\n", "[port.0] ip: given twice" },
 		{ P0 "[workers]\n" P0, "[port.0]: section given twice" },
@@ -387,17 +387,17 @@ static void cli_config_file(void **state)
 static void cli_errors(void **state)
 {
 	static const struct { const char *a, *b, *c, *d; const char *msg; } bad[] = {
-		{ "--ip", "1.2.3", NULL, NULL, "--ip: '1.2.3' is not an IPv4 address/prefix" },
+		{ "--ip", "1.2.3", NULL, NULL, "--ip: '1.2.3' is not an IPv4 or IPv6 address/prefix" },
 		{ "--vdev", "x", "--ip=1.2.3.4/40", NULL,
-		  "--ip: '1.2.3.4/40' is not an IPv4 address/prefix" },
+		  "--ip: '1.2.3.4/40' is not an IPv4 or IPv6 address/prefix" },
 		{ "--workers", "99", NULL, NULL, "--workers: '99' is not 1..16" },
 		{ "--workers=0", NULL, NULL, NULL, "--workers: '0' is not 1..16" },
 		{ "--vdev", "net_null0", NULL, NULL,
-		  "--vdev: 'net_null0' has no address (pair it with --ip A.B.C.D/LEN)" },
+		  "--vdev: 'net_null0' has no address (pair it with --ip A.B.C.D/LEN or X:X::X/LEN)" },
 		{ "--ip", "1.2.3.4/24", NULL, NULL,
 		  "--ip: 1.2.3.4/24 has no device (pair it with --vdev, --ring or --pci)" },
 		{ "--ring", "a.a", "--ring", "b.a",
-		  "--ring: 'a.a' has no address (pair it with --ip A.B.C.D/LEN)" },
+		  "--ring: 'a.a' has no address (pair it with --ip A.B.C.D/LEN or X:X::X/LEN)" },
 		{ "--vdev", "x", "--ip", "1.2.3.4/24",  NULL },
 		{ "--mtu", "1500", NULL, NULL,
 		  "--mtu: applies to a port: give --vdev, --ring or --pci first" },
@@ -524,6 +524,159 @@ static void roce_cc_keys(void **state)
 	assert_string_equal(err, "--ecn: takes no value");
 }
 
+/* struct rnic_addr: both families' text forms, prefixes, brackets, errors. */
+static void addr_parse_print(void **state)
+{
+	static const struct { const char *in; int rc; unsigned fam; uint8_t plen;
+			      const char *out; } cases[] = {
+		{ "10.0.0.1", 0, RNIC_AF_INET, 24, "10.0.0.1" },
+		{ "10.0.0.1/30", 0, RNIC_AF_INET, 30, "10.0.0.1" },
+		{ "2001:db8::10", 0, RNIC_AF_INET6, 64, "2001:db8::10" },
+		{ "2001:DB8:0:0:0:0:0:10/127", 0, RNIC_AF_INET6, 127, "2001:db8::10" },
+		{ "[2001:db8::2]", 0, RNIC_AF_INET6, 64, "2001:db8::2" },
+		{ "::ffff:10.1.2.3", 0, RNIC_AF_INET6, 64, "::ffff:10.1.2.3" },
+		{ "fe80::1/10", 0, RNIC_AF_INET6, 10, "fe80::1" },
+		{ "2001:db8::10/129", -EINVAL, 0, 0, NULL },
+		{ "10.0.0.1/33", -EINVAL, 0, 0, NULL },
+		{ "2001:db8:::10", -EINVAL, 0, 0, NULL },
+		{ "2001:db8::g", -EINVAL, 0, 0, NULL },
+		{ "[10.0.0.1]", -EINVAL, 0, 0, NULL },
+		{ "[2001:db8::2", -EINVAL, 0, 0, NULL },
+		{ "2001:db8::2/", -EINVAL, 0, 0, NULL },
+		{ "2001:db8::2/6x", -EINVAL, 0, 0, NULL },
+		{ "", -EINVAL, 0, 0, NULL },
+		{ "1:2:3:4:5:6:7:8:9", -EINVAL, 0, 0, NULL },
+	};
+	char buf[RNIC_ADDRSTRLEN];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rnic_addr a;
+		uint8_t plen = 0;
+		int rc = rnic_addr_parse(cases[i].in, &a, &plen);
+		if (rc != cases[i].rc)
+			fail_msg("'%s': rc %d, want %d", cases[i].in, rc, cases[i].rc);
+		if (rc != 0)
+			continue;
+		assert_int_equal(a.family, cases[i].fam);
+		assert_int_equal(plen, cases[i].plen);
+		assert_string_equal(rnic_addr_str(&a, buf, sizeof(buf)), cases[i].out);
+		struct rnic_addr b;
+		assert_int_equal(rnic_addr_parse(buf, &b, NULL), 0);
+		assert_true(rnic_addr_eq(&a, &b));
+	}
+	/* without a prefix argument a prefix is refused */
+	struct rnic_addr a;
+	assert_int_equal(rnic_addr_parse("2001:db8::1/64", &a, NULL), -EINVAL);
+	struct rnic_addr none = { 0 };
+	assert_string_equal(rnic_addr_str(&none, buf, sizeof(buf)), "-");
+	struct rnic_addr v4 = rnic_addr_v4(0x0a000001), v4b = rnic_addr_v4(0x0a000002);
+	assert_false(rnic_addr_eq(&v4, &v4b));
+	assert_string_equal(rnic_addr_str(&v4, buf, sizeof(buf)), "10.0.0.1");
+}
+
+/* Linux's link-local address for a MAC: fe80::MAC with the U/L bit flipped
+ * and ff:fe inserted (checked against `ip -6 addr` on a veth with this MAC). */
+static void addr_link_local(void **state)
+{
+	static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+	static const uint8_t mac2[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	uint8_t ll[16];
+	char buf[RNIC_ADDRSTRLEN];
+	(void)state;
+
+	rnic_addr6_link_local(mac, ll);
+	struct rnic_addr a = rnic_addr_v6(ll);
+	assert_string_equal(rnic_addr_str(&a, buf, sizeof(buf)), "fe80::5054:ff:fe12:3456");
+	rnic_addr6_link_local(mac2, ll);
+	a = rnic_addr_v6(ll);
+	assert_string_equal(rnic_addr_str(&a, buf, sizeof(buf)), "fe80::ff:fe00:1");
+}
+
+/* A port takes an IPv4 and several IPv6 addresses: from the file's ip key
+ * (a list) and from repeated --ip options; bad ones get a clear line. */
+static void ipv6_ports(void **state)
+{
+	struct rnic_config c;
+	char err[RNIC_ERRLEN];
+	char buf[RNIC_ADDRSTRLEN];
+	(void)state;
+
+	rnic_config_init(&c);
+	const char *p = write_ini("[port.0]\nvdev=net_null0\n"
+				  "ip = 10.0.0.1/24, 2001:db8::10/64 fd00::1/48\n"
+				  "[port.1]\nvdev=net_null1\nip=2001:db8:1::1/64\n");
+	assert_int_equal(rnic_config_load(&c, p, NULL, err, sizeof(err)), 0);
+	assert_int_equal(c.ports[0].ip, 0x0a000001);
+	assert_int_equal(c.ports[0].n_ip6, 2);
+	struct rnic_addr a = rnic_addr_v6(c.ports[0].ip6[1].addr);
+	assert_string_equal(rnic_addr_str(&a, buf, sizeof(buf)), "fd00::1");
+	assert_int_equal(c.ports[0].ip6[1].prefix_len, 48);
+	assert_int_equal(c.ports[1].ip, 0);   /* IPv6 only */
+	assert_int_equal(c.ports[1].n_ip6, 1);
+
+	rnic_config_init(&c);
+	char *argv[] = { "p", "--vdev", "x", "--ip", "2001:db8::10/64", "--ip=10.0.0.1/24",
+			 "--ip", "2001:db8::11/120", "--ring", "r.a", "--ip", "2001:db8::12",
+			 "--ip", "2001:db8::99/64", "--vdev", "z", NULL };
+	int argc = 16;
+	assert_int_equal(rnic_config_parse_args(&c, &argc, argv, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "--vdev: 'z' has no address (pair it with --ip A.B.C.D/LEN or "
+			    "X:X::X/LEN)");
+	assert_int_equal(c.n_ports, 3);
+	assert_int_equal(c.ports[0].ip, 0x0a000001);
+	assert_int_equal(c.ports[0].n_ip6, 2);
+	assert_int_equal(c.ports[0].ip6[1].prefix_len, 120);
+	assert_int_equal(c.ports[1].ip, 0);
+	assert_int_equal(c.ports[1].n_ip6, 2);
+	assert_int_equal(c.ports[1].ip6[0].prefix_len, 64);
+
+	static const struct { const char *ip; const char *msg; } bad[] = {
+		{ "ff02::1", "--ip: 'ff02::1' is a multicast address" },
+		{ "::/64", "--ip: '::/64' is the unspecified or loopback address" },
+		{ "::1", "--ip: '::1' is the unspecified or loopback address" },
+		{ "::ffff:1.2.3.4", "--ip: '::ffff:1.2.3.4' is IPv4-mapped (give the IPv4 "
+				    "address itself)" },
+		{ "fe80::1/64", "--ip: 'fe80::1/64' is link-local (each port derives its own "
+				"from its MAC)" },
+		{ "2001:db8::1/0", "--ip: '2001:db8::1/0' has prefix length 0" },
+		{ "2001:db8::1/200", "--ip: '2001:db8::1/200' is not an IPv4 or IPv6 "
+				     "address/prefix" },
+		{ "[2001:db8::1]", "--ip: '[2001:db8::1]' is not an IPv4 or IPv6 "
+				   "address/prefix" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *av[] = { "p", "--vdev", "x", "--ip", (char *)bad[i].ip, NULL };
+		int ac = 5;
+		rnic_config_init(&c);
+		assert_int_equal(rnic_config_parse_args(&c, &ac, av, err, sizeof(err)), -EINVAL);
+		assert_string_equal(err, bad[i].msg);
+	}
+	/* a fifth IPv6 address, a repeated one, a second IPv4 one in a list */
+	rnic_config_init(&c);
+	p = write_ini("[port.0]\nvdev=n\nip=1::1,1::2,1::3,1::4,1::5\n");
+	assert_int_equal(rnic_config_load(&c, p, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "[port.0] ip: '1::1,1::2,1::3,1::4,1::5' is one IPv6 "
+			       "address too many (at most 4)"));
+	rnic_config_init(&c);
+	p = write_ini("[port.0]\nvdev=n\nip=1::1 1::1\n");
+	assert_int_equal(rnic_config_load(&c, p, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "is given twice"));
+	rnic_config_init(&c);
+	p = write_ini("[port.0]\nvdev=n\nip=1.2.3.4/24,1.2.3.5/24\n");
+	assert_int_equal(rnic_config_load(&c, p, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "is a second IPv4 address (a port takes one)"));
+	rnic_config_init(&c);
+	p = write_ini("[port.0]\nvdev=n\nip=1::1,bogus\n");
+	assert_int_equal(rnic_config_load(&c, p, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "is not an IPv4 or IPv6 address/prefix ('bogus')"));
+	/* an IPv4 gateway needs an IPv4 subnet */
+	rnic_config_init(&c);
+	p = write_ini("[port.0]\nvdev=n\nip=1::1\ngateway=1.2.3.1\n");
+	assert_int_equal(rnic_config_load(&c, p, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "gateway: not inside the port's subnet"));
+}
+
 static void usage_text(void **state)
 {
 	const char *u = rnic_config_usage();
@@ -551,6 +704,9 @@ int main(void)
 		cmocka_unit_test(cidr_table),
 		cmocka_unit_test(usage_text),
 		cmocka_unit_test(roce_cc_keys),
+		cmocka_unit_test(addr_parse_print),
+		cmocka_unit_test(addr_link_local),
+		cmocka_unit_test(ipv6_ports),
 	};
 	return cmocka_run_group_tests(tests, tmp_ini_setup, tmp_ini_teardown);
 }

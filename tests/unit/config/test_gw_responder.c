@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "responder.h"
+#include "target.h"
 #include "tmp_ini.h"
 
 /* Load @p text into @p r. @return gw_responders_load()'s result. */
@@ -128,6 +129,45 @@ static void ports(void **state)
 	assert_string_equal(err, "[responder.pingpong] listen: port 4791 is also [target.scratch]'s");
 }
 
+/* [target.NAME] allow with both families: an address matches networks of
+ * its own family only; bare addresses are one host; host bits refused. */
+static void allow_ipv6(void **state)
+{
+	struct gw_target t[2];
+	char err[256];
+	(void)state;
+
+	const char *p = tmp_ini_write("[target.a]\nsize = 4K\n"
+				      "allow = 10.0.0.0/8, 2001:db8:1::/48, fd00::7\n");
+	assert_int_equal(gw_targets_load(p, t, 2, err, sizeof(err)), 1);
+	assert_int_equal(t[0].n_allow, 3);
+	static const struct { const char *a; bool ok; } cases[] = {
+		{ "10.1.2.3", true }, { "11.0.0.1", false },
+		{ "2001:db8:1:ffff::9", true }, { "2001:db8:2::9", false },
+		{ "fd00::7", true }, { "fd00::8", false },
+		{ "::ffff:10.1.2.3", false },   /* IPv6, not the IPv4 network */
+		{ "::", false },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rnic_addr a;
+		assert_int_equal(rnic_addr_parse(cases[i].a, &a, NULL), 0);
+		if (gw_allowed(&t[0], &a) != cases[i].ok)
+			fail_msg("%s: allowed %d", cases[i].a, !cases[i].ok);
+	}
+	/* 0.0.0.0/0 admits every IPv4 client and no IPv6 one */
+	p = tmp_ini_write("[target.a]\nsize = 4K\nallow = 0.0.0.0/0\n");
+	assert_int_equal(gw_targets_load(p, t, 2, err, sizeof(err)), 1);
+	struct rnic_addr v6;
+	assert_int_equal(rnic_addr_parse("2001:db8::1", &v6, NULL), 0);
+	assert_false(gw_allowed(&t[0], &v6));
+	p = tmp_ini_write("[target.a]\nsize = 4K\nallow = 2001:db8::1/32\n");
+	assert_true(gw_targets_load(p, t, 2, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "[target.a] allow: '2001:db8::1/32' has host bits set under /32"));
+	p = tmp_ini_write("[target.a]\nsize = 4K\nallow = [2001:db8::1]\n");
+	assert_true(gw_targets_load(p, t, 2, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "is not an IPv4 or IPv6 address/prefix"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +175,7 @@ int main(void)
 		cmocka_unit_test(keys),
 		cmocka_unit_test(errors),
 		cmocka_unit_test(ports),
+		cmocka_unit_test(allow_ipv6),
 	};
 	return cmocka_run_group_tests(tests, tmp_ini_setup, tmp_ini_teardown);
 }

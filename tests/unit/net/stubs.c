@@ -48,6 +48,16 @@ unsigned rnic_worker_poll(struct rnic_stack *st, unsigned idx)
 	return 0;
 }
 
+unsigned stub_flow_owner6;
+
+/* IPv6 flow steering: the worker the test names. */
+unsigned rnic_flow_owner6(const struct rnic_stack *st, const uint8_t src[16],
+			  const uint8_t dst[16], uint16_t src_port, uint16_t dst_port)
+{
+	(void)st; (void)src; (void)dst; (void)src_port; (void)dst_port;
+	return stub_flow_owner6;
+}
+
 void stub_reset(void)
 {
 	for (unsigned i = 0; i < stub_n_tx; i++)

@@ -20,6 +20,7 @@ extern struct stub_tx stub_tx[STUB_TX_MAX];
 extern unsigned stub_n_tx;          /* frames in stub_tx */
 extern struct rte_mbuf *stub_redirected;
 extern unsigned stub_redirect_owner, stub_n_redirects;
+extern unsigned stub_flow_owner6;   /* what rnic_flow_owner6() answers */
 
 /** Free every captured and redirected frame. */
 void stub_reset(void);

@@ -19,6 +19,7 @@
 
 #include "roce/icrc.h"
 #include "vectors/icrc_vectors.h"
+#include "vectors/icrc6_vectors.h"
 
 #define NVEC (sizeof(icrc_vectors) / sizeof(icrc_vectors[0]))
 #define MAXPKT 4200
@@ -138,7 +139,7 @@ test_bad_headers(void **state)
 	memcpy(buf, v->pkt, v->len);
 	buf[0] = 0x44;                          /* IHL 4 */
 	assert_int_equal(rnic_roce_icrc_verify(buf, v->len), -EINVAL);
-	buf[0] = 0x65;                          /* version 6 */
+	buf[0] = 0x65;                          /* version 6, no UDP next header */
 	assert_int_equal(rnic_roce_icrc_verify(buf, v->len), -EINVAL);
 }
 
@@ -259,6 +260,94 @@ test_mbuf_short(void **state)
 	assert_int_equal(rnic_roce_icrc_compute_mbuf(NULL, 0, &icrc), -EINVAL);
 }
 
+/* ---- RoCEv2 over IPv6 (vectors/icrc6_vectors.h) ---- */
+
+#define NVEC6 (sizeof(icrc6_vectors) / sizeof(icrc6_vectors[0]))
+
+/* The bits the ICRC masks over IPv6: traffic class (bits 4..11), flow
+ * label (12..31), hop limit (byte 7); UDP checksum; BTH byte 4. */
+static int
+masked_bit6(size_t off, int bit)
+{
+	if (off == 0)
+		return bit < 4;          /* the traffic class's high nibble */
+	return off == 1 || off == 2 || off == 3 || off == 7 ||
+	       off == 40 + 6 || off == 40 + 7 || off == 40 + 8 + 4;
+}
+
+/* The two independent references (scapy-field masking + zlib, byte
+ * masking + bitwise CRC) and rnic agree; generate() restores the ICRC;
+ * every bit outside the masked fields is caught, every masked one is not. */
+static void
+test_ipv6(void **state)
+{
+	static uint8_t buf[MAXPKT];
+	unsigned long tolerated = 0;
+
+	(void)state;
+	for (size_t i = 0; i < NVEC6; i++) {
+		const struct icrc6_vector *v = &icrc6_vectors[i];
+		uint32_t icrc = 0;
+		uint8_t wire[4];
+
+		assert_int_equal(rnic_roce_icrc_compute(v->pkt, v->len, &icrc), 0);
+		rnic_roce_icrc_put(wire, icrc);
+		if (memcmp(wire, v->icrc, 4) != 0)
+			fail_msg("%s: got %02x%02x%02x%02x", v->name, wire[0], wire[1],
+				 wire[2], wire[3]);
+		assert_int_equal(rnic_roce_icrc_verify(v->pkt, v->len), 0);
+		memcpy(buf, v->pkt, v->len);
+		memset(buf + v->len - 4, 0, 4);
+		assert_int_equal(rnic_roce_icrc_generate(buf, v->len), 0);
+		assert_memory_equal(buf, v->pkt, v->len);
+		for (size_t off = 0; off < v->len; off++)
+			for (int bit = 0; bit < 8; bit++) {
+				buf[off] ^= (uint8_t)(1u << bit);
+				int rc = rnic_roce_icrc_verify(buf, v->len);
+				buf[off] ^= (uint8_t)(1u << bit);
+				if (masked_bit6(off, bit)) {
+					if (rc != 0)
+						fail_msg("%s: masked byte %zu bit %d rejected",
+							 v->name, off, bit);
+					tolerated++;
+				} else if (rc == 0) {
+					fail_msg("%s: flip at byte %zu bit %d accepted", v->name,
+						 off, bit);
+				}
+			}
+	}
+	/* 4 + 3 * 8 + 8 + 16 + 8 bits per packet */
+	assert_int_equal(tolerated, NVEC6 * 60);
+}
+
+/* IPv6 headers that cannot carry RoCEv2, and a split chain. */
+static void
+test_ipv6_headers_and_chain(void **state)
+{
+	static struct chain c;
+	const struct icrc6_vector *v = &icrc6_vectors[2];
+	uint8_t buf[MAXPKT];
+	uint32_t icrc;
+
+	(void)state;
+	memcpy(buf, v->pkt, v->len);
+	buf[6] = 6;                              /* next header TCP */
+	assert_int_equal(rnic_roce_icrc_compute(buf, v->len, &icrc), -EINVAL);
+	memcpy(buf, v->pkt, v->len);
+	buf[5]++;                                /* payload longer than the buffer */
+	assert_int_equal(rnic_roce_icrc_compute(buf, v->len, &icrc), -EINVAL);
+	buf[4] = 0;
+	buf[5] = 8 + 12 + 3;                     /* too short for UDP + BTH + ICRC */
+	assert_int_equal(rnic_roce_icrc_compute(buf, v->len, &icrc), -EINVAL);
+	for (uint32_t cut = 1; cut < 14u + v->len; cut += 3) {
+		struct rte_mbuf *m = make_chain(&c, v->pkt, v->len, 14, cut,
+						cut + (14u + v->len - cut) / 2);
+		assert_int_equal(rnic_roce_icrc_compute_mbuf(m, 14, &icrc), 0);
+		assert_int_equal(icrc, rnic_roce_icrc_get(v->icrc));
+		assert_int_equal(rnic_roce_icrc_verify_mbuf(m, 14), 0);
+	}
+}
+
 int
 main(void)
 {
@@ -269,6 +358,8 @@ main(void)
 		cmocka_unit_test(test_bad_headers),
 		cmocka_unit_test(test_mbuf_splits),
 		cmocka_unit_test(test_mbuf_short),
+		cmocka_unit_test(test_ipv6),
+		cmocka_unit_test(test_ipv6_headers_and_chain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 #include <rte_malloc.h>
 #include <rte_tcp.h>
 
+#include "net/ipv6.h"
 #include "net/net.h"
 #include "harness.h"
 
@@ -81,6 +82,44 @@ unsigned rnic_flow_owner(const struct rnic_stack *st, uint32_t src_ip,
 {
 	(void)st; (void)src_ip; (void)dst_ip; (void)src_port;
 	return h_owner_mod ? rte_be_to_cpu_16(dst_port) % h_owner_mod : 0;
+}
+
+/* IPv6: the harness's nodes speak IPv4 (TCP over IPv6 runs end to end in
+ * tests/integration/tcp/test_tcp_ipv6.c); these stand in for lib/net's. */
+int rnic_net_output_ipv6(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+			 const uint8_t *src, const uint8_t dst[16], uint8_t proto,
+			 uint8_t tclass)
+{
+	(void)w; (void)p; (void)src; (void)dst; (void)proto; (void)tclass;
+	rte_pktmbuf_free(m);
+	return -EHOSTUNREACH;
+}
+
+int rnic_net_reply_ipv6(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+			const uint8_t src[16], const uint8_t dst[16], uint8_t proto,
+			const struct rte_ether_addr *l2_dst)
+{
+	(void)l2_dst;
+	return rnic_net_output_ipv6(w, p, m, src, dst, proto, 0);
+}
+
+struct rnic_port *rnic_net_route6(struct rnic_stack *st, const uint8_t dst[16])
+{
+	(void)st; (void)dst;
+	return NULL;
+}
+
+int rnic_port_ip6_src(const struct rnic_port *p, const uint8_t dst[16], uint8_t src[16])
+{
+	(void)p; (void)dst; (void)src;
+	return -EADDRNOTAVAIL;
+}
+
+unsigned rnic_flow_owner6(const struct rnic_stack *st, const uint8_t src[16],
+			  const uint8_t dst[16], uint16_t src_port, uint16_t dst_port)
+{
+	(void)st; (void)src; (void)dst; (void)src_port; (void)dst_port;
+	return 0;
 }
 
 int rnic_stack_register_ip_proto(struct rnic_stack *st, uint8_t proto,
@@ -360,7 +399,7 @@ struct rte_mbuf *h_craft_to(const struct rnic_tcp_conn *c, uint32_t seq, uint32_
 {
 	uint8_t ob[40];
 	size_t olen = o ? tcp_opts_build(ob, o, flags & RTE_TCP_SYN_FLAG) : 0;
-	return h_craft(rte_be_to_cpu_32(c->key.raddr), rte_be_to_cpu_32(c->key.laddr),
+	return h_craft(rte_be_to_cpu_32(tcp_key_r4(&c->key)), rte_be_to_cpu_32(tcp_key_l4(&c->key)),
 		       rte_be_to_cpu_16(c->key.rport), rte_be_to_cpu_16(c->key.lport),
 		       seq, ack, flags, 65535, ob, olen, data, dlen);
 }

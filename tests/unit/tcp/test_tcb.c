@@ -714,6 +714,79 @@ static void data_and_delayed_ack(void **state)
 	h_app_fini(&sb);
 }
 
+/* Packet too big (RFC 8201): the MSS drops to what the path carries, every
+ * queued unit (sent or not) is split to fit, the dropped segment is sent
+ * again at once, and the stream completes in segments that fit. The hook
+ * ignores a quoted sequence number outside the flight (RFC 5927) and a
+ * larger MTU. */
+struct pmtu_arg {
+	uint32_t mss;
+	unsigned too_big;   /* data segments A->B above mss */
+};
+
+static bool pmtu_a2b(const struct h_seg *s, unsigned idx, void *arg)
+{
+	(void)idx;
+	struct pmtu_arg *a = arg;
+	a->too_big += s->len > a->mss;
+	return false;
+}
+
+static bool pass_b2a(const struct h_seg *s, unsigned idx, void *arg)
+{
+	(void)s; (void)idx; (void)arg;
+	return false;
+}
+
+static void pmtu_reduce(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	const size_t n = 256 * 1024;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, n);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	uint16_t mss0 = c->mss;
+	assert_int_equal(h_send(c, 0, n), 0);
+	unsigned lost = h_flush(&h_a);      /* the first flight dies on the path */
+	assert_true(lost > 1);
+	/* the hook, as lib/net calls it for an ICMPv6 packet too big: the
+	 * four-tuple from our side, the quoted TCP header's ports and sequence */
+	uint8_t l[16], r[16], l4[8];
+	rnic_ip6_v4mapped(tcp_key_l4(&c->key), l);
+	rnic_ip6_v4mapped(tcp_key_r4(&c->key), r);
+	memcpy(l4, &c->key.lport, 2);
+	memcpy(l4 + 2, &c->key.rport, 2);
+	uint32_t seq = rte_cpu_to_be_32(c->snd_max);   /* not in flight */
+	memcpy(l4 + 4, &seq, 4);
+	tcp_pmtu6(&h_a.w, l, r, l4, 1280);
+	assert_int_equal(c->mss, mss0);
+	seq = rte_cpu_to_be_32(c->snd_una + 1);
+	memcpy(l4 + 4, &seq, 4);
+	tcp_pmtu6(&h_a.w, l, r, l4, 9000);    /* larger: ignored */
+	assert_int_equal(c->mss, mss0);
+	tcp_pmtu6(&h_a.w, l, r, l4, 1280);
+	uint32_t want = 1280 - 40 - (c->ts_ok ? 12 : 0);
+	assert_int_equal(c->mss, want);
+	assert_int_equal(h_stats(&h_a).pmtu_reductions, 1);
+	for (uint32_t i = c->u_head; i != c->u_tail; i++)
+		assert_true(c->units[i & (c->units_cap - 1)].len <= want);
+	assert_int_equal(h_a.n_out, 1);       /* the first segment, again, at once */
+	struct h_seg s;
+	h_parse(h_a.out[0], &s);
+	assert_int_equal(s.seq, c->snd_una);
+	assert_true(s.len == want);
+	struct pmtu_arg a = { .mss = want };
+	h_pump(pmtu_a2b, pass_b2a, &a, 100000);
+	assert_int_equal(sb.got, n);
+	assert_true(h_pattern_ok(sb.buf, 0, n));
+	assert_int_equal(a.too_big, 0);
+	assert_int_equal(c->snd_una, c->snd_max);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 /* Small sends queued behind a full congestion window: by default they
  * fill one segment; in record mode (iWARP's FPDU alignment) each send is a
  * segment of its own, never split or merged. */
@@ -1074,7 +1147,7 @@ static void random_segments_reassemble(void **state)
 		struct rte_mbuf *m;
 		if (kind >= 3 && kind < 5) {                      /* malformed options */
 			uint8_t bad[4] = { 8, (uint8_t)(x >> 24), 1, 1 };
-			m = h_craft(rte_be_to_cpu_32(cb->key.raddr), H_IP_B,
+			m = h_craft(rte_be_to_cpu_32(tcp_key_r4(&cb->key)), H_IP_B,
 				    rte_be_to_cpu_16(cb->key.rport), 5001, base + off,
 				    cb->snd_nxt, flags, 65535, bad, 4, buf, len);
 		} else if (kind == 5) {                           /* stray SYN */
@@ -1633,7 +1706,7 @@ static void malformed_dropped_and_counted(void **state)
 	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
 	assert_non_null(c);
 	struct rnic_tcp_conn *cb = sb.c;
-	uint32_t raddr = rte_be_to_cpu_32(cb->key.raddr), laddr = H_IP_B;
+	uint32_t raddr = rte_be_to_cpu_32(tcp_key_r4(&cb->key)), laddr = H_IP_B;
 	uint16_t rp = rte_be_to_cpu_16(cb->key.rport), lp = 5001;
 	uint8_t data[10] = { 1 };
 	static const struct { uint8_t o[8]; size_t len; } bad[] = {
@@ -2649,7 +2722,7 @@ int main(void)
 		T(backlog_full_no_state), T(listener_slot_reuse), T(lost_final_ack_completed_by_data),
 		T(lost_final_ack_and_first_segment),
 		T(lost_final_ack_then_dup_syn_ack),
-		T(data_and_delayed_ack), T(records_not_merged), T(ooo_sack_fast_retransmit),
+		T(data_and_delayed_ack), T(pmtu_reduce), T(records_not_merged), T(ooo_sack_fast_retransmit),
 		T(sack_blocks_most_recent_first), T(ooo_overlaps_merge),
 		T(dsack_reports_duplicates), T(random_segments_reassemble),
 		T(rto_retransmit), T(rto_after_sacked_head), T(tail_loss_probe), T(spurious_rto_undone), T(zero_window_probe),

@@ -173,10 +173,22 @@ static void siphash_matches_reference(void **state)
 	assert_true(sip_ref(k0, m0, 15) == 0xa129ca6149be45e5ULL);
 }
 
+/* A flow of IPv4 addresses (host order), IPv4-mapped as the SYN stage keeps them. */
+static struct tcp_flow flow4(uint32_t l, uint32_t r, uint16_t lport, uint16_t rport)
+{
+	struct tcp_flow f;
+	memset(&f, 0, sizeof(f));
+	rnic_ip6_v4mapped(rte_cpu_to_be_32(l), f.laddr);
+	rnic_ip6_v4mapped(rte_cpu_to_be_32(r), f.raddr);
+	f.lport = lport;
+	f.rport = rport;
+	return f;
+}
+
 static void cookies(void **state)
 {
 	struct tcp_cookie_keys k;
-	struct tcp_flow4 f = { 0x0a000001, 0x0a000002, 5001, 40000 };
+	struct tcp_flow f = flow4(0x0a000001, 0x0a000002, 5001, 40000);
 	uint16_t mss;
 	(void)state;
 	tcp_cookie_keys_init(&k, 100);
@@ -186,7 +198,7 @@ static void cookies(void **state)
 	assert_true(tcp_cookie_check(&k, &f, 12345, c, 101, &mss));   /* next epoch */
 	assert_false(tcp_cookie_check(&k, &f, 12345, c, 102, &mss));  /* expired */
 	assert_false(tcp_cookie_check(&k, &f, 12346, c, 100, &mss));  /* other ISN */
-	struct tcp_flow4 g = f;
+	struct tcp_flow g = f;
 	g.rport = 40001;
 	assert_false(tcp_cookie_check(&k, &g, 12345, c, 100, &mss));  /* other flow */
 	assert_false(tcp_cookie_check(&k, &f, 12345, c ^ 1, 100, &mss));
@@ -239,10 +251,46 @@ static void cookies(void **state)
 	assert_true(!ws_ok && !sack);
 }
 
+/* The SYN stage over IPv6: a cookie made for an IPv6 four-tuple checks on
+ * it and on nothing else: another address bit, another port, or the IPv4
+ * flow with the same low 32 address bits. */
+static void cookies_ipv6(void **state)
+{
+	struct tcp_cookie_keys k;
+	struct tcp_flow f;
+	uint16_t mss;
+	(void)state;
+
+	memset(&f, 0, sizeof(f));
+	static const uint8_t l[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x10 };
+	static const uint8_t r[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x01 };
+	memcpy(f.laddr, l, 16);
+	memcpy(f.raddr, r, 16);
+	f.lport = rte_cpu_to_be_16(5001);
+	f.rport = rte_cpu_to_be_16(40000);
+	tcp_cookie_keys_init(&k, 7);
+	uint32_t c = tcp_cookie_make(&k, &f, 999, 1440, 7);
+	assert_true(tcp_cookie_check(&k, &f, 999, c, 7, &mss));
+	assert_int_equal(mss, 1440);
+	assert_true(tcp_cookie_check(&k, &f, 999, c, 8, &mss));
+	for (unsigned byte = 0; byte < 16; byte++) {
+		struct tcp_flow g = f;
+		g.raddr[byte] ^= 0x01;
+		assert_false(tcp_cookie_check(&k, &g, 999, c, 7, &mss));
+		g = f;
+		g.laddr[byte] ^= 0x80;
+		assert_false(tcp_cookie_check(&k, &g, 999, c, 7, &mss));
+	}
+	struct tcp_flow v4 = flow4(0x10, 0x01, f.lport, f.rport);
+	assert_false(tcp_cookie_check(&k, &v4, 999, c, 7, &mss));
+	/* the MSS of an IPv6 link (1500 - 60), rounded down to the table */
+	assert_int_equal(tcp_cookie_mss_round(1440), 1440);
+}
+
 static void isn(void **state)
 {
 	struct tcp_cookie_keys k;
-	struct tcp_flow4 f = { 1, 2, 3, 4 }, g = { 1, 2, 3, 5 };
+	struct tcp_flow f = flow4(1, 2, 3, 4), g = flow4(1, 2, 3, 5);
 	(void)state;
 	tcp_cookie_keys_init(&k, 0);
 	uint32_t a = tcp_isn(&k, &f, 1000), b = tcp_isn(&k, &f, 1004);
@@ -340,7 +388,7 @@ int main(void)
 		cmocka_unit_test(seq_table), cmocka_unit_test(opts_roundtrip),
 		cmocka_unit_test(opts_malformed), cmocka_unit_test(siphash_vector),
 		cmocka_unit_test(siphash_matches_reference),
-		cmocka_unit_test(cookies), cmocka_unit_test(isn),
+		cmocka_unit_test(cookies), cmocka_unit_test(cookies_ipv6), cmocka_unit_test(isn),
 		cmocka_unit_test(state_table), cmocka_unit_test(rto),
 		cmocka_unit_test(congestion),
 	};

@@ -1,0 +1,693 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Neighbour discovery (RFC 4861): neighbour solicitations answered for our
+ * addresses, advertisements taken into the cache with the rules of section
+ * 7.2.5, the reachability states of section 7.3 (INCOMPLETE, REACHABLE,
+ * STALE, DELAY, PROBE) with the protocol's timers, frames held while an
+ * address resolves; duplicate address detection of our own addresses (RFC
+ * 4862 5.4, optimistic, RFC 4429) and unsolicited advertisements when a
+ * port starts or takes over another's addresses (failover).
+ */
+#include <errno.h>
+#include <netinet/icmp6.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_malloc.h>
+
+#include "engine/stack.h"
+#include "net/nd.h"
+#include "net/net_internal.h"
+#include "port/port.h"
+
+#define CNT(t, f)  __atomic_fetch_add(&(t)->f, 1, __ATOMIC_RELAXED)
+#define LOAD(t, f) __atomic_load_n(&(t)->f, __ATOMIC_RELAXED)
+
+#define ND_HOPS 255              /* RFC 4861: every ND message, checked on receipt */
+#define ND_OPT_SLLA 1
+#define ND_OPT_TLLA 2
+#define NA_FLAG_ROUTER    0x80
+#define NA_FLAG_SOLICITED 0x40
+#define NA_FLAG_OVERRIDE  0x20
+
+/* NS and NA share this layout: type, code, checksum, 4 bytes (NA flags in
+ * the first), the target address; options follow. */
+struct nd_msg {
+	uint8_t type, code;
+	rte_be16_t cksum;
+	uint8_t flags, rsvd[3];
+	uint8_t target[16];
+} __attribute__((packed));
+
+struct nd_lla_opt {
+	uint8_t type, len;           /* len in units of 8 bytes: 1 */
+	uint8_t mac[RTE_ETHER_ADDR_LEN];
+};
+
+static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 0x01 };
+
+static inline uint64_t us_to_tsc(uint64_t us)
+{
+	return us * (rte_get_tsc_hz() / 1000000);
+}
+
+/* --------------------------------------------------------------- the port */
+
+/* Receive the groups of the port's addresses: all-nodes and each
+ * solicited-node group (33:33:ff:..). A PMD without a multicast list gets
+ * all-multicast; eth.c filters in software either way. */
+static void nd_join_groups(struct rnic_port *p)
+{
+	struct rte_ether_addr mc[2 + RNIC_PORT_IP6_MAX];
+	uint32_t n = 0;
+	uint8_t sn[16];
+
+	rnic_ip6_mcast_mac(all_nodes, &mc[n++]);
+	for (unsigned i = 0; i < p->n_ip6; i++) {
+		rnic_ip6_solicited_node(p->ip6[i], sn);
+		rnic_ip6_mcast_mac(sn, &mc[n]);
+		bool dup = false;
+		for (uint32_t k = 0; k < n; k++)
+			dup |= rte_is_same_ether_addr(&mc[k], &mc[n]);
+		if (!dup)
+			n++;
+	}
+	if (rte_eth_dev_set_mc_addr_list(p->port_id, mc, n) != 0)
+		rte_eth_allmulticast_enable(p->port_id);
+}
+
+int rnic_nd_table_create(struct rnic_port *p)
+{
+	p->nd = rte_zmalloc("rnic_nd", sizeof(*p->nd), RTE_CACHE_LINE_SIZE);
+	if (p->nd == NULL)
+		return -ENOMEM;
+	rte_rwlock_init(&p->nd->lock);
+	p->n_ip6 = 0;
+	/* IPv6 is on where the configuration gives an IPv6 address; a port
+	 * without one stays IPv4-only (no link-local address, no ND) */
+	if (p->cfg.n_ip6 == 0)
+		return 0;
+	rnic_addr6_link_local(p->mac.addr_bytes, p->ip6[0]);
+	p->ip6_prefix[0] = 64;
+	p->ip6_state[0] = RNIC_IP6_OPTIMISTIC;
+	for (unsigned i = 0; i < p->cfg.n_ip6 && i < RNIC_PORT_IP6_MAX; i++) {
+		memcpy(p->ip6[1 + i], p->cfg.ip6[i].addr, 16);
+		p->ip6_prefix[1 + i] = p->cfg.ip6[i].prefix_len;
+		p->ip6_state[1 + i] = RNIC_IP6_OPTIMISTIC;
+	}
+	p->n_ip6 = 1 + p->cfg.n_ip6;
+	nd_join_groups(p);
+	return 0;
+}
+
+static void nd_entry_clear(struct nd_entry *e)
+{
+	for (unsigned i = 0; i < e->n_pending; i++)
+		rte_pktmbuf_free(e->pending[i]);
+	memset(e, 0, sizeof(*e));
+}
+
+void rnic_nd_table_free(struct rnic_port *p)
+{
+	if (p->nd == NULL)
+		return;
+	for (unsigned i = 0; i < RNIC_ND_ENTRIES; i++)
+		nd_entry_clear(&p->nd->e[i]);
+	rte_free(p->nd);
+	p->nd = NULL;
+}
+
+/* ------------------------------------------------------------- the cache */
+
+static unsigned nd_hash(const uint8_t ip[16])
+{
+	uint32_t h;
+	memcpy(&h, ip + 12, 4);
+	return (h * 2654435761u) >> 24;   /* 8 bits: RNIC_ND_ENTRIES = 256 */
+}
+
+/* Entry for @p ip, or NULL. Caller holds the lock. */
+static struct nd_entry *nd_find(struct rnic_nd_table *t, const uint8_t ip[16])
+{
+	unsigned h = nd_hash(ip);
+	for (unsigned i = 0; i < RNIC_ND_ENTRIES; i++) {
+		struct nd_entry *e = &t->e[(h + i) % RNIC_ND_ENTRIES];
+		if (e->state != ND_FREE && !memcmp(e->ip, ip, 16))
+			return e;
+	}
+	return NULL;
+}
+
+static void nd_drop_pending(struct rnic_worker *w, struct nd_entry *e)
+{
+	for (unsigned i = 0; i < e->n_pending; i++)
+		rnic_worker_drop(w, RNIC_DROP_ND_UNRESOLVED, e->pending[i]);
+	e->n_pending = 0;
+}
+
+/* A slot for a new entry: a free one, else the oldest INCOMPLETE (a flood
+ * from spoofed sources must not evict the neighbours in use), else the
+ * least recently confirmed. Caller holds the write lock. */
+static struct nd_entry *nd_slot(struct rnic_worker *w, struct rnic_nd_table *t,
+				const uint8_t ip[16])
+{
+	unsigned h = nd_hash(ip);
+	struct nd_entry *inc = NULL, *old = NULL;
+	for (unsigned i = 0; i < RNIC_ND_ENTRIES; i++) {
+		struct nd_entry *e = &t->e[(h + i) % RNIC_ND_ENTRIES];
+		if (e->state == ND_FREE) {
+			memcpy(e->ip, ip, 16);
+			return e;
+		}
+		if (e->state == ND_INCOMPLETE) {
+			if (inc == NULL || e->state_tsc < inc->state_tsc)
+				inc = e;
+		} else if (old == NULL || e->state_tsc < old->state_tsc) {
+			old = e;
+		}
+	}
+	struct nd_entry *v = inc ? inc : old;
+	nd_drop_pending(w, v);
+	memset(v, 0, sizeof(*v));
+	memcpy(v->ip, ip, 16);
+	return v;
+}
+
+/* -------------------------------------------------------------- messages */
+
+/* An NS or NA for @p target with a link-layer address option of @p opt
+ * (0: none), in a new mbuf with headroom for IPv6 and Ethernet. */
+static struct rte_mbuf *nd_build(struct rnic_port *p, uint8_t type, uint8_t flags,
+				 const uint8_t target[16], uint8_t opt)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
+	if (m == NULL)
+		return NULL;
+	uint16_t len = (uint16_t)(sizeof(struct nd_msg) + (opt ? sizeof(struct nd_lla_opt) : 0));
+	struct nd_msg *nm = (struct nd_msg *)rte_pktmbuf_append(m, len);
+	if (nm == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	memset(nm, 0, len);
+	nm->type = type;
+	nm->flags = flags;
+	memcpy(nm->target, target, 16);
+	if (opt) {
+		struct nd_lla_opt *o = (struct nd_lla_opt *)(nm + 1);
+		o->type = opt;
+		o->len = 1;
+		memcpy(o->mac, p->mac.addr_bytes, RTE_ETHER_ADDR_LEN);
+	}
+	return m;
+}
+
+/* Checksum and send an ND message from @p src to @p dst (to @p l2_dst, or
+ * the group of multicast @p dst). */
+static void nd_send(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+		    const uint8_t src[16], const uint8_t dst[16],
+		    const struct rte_ether_addr *l2_dst)
+{
+	struct nd_msg *nm = rte_pktmbuf_mtod(m, struct nd_msg *);
+	nm->cksum = 0;
+	nm->cksum = (uint16_t)~rnic_net_l4_cksum6(m, 0, src, dst, IPPROTO_ICMPV6,
+						  rte_pktmbuf_pkt_len(m));
+	rnic_ipv6_xmit(w, p, m, src, dst, IPPROTO_ICMPV6, ND_HOPS, l2_dst);
+}
+
+/* A solicitation for @p target: multicast to its solicited-node group
+ * (@p l2_dst NULL) or unicast to the cached address (reachability probe). */
+static void nd_send_ns(struct rnic_worker *w, struct rnic_port *p, const uint8_t target[16],
+		       const struct rte_ether_addr *l2_dst)
+{
+	uint8_t src[16], dst[16];
+	if (rnic_port_ip6_src(p, target, src) != 0)
+		return;
+	struct rte_mbuf *m = nd_build(p, ND_NEIGHBOR_SOLICIT, 0, target, ND_OPT_SLLA);
+	if (m == NULL) {
+		w->drops[RNIC_DROP_NO_MBUF]++;
+		return;
+	}
+	if (l2_dst != NULL)
+		memcpy(dst, target, 16);
+	else
+		rnic_ip6_solicited_node(target, dst);
+	CNT(p->nd, ns_out);
+	nd_send(w, p, m, src, dst, l2_dst);
+}
+
+/* An advertisement of @p target (ours) to @p dst. */
+static void nd_send_na(struct rnic_worker *w, struct rnic_port *p, const uint8_t target[16],
+		       const uint8_t dst[16], uint8_t flags, const struct rte_ether_addr *l2_dst)
+{
+	struct rte_mbuf *m = nd_build(p, ND_NEIGHBOR_ADVERT, flags, target, ND_OPT_TLLA);
+	if (m == NULL) {
+		w->drops[RNIC_DROP_NO_MBUF]++;
+		return;
+	}
+	CNT(p->nd, na_out);
+	nd_send(w, p, m, target, dst, l2_dst);
+}
+
+/* The override flag for an advertisement of @p target: clear while the
+ * address is optimistic (RFC 4429 section 3.3: it must not displace a
+ * cached entry of the node that may own it), set otherwise. */
+static uint8_t nd_override(const struct rnic_port *p, const uint8_t target[16])
+{
+	for (unsigned i = 0; i < p->n_ip6; i++)
+		if (!memcmp(p->ip6[i], target, 16))
+			return p->ip6_state[i] == RNIC_IP6_OPTIMISTIC ? 0 : NA_FLAG_OVERRIDE;
+	/* another port's: a taken-over address, with its own port's state */
+	for (unsigned k = 0; p->st != NULL && k < p->st->n_ports; k++) {
+		const struct rnic_port *q = p->st->ports[k];
+		for (unsigned i = 0; q != NULL && q != p && i < q->n_ip6; i++)
+			if (!memcmp(q->ip6[i], target, 16))
+				return q->ip6_state[i] == RNIC_IP6_OPTIMISTIC ? 0 : NA_FLAG_OVERRIDE;
+	}
+	return NA_FLAG_OVERRIDE;
+}
+
+/* DAD probe (RFC 4862 5.4.2): from the unspecified address, no option. */
+static void nd_send_dad(struct rnic_worker *w, struct rnic_port *p, const uint8_t target[16])
+{
+	static const uint8_t unspec[16];
+	uint8_t dst[16];
+	struct rte_mbuf *m = nd_build(p, ND_NEIGHBOR_SOLICIT, 0, target, 0);
+	if (m == NULL) {
+		w->drops[RNIC_DROP_NO_MBUF]++;
+		return;
+	}
+	rnic_ip6_solicited_node(target, dst);
+	CNT(p->nd, dad_ns_out);
+	nd_send(w, p, m, unspec, dst, NULL);
+}
+
+void rnic_nd_announce(struct rnic_worker *w, struct rnic_port *p)
+{
+	struct rnic_nd_table *t = p->nd;
+	if (t == NULL || p->n_ip6 == 0)
+		return;
+	if (!t->dad_started) {
+		t->dad_started = true;
+		t->dad_start_tsc = rte_rdtsc();
+		for (unsigned i = 0; i < p->n_ip6; i++)
+			nd_send_dad(w, p, p->ip6[i]);
+	}
+	/* unsolicited advertisements (RFC 4861 7.2.6), override set but for
+	 * optimistic addresses */
+	for (unsigned i = 1; i < p->n_ip6; i++)
+		if (rnic_port_has_ip6(p, p->ip6[i])) {
+			CNT(t, unsolicited_na_out);
+			nd_send_na(w, p, p->ip6[i], all_nodes, nd_override(p, p->ip6[i]), NULL);
+		}
+	for (unsigned k = 0; p->st != NULL && k < p->st->n_ports; k++) {
+		struct rnic_port *q = p->st->ports[k];
+		if (q == p || q == NULL)
+			continue;
+		for (unsigned i = 1; i < q->n_ip6; i++)
+			if (rnic_port_has_ip6(p, q->ip6[i])) {
+				CNT(t, unsolicited_na_out);
+				nd_send_na(w, p, q->ip6[i], all_nodes, nd_override(p, q->ip6[i]),
+					   NULL);
+			}
+	}
+}
+
+/* One of our addresses found in use by another node (DAD, RFC 4862 5.4.5). */
+static void nd_dad_conflict(struct rnic_port *p, const uint8_t target[16])
+{
+	for (unsigned i = 0; i < p->n_ip6; i++) {
+		if (memcmp(p->ip6[i], target, 16) != 0 ||
+		    p->ip6_state[i] != RNIC_IP6_OPTIMISTIC)
+			continue;
+		__atomic_store_n(&p->ip6_state[i], RNIC_IP6_DUPLICATE, __ATOMIC_RELEASE);
+		CNT(p->nd, dad_conflicts);
+		char buf[RNIC_ADDRSTRLEN];
+		struct rnic_addr a = rnic_addr_v6(target);
+		fprintf(stderr, "rnic: port %u: %s is in use by another node "
+			"(duplicate address detection): not used\n", p->idx,
+			rnic_addr_str(&a, buf, sizeof(buf)));
+	}
+}
+
+/* ---------------------------------------------------------------- receive */
+
+/*
+ * Validity checks of RFC 4861 7.1.1 / 7.1.2 and the options. @return the
+ * link-layer address option's address in *lla (NULL when absent), or -1
+ * (malformed).
+ */
+static int nd_parse(const struct rte_mbuf *m, const struct rte_ipv6_hdr *ip, uint32_t off,
+		    uint32_t len, uint8_t want_opt, const struct rte_ether_addr **lla)
+{
+	if (ip->hop_limits != ND_HOPS || len < sizeof(struct nd_msg) ||
+	    rte_pktmbuf_data_len(m) < off + len)
+		return -1;
+	const struct nd_msg *nm = rte_pktmbuf_mtod_offset(m, const struct nd_msg *, off);
+	if (nm->code != 0 || rnic_ip6_is_multicast(nm->target))
+		return -1;
+	const uint8_t *o = (const uint8_t *)(nm + 1);
+	uint32_t left = len - (uint32_t)sizeof(*nm);
+	*lla = NULL;
+	while (left > 0) {
+		if (left < 2 || o[1] == 0 || o[1] * 8u > left)
+			return -1;
+		if (o[0] == want_opt) {
+			if (o[1] != 1)
+				return -1;
+			*lla = (const struct rte_ether_addr *)(o + 2);
+		}
+		left -= o[1] * 8u;
+		o += o[1] * 8u;
+	}
+	return 0;
+}
+
+/* Learn @p mac for @p ip as RFC 4861 7.2.3 says for a solicitation's
+ * source: a new entry or a changed address is STALE; frames waiting for
+ * it go now. */
+static void nd_learn_stale(struct rnic_worker *w, struct rnic_port *p, const uint8_t ip[16],
+			   const struct rte_ether_addr *mac)
+{
+	struct rnic_nd_table *t = p->nd;
+	struct rte_mbuf *send[RNIC_ND_PENDING];
+	unsigned n = 0;
+	uint64_t now = rte_rdtsc();
+
+	rte_rwlock_write_lock(&t->lock);
+	struct nd_entry *e = nd_find(t, ip);
+	if (e == NULL)
+		e = nd_slot(w, t, ip);
+	if (e->state == ND_FREE || e->state == ND_INCOMPLETE ||
+	    !rte_is_same_ether_addr(&e->mac, mac)) {
+		e->mac = *mac;
+		e->state = ND_STALE;
+		e->state_tsc = now;
+		e->probes = 0;
+	}
+	n = e->n_pending;
+	memcpy(send, e->pending, n * sizeof(send[0]));
+	e->n_pending = 0;
+	rte_rwlock_write_unlock(&t->lock);
+	for (unsigned i = 0; i < n; i++) {
+		rte_pktmbuf_mtod(send[i], struct rte_ether_hdr *)->dst_addr = *mac;
+		rnic_worker_tx(w, p, send[i]);
+	}
+}
+
+static void nd_input_ns(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+			const struct rte_ipv6_hdr *ip, const struct nd_msg *nm,
+			const struct rte_ether_addr *slla)
+{
+	bool unspec = rnic_ip6_is_unspecified(ip->src_addr);
+	uint8_t target[16], peer[16];
+
+	memcpy(target, nm->target, 16);
+	memcpy(peer, ip->src_addr, 16);
+	CNT(p->nd, ns_in);
+	if (unspec) {
+		/* a DAD probe: only to the solicited-node group, no option */
+		uint8_t sn[16];
+		rnic_ip6_solicited_node(target, sn);
+		if (slla != NULL || memcmp(ip->dst_addr, sn, 16) != 0) {
+			rnic_worker_drop(w, RNIC_DROP_ND_MALFORMED, m);
+			return;
+		}
+		/* someone else probes an address we are still probing */
+		nd_dad_conflict(p, target);
+	}
+	if (!rnic_port_has_ip6(p, target)) {
+		rnic_worker_drop(w, RNIC_DROP_ND_NOT_FOR_US, m);
+		return;
+	}
+	rte_pktmbuf_free(m);
+	if (unspec) {   /* answer a prober to all-nodes (RFC 4861 7.2.4) */
+		nd_send_na(w, p, target, all_nodes, nd_override(p, target), NULL);
+		return;
+	}
+	const struct rte_ether_addr *to = NULL;
+	struct rte_ether_addr mac;
+	if (slla != NULL) {
+		nd_learn_stale(w, p, peer, slla);
+		mac = *slla;
+		to = &mac;
+	}
+	if (to == NULL) {  /* a unicast probe without the option: the cache knows */
+		rte_rwlock_read_lock(&p->nd->lock);
+		struct nd_entry *e = nd_find(p->nd, peer);
+		if (e != NULL && e->state != ND_INCOMPLETE) {
+			mac = e->mac;
+			to = &mac;
+		}
+		rte_rwlock_read_unlock(&p->nd->lock);
+		if (to == NULL)
+			return;
+	}
+	nd_send_na(w, p, target, peer, NA_FLAG_SOLICITED | nd_override(p, target), to);
+}
+
+static void nd_input_na(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+			const struct rte_ipv6_hdr *ip, const struct nd_msg *nm,
+			const struct rte_ether_addr *tlla)
+{
+	struct rnic_nd_table *t = p->nd;
+	bool solicited = nm->flags & NA_FLAG_SOLICITED;
+	bool override = nm->flags & NA_FLAG_OVERRIDE;
+	struct rte_mbuf *send[RNIC_ND_PENDING];
+	unsigned n = 0;
+	uint64_t now = rte_rdtsc();
+
+	CNT(t, na_in);
+	if (rnic_ip6_is_multicast(ip->dst_addr) && solicited) {
+		rnic_worker_drop(w, RNIC_DROP_ND_MALFORMED, m);
+		return;
+	}
+	/* an advertisement of one of our own addresses: a duplicate */
+	for (unsigned i = 0; i < p->n_ip6; i++)
+		if (!memcmp(p->ip6[i], nm->target, 16)) {
+			nd_dad_conflict(p, nm->target);
+			rte_pktmbuf_free(m);
+			return;
+		}
+	struct rte_ether_addr mac;
+	rte_rwlock_write_lock(&t->lock);
+	struct nd_entry *e = nd_find(t, nm->target);
+	if (e == NULL) {
+		/* unsolicited for an unknown neighbour: nothing to update */
+	} else if (e->state == ND_INCOMPLETE) {
+		if (tlla != NULL) {
+			e->mac = *tlla;
+			e->state = solicited ? ND_REACHABLE : ND_STALE;
+			e->state_tsc = now;
+			e->probes = 0;
+			n = e->n_pending;
+			memcpy(send, e->pending, n * sizeof(send[0]));
+			e->n_pending = 0;
+		}
+	} else {
+		bool changed = tlla != NULL && !rte_is_same_ether_addr(tlla, &e->mac);
+		if (!override && changed) {
+			if (e->state == ND_REACHABLE) {
+				e->state = ND_STALE;
+				e->state_tsc = now;
+			}
+		} else {
+			if (tlla != NULL)
+				e->mac = *tlla;
+			if (solicited) {
+				e->state = ND_REACHABLE;
+				e->state_tsc = now;
+				e->probes = 0;
+			} else if (changed) {
+				e->state = ND_STALE;
+				e->state_tsc = now;
+			}
+		}
+	}
+	if (e != NULL)
+		mac = e->mac;
+	rte_rwlock_write_unlock(&t->lock);
+	rte_pktmbuf_free(m);
+	for (unsigned i = 0; i < n; i++) {
+		rte_pktmbuf_mtod(send[i], struct rte_ether_hdr *)->dst_addr = mac;
+		rnic_worker_tx(w, p, send[i]);
+	}
+}
+
+void rnic_nd_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+		   uint8_t type)
+{
+	uint32_t off = m->l2_len + m->l3_len;
+	uint32_t len = rte_pktmbuf_pkt_len(m) - off;
+	const struct rte_ipv6_hdr *ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv6_hdr *,
+							        m->l2_len);
+	const struct rte_ether_addr *lla;
+	bool ns = type == ND_NEIGHBOR_SOLICIT;
+
+	if (p->nd == NULL || p->n_ip6 == 0 ||
+	    nd_parse(m, ip, off, len, ns ? ND_OPT_SLLA : ND_OPT_TLLA, &lla) != 0 ||
+	    (lla != NULL && !rte_is_unicast_ether_addr(lla))) {
+		rnic_worker_drop(w, RNIC_DROP_ND_MALFORMED, m);
+		return;
+	}
+	const struct nd_msg *nm = rte_pktmbuf_mtod_offset(m, const struct nd_msg *, off);
+	if (ns)
+		nd_input_ns(w, p, m, ip, nm, lla);
+	else
+		nd_input_na(w, p, m, ip, nm, lla);
+}
+
+/* ------------------------------------------------------------------- send */
+
+void rnic_nd_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
+			      struct rte_mbuf *m, const uint8_t ip[16])
+{
+	struct rnic_nd_table *t = p->nd;
+	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	uint64_t now = rte_rdtsc();
+
+	rte_rwlock_read_lock(&t->lock);
+	struct nd_entry *e = nd_find(t, ip);
+	if (e != NULL && ((e->state == ND_REACHABLE &&
+			   now - e->state_tsc < us_to_tsc(ND_REACHABLE_TIME_US)) ||
+			  e->state == ND_DELAY || e->state == ND_PROBE)) {
+		eh->dst_addr = e->mac;
+		rte_rwlock_read_unlock(&t->lock);
+		rnic_worker_tx(w, p, m);
+		return;
+	}
+	rte_rwlock_read_unlock(&t->lock);
+
+	bool ask = false;
+	rte_rwlock_write_lock(&t->lock);
+	e = nd_find(t, ip);
+	if (e != NULL && e->state != ND_INCOMPLETE) {
+		/* REACHABLE past its time is STALE; a STALE entry in use waits
+		 * in DELAY for an upper-layer hint, then is probed (7.3.3) */
+		if (e->state == ND_REACHABLE || e->state == ND_STALE) {
+			e->state = ND_DELAY;
+			e->state_tsc = now;
+		}
+		eh->dst_addr = e->mac;
+		rte_rwlock_write_unlock(&t->lock);
+		rnic_worker_tx(w, p, m);
+		return;
+	}
+	if (e == NULL) {
+		e = nd_slot(w, t, ip);
+		e->state = ND_INCOMPLETE;
+		e->state_tsc = now;
+		e->probes = 1;
+		e->last_ns_tsc = now;
+		ask = true;
+	}
+	if (e->n_pending == RNIC_ND_PENDING) {
+		rte_rwlock_write_unlock(&t->lock);
+		rnic_worker_drop(w, RNIC_DROP_ND_PENDING_FULL, m);
+		return;
+	}
+	e->pending[e->n_pending++] = m;
+	rte_rwlock_write_unlock(&t->lock);
+	if (ask)
+		nd_send_ns(w, p, ip, NULL);
+}
+
+unsigned rnic_nd_poll(struct rnic_worker *w, struct rnic_port *p)
+{
+	struct rnic_nd_table *t = p->nd;
+	uint64_t now = rte_rdtsc();
+	unsigned work = 0, n_ask = 0;
+	struct { uint8_t ip[16]; struct rte_ether_addr mac; bool unicast; } ask[8];
+
+	if (t == NULL || p->n_ip6 == 0)
+		return 0;
+	if (t->dad_started && now - t->dad_start_tsc >= us_to_tsc(ND_RETRANS_TIMER_US))
+		for (unsigned i = 0; i < p->n_ip6; i++)
+			if (p->ip6_state[i] == RNIC_IP6_OPTIMISTIC)
+				__atomic_store_n(&p->ip6_state[i], RNIC_IP6_PREFERRED,
+						 __ATOMIC_RELEASE);
+	rte_rwlock_write_lock(&t->lock);
+	for (unsigned i = 0; i < RNIC_ND_ENTRIES; i++) {
+		struct nd_entry *e = &t->e[i];
+		uint64_t age = now - e->state_tsc;
+		bool retrans = now - e->last_ns_tsc >= us_to_tsc(ND_RETRANS_TIMER_US);
+		switch (e->state) {
+		case ND_REACHABLE:
+			if (age >= us_to_tsc(ND_REACHABLE_TIME_US)) {
+				e->state = ND_STALE;
+				e->state_tsc = now;
+			}
+			break;
+		case ND_STALE:
+			if (age >= us_to_tsc(ND_STALE_GC_US)) {
+				memset(e, 0, sizeof(*e));
+				work++;
+			}
+			break;
+		case ND_DELAY:
+			if (age < us_to_tsc(ND_DELAY_FIRST_PROBE_US) || n_ask == RTE_DIM(ask))
+				break;
+			e->state = ND_PROBE;
+			e->state_tsc = now;
+			e->probes = 0;
+			retrans = true;
+			/* fallthrough */
+		case ND_PROBE:
+		case ND_INCOMPLETE: {
+			bool uni = e->state == ND_PROBE;
+			if (!retrans || n_ask == RTE_DIM(ask))
+				break;
+			if (e->probes >= (uni ? ND_MAX_UNICAST_SOLICIT : ND_MAX_MULTICAST_SOLICIT)) {
+				nd_drop_pending(w, e);
+				memset(e, 0, sizeof(*e));
+				CNT(t, timeouts);
+				work++;
+				break;
+			}
+			e->probes++;
+			e->last_ns_tsc = now;
+			memcpy(ask[n_ask].ip, e->ip, 16);
+			ask[n_ask].mac = e->mac;
+			ask[n_ask].unicast = uni;
+			n_ask++;
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	rte_rwlock_write_unlock(&t->lock);
+	for (unsigned i = 0; i < n_ask; i++) {
+		if (ask[i].unicast)
+			CNT(t, probes_out);
+		nd_send_ns(w, p, ask[i].ip, ask[i].unicast ? &ask[i].mac : NULL);
+	}
+	return work + n_ask;
+}
+
+void rnic_nd_stats(const struct rnic_stack *st, struct rnic_nd_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (unsigned i = 0; i < st->n_ports; i++) {
+		const struct rnic_nd_table *t = st->ports[i]->nd;
+		if (t == NULL)
+			continue;
+		s->ns_in += LOAD(t, ns_in);
+		s->na_in += LOAD(t, na_in);
+		s->ns_out += LOAD(t, ns_out);
+		s->na_out += LOAD(t, na_out);
+		s->unsolicited_na_out += LOAD(t, unsolicited_na_out);
+		s->dad_ns_out += LOAD(t, dad_ns_out);
+		s->dad_conflicts += LOAD(t, dad_conflicts);
+		s->timeouts += LOAD(t, timeouts);
+		s->probes_out += LOAD(t, probes_out);
+		s->ptb_in += LOAD(t, ptb_in);
+		for (unsigned k = 0; k < RNIC_ND_ENTRIES; k++)
+			s->entries += t->e[k].state != ND_FREE &&
+				      t->e[k].state != ND_INCOMPLETE;
+	}
+}
