@@ -99,12 +99,14 @@ unsigned rv_progress(void)
  * drives it: connection setup, timers, and the traffic of a program that
  * waits in ibv_get_cq_event(), rdma_get_cm_event() or a socket (perftest's
  * passive side sits in read() for a whole bandwidth test). While traffic
- * flows it polls like a NIC's poll-mode driver; it naps only after the
+ * flows it polls like a NIC's poll-mode driver (yielding the CPU at each
+ * loop once idle for IDLE_BEFORE_YIELD_US); it naps only after the
  * stack has been idle for IDLE_BEFORE_NAP_US, so a burst that arrives
  * after a short gap is not left in the ring for a whole nap. It stays out
  * of the way of a program that polls (one busy thread per process is
  * enough): while the program drove less than APP_POLLING_US ago, it naps.
  */
+#define IDLE_BEFORE_YIELD_US 50
 #define IDLE_BEFORE_NAP_US 1000
 #define APP_POLLING_US 20
 
@@ -129,7 +131,7 @@ static void *progress_main(void *arg)
 		}
 		if (now - last_work > IDLE_BEFORE_NAP_US * us)
 			nanosleep(&nap, NULL);
-		else
+		else if (now - last_work > IDLE_BEFORE_YIELD_US * us)
 			sched_yield();
 	}
 	rte_thread_unregister();
