@@ -730,9 +730,10 @@ int rnic_modify_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask)
 	enum ibv_qp_state to = attr->qp_state;
 	switch (to) {
 	case IBV_QPS_RESET:
-		/* not while a connection is being made or is up (an ERR QP
-		 * whose connection is still up is being aborted) */
-		if (qp->conn == QP_CONNECTING || (qp->conn == QP_CONNECTED && cur != IBV_QPS_ERR) ||
+		/* not while a transport still holds a connection: an ERR QP
+		 * whose connection is not yet aborted (a CQ overrun's, until its
+		 * worker stops the transport) waits for that */
+		if (qp_attached(qp) ||
 		    (cur != IBV_QPS_ERR && cur != IBV_QPS_INIT && cur != IBV_QPS_RESET))
 			return -EINVAL;
 		if (cur == IBV_QPS_ERR)
