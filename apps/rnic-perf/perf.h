@@ -235,6 +235,9 @@ double perf_now(void);
  * the end. */
 void perf_write_pattern(uint8_t *p, uint32_t size, unsigned end, uint64_t seq);
 uint8_t *perf_write_target(struct perf_end *e, uint64_t seq);
+/* Between processes: the address at the peer Write @p seq of @p e lands in
+ * (the peer's slot area, which follows its second region at e->raddr). */
+uint64_t perf_write_remote_target(const struct perf_end *e, uint64_t seq);
 void perf_verify_writes(struct perf_result *r, const struct perf_opts *o,
 			const struct perf_end *ends, unsigned nends);
 
