@@ -432,8 +432,11 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 	if (o->server) {
 		if (o->json)
 			printf("{\"test\": \"%s\", \"transport\": \"%s\", \"mode\": \"server\", "
-			       "\"size\": %u, \"qps\": %u, \"seconds\": %.6f}\n",
-			       perf_test_names[o->test], tr, o->size, o->qps, r->seconds);
+			       "\"size\": %u, \"qps\": %u, \"workers\": %u, \"seconds\": %.6f, "
+			       "\"redirected\": %lu, \"redirected_in_run\": %lu}\n",
+			       perf_test_names[o->test], tr, o->size, o->qps, cfg->workers,
+			       r->seconds, (unsigned long)r->redirected,
+			       (unsigned long)r->redirected_in_run);
 		else
 			printf("rnic-perf %s over %s (server): %u bytes, served %u QP(s) for %.3f s "
 			       "until the client closed\n", perf_test_names[o->test], tr, o->size,
@@ -455,6 +458,9 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 		       perf_test_names[o->test], tr, mode, o->size, o->qps, o->tx_depth,
 		       cfg->workers, o->cqs, (unsigned long)r->ops, r->seconds);
 		printf(", \"completed\": %lu", (unsigned long)r->ops);
+		if (!o->loopback)
+			printf(", \"redirected\": %lu, \"redirected_in_run\": %lu",
+			       (unsigned long)r->redirected, (unsigned long)r->redirected_in_run);
 		if (o->loopback)
 			printf(", \"drive\": \"%s\", \"mtu\": %u, \"hugepages\": %s, "
 			       "\"tcp_csum\": \"%s\"", perf_drive_names[o->drive],

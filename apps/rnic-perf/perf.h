@@ -196,6 +196,11 @@ struct perf_result {
 	uint64_t written_checked;        /* write_bw --verify: target slots compared */
 	/* perf_serve(): the served QPs' counters (rnic_qp_stats) at the end */
 	uint64_t bytes_in, bytes_out, ops_in;
+	/* --server/--client: frames the stack's workers redirected to the
+	 * worker that owns their flow or QP (rnic_stack_stats) */
+	uint64_t redirected;
+	uint64_t redirected_in_run;      /* ... of them, while the test ran (after
+					    the connections, and ARP, were up) */
 };
 
 /* The payload of a Send under --verify. */

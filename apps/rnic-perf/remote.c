@@ -269,13 +269,18 @@ static int remote_run(const struct perf_opts *o, struct perf_side *s,
 		      struct perf_end *ends, struct perf_result *r)
 {
 	bool own = o->drive == PERF_DRIVE_ONE;
+	struct rnic_stack_stats ss;
 	int rc;
 
+	rnic_stack_stats(s->st, &ss);
+	r->redirected_in_run = ss.redirected;
 	if (own) {
 		rnic_stack_stop(s->st);
 		perf_set_inline(s->st, NULL);
 	}
 	rc = perf_run(o, s, 1, ends, o->qps, r);
+	rnic_stack_stats(s->st, &ss);
+	r->redirected_in_run = ss.redirected - r->redirected_in_run;
 	if (own) {
 		perf_set_inline(NULL, NULL);
 		if (rnic_stack_start(s->st) != 0) {
@@ -456,6 +461,11 @@ out:
 			rc = PERF_EXIT_FAIL;
 	free(ends);
 	struct rnic_stack *st = side.st;
+	if (st != NULL) {
+		struct rnic_stack_stats ss;
+		rnic_stack_stats(st, &ss);
+		r->redirected = ss.redirected;
+	}
 	if (perf_side_fini(&side) != 0 && rc == 0)
 		rc = PERF_EXIT_FAIL;
 	rnic_stack_destroy(st);

@@ -5,8 +5,9 @@
 # "verified": true with every completion seen once and in order and the
 # last Writes found in their slots at the server (read back with an RDMA
 # Read). Over net_memif, and over net_af_xdp on a veth pair (each end in
-# its own namespace; skipped without root). Also: --verify at one end only
-# is refused with the reason.
+# its own namespace; skipped without root). Over memif also with 2 workers
+# and 8 QPs a side: no frame redirected between workers at either end.
+# Also: --verify at one end only is refused with the reason.
 set -u
 perf=${RNIC_BUILD_DIR:?}/apps/rnic-perf/rnic-perf
 work=$(mktemp -d)
@@ -29,18 +30,21 @@ fail() {
 }
 
 # run NAME TRANSPORT SRV_PREFIX... -- CLI_PREFIX...: the server's and the
-# client's command prefixes (namespace, port) up to and after "--"
+# client's command prefixes (namespace, port) up to and after "--"; $more:
+# options for both ends; $zero_redirects=1: no frame may be redirected
+# between workers at either end
+more=() zero_redirects=0
 run() {
 	local name=$1 tr=$2 srv=() cli=() spid
 	shift 2
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
-	"${srv[@]}" write_bw --server --verify --json --transport "$tr" -n 3000 \
+	"${srv[@]}" write_bw --server --verify --json --transport "$tr" -n 3000 "${more[@]}" \
 		>"$work/s.log" 2>"$work/s.err" &
 	spid=$!
 	sleep 1
-	if ! "${cli[@]}" write_bw --client 192.0.2.1 --verify --json --transport "$tr" -n 3000 \
+	if ! "${cli[@]}" write_bw --client 192.0.2.1 --verify --json --transport "$tr" -n 3000 "${more[@]}" \
 		>"$work/c.log" 2>"$work/c.err"; then
 		fail "$name: the client's exit status $?"
 		wait "$spid"
@@ -51,15 +55,20 @@ run() {
 	got=$(python3 -c '
 import json, sys
 c = json.loads(open(sys.argv[1]).read())
-json.loads(open(sys.argv[2]).read())   # the server: JSON only too
-ok = (c["verified"] and c["completions_seen"] == c["completions_expected"] == 3000 and
+s = json.loads(open(sys.argv[2]).read())   # the server: JSON only too
+ok = (c["verified"] and c["completions_seen"] == c["completions_expected"] == 3000 * c["qps"] and
       c["duplicates"] == 0 and c["missing"] == 0 and c["out_of_order"] == 0 and
       c["bad_payload"] == 0 and c["writes_checked"] > 0)
-print("ok" if ok else "bad", c["completions_seen"], c["writes_checked"], c["gbps"])
-' "$work/c.log" "$work/s.log") || { fail "$name: stdout is not one JSON object"; return; }
+if sys.argv[3] == "1" and (c["redirected_in_run"] != 0 or s["redirected_in_run"] != 0):
+    ok = False
+print("ok" if ok else "bad", c["completions_seen"], c["writes_checked"], c["gbps"],
+      "%d/%d" % (c["redirected_in_run"], c["redirected"]),
+      "%d/%d" % (s["redirected_in_run"], s["redirected"]))
+' "$work/c.log" "$work/s.log" "$zero_redirects") || { fail "$name: stdout is not one JSON object"; return; }
 	set -- $got
-	[ "$1" = ok ] || { fail "$name: not verified: $(cat "$work/c.log")"; return; }
-	echo "ok: $name: verified, $2 completions, $3 Writes found in their slots, $4 Gbit/s"
+	[ "$1" = ok ] || { fail "$name: not verified (or redirects): $(cat "$work/c.log" "$work/s.log")"; return; }
+	echo "ok: $name: verified, $2 completions, $3 Writes found in their slots, $4 Gbit/s," \
+	     "frames redirected between workers during the run/in all: client $5, server $6"
 	pass=$((pass + 1))
 }
 
@@ -71,6 +80,20 @@ for tr in iwarp roce; do
 	run "memif, $tr" "$tr" timeout 120 "${msrv[@]}" -- timeout 120 "${mcli[@]}"
 	grep -q "cannot create vdev" "$work"/*.err 2>/dev/null && { echo "SKIP: no net_memif"; exit 77; }
 done
+
+# 2 workers, 8 QPs on 2 CQs a side (QP i on CQ i % 2, each CQ on its own
+# worker), 2 memif queue pairs: every QP's frames leave from its worker's
+# queue and arrive on the queue of the worker that owns the QP at the other
+# end (RoCE: by QPN; iWARP: its TCP connection, by the symmetric hash), so
+# neither end redirects a frame during the run (before it, a connection's
+# first frames may have waited for ARP and left from the worker that got
+# the ARP reply)
+more=(--workers 2 --qps 8 --cqs 2) zero_redirects=1
+for tr in iwarp roce; do
+	rm -f "$sock"
+	run "memif, $tr, 2 workers, 8 QPs" "$tr" timeout 120 "${msrv[@]}" -- timeout 120 "${mcli[@]}"
+done
+more=() zero_redirects=0
 
 # --verify at one end only: the server refuses the client, saying why
 rm -f "$sock"
