@@ -75,7 +75,12 @@ memif() {
 		"${sink[@]}" >"$work/sink.log" 2>"$work/sink.err" &
 		spid=$!
 		sleep 0.5
-		"${src[@]}" >"$work/src.log" 2>"$work/src.err" || fail "rnic-tcp source exit $?"
+		if ! "${src[@]}" >"$work/src.log" 2>"$work/src.err"; then
+			# the sink's counters too: SIGINT makes it print them
+			kill -INT "$spid" 2>/dev/null
+			wait "$spid"
+			fail "rnic-tcp source exit status not 0"
+		fi
 		wait "$spid" || fail "rnic-tcp sink exit $?"
 	else
 		"${src[@]}" >"$work/src.log" 2>"$work/src.err" &
