@@ -34,6 +34,15 @@ fail() {
 # options for both ends; $zero_redirects=1: no frame may be redirected
 # between workers at either end
 more=() zero_redirects=0
+# wait_server PID: until the server listens (a memif client fails to start
+# without its server's socket), at most 20 s
+wait_server() {
+	for _ in $(seq 200); do
+		grep -qs "waiting for a client" "$work/s.err" && return
+		kill -0 "$1" 2>/dev/null || return
+		sleep 0.1
+	done
+}
 run() {
 	local name=$1 tr=$2 srv=() cli=() spid
 	shift 2
@@ -43,7 +52,7 @@ run() {
 	"${srv[@]}" write_bw --server --verify --json --transport "$tr" -n 3000 "${more[@]}" \
 		>"$work/s.log" 2>"$work/s.err" &
 	spid=$!
-	sleep 1
+	wait_server "$spid"
 	if ! "${cli[@]}" write_bw --client 192.0.2.1 --verify --json --transport "$tr" -n 3000 "${more[@]}" \
 		>"$work/c.log" 2>"$work/c.err"; then
 		fail "$name: the client's exit status $?"
@@ -99,7 +108,7 @@ more=() zero_redirects=0
 rm -f "$sock"
 timeout 60 "${msrv[@]}" write_bw --server --json -n 100 >"$work/s.log" 2>"$work/s.err" &
 spid=$!
-sleep 1
+wait_server "$spid"
 if timeout 60 "${mcli[@]}" write_bw --client 192.0.2.1 --verify --json -n 100 \
 	>"$work/c.log" 2>"$work/c.err"; then
 	fail "a client with --verify against a server without it ran"
