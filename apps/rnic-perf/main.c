@@ -14,9 +14,10 @@
  * Every completion's status is checked: a failed one ends the run with
  * exit status 1 and names the work request. Exit status 2: a bad command
  * line; 3: the transport refuses the test's operation (atomics on iWARP).
- * --verify (--loopback, bandwidth tests) accounts for every completion and
- * checks each Send's payload; a run that does not verify exits 1 after
- * its report.
+ * --verify (bandwidth tests) accounts for every completion and checks each
+ * Send's payload (--loopback) and the last Writes in their slots at the
+ * peer (between processes: read back by the client); a run that does not
+ * verify exits 1 after its report.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -61,10 +62,12 @@ static void usage(FILE *f)
 		"  --tcp-port P        CM listener (iWARP) or address exchange (RoCE) port\n"
 		"                      for --server/--client (default %d)\n"
 		"  --json              one JSON object on stdout\n"
-		"  --verify            (--loopback, bandwidth) count every completion per QP\n"
+		"  --verify            (bandwidth) count every completion per QP\n"
 		"                      and queue: duplicates, missing, out of order; every\n"
-		"                      Send is signaled and its payload checked; exit 1\n"
-		"                      unless all is well\n"
+		"                      Send is signaled and its payload checked; each\n"
+		"                      Write's slot checked (between processes: read back\n"
+		"                      by the client; give --verify and the same\n"
+		"                      --tx-depth to both ends); exit 1 unless all is well\n"
 		"  --ports N           (--loopback) ring pairs between the stacks, 1 or 2;\n"
 		"                      QPs connect through port 0, MRs are port 0's\n"
 		"  --lo-mtu N          (--loopback) the ring ports' IP MTU, 576..9000\n"
@@ -312,8 +315,13 @@ static int check_opts(struct perf_opts *o, const struct rnic_config *cfg, bool h
 			o->qps);
 		return -1;
 	}
-	if (o->verify && (!o->loopback || lat)) {
-		fprintf(stderr, "rnic-perf: --verify needs --loopback and a bandwidth test\n");
+	if (o->verify && lat) {
+		fprintf(stderr, "rnic-perf: --verify needs a bandwidth test\n");
+		return -1;
+	}
+	if (o->verify && !o->loopback && o->test != PERF_WRITE_BW && o->test != PERF_READ_BW) {
+		fprintf(stderr, "rnic-perf: --verify between processes: write_bw and read_bw "
+			"(the Sends of send_bw are checked with --loopback)\n");
 		return -1;
 	}
 	if (o->verify && o->test == PERF_SEND_BW && o->size < sizeof(struct perf_stamp)) {
@@ -424,8 +432,11 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 	if (o->server) {
 		if (o->json)
 			printf("{\"test\": \"%s\", \"transport\": \"%s\", \"mode\": \"server\", "
-			       "\"size\": %u, \"qps\": %u, \"seconds\": %.6f}\n",
-			       perf_test_names[o->test], tr, o->size, o->qps, r->seconds);
+			       "\"size\": %u, \"qps\": %u, \"workers\": %u, \"seconds\": %.6f, "
+			       "\"redirected\": %lu, \"redirected_in_run\": %lu}\n",
+			       perf_test_names[o->test], tr, o->size, o->qps, cfg->workers,
+			       r->seconds, (unsigned long)r->redirected,
+			       (unsigned long)r->redirected_in_run);
 		else
 			printf("rnic-perf %s over %s (server): %u bytes, served %u QP(s) for %.3f s "
 			       "until the client closed\n", perf_test_names[o->test], tr, o->size,
@@ -447,6 +458,9 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 		       perf_test_names[o->test], tr, mode, o->size, o->qps, o->tx_depth,
 		       cfg->workers, o->cqs, (unsigned long)r->ops, r->seconds);
 		printf(", \"completed\": %lu", (unsigned long)r->ops);
+		if (!o->loopback)
+			printf(", \"redirected\": %lu, \"redirected_in_run\": %lu",
+			       (unsigned long)r->redirected, (unsigned long)r->redirected_in_run);
 		if (o->loopback)
 			printf(", \"drive\": \"%s\", \"mtu\": %u, \"hugepages\": %s, "
 			       "\"tcp_csum\": \"%s\"", perf_drive_names[o->drive],

@@ -196,6 +196,11 @@ struct perf_result {
 	uint64_t written_checked;        /* write_bw --verify: target slots compared */
 	/* perf_serve(): the served QPs' counters (rnic_qp_stats) at the end */
 	uint64_t bytes_in, bytes_out, ops_in;
+	/* --server/--client: frames the stack's workers redirected to the
+	 * worker that owns their flow or QP (rnic_stack_stats) */
+	uint64_t redirected;
+	uint64_t redirected_in_run;      /* ... of them, while the test ran (after
+					    the connections, and ARP, were up) */
 };
 
 /* The payload of a Send under --verify. */
@@ -235,6 +240,9 @@ double perf_now(void);
  * the end. */
 void perf_write_pattern(uint8_t *p, uint32_t size, unsigned end, uint64_t seq);
 uint8_t *perf_write_target(struct perf_end *e, uint64_t seq);
+/* Between processes: the address at the peer Write @p seq of @p e lands in
+ * (the peer's slot area, which follows its second region at e->raddr). */
+uint64_t perf_write_remote_target(const struct perf_end *e, uint64_t seq);
 void perf_verify_writes(struct perf_result *r, const struct perf_opts *o,
 			const struct perf_end *ends, unsigned nends);
 

@@ -14,6 +14,9 @@
  *          records add QPN, first PSN and GID 1 both ways, the server's
  *          RoCE QP goes to RTR/RTS before it accepts, the client's once
  *          ESTABLISHED arrives.
+ * With --verify at both ends (write_bw, read_bw) the client accounts for
+ * every completion and, for Writes, reads the server's slots back at the
+ * end (verify.c); both must have the same --tx-depth (the slot count).
  * The client runs the test and then disconnects every connection; the
  * server answers (write_lat, send_lat), keeps receives posted (send_bw) or
  * only waits, until the client has closed them all.
@@ -29,7 +32,8 @@
 #include "perf.h"
 
 #define WIRE_MAGIC 0x726e7066u   /* "rnpf" */
-#define WIRE_VERSION 1
+#define WIRE_VERSION 2     /* 2: flags, tx_depth */
+#define WIRE_VERIFY 0x01   /* flags: --verify (write_bw: the peer lends its slots) */
 
 /* The private data of a connect request and of its accept. */
 struct perf_wire {
@@ -37,7 +41,7 @@ struct perf_wire {
 	uint8_t version;
 	uint8_t test;             /* enum perf_test */
 	uint8_t transport;        /* enum rnic_transport */
-	uint8_t pad;
+	uint8_t flags;            /* WIRE_VERIFY */
 	rte_be32_t size;
 	rte_be32_t qps;
 	rte_be32_t qp_index;
@@ -46,6 +50,7 @@ struct perf_wire {
 	rte_be32_t qpn;           /* RoCE */
 	rte_be32_t psn;           /* RoCE: the first PSN the sender sends */
 	uint8_t gid[16];          /* RoCE: the sender's GID 1 */
+	rte_be32_t tx_depth;      /* --verify: the slots each end has */
 } __attribute__((packed));
 
 static void wire_fill(struct perf_wire *w, const struct perf_opts *o, const struct perf_end *e,
@@ -58,6 +63,8 @@ static void wire_fill(struct perf_wire *w, const struct perf_opts *o, const stru
 	w->version = WIRE_VERSION;
 	w->test = (uint8_t)o->test;
 	w->transport = (uint8_t)o->transport;
+	w->flags = o->verify ? WIRE_VERIFY : 0;
+	w->tx_depth = rte_cpu_to_be_32(o->tx_depth);
 	w->size = rte_cpu_to_be_32(o->size);
 	w->qps = rte_cpu_to_be_32(o->qps);
 	w->qp_index = rte_cpu_to_be_32(idx);
@@ -84,6 +91,10 @@ static const char *wire_check(const struct perf_wire *w, uint16_t len, const str
 		return "the message size differs";
 	if (rte_be_to_cpu_32(w->qps) != o->qps)
 		return "the QP count differs";
+	if (!!(w->flags & WIRE_VERIFY) != o->verify)
+		return "--verify is given at one end only";
+	if (o->verify && rte_be_to_cpu_32(w->tx_depth) != o->tx_depth)
+		return "--tx-depth differs (--verify needs the same at both ends)";
 	return NULL;
 }
 
@@ -109,6 +120,8 @@ static const char *wire_adopt(const struct perf_wire *w, uint16_t len, struct pe
 		return "the QP count is out of range";
 	if (rte_be_to_cpu_32(w->qp_index) != 0)
 		return "a run starts with QP 0";
+	if (w->flags & WIRE_VERIFY)
+		return "this server does not take --verify (rnic-perf --server --verify does)";
 	o->test = (enum perf_test)w->test;
 	o->transport = (enum rnic_transport)w->transport;
 	o->size = size;
@@ -256,13 +269,18 @@ static int remote_run(const struct perf_opts *o, struct perf_side *s,
 		      struct perf_end *ends, struct perf_result *r)
 {
 	bool own = o->drive == PERF_DRIVE_ONE;
+	struct rnic_stack_stats ss;
 	int rc;
 
+	rnic_stack_stats(s->st, &ss);
+	r->redirected_in_run = ss.redirected;
 	if (own) {
 		rnic_stack_stop(s->st);
 		perf_set_inline(s->st, NULL);
 	}
 	rc = perf_run(o, s, 1, ends, o->qps, r);
+	rnic_stack_stats(s->st, &ss);
+	r->redirected_in_run = ss.redirected - r->redirected_in_run;
 	if (own) {
 		perf_set_inline(NULL, NULL);
 		if (rnic_stack_start(s->st) != 0) {
@@ -443,6 +461,11 @@ out:
 			rc = PERF_EXIT_FAIL;
 	free(ends);
 	struct rnic_stack *st = side.st;
+	if (st != NULL) {
+		struct rnic_stack_stats ss;
+		rnic_stack_stats(st, &ss);
+		r->redirected = ss.redirected;
+	}
 	if (perf_side_fini(&side) != 0 && rc == 0)
 		rc = PERF_EXIT_FAIL;
 	rnic_stack_destroy(st);

@@ -244,10 +244,11 @@ static void fill_wr(struct run *R, struct perf_end *e, uint64_t seq,
 		wr->send_flags |= IBV_SEND_INLINE;
 	wr->wr.rdma.remote_addr = e->raddr;
 	wr->wr.rdma.rkey = e->rkey;
-	if (o->verify && o->test == PERF_WRITE_BW && e->peer != NULL) {
+	if (o->verify && o->test == PERF_WRITE_BW) {
 		/* every Write carries its own pattern into its own slot */
 		perf_write_pattern((uint8_t *)(uintptr_t)sge->addr, o->size, e->idx, seq);
-		wr->wr.rdma.remote_addr = (uintptr_t)perf_write_target(e, seq);
+		wr->wr.rdma.remote_addr = e->peer != NULL ?
+			(uintptr_t)perf_write_target(e, seq) : perf_write_remote_target(e, seq);
 	}
 }
 

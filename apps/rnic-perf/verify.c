@@ -13,6 +13,11 @@
  * Each Send carries a struct perf_stamp (sending end, sequence) and lands
  * in its own receive slot, so the receiver can check that receive k holds
  * the peer's Send k.
+ *
+ * Each Write (write_bw) carries a pattern of its end and sequence into a
+ * slot of its own at the peer; at the end the last slots must hold the
+ * last Writes: compared in place with --loopback, read back with one RDMA
+ * Read between processes (--client; the server only lends its slots).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +186,78 @@ uint8_t *perf_write_target(struct perf_end *e, uint64_t seq)
 	return p->buf + (2 + (size_t)(seq % p->nsend_slots)) * p->region;
 }
 
+uint64_t perf_write_remote_target(const struct perf_end *e, uint64_t seq)
+{
+	return e->raddr + (1 + seq % e->nsend_slots) * (uint64_t)e->region;
+}
+
+/* Between processes: Read the peer's slot area back into our own send
+ * slots (the run is over: they are free) with one RDMA Read, which the
+ * peer serves after every Write before it on the QP. @return 0 or -1. */
+static int read_back(struct perf_end *e)
+{
+	uint32_t len = (uint32_t)((size_t)e->nsend_slots * e->region);
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)e->send_slots, .length = len, .lkey = e->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = UINT64_MAX, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = e->raddr + e->region, .rkey = e->rkey },
+	}, *bad = NULL;
+	struct ibv_wc wc;
+	double until = perf_now() + 10;
+
+	memset(e->send_slots, 0, len);
+	if (ibv_post_send(e->qp, &wr, &bad) != 0) {
+		fprintf(stderr, "rnic-perf: QP %u: cannot post the read-back\n", e->qp->qp_num);
+		return -1;
+	}
+	while (perf_now() < until) {
+		int n = ibv_poll_cq(e->cq, 1, &wc);
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			if (!perf_drive()) {
+				struct timespec ts = { 0, 100000 };
+				nanosleep(&ts, NULL);
+			}
+			continue;
+		}
+		if (wc.wr_id != UINT64_MAX)
+			continue;   /* a late completion of the run */
+		if (wc.status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "rnic-perf: QP %u: the read-back failed: %s\n",
+				e->qp->qp_num, rnic_wc_status_str(wc.status));
+			return -1;
+		}
+		return 0;
+	}
+	fprintf(stderr, "rnic-perf: QP %u: the read-back did not complete in 10 s\n",
+		e->qp->qp_num);
+	return -1;
+}
+
+/* Between processes: each of the last Writes of every requester must be in
+ * its slot at the peer, as read back. */
+static void verify_writes_remote(struct perf_result *r, const struct perf_opts *o,
+				 struct perf_end *e, uint8_t *want)
+{
+	if (read_back(e) != 0) {
+		r->bad_payload++;
+		return;
+	}
+	uint64_t n = e->nsend_slots, first = e->completed > n ? e->completed - n : 0;
+	for (uint64_t seq = first; seq < e->completed; seq++) {
+		perf_write_pattern(want, o->size, e->idx, seq);
+		const uint8_t *got = e->send_slots + (seq % n) * e->region;
+		r->written_checked++;
+		if (memcmp(got, want, o->size) != 0 && r->bad_payload++ < 5)
+			fprintf(stderr, "rnic-perf: QP %u: Write %lu is not in its slot at "
+				"the peer\n", e->qp->qp_num, (unsigned long)seq);
+	}
+}
+
 void perf_verify_writes(struct perf_result *r, const struct perf_opts *o,
 			const struct perf_end *ends, unsigned nends)
 {
@@ -191,6 +268,10 @@ void perf_verify_writes(struct perf_result *r, const struct perf_opts *o,
 	}
 	for (unsigned i = 0; i < nends; i++) {
 		const struct perf_end *e = &ends[i];
+		if (e->requester && e->peer == NULL && e->completed != 0 && e->qp != NULL) {
+			verify_writes_remote(r, o, (struct perf_end *)e, want);
+			continue;
+		}
 		if (!e->requester || e->peer == NULL || e->completed == 0)
 			continue;
 		/* a Write completes at the requester once the transport took it

@@ -187,6 +187,7 @@ struct rnic_tcp_info {
 	uint32_t state, mss, cwnd, ssthresh, snd_wnd, rcv_wnd;
 	uint32_t srtt_us, rto_us;
 	uint64_t bytes_sent, bytes_acked, bytes_received, retransmits;
+	uint16_t lport, rport;   /**< the connection's ports, host order */
 };
 /** Read the figures of @p c (on its worker). */
 void rnic_tcp_info(const struct rnic_tcp_conn *c, struct rnic_tcp_info *i);

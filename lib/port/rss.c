@@ -3,18 +3,26 @@
  * rnic's RSS key, programmed into every RSS-capable port (port.c) and used
  * by the engine's software steering (rnic_flow_owner), so that both agree.
  *
- * The widely used Microsoft test key (also DPDK's default for many PMDs):
- * no symmetry is needed because each direction of a flow is hashed from the
- * receiver's point of view.
+ * The symmetric key of Woo and Park ("Scalable TCP session monitoring with
+ * symmetric receive-side scaling", 2012): 0x6d5a repeated. Its 16-bit
+ * period makes the Toeplitz hash of (a, b, pa, pb) equal that of (b, a,
+ * pb, pa), so both directions of a flow name the same indirection entry.
+ * Two rnic processes with the same worker count then agree on a flow's
+ * owner: the worker that owns it on one end sends it on its own TX queue,
+ * which a link that maps a TX queue to the peer's RX queue of the same
+ * index (net_memif, veth) delivers to the owner on the other end, and an
+ * active open's source port chosen for its own worker is right for the
+ * peer too. The paper reports an even spread over real traces;
+ * tests/unit/engine checks the spread over 2 and 4 workers.
  */
 #include <stdint.h>
 
 #include "port/port.h"
 
 const uint8_t rnic_rss_key[40] = {
-	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
-	0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
-	0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
-	0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
-	0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
 };

@@ -929,6 +929,8 @@ void rnic_tcp_info(const struct rnic_tcp_conn *c, struct rnic_tcp_info *i)
 	i->rcv_wnd = tcp_rcv_window(c);
 	i->srtt_us = c->rtt.srtt_us;
 	i->rto_us = c->rtt.rto_us;
+	i->lport = rte_be_to_cpu_16(c->key.lport);
+	i->rport = rte_be_to_cpu_16(c->key.rport);
 }
 
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s)

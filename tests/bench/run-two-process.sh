@@ -8,7 +8,8 @@
 #            9000)
 # for iWARP and RoCE: 64 KiB Write bandwidth, 8 B Write latency (p50, p99,
 # half the round trip as perftest), 64 B Write message rate, and 64 KiB
-# Writes with 2 workers and 8 QPs a side. The kernel over a veth pair
+# Writes with 2 workers and 8 QPs a side (on 2 CQs: QP i on CQ i % 2, each
+# CQ's completion handler on its own worker, so both workers carry QPs). The kernel over a veth pair
 # between two namespaces, on the same two CPUs: iperf3 -l 64K at MTU 1500
 # and 9000, sockperf TCP ping-pong (14 B) p50 and p99.
 # Issue 18's goals: rnic's 64 KiB Writes >= 2x iperf3's Gbit/s at the same
@@ -173,7 +174,7 @@ for r in $(seq 1 "$repeat"); do
 				rnic "lat8-$k" $link 1500 write_lat --transport $tr -s 8 -n 2000 $da
 				rnic "rate64-$k" $link 1500 write_bw --transport $tr -s 64 --duration "$secs" $da
 				rnic "mq-$k" $link 1500 write_bw --transport $tr -s 65536 --duration "$secs" \
-					--workers 2 --qps 8 $da
+					--workers 2 --qps 8 --cqs 2 $da
 			done
 		done
 	done

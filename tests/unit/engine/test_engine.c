@@ -4,7 +4,7 @@
  * callback, cancel from a callback, timers of many revolutions, a long
  * stall, 10^5 random timers) and flow steering (agreement with
  * rte_softrss and a published Toeplitz vector, spread over 2 and 4
- * workers, determinism).
+ * workers, determinism, one owner for both directions of a flow).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -311,21 +311,51 @@ static void steering(void **state)
 	assert_int_equal(rnic_rss_key[0], 0x6d);
 }
 
-/* rte_softrss with rnic's key on a published Toeplitz vector: the
- * Microsoft RSS verification suite, IPv4 with ports, 66.9.149.187:2794 ->
- * 161.142.100.80:1766 hashes to 0x51ccc178. */
+/* rte_softrss is the hash RSS NICs compute: the Microsoft RSS
+ * verification suite, IPv4 with ports, 66.9.149.187:2794 ->
+ * 161.142.100.80:1766 hashes to 0x51ccc178 with the Microsoft key. */
 static void toeplitz_vector(void **state)
 {
+	static const uint8_t ms_key[40] = {
+		0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
+		0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+		0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
+		0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+		0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+	};
 	(void)state;
 	uint32_t tuple[3] = { 0x420995bb, 0xa18e6450, (2794u << 16) | 1766u };
-	assert_int_equal(rte_softrss(tuple, 3, rnic_rss_key), 0x51ccc178);
+	assert_int_equal(rte_softrss(tuple, 3, ms_key), 0x51ccc178);
+	/* and rnic_flow_owner() is that hash with rnic's key and table */
 	struct rnic_stack st;
 	memset(&st, 0, sizeof(st));
 	st.n_workers = 4;
 	assert_int_equal(rnic_flow_owner(&st, rte_cpu_to_be_32(0x420995bb),
 					 rte_cpu_to_be_32(0xa18e6450),
 					 rte_cpu_to_be_16(2794), rte_cpu_to_be_16(1766)),
-			 (0x51ccc178 & 127) % 4);
+			 rnic_reta_entry_worker(rte_softrss(tuple, 3, rnic_rss_key) & 127, 4));
+}
+
+/* Both directions of a flow have one owner (the key is symmetric), for
+ * 2 to 16 workers: what one rnic end sends from a flow's worker arrives,
+ * over a link that keeps the queue index (memif, veth), on the queue of
+ * the worker that owns the flow on the other end. */
+static void steering_symmetric(void **state)
+{
+	struct rnic_stack st;
+	uint64_t x = 88172645463325252ULL;
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	for (unsigned n = 2; n <= 16; n++) {
+		st.n_workers = n;
+		for (unsigned i = 0; i < 5000; i++) {
+			x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+			uint32_t a = (uint32_t)x, b = (uint32_t)(x >> 32);
+			uint16_t pa = (uint16_t)(x >> 7), pb = (uint16_t)(x >> 29);
+			assert_int_equal(rnic_flow_owner(&st, a, b, pa, pb),
+					 rnic_flow_owner(&st, b, a, pb, pa));
+		}
+	}
 }
 
 int main(void)
@@ -345,6 +375,7 @@ int main(void)
 		cmocka_unit_test(stall),
 		cmocka_unit_test(steering),
 		cmocka_unit_test(toeplitz_vector),
+		cmocka_unit_test(steering_symmetric),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
