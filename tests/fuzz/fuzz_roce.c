@@ -166,7 +166,9 @@ roce_icrc(uint8_t *pkt, size_t len, uint8_t opt, struct fuzz_rng *rng)
 	if (ra == 0) {
 		/* Stamping the chain writes the same 4 bytes. */
 		uint8_t want[RNIC_ROCE_ICRC_LEN], tmp[RNIC_ROCE_ICRC_LEN];
-		uint32_t tot = ((uint32_t)pkt[2] << 8) | pkt[3];
+		/* the packet's length: IPv4 total length, or 40 + IPv6 payload */
+		uint32_t tot = (pkt[0] >> 4) == 6 ? 40u + ((uint32_t)pkt[4] << 8 | pkt[5]) :
+			       ((uint32_t)pkt[2] << 8) | pkt[3];
 		const uint8_t *got;
 
 		rnic_roce_icrc_put(want, a);
