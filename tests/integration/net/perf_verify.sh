@@ -6,7 +6,8 @@
 # last Writes found in their slots at the server (read back with an RDMA
 # Read). Over net_memif, and over net_af_xdp on a veth pair (each end in
 # its own namespace; skipped without root). Over memif also with 2 workers
-# and 8 QPs a side: no frame redirected between workers at either end.
+# and 8 QPs a side: no frame redirected between workers at either end;
+# and with the memif client in zero-copy mode (where hugepages are free).
 # Also: --verify at one end only is refused with the reason.
 set -u
 perf=${RNIC_BUILD_DIR:?}/apps/rnic-perf/rnic-perf
@@ -103,6 +104,20 @@ for tr in iwarp roce; do
 	run "memif, $tr, 2 workers, 8 QPs" "$tr" timeout 120 "${msrv[@]}" -- timeout 120 "${mcli[@]}"
 done
 more=() zero_redirects=0
+
+# memif zero copy (client role): the PMD hands the client's own mbufs to the
+# ring, so its pool must be in hugepage memory it can share, in one file per
+# segment list; without free hugepages that case cannot run here
+if [ "$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)" -gt 64 ] 2>/dev/null; then
+	zcli=("$perf" --vdev "net_memif0,role=client,socket=$sock,socket-abstract=no,zero-copy=yes"
+	      --ip 192.0.2.2/24 --eal "--single-file-segments")
+	for tr in iwarp roce; do
+		rm -f "$sock"
+		run "memif zero-copy client, $tr" "$tr" timeout 120 "${msrv[@]}" -- timeout 120 "${zcli[@]}"
+	done
+else
+	echo "not run: memif zero copy (no free hugepages for the client's shared pool)"
+fi
 
 # --verify at one end only: the server refuses the client, saying why
 rm -f "$sock"
