@@ -689,9 +689,7 @@ static int run_until(const struct perf_opts *o, struct perf_side *sides, unsigne
 	int rc;
 
 	r->failover_ms = -1;
-	R.cq_mod = lat ? 1 : o->tx_depth / 2 < 1 ? 1 : o->tx_depth / 2 > 64 ? 64 : o->tx_depth / 2;
-	if (o->verify)
-		R.cq_mod = 1;   /* every Send signaled: every sequence is seen */
+	R.cq_mod = perf_cq_mod(o);
 	if (o->verify && arm_init(&R) != 0)
 		return PERF_EXIT_FAIL;
 	for (unsigned i = 0; i < nends; i++) {
@@ -727,6 +725,13 @@ static int run_until(const struct perf_opts *o, struct perf_side *sides, unsigne
 	if (rc < 0)
 		return r->unsupported ? PERF_EXIT_UNSUPPORTED : PERF_EXIT_FAIL;
 	return 0;
+}
+
+unsigned perf_cq_mod(const struct perf_opts *o)
+{
+	if (perf_is_lat(o->test) || o->verify)
+		return 1;   /* --verify: every Send signaled, every sequence is seen */
+	return o->tx_depth / 2 < 1 ? 1 : o->tx_depth / 2 > 64 ? 64 : o->tx_depth / 2;
 }
 
 int perf_run(const struct perf_opts *o, struct perf_side *sides, unsigned nsides,
