@@ -177,6 +177,7 @@ struct perf_end {
 	uint64_t recv_posted, recv_done;
 	uint64_t iter;                   /* latency: exchanges done */
 	bool waiting;                    /* latency: an exchange is under way */
+	bool ready;                      /* on the sparse run's list to step */
 	double t_post;                   /* latency: when it started */
 };
 
