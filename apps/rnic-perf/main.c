@@ -466,6 +466,12 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 			       "\"tcp_csum\": \"%s\"", perf_drive_names[o->drive],
 			       o->lo_mtu ? o->lo_mtu : PERF_LO_MTU, r->hugepages ? "true" : "false",
 			       o->lo_sw_csum ? "software" : "link");
+		if (r->mem_valid)
+			printf(", \"setup_s\": %.3f, \"qp_mem\": {\"per_qp\": %.0f, \"create\": %.0f, "
+			       "\"connect\": %.0f, \"queues\": %.0f, \"beyond_queues\": %.0f}",
+			       r->setup_s, r->qp_create_bytes + r->qp_connect_bytes,
+			       r->qp_create_bytes, r->qp_connect_bytes, r->qp_queue_bytes,
+			       r->qp_create_bytes + r->qp_connect_bytes - r->qp_queue_bytes);
 		if (o->ports > 1)
 			printf(", \"ports\": %u, \"migrated_stags\": %lu, \"migration_queries\": %lu, "
 			       "\"migration_query_us_max\": %lu", o->ports,
@@ -515,6 +521,12 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 	else
 		printf("  %lu messages in %.3f s: %.3f Gbit/s, %.4f M messages/s\n",
 		       (unsigned long)r->ops, r->seconds, gbps, mops);
+	if (r->mem_valid)
+		printf("  %u QP pairs set up in %.3f s; a connected QP: %.0f bytes (%.0f created, "
+		       "%.0f connected), of which %.0f its queue entries: %.0f beyond them\n",
+		       o->qps, r->setup_s, r->qp_create_bytes + r->qp_connect_bytes,
+		       r->qp_create_bytes, r->qp_connect_bytes, r->qp_queue_bytes,
+		       r->qp_create_bytes + r->qp_connect_bytes - r->qp_queue_bytes);
 	if (o->rebind_ms != 0)
 		printf("  %lu CQ re-binds, %.3f us each on average, %.3f us at most\n",
 		       (unsigned long)r->rebinds, rebind_avg, r->rebind_us_max);

@@ -40,7 +40,11 @@
 #include "rnic/rnic_cm.h"
 #include "rnic/rnic_verbs.h"
 
-#define PERF_MAX_QPS 256
+#define PERF_MAX_QPS 100000
+/* --loopback above this many QPs: the ends of a side carve their buffers
+ * out of one allocation under one MR (a port has 65536 STags, and a page
+ * per end would be most of the memory measured) */
+#define PERF_SLAB_QPS 256
 #define PERF_MAX_CQS 64
 #define PERF_STALL_S 30          /* no completion for this long: give up */
 #define PERF_RD_ATOMIC 16        /* IRD/ORD: Reads and atomics in flight */
@@ -121,6 +125,9 @@ struct perf_side {
 					    (atomics: rdma-gateway's status reads them) */
 	bool peer_gone;                  /* server: the client closed them all */
 	struct perf_arm *arm;            /* --verify: one per CQ, NULL otherwise */
+	uint8_t *slab;                   /* --loopback, many QPs: every end's buffer */
+	size_t slab_len, slab_used;
+	struct ibv_mr *slab_mr;          /* ... and its one MR */
 };
 
 /* --verify keeps every CQ armed, so that re-binds move live events: the
@@ -153,6 +160,7 @@ struct perf_end {
 	uint8_t *buf;
 	size_t region;                   /* bytes in each of the two regions */
 	struct ibv_mr *mr;
+	bool shared_buf;                 /* buf and mr are the side's slab's */
 	uint64_t raddr;                  /* the peer's second region */
 	uint32_t rkey;
 	uint32_t psn;                    /* RoCE: first PSN we send */
@@ -169,6 +177,7 @@ struct perf_end {
 	uint64_t recv_posted, recv_done;
 	uint64_t iter;                   /* latency: exchanges done */
 	bool waiting;                    /* latency: an exchange is under way */
+	bool ready;                      /* on the sparse run's list to step */
 	double t_post;                   /* latency: when it started */
 };
 
@@ -201,6 +210,13 @@ struct perf_result {
 	uint64_t redirected;
 	uint64_t redirected_in_run;      /* ... of them, while the test ran (after
 					    the connections, and ARP, were up) */
+	/* --loopback: memory of the QPs (both stacks' rte_malloc heaps and the
+	 * C heap, after minus before), per QP (2 x --qps of them) */
+	bool mem_valid;
+	double qp_create_bytes;          /* creating it (object, queues, transport state) */
+	double qp_connect_bytes;         /* connecting it (iWARP: TCB, endpoint, CM id) */
+	double qp_queue_bytes;           /* of which its queue entries (probe QPs) */
+	double setup_s;                  /* creating and connecting every QP */
 };
 
 /* The payload of a Send under --verify. */
@@ -248,6 +264,9 @@ void perf_verify_writes(struct perf_result *r, const struct perf_opts *o,
 
 /* run.c: the stacks of the run (--fail-port takes a port of each down). */
 void perf_set_stacks(struct rnic_stack *a, struct rnic_stack *b);
+
+/* run.c: one send WR in this many is signaled. */
+unsigned perf_cq_mod(const struct perf_opts *o);
 
 /* setup.c */
 int perf_side_open(struct perf_side *s, struct rnic_stack *st, const struct perf_opts *o);

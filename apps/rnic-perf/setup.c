@@ -17,11 +17,15 @@
  * port-0 STag migrates it (seed 000).
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_errno.h>
+#include <rte_malloc.h>
 
 #include "rnic/rnic_roce.h"
 
@@ -90,13 +94,20 @@ int perf_side_open(struct perf_side *s, struct rnic_stack *st, const struct perf
 int perf_side_cqs(struct perf_side *s, const struct perf_opts *o)
 {
 	unsigned per_cq = (o->qps + o->cqs - 1) / o->cqs;
-	long cqe = (long)per_cq * (o->tx_depth + perf_rx_depth(o) + 1);
+	/* what one QP can have completed and not yet polled: its signaled
+	 * sends in flight (one in cq_mod of tx_depth, and a chain's last) and
+	 * its receives */
+	unsigned mod = perf_cq_mod(o);
+	long cqe = (long)per_cq * ((o->tx_depth + mod - 1) / mod + 2 + perf_rx_depth(o));
 
 	int handlers = rnic_query_handlers(s->ctx);
 	if (handlers < 1)
 		handlers = 1;
-	if (cqe > RNIC_MAX_CQE)
-		cqe = RNIC_MAX_CQE;
+	if (cqe > RNIC_MAX_CQE) {
+		fprintf(stderr, "rnic-perf: %u QPs a CQ need %ld CQ entries, more than %d: "
+			"raise --cqs or lower --tx-depth\n", per_cq, cqe, RNIC_MAX_CQE);
+		return -1;
+	}
 	for (s->ncq = 0; s->ncq < o->cqs; s->ncq++) {
 		s->cq[s->ncq] = rnic_create_cq(s->ctx, (int)cqe, NULL, NULL,
 					       (int)(s->ncq % (unsigned)handlers));
@@ -139,6 +150,9 @@ int perf_side_fini(struct perf_side *s)
 	if (s->ch != NULL)
 		bad |= rnic_cm_destroy_channel(s->ch);
 	bad |= perf_side_cqs_fini(s);
+	if (s->slab_mr != NULL)
+		bad |= rnic_dereg_mr(s->slab_mr);
+	free(s->slab);
 	if (s->pd != NULL)
 		bad |= rnic_dealloc_pd(s->pd);
 	if (s->ctx != NULL)
@@ -161,9 +175,10 @@ int perf_end_fini(struct perf_end *e)
 		bad |= rnic_destroy_qp(e->qp);
 	if (e->ctl_qp != NULL)
 		bad |= rnic_destroy_qp(e->ctl_qp);
-	if (e->mr != NULL)
+	if (e->mr != NULL && !e->shared_buf)
 		bad |= rnic_dereg_mr(e->mr);
-	free(e->buf);
+	if (!e->shared_buf)
+		free(e->buf);
 	free(e->sends.bits);
 	free(e->recvs.bits);
 	memset(e, 0, sizeof(*e));
@@ -172,21 +187,62 @@ int perf_end_fini(struct perf_end *e)
 	return bad ? -1 : 0;
 }
 
-/* Buffer, MR and QP of one end; a RoCE QP is left in INIT, an iWARP one in
- * RESET (the CM moves it). @return 0 or -1. */
-int perf_end_init(struct perf_end *e, struct perf_side *s, unsigned idx, bool requester,
-		  const struct perf_opts *o)
+static int perf_access(const struct perf_opts *o)
 {
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 
 	if (o->test == PERF_ATOMIC_BW)
 		access |= IBV_ACCESS_REMOTE_ATOMIC;
+	return access;
+}
+
+/* Bytes of one end's buffer: two regions and the --verify slots. */
+static size_t end_len(const struct perf_opts *o)
+{
+	return (2 + (size_t)perf_verify_slots(o)) * (((size_t)o->size + 63) & ~(size_t)63);
+}
+
+/* One buffer and one MR for @p n ends of @p s (perf_end_bufs() carves
+ * them). @return 0 or -1. */
+static int perf_side_slab(struct perf_side *s, const struct perf_opts *o, unsigned n)
+{
+	size_t len = (size_t)n * end_len(o);
+
+	s->slab = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+	if (s->slab == NULL) {
+		fprintf(stderr, "rnic-perf: out of memory for %zu bytes of buffers\n", len);
+		return -1;
+	}
+	memset(s->slab, 0, len);
+	s->slab_len = len;
+	s->slab_used = 0;
+	s->slab_mr = rnic_reg_mr(s->pd, s->slab, len, perf_access(o));
+	if (s->slab_mr == NULL) {
+		fprintf(stderr, "rnic-perf: cannot register %zu bytes: %s\n", len,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Buffer and MR of one end (its own, or a share of the side's slab).
+ * @return 0 or -1. */
+static int perf_end_bufs(struct perf_end *e, struct perf_side *s, unsigned idx,
+			 bool requester, const struct perf_opts *o)
+{
 	e->side = s;
 	e->idx = idx;
 	e->requester = requester;
 	e->cq = s->cq[(idx / (o->loopback ? 2 : 1)) % s->ncq];
 	e->region = ((size_t)o->size + 63) & ~(size_t)63;
-	size_t len = (2 + (size_t)perf_verify_slots(o)) * e->region;
+	size_t len = end_len(o);
+	if (s->slab != NULL && s->slab_used + len <= s->slab_len) {
+		e->buf = s->slab + s->slab_used;
+		s->slab_used += len;
+		e->mr = s->slab_mr;
+		e->shared_buf = true;
+		return perf_verify_init(e, o);
+	}
 	e->buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
 	if (e->buf == NULL) {
 		fprintf(stderr, "rnic-perf: out of memory for %zu-byte buffers\n", e->region);
@@ -195,30 +251,29 @@ int perf_end_init(struct perf_end *e, struct perf_side *s, unsigned idx, bool re
 	memset(e->buf, 0, len);
 	if (perf_verify_init(e, o) != 0)
 		return -1;
-	e->mr = rnic_reg_mr(s->pd, e->buf, len, access);
+	e->mr = rnic_reg_mr(s->pd, e->buf, len, perf_access(o));
 	if (e->mr == NULL) {
 		fprintf(stderr, "rnic-perf: cannot register %zu bytes: %s\n", len,
 			strerror(errno));
 		return -1;
 	}
-	struct ibv_qp_init_attr qa = {
-		.send_cq = e->cq,
-		.recv_cq = e->cq,
-		.cap = {
-			.max_send_wr = o->tx_depth,
-			.max_recv_wr = perf_rx_depth(o) ? perf_rx_depth(o) : 1,
-			.max_send_sge = 1,
-			.max_recv_sge = 1,
-		},
-		.qp_type = IBV_QPT_RC,
-		.sq_sig_all = 0,
-	};
-	e->qp = rnic_create_qp_transport(s->pd, &qa, o->transport);
-	if (e->qp == NULL) {
-		fprintf(stderr, "rnic-perf: cannot create a %s QP: %s\n",
-			o->transport == RNIC_TRANSPORT_ROCE ? "RoCE" : "iWARP", strerror(errno));
+	return 0;
+}
+
+static struct ibv_qp *end_qp(struct perf_side *s, struct ibv_cq *cq, const struct perf_opts *o,
+			     unsigned send_wr, unsigned recv_wr, struct ibv_qp_init_attr *qa_out);
+
+/* The QP of an end whose buffers are set; a RoCE QP is left in INIT, an
+ * iWARP one in RESET (the CM moves it). @return 0 or -1. */
+static int perf_end_qp(struct perf_end *e, const struct perf_opts *o)
+{
+	struct perf_side *s = e->side;
+	int access = perf_access(o);
+	struct ibv_qp_init_attr qa;
+
+	e->qp = end_qp(s, e->cq, o, o->tx_depth, perf_rx_depth(o) ? perf_rx_depth(o) : 1, &qa);
+	if (e->qp == NULL)
 		return -1;
-	}
 	e->inline_ok = o->size <= qa.cap.max_inline_data &&
 		       (o->test == PERF_WRITE_BW || o->test == PERF_WRITE_LAT ||
 			o->test == PERF_SEND_BW || o->test == PERF_SEND_LAT);
@@ -241,6 +296,39 @@ int perf_end_init(struct perf_end *e, struct perf_side *s, unsigned idx, bool re
 		return -1;
 	}
 	return 0;
+}
+
+/* Buffer, MR and QP of one end; a RoCE QP is left in INIT, an iWARP one in
+ * RESET (the CM moves it). @return 0 or -1. */
+int perf_end_init(struct perf_end *e, struct perf_side *s, unsigned idx, bool requester,
+		  const struct perf_opts *o)
+{
+	return perf_end_bufs(e, s, idx, requester, o) != 0 ? -1 : perf_end_qp(e, o);
+}
+
+/* An RC QP of @p o's transport on @p cq with these depths; @p qa_out gets
+ * its capabilities. @return the QP or NULL (printed). */
+static struct ibv_qp *end_qp(struct perf_side *s, struct ibv_cq *cq, const struct perf_opts *o,
+			     unsigned send_wr, unsigned recv_wr, struct ibv_qp_init_attr *qa_out)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = {
+			.max_send_wr = send_wr,
+			.max_recv_wr = recv_wr,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 0,
+	};
+	struct ibv_qp *qp = rnic_create_qp_transport(s->pd, &qa, o->transport);
+	if (qp == NULL)
+		fprintf(stderr, "rnic-perf: cannot create a %s QP: %s\n",
+			o->transport == RNIC_TRANSPORT_ROCE ? "RoCE" : "iWARP", strerror(errno));
+	*qa_out = qa;
+	return qp;
 }
 
 /* Post @p n receives into the end's first region (--verify: each into its
@@ -337,42 +425,101 @@ int perf_cm_expect(struct rnic_cm_channel *ch, enum rnic_cm_event_type t,
 	return 0;
 }
 
-/* iWARP: connect requester @p q to responder @p r through the CM, both in
- * INIT with their receives posted first. @return 0 or -1. */
-static int lo_connect_iwarp(struct perf_end *q, struct perf_end *r, const struct perf_opts *o)
+/* iWARP: connect every requester ends[2i] to responder ends[2i + 1]
+ * through the CM, up to LO_CONNECT_WINDOW at once: the active side waits
+ * rts_delay_us (50 ms, for siw) before RTS, which one connection after the
+ * other makes 20 a second. The connect's private data is the pair's index,
+ * so the listener's side knows which responder accepts. @return 0 or -1. */
+#define LO_CONNECT_WINDOW 1024
+static int lo_connect_iwarp_all(struct perf_end *ends, unsigned qps, const struct perf_opts *o)
 {
-	struct rnic_cm_conn_param cp = {
-		.responder_resources = PERF_RD_ATOMIC,
-		.initiator_depth = PERF_RD_ATOMIC,
-	};
-	struct rnic_cm_event ev;
+	struct perf_side *a = ends[1].side, *b = ends[0].side;
+	unsigned next = 0, up_a = 0, up_b = 0;
+	double idle_since = perf_now();
 
-	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT };
-	int rc = rnic_modify_qp(q->qp, &init, IBV_QP_STATE);
-	if (rc == 0)
-		rc = rnic_modify_qp(r->qp, &init, IBV_QP_STATE);
-	if (rc != 0) {
-		fprintf(stderr, "rnic-perf: iWARP QP to INIT: %s\n", strerror(-rc));
-		return -1;
+	while (up_a < qps || up_b < qps) {
+		while (next < qps && next - up_b < LO_CONNECT_WINDOW) {
+			struct perf_end *q = &ends[2 * next], *r = &ends[2 * next + 1];
+			uint32_t idx = next;
+			struct rnic_cm_conn_param cp = {
+				.private_data = &idx,
+				.private_data_len = sizeof(idx),
+				.responder_resources = PERF_RD_ATOMIC,
+				.initiator_depth = PERF_RD_ATOMIC,
+			};
+			struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT };
+			int rc = rnic_modify_qp(q->qp, &init, IBV_QP_STATE);
+			if (rc == 0)
+				rc = rnic_modify_qp(r->qp, &init, IBV_QP_STATE);
+			if (rc != 0) {
+				fprintf(stderr, "rnic-perf: iWARP QP to INIT: %s\n", strerror(-rc));
+				return -1;
+			}
+			if (perf_post_recvs(q, perf_rx_depth(o)) != 0 ||
+			    perf_post_recvs(r, perf_rx_depth(o)) != 0)
+				return -1;
+			if (rnic_cm_create_id(b->ch, q, &q->id) != 0 ||
+			    rnic_cm_connect(q->id, q->qp, LO_A_IP, o->tcp_port, &cp) != 0) {
+				fprintf(stderr, "rnic-perf: CM connect %u failed\n", next);
+				return -1;
+			}
+			next++;
+		}
+		struct rnic_cm_event ev;
+		bool got = false;
+		if (rnic_cm_get_event(a->ch, &ev, 0) == 0) {
+			got = true;
+			uint32_t idx;
+			if (ev.type == RNIC_CM_EVENT_CONNECT_REQUEST &&
+			    ev.private_data_len >= sizeof(idx)) {
+				memcpy(&idx, ev.private_data, sizeof(idx));
+				struct perf_end *r = idx < next ? &ends[2 * idx + 1] : NULL;
+				struct rnic_cm_conn_param cp = {
+					.responder_resources = PERF_RD_ATOMIC,
+					.initiator_depth = PERF_RD_ATOMIC,
+				};
+				if (r == NULL || r->id != NULL) {
+					fprintf(stderr, "rnic-perf: a connect request for pair %u\n",
+						idx);
+					return -1;
+				}
+				r->id = ev.id;
+				if (rnic_cm_accept(r->id, r->qp, &cp) != 0) {
+					fprintf(stderr, "rnic-perf: CM accept failed\n");
+					return -1;
+				}
+			} else if (ev.type == RNIC_CM_EVENT_ESTABLISHED) {
+				up_a++;
+			} else {
+				fprintf(stderr, "rnic-perf: listener side: %s (status %d)\n",
+					rnic_cm_event_str(ev.type), ev.status);
+				return -1;
+			}
+		}
+		if (rnic_cm_get_event(b->ch, &ev, 0) == 0) {
+			got = true;
+			if (ev.type != RNIC_CM_EVENT_ESTABLISHED) {
+				fprintf(stderr, "rnic-perf: connecting side: %s (status %d)\n",
+					rnic_cm_event_str(ev.type), ev.status);
+				return -1;
+			}
+			up_b++;
+		}
+		if (got) {
+			idle_since = perf_now();
+			continue;
+		}
+		if (perf_now() - idle_since > PERF_CM_WAIT_MS / 1e3) {
+			fprintf(stderr, "rnic-perf: no CM event within %d ms (%u of %u connected)\n",
+				PERF_CM_WAIT_MS, up_b, qps);
+			return -1;
+		}
+		struct pollfd p[2] = {
+			{ .fd = rnic_cm_channel_fd(a->ch), .events = POLLIN },
+			{ .fd = rnic_cm_channel_fd(b->ch), .events = POLLIN },
+		};
+		(void)poll(p, 2, 10);
 	}
-	if (perf_post_recvs(q, perf_rx_depth(o)) != 0 ||
-	    perf_post_recvs(r, perf_rx_depth(o)) != 0)
-		return -1;
-	if (rnic_cm_create_id(q->side->ch, q, &q->id) != 0 ||
-	    rnic_cm_connect(q->id, q->qp, LO_A_IP, o->tcp_port, &cp) != 0) {
-		fprintf(stderr, "rnic-perf: CM connect failed\n");
-		return -1;
-	}
-	if (perf_cm_expect(r->side->ch, RNIC_CM_EVENT_CONNECT_REQUEST, &ev) != 0)
-		return -1;
-	r->id = ev.id;
-	if (rnic_cm_accept(r->id, r->qp, &cp) != 0) {
-		fprintf(stderr, "rnic-perf: CM accept failed\n");
-		return -1;
-	}
-	if (perf_cm_expect(r->side->ch, RNIC_CM_EVENT_ESTABLISHED, &ev) != 0 ||
-	    perf_cm_expect(q->side->ch, RNIC_CM_EVENT_ESTABLISHED, &ev) != 0)
-		return -1;
 	return 0;
 }
 
@@ -400,22 +547,29 @@ static int lo_connect_roce(struct perf_end *q, struct perf_end *r, const struct 
  * per stack and the poll mode. Memory: hugepages when enough are free for
  * the ports' pools (4 KiB pages cost a TLB miss every few frames once the
  * pools span hundreds of MB: at MTU 9000, 34.6 against 29.2 Gbit/s of 64
- * KiB Writes), else 1 GiB of ordinary memory. @return 0 or -1.
+ * KiB Writes), else as much ordinary memory (at least 1 GiB). @return 0 or -1.
  */
 static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common,
 		     struct rnic_stack *st[2], bool *huge)
 {
 	struct rnic_config c[2];
 	unsigned mtu = o->lo_mtu ? o->lo_mtu : PERF_LO_MTU;
-	/* every port's pool, and room for the rest (rings, tables, queues) */
-	uint64_t need = 2ull * o->ports * lo_mbufs(mtu) * (mtu + LO_MBUF_EXTRA) + (256ull << 20);
+	/* every port's pool, and room for the rest (rings, tables, queues),
+	 * and the QPs: measured (docs/benchmarks.md) a little under 16 KiB
+	 * (RoCE) or 176 KiB (iWARP, its endpoint's job ring) and 1 KiB a send
+	 * queue entry, two QPs a pair */
+	uint64_t qp = (o->transport == RNIC_TRANSPORT_IWARP ? 176ull << 10 : 16ull << 10) +
+		      (1024ull * o->tx_depth);
+	uint64_t need = 2ull * o->ports * lo_mbufs(mtu) * (mtu + LO_MBUF_EXTRA) + (256ull << 20) +
+			2ull * o->qps * qp;
 
 	c[0] = *common;
 	*huge = rnic_hugepages_free_bytes() >= need;
 	if (!*huge) {
 		snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--no-huge");
 		snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "-m");
-		snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "1024");
+		snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "%" PRIu64,
+			 RTE_MAX(need >> 20, (uint64_t)1024));
 	}
 	if (rnic_eal_init("rnic-perf", &c[0], 2 * c[0].workers) != 0)
 		return -1;
@@ -456,6 +610,52 @@ static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common
 	return 0;
 }
 
+/* Bytes allocated now: every socket's rte_malloc heap (QPs, queues,
+ * TCBs, memzones) and the C heap (CM ids and what else the library
+ * callocs). Only differences mean anything. */
+static double mem_now(void)
+{
+	double n = (double)mallinfo2().uordblks;
+
+	for (unsigned i = 0; i < rte_socket_count(); i++) {
+		struct rte_malloc_socket_stats ms;
+		if (rte_malloc_get_socket_stats(rte_socket_id_by_idx(i), &ms) == 0)
+			n += (double)ms.heap_allocsz_bytes;
+	}
+	return n;
+}
+
+/* The bytes of queue entries in one of this run's QPs, from three probe
+ * QPs on @p s: one with a single send and receive entry, one with 1024
+ * send entries, one with 1024 receive entries (what the others add is what
+ * 1023 entries cost). @return the bytes, or -1 (a probe failed). */
+static double queue_bytes(struct perf_side *s, const struct perf_opts *o)
+{
+	static const unsigned depth[3][2] = { { 1, 1 }, { 1024, 1 }, { 1, 1024 } };
+	struct ibv_qp *qp[3] = { NULL, NULL, NULL };
+	struct ibv_qp_init_attr qa;
+	double d[3], m = mem_now();
+	double bytes = -1;
+
+	for (int i = 0; i < 3; i++) {
+		qp[i] = end_qp(s, s->cq[0], o, depth[i][0], depth[i][1], &qa);
+		if (qp[i] == NULL)
+			goto out;
+		double m1 = mem_now();
+		d[i] = m1 - m;
+		m = m1;
+	}
+	/* the queues are powers of two */
+	double per_send = (d[1] - d[0]) / 1023, per_recv = (d[2] - d[0]) / 1023;
+	unsigned rx = perf_rx_depth(o) ? perf_rx_depth(o) : 1;
+	bytes = per_send * rte_align32pow2(o->tx_depth) + per_recv * rte_align32pow2(rx);
+out:
+	for (int i = 0; i < 3; i++)
+		if (qp[i] != NULL && rnic_destroy_qp(qp[i]) != 0)
+			bytes = -1;
+	return bytes;
+}
+
 int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 		  struct perf_result *r)
 {
@@ -475,21 +675,38 @@ int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 		fprintf(stderr, "rnic-perf: cannot listen on TCP port %u\n", o->tcp_port);
 		goto out;
 	}
+	for (int i = 0; o->qps > PERF_SLAB_QPS && i < 2; i++)
+		if (perf_side_slab(&sides[i], o, o->qps) != 0)
+			goto out;
+	double qbytes = queue_bytes(&sides[1], o);
+	for (unsigned i = 0; i < o->qps; i++)
+		if (perf_end_bufs(&ends[2 * i], &sides[1], 2 * i, true, o) != 0 ||
+		    perf_end_bufs(&ends[2 * i + 1], &sides[0], 2 * i + 1, false, o) != 0)
+			goto out;
+	/* the QPs, then their connections, each measured */
+	double t0 = perf_now(), m0 = mem_now();
+	for (unsigned i = 0; i < 2 * o->qps; i++)
+		if (perf_end_qp(&ends[i], o) != 0)
+			goto out;
+	double m1 = mem_now();
 	for (unsigned i = 0; i < o->qps; i++) {
 		struct perf_end *q = &ends[2 * i], *p = &ends[2 * i + 1];
-		if (perf_end_init(q, &sides[1], 2 * i, true, o) != 0 ||
-		    perf_end_init(p, &sides[0], 2 * i + 1, false, o) != 0)
-			goto out;
 		q->peer = p;
 		p->peer = q;
 		q->raddr = (uintptr_t)p->buf + p->region;
 		q->rkey = p->mr->rkey;
 		p->raddr = (uintptr_t)q->buf + q->region;
 		p->rkey = q->mr->rkey;
-		if ((o->transport == RNIC_TRANSPORT_IWARP ? lo_connect_iwarp(q, p, o)
-							  : lo_connect_roce(q, p, o)) != 0)
+		if (o->transport == RNIC_TRANSPORT_ROCE && lo_connect_roce(q, p, o) != 0)
 			goto out;
 	}
+	if (o->transport == RNIC_TRANSPORT_IWARP && lo_connect_iwarp_all(ends, o->qps, o) != 0)
+		goto out;
+	r->setup_s = perf_now() - t0;
+	r->qp_create_bytes = (m1 - m0) / (2.0 * o->qps);
+	r->qp_connect_bytes = (mem_now() - m1) / (2.0 * o->qps);
+	r->qp_queue_bytes = qbytes;
+	r->mem_valid = qbytes >= 0;
 	perf_set_stacks(st[0], st[1]);
 	/* from here on the main thread drives stack B's worker loop (and A's
 	 * with --drive one; with split an lcore of its own drives A's) */

@@ -58,8 +58,8 @@ extern "C" {
 #define RNIC_MAX_SGE          8      /**< SGEs per work request */
 #define RNIC_MAX_INLINE       128    /**< bytes of inline data per send WR */
 #define RNIC_MAX_QP_WR        4096   /**< entries per send or receive queue */
-#define RNIC_MAX_CQE          65536  /**< entries per CQ */
-#define RNIC_MAX_QP           4096   /**< QPs per device */
+#define RNIC_MAX_CQE          1048576 /**< entries per CQ */
+#define RNIC_MAX_QP           131072 /**< QPs per device (numbers 2 and up) */
 #define RNIC_MAX_RD_ATOMIC    64     /**< IRD/ORD per QP */
 #define RNIC_MAX_MR_SIZE      (1ull << 40)
 

@@ -34,6 +34,13 @@ struct iw_listener {
 
 /* --- MPA startup -------------------------------------------------------- */
 
+/* The connections a listener holds at once, for their whole life (TCP
+ * counts a passive connection against its listener until it closes): 1024
+ * stopped a server at 1024 connected QPs (issue 21). A SYN makes no state
+ * (cookies) and MPA startup is bounded by its timeout, so this bounds the
+ * QPs, as the worker's TCB table does. */
+#define IW_LISTEN_BACKLOG (1u << 20)
+
 /*
  * The MPA startup limit: a peer that accepts TCP but never answers our
  * request, never sends (all of) its request, or never sends the RTR it
@@ -415,7 +422,7 @@ int rnic_iw_listen(struct rnic_stack *st, uint16_t port, const struct rnic_iw_op
 		rnic_iw_params_default(&l->p);
 	l->st = st;
 	l->port = port;
-	int rc = rnic_tcp_listen(st, port, &ep_tcp_ops, l, 1024);
+	int rc = rnic_tcp_listen(st, port, &ep_tcp_ops, l, IW_LISTEN_BACKLOG);
 	if (rc != 0) {
 		free(l);
 		return rc;

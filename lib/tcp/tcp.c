@@ -21,7 +21,7 @@
 #include "port/port.h"
 #include "tcp/tcp_internal.h"
 
-#define TCBS_PER_WORKER (1u << 16)
+#define TCBS_PER_WORKER (1u << 17)   /* 100,000 connections a worker, and room */
 #define EPHEMERAL_LO 32768
 #define EPHEMERAL_HI 60999
 #define SYN_RETRIES 6
