@@ -12,10 +12,10 @@ rc=0
 meson test -C build --suite unit --suite integration --print-errorlogs \
 	--num-processes 2 || rc=$?
 
-# The libFuzzer harnesses, each for RNIC_FUZZ_SECONDS (default 15; 0 skips)
+# The libFuzzer harnesses, each for RNIC_FUZZ_SECONDS (default 10; 0 skips)
 # after the unit suite replayed their corpora (replay_*): a finding fails
 # the run, naming the harness and the saved input (scripts/run-fuzz.sh).
-fuzz_s=${RNIC_FUZZ_SECONDS:-15}
+fuzz_s=${RNIC_FUZZ_SECONDS:-10}
 if [ "$fuzz_s" != 0 ]; then
 	fuzz_t0=$(date +%s)
 	scripts/run-fuzz.sh "$fuzz_s" || { rc=1; echo "run-tests: fuzzing found a problem (above)"; }
@@ -45,7 +45,7 @@ if [ "${RNIC_NO_SANITIZE:-0}" != 1 ]; then
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	RNIC_TCP_BYTES=64M RNIC_TCP_INTEROP_BYTES=16777216 RNIC_TEST_BIG=0 \
 	RNIC_ATTACK_TIME_S=6 RNIC_SOAK_OPS=2000 \
-	meson test -C build-asan --suite unit --suite integration --no-suite interop --no-suite slow --no-suite dropin \
+	meson test -C build-asan --suite unit --suite integration --no-suite interop --no-suite slow --no-suite dropin --no-suite procs \
 		--print-errorlogs --num-processes 2 --logbase asan || rc=$?
 fi
 # one plain summary line from meson's log
