@@ -92,22 +92,8 @@ to_rnic() {
 		--vdev "$(vdev "$q")" --ip 192.0.2.10/24 --workers "$w" --mtu "$mtu"
 	pid=$!
 	up "$work/sink.log" "$pid"
-	sent=$(ip netns exec "$k" timeout 300 python3 - "$bytes" <<'PY'
-import hashlib, random, socket, sys
-a = sys.argv[1]
-n = int(a[:-1]) << {"K": 10, "M": 20, "G": 30}[a[-1]] if a[-1] in "KMG" else int(a)
-h = hashlib.sha256(); rnd = random.Random(11)
-s = socket.create_connection(("192.0.2.10", 5001), timeout=30)
-left = n
-while left:
-    b = rnd.randbytes(min(left, 1 << 20)); h.update(b); s.sendall(b); left -= len(b)
-s.shutdown(socket.SHUT_WR)
-s.settimeout(30)
-s.recv(1)
-s.close()
-print(h.hexdigest(), n)
-PY
-) || fail "Linux client failed"
+	sent=$(ip netns exec "$k" timeout 300 python3 "$(dirname "$0")/../common/sha_source.py" \
+		192.0.2.10 5001 "$bytes") || fail "Linux client failed"
 	wait "$pid" || fail "rnic-tcp sink exit $?"
 	got=$(grep '^{' "$work/sink.log" | tail -1 |
 		python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["sha256"], r["bytes"], r["gbps"])')

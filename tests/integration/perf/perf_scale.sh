@@ -11,16 +11,7 @@ set -uo pipefail
 perf=${RNIC_BUILD_DIR:?}/apps/rnic-perf/rnic-perf
 pass=0 fails=0
 
-fail() {
-	echo "FAIL: $1"
-	[ -n "${2:-}" ] && echo "$2" | tail -8
-	fails=$((fails + 1))
-}
-
-# json_num LINE FIELD: the integer value of FIELD in a JSON line, or nothing
-json_num() {
-	echo "$1" | sed -n "s/.*\"$2\": \([0-9]*\).*/\1/p"
-}
+. "$(dirname "$0")/../common/check.sh"   # fail, json_num
 
 # run TRANSPORT QPS ITERS
 run() {

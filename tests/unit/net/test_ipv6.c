@@ -136,9 +136,11 @@ static size_t build6(uint8_t *f, const struct rte_ether_addr *edst, const uint8_
 	ip[7] = hops;
 	memcpy(ip + 8, src, 16);
 	memcpy(ip + 24, dst, 16);
-	if (elen > 0)   /* memcpy's source may not be NULL, even for 0 bytes */
+	/* memcpy's source may not be NULL, even for 0 bytes */
+	if (elen > 0)
 		memcpy(ip + 40, ext, elen);
-	memcpy(ip + 40 + elen, l4, n);
+	if (n > 0)
+		memcpy(ip + 40 + elen, l4, n);
 	return 54 + elen + n;
 }
 
