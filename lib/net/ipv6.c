@@ -378,10 +378,7 @@ static struct rte_ether_hdr *ipv6_prepend(struct rnic_port *p, struct rte_mbuf *
 					  uint8_t proto, uint8_t tclass, uint8_t hops)
 {
 	uint32_t plen = rte_pktmbuf_pkt_len(m);
-	if (plen + sizeof(struct rte_ipv6_hdr) > p->mtu)
-		return NULL;
-	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m,
-				sizeof(*eh) + sizeof(struct rte_ipv6_hdr));
+	struct rte_ether_hdr *eh = rnic_net_prepend_l2l3(p, m, plen, sizeof(struct rte_ipv6_hdr));
 	if (eh == NULL)
 		return NULL;
 	struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)(eh + 1);

@@ -20,6 +20,13 @@ struct rnic_stack;
 struct rnic_l4_handler;
 
 /** Validate an IPv4 frame (Ethernet header at data start) and deliver it. */
+/* Room for Ethernet and an IP header of @p l3_hdr bytes in front of the
+ * @p payload upper-layer bytes of @p m, within @p p's MTU (output.c).
+ * @return the Ethernet header (to be filled), or NULL (no headroom, or
+ * above the MTU). */
+struct rte_ether_hdr *rnic_net_prepend_l2l3(const struct rnic_port *p, struct rte_mbuf *m,
+					    uint32_t payload, uint32_t l3_hdr);
+
 void rnic_ipv4_input(struct rnic_worker *w, struct rnic_port *p,
 		     struct rte_mbuf *m);
 

@@ -81,6 +81,15 @@ int rnic_net_out_select(struct rnic_worker *w, struct rnic_port **pp,
  * sends it or holds it until the next hop resolves. A given port @p p is
  * kept when the next hop is reachable through it.
  */
+struct rte_ether_hdr *rnic_net_prepend_l2l3(const struct rnic_port *p, struct rte_mbuf *m,
+					    uint32_t payload, uint32_t l3_hdr)
+{
+	if (payload + l3_hdr > p->mtu)
+		return NULL;
+	return (struct rte_ether_hdr *)rte_pktmbuf_prepend(m,
+			(uint16_t)(sizeof(struct rte_ether_hdr) + l3_hdr));
+}
+
 /* Prepend Ethernet (source: the port) and IPv4 to the L4 bytes of @p m.
  * @return the Ethernet header, or NULL (no headroom, or over the MTU). */
 static struct rte_ether_hdr *ipv4_prepend(struct rnic_worker *w, struct rnic_port *p,
@@ -88,10 +97,7 @@ static struct rte_ether_hdr *ipv4_prepend(struct rnic_worker *w, struct rnic_por
 					  uint32_t dst_ip, uint8_t proto, uint8_t tos)
 {
 	uint32_t l4len = rte_pktmbuf_pkt_len(m);
-	if (l4len + sizeof(struct rte_ipv4_hdr) > p->mtu)
-		return NULL;
-	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m,
-				sizeof(*eh) + sizeof(struct rte_ipv4_hdr));
+	struct rte_ether_hdr *eh = rnic_net_prepend_l2l3(p, m, l4len, sizeof(struct rte_ipv4_hdr));
 	if (eh == NULL)
 		return NULL;
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eh + 1);
