@@ -12,13 +12,7 @@ bin=${RNIC_BUILD_DIR:?}/apps/rnic-tcp/rnic-tcp
 bytes=${RNIC_TCP_INTEROP_BYTES:-67108864}
 ns=rnic-k6$$
 tap=rnic6k$$
-work=$(mktemp -d)
-skip() { echo "SKIP: $*"; rm -rf "$work"; exit 77; }
-cleanup() { ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null; sleep 0.2
-	    ip netns del "$ns" 2>/dev/null; rm -rf "$work"; }
-fail() { echo "FAIL: $*"; for f in "$work"/*.log; do echo "--- $f"; tail -5 "$f"; done; cleanup; exit 1; }
-[ "$(id -u)" = 0 ] || skip "needs root for net_tap and network namespaces"
-[ -c /dev/net/tun ] || skip "/dev/net/tun is missing"
+. "$(dirname "$0")/../common/tap_peer.sh"   # work, skip, cleanup, fail
 [ -e /proc/net/if_inet6 ] || skip "the kernel has no IPv6"
 ip netns add "$ns" 2>/dev/null || skip "cannot create a network namespace"
 ip -n "$ns" link set lo up
