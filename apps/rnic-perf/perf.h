@@ -48,7 +48,7 @@
 #define PERF_MAX_CQS 64
 #define PERF_STALL_S 30          /* no completion for this long: give up */
 #define PERF_RD_ATOMIC 16        /* IRD/ORD: Reads and atomics in flight */
-#define PERF_CM_WAIT_MS 10000    /* connection setup steps */
+#define PERF_CM_WAIT_MS 30000    /* connection setup steps (10 s was short on a loaded 2-CPU machine) */
 #define PERF_DEFAULT_PORT 18520  /* --tcp-port, and rdma-gateway's [responder.perf] */
 /* --loopback: the ring ports' MTU unless --lo-mtu says otherwise. The
  * largest a port takes: the link is memory, like Linux's lo (MTU 65536). */

@@ -113,11 +113,38 @@ static const char *arg_value(const struct rnic_config *cfg, const char *opt)
 	return NULL;
 }
 
+/* Does vdev spec @p spec (net_memifN,key=value,...) ask for zero copy? */
+static bool memif_zero_copy(const char *spec)
+{
+	if (strncmp(spec, "net_memif", 9) != 0)
+		return false;
+	for (const char *p = strchr(spec, ','); p != NULL; p = strchr(p + 1, ','))
+		if (strncmp(p + 1, "zero-copy=yes", 13) == 0 &&
+		    (p[14] == ',' || p[14] == '\0'))
+			return true;
+	return false;
+}
+
+/*
+ * A zero-copy memif client hands the server its own mbufs: at connect the
+ * PMD (DPDK 22.11) walks the memory segments it has then, shares each
+ * segment list's file with the server, and closes that file descriptor,
+ * which is the EAL's own. From then on the heap can neither grow (growing a
+ * single-file segment list needs the descriptor: "RING: Cannot reserve
+ * memory" for whatever is allocated after the connection) nor would memory
+ * added later be in the regions the server mapped. So the memory is taken
+ * at start: one file per segment list (--single-file-segments, which the
+ * PMD needs to share it) and RNIC_MEMIF_ZC_MB preallocated, unless the
+ * user sized it (-m/--socket-mem).
+ */
+#define RNIC_MEMIF_ZC_MB 256
+
 int rnic_eal_build_args(struct rnic_eal_args *a, const char *prog,
 			const struct rnic_config *cfg, unsigned n_workers,
 			long huge_free, const cpu_set_t *cpus)
 {
 	unsigned n = 0;
+	bool zc = false;
 
 	memset(a, 0, sizeof(*a));
 	if (n_workers == 0)
@@ -142,10 +169,22 @@ int rnic_eal_build_args(struct rnic_eal_args *a, const char *prog,
 		pci |= cfg->ports[i].pci[0] != '\0';
 	if (!pci && !has_arg(cfg, "-a") && !has_arg(cfg, "--allow"))
 		a->argv[n++] = "--no-pci";
+	for (unsigned i = 0; i < cfg->n_ports; i++)
+		zc |= memif_zero_copy(cfg->ports[i].vdev);
+	if (zc && (no_huge || has_arg(cfg, "--no-huge")))
+		return -ENOMEM;   /* the shared segments must be hugepage files */
 	if (no_huge) {
 		a->argv[n++] = "--no-huge";
 		a->argv[n++] = "-m";
 		a->argv[n++] = "1024";
+	}
+	if (zc && !has_arg(cfg, "--single-file-segments"))
+		a->argv[n++] = "--single-file-segments";
+	if (zc && !has_arg(cfg, "-m") && !has_arg(cfg, "--socket-mem")) {
+		long mb = huge_free < RNIC_MEMIF_ZC_MB ? huge_free : RNIC_MEMIF_ZC_MB;
+		snprintf(a->zc_mem, sizeof(a->zc_mem), "%ld", mb);
+		a->argv[n++] = "-m";
+		a->argv[n++] = a->zc_mem;
 	}
 	if (!has_arg(cfg, "-l") && !has_arg(cfg, "--lcores") && !has_arg(cfg, "-c")) {
 		if (rnic_eal_lcore_map(a->lcores, sizeof(a->lcores), cpus,
@@ -267,6 +306,12 @@ int rnic_eal_init(const char *prog, const struct rnic_config *cfg,
 		CPU_SET(0, &set);
 	rc = rnic_eal_build_args(&a, prog, cfg, n_workers,
 				 (long)(rnic_hugepages_free_bytes() >> 20), &set);
+	if (rc == -ENOMEM) {
+		fprintf(stderr, "rnic: memif zero-copy needs hugepages (its memory "
+			"is shared with the server as hugepage files): reserve some, "
+			"or drop zero-copy=yes\n");
+		return rc;
+	}
 	if (rc != 0) {
 		fprintf(stderr, "rnic: EAL arguments: %s\n", strerror(-rc));
 		return rc;

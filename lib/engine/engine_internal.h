@@ -34,12 +34,14 @@ struct rnic_eal_args {
 	char prefix[64];     /* file prefix in use, "" for --in-memory */
 	char lcores[1024];   /* our --lcores value */
 	bool in_memory_dropped; /* --in-memory given, but no hugepages */
+	char zc_mem[24];     /* -m value preallocated for a zero-copy memif */
 };
 
 /**
  * Build the EAL arguments for @p cfg: @p huge_free is the free hugepage
  * memory in MiB (rnic_hugepages_free_bytes()), @p cpus the process's
- * affinity set. @return 0 or -ENAMETOOLONG.
+ * affinity set. @return 0, -ENAMETOOLONG, or -ENOMEM (a zero-copy memif
+ * port without hugepages).
  */
 int rnic_eal_build_args(struct rnic_eal_args *a, const char *prog,
 			const struct rnic_config *cfg, unsigned n_workers,

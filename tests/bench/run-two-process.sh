@@ -133,6 +133,7 @@ rnic() {
 		c_port=(--vdev "net_af_xdp0,iface=xvb$$")
 		;;
 	esac
+	rm -f "$tmp/$name.server.err"   # a stale one would pass the wait below
 	"${s_run[@]}" taskset -c $cpu_s timeout 120 "$perf" --server --json "${poll[@]}" "$@" \
 		"${s_port[@]}" --ip 192.0.2.1/24 --mtu "$mtu" >"$tmp/$name.server" 2>"$tmp/$name.server.err" &
 	local spid=$!

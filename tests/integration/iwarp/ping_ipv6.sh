@@ -7,6 +7,7 @@
 set -u
 ping=${RNIC_BUILD_DIR:?}/apps/rnic-ping/rnic-ping
 work=$(mktemp -d)
+. "$(dirname "$0")/../common/memif.sh"
 sock=$work/memif.sock
 spid=
 cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
@@ -14,7 +15,7 @@ trap cleanup EXIT
 timeout 60 "$ping" -s -p 7174 -S 4096 --vdev "net_memif0,role=server,socket=$sock" \
 	--ip 2001:db8::1/64 >"$work/server.log" 2>&1 &
 spid=$!
-sleep 0.5
+wait_memif_listen "$sock" "$spid"
 timeout 60 "$ping" -c -a 2001:db8::1 -p 7174 -C 20 -S 4096 -V -v \
 	--vdev "net_memif0,role=client,socket=$sock" --ip 2001:db8::2/64 >"$work/client.log" 2>&1
 rc=$?

@@ -10,6 +10,7 @@
 set -u
 b=${RNIC_BUILD_DIR:?}/apps
 work=$(mktemp -d)
+. "$(dirname "$0")/../common/memif.sh"
 sock=$work/memif.sock
 gwpid=
 cleanup() { [ -n "$gwpid" ] && kill "$gwpid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
@@ -55,7 +56,7 @@ rm -f "$sock"
 timeout 120 "$b/rnic-perf/rnic-perf" write_bw --server --transport iwarp -n 2000 --json \
 	--vdev "net_memif0,role=server,socket=$sock" --ip 2001:db8::1/64 >"$work/perf-s.log" 2>&1 &
 gwpid=$!
-sleep 0.5
+wait_memif_listen "$sock" "$gwpid"
 timeout 120 "$b/rnic-perf/rnic-perf" write_bw --client 2001:db8::1 --transport iwarp -n 2000 \
 	--json --vdev "net_memif0,role=client,socket=$sock" --ip 2001:db8::2/64 \
 	>"$work/perf-c.log" 2>"$work/perf-c.err" || fail "rnic-perf --client 2001:db8::1: exit $?"

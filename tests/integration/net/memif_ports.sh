@@ -31,6 +31,7 @@ fail() {
 	fails=$((fails + 1))
 }
 ok() { echo "ok: $1"; pass=$((pass + 1)); }
+. "$(dirname "$0")/../common/memif.sh"
 srv() { echo "net_memif0,role=server,socket=$sock"; }
 cli() { echo "net_memif0,role=client,socket=$sock"; }
 
@@ -54,13 +55,13 @@ tcp() {
 	if [[ $2 == *role=server* ]]; then
 		"${sink[@]}" >"$work/sink.log" 2>&1 &
 		spid=$!
-		sleep 0.5
+		wait_memif_listen "$sock" "$spid"
 		"${source[@]}" >"$work/source.log" 2>&1 &
 		cpid=$!
 	else
 		"${source[@]}" >"$work/source.log" 2>&1 &
 		cpid=$!
-		sleep 0.5
+		wait_memif_listen "$sock" "$cpid"
 		"${sink[@]}" >"$work/sink.log" 2>&1 &
 		spid=$!
 	fi
@@ -147,7 +148,7 @@ for run in iwarp roce iwarp:one roce:one; do
 		"${drive[@]}" --vdev "$(srv)" --ip 192.0.2.1/24 >"$work/perf-s.log" 2>"$work/perf-s.err" &
 	spid=$!
 	pids+=("$spid")
-	sleep 0.5
+	wait_memif_listen "$sock" "$spid"
 	if ! timeout 120 "$b/rnic-perf/rnic-perf" write_bw --client 192.0.2.1 --transport "$tr" \
 		-n 2000 --json "${drive[@]}" --vdev "$(cli)" --ip 192.0.2.2/24 >"$work/perf-c.log" \
 		2>"$work/perf-c.err"; then

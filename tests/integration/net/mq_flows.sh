@@ -26,6 +26,7 @@ set -u
 link=${1:?usage: mq_flows.sh memif|af_packet|af_xdp}
 bin=${RNIC_BUILD_DIR:?}/apps/rnic-tcp/rnic-tcp
 common=$(dirname "$0")/../common
+. "$common/memif.sh"
 bytes=${RNIC_MQ_BYTES:-1M}   # per connection
 conns=64
 work=$(mktemp -d)
@@ -74,7 +75,7 @@ memif() {
 	if [ "$sink_role" = server ]; then
 		"${sink[@]}" >"$work/sink.log" 2>"$work/sink.err" &
 		spid=$!
-		sleep 0.5
+		wait_memif_listen "$sock" "$spid"
 		if ! "${src[@]}" >"$work/src.log" 2>"$work/src.err"; then
 			# the sink's counters too: SIGINT makes it print them
 			kill -INT "$spid" 2>/dev/null
@@ -85,7 +86,7 @@ memif() {
 	else
 		"${src[@]}" >"$work/src.log" 2>"$work/src.err" &
 		spid=$!
-		sleep 0.5
+		wait_memif_listen "$sock" "$spid"
 		"${sink[@]}" >"$work/sink.log" 2>"$work/sink.err" || fail "rnic-tcp sink exit $?"
 		wait "$spid" || fail "rnic-tcp source exit $?"
 	fi

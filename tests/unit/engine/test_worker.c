@@ -194,6 +194,53 @@ static void eal_command_line(void **state)
 	assert_int_equal(argv_find(&a, "--file-prefix"), -1);
 }
 
+/* a zero-copy memif client: its memory is taken at start (DPDK's memif
+ * closes the EAL's segment-list descriptors when it connects, so the heap
+ * could not grow later), as one file per segment list */
+static void eal_memif_zero_copy(void **state)
+{
+	struct rnic_config c = make_cfg(1, 1, RNIC_POLL_BUSY);
+	struct rnic_eal_args a;
+	cpu_set_t set;
+	(void)state;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	snprintf(c.ports[0].vdev, sizeof(c.ports[0].vdev),
+		 "net_memif0,role=client,socket=/tmp/s,zero-copy=yes");
+	assert_int_equal(rnic_eal_build_args(&a, "prog", &c, 1, 1024, &set), 0);
+	assert_true(argv_find(&a, "--single-file-segments") > 0);
+	int i = argv_find(&a, "-m");
+	assert_true(i > 0);
+	assert_string_equal(a.argv[i + 1], "256");
+	assert_null(a.argv[a.argc]);
+	/* fewer hugepages free than the default: what there is */
+	assert_int_equal(rnic_eal_build_args(&a, "prog", &c, 1, 100, &set), 0);
+	assert_string_equal(a.argv[argv_find(&a, "-m") + 1], "100");
+	/* no hugepages at all: refused (the caller says why) */
+	assert_int_equal(rnic_eal_build_args(&a, "prog", &c, 1, 0, &set), -ENOMEM);
+	/* the user's own size and flag are kept, not doubled */
+	snprintf(c.eal_args[c.n_eal_args++], 128, "--socket-mem=64");
+	snprintf(c.eal_args[c.n_eal_args++], 128, "--single-file-segments");
+	assert_int_equal(rnic_eal_build_args(&a, "prog", &c, 1, 1024, &set), 0);
+	assert_int_equal(argv_find(&a, "-m"), -1);
+	i = argv_find(&a, "--single-file-segments");
+	assert_int_equal(i, a.argc - 1);   /* only the user's, last */
+	/* zero-copy=no, a value that only starts with yes, another PMD */
+	const char *plain[] = {
+		"net_memif0,role=client,zero-copy=no",
+		"net_memif0,role=client,zero-copy=yesplease",
+		"net_tap0,zero-copy=yes",
+	};
+	for (unsigned k = 0; k < 3; k++) {
+		c = make_cfg(1, 1, RNIC_POLL_BUSY);
+		snprintf(c.ports[0].vdev, sizeof(c.ports[0].vdev), "%s", plain[k]);
+		assert_int_equal(rnic_eal_build_args(&a, "prog", &c, 1, 1024, &set), 0);
+		assert_int_equal(argv_find(&a, "--single-file-segments"), -1);
+		assert_int_equal(argv_find(&a, "-m"), -1);
+	}
+}
+
 static void eal_once(void **state)
 {
 	struct rnic_config c = make_cfg(1, 0, RNIC_POLL_BUSY);
@@ -681,6 +728,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(status_line),
 		cmocka_unit_test(telemetry),
 		cmocka_unit_test(stop_flag),
+		cmocka_unit_test(eal_memif_zero_copy),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rte_mempool_free(pool);
