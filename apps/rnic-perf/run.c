@@ -475,6 +475,12 @@ static void arm_fini(struct run *R)
 }
 
 /* Every end's and stack's counters, for a run that went wrong. */
+static void dump_drop(const char *cause, uint64_t n, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "    drops %s: %lu\n", cause, (unsigned long)n);
+}
+
 static void dump_state(const struct run *R)
 {
 	for (unsigned i = 0; i < R->nends; i++) {
@@ -501,6 +507,7 @@ static void dump_state(const struct run *R)
 		fprintf(stderr, "  stack %u: frames rx %lu tx %lu, drops %lu, mbufs in use %lu\n",
 			s, (unsigned long)ss.rx_pkts, (unsigned long)ss.tx_pkts,
 			(unsigned long)ss.drops, (unsigned long)ss.mbufs_in_use);
+		rnic_stack_drops_each(R->sides[s].st, dump_drop, NULL);
 	}
 }
 

@@ -295,6 +295,14 @@ int rnic_stack_fault_set_ce(struct rnic_stack *st, unsigned port, double rx_pct,
 /** Read the stack's counters (lock-free, approximately coherent). */
 void rnic_stack_stats(const struct rnic_stack *st, struct rnic_stack_stats *s);
 
+/**
+ * The stack's drops by cause, summed over its workers: @p fn is called with
+ * each cause's name (as in telemetry's /rnic/drops) and count, for the
+ * causes counted at least once. Lock-free, approximately coherent.
+ */
+void rnic_stack_drops_each(const struct rnic_stack *st,
+			   void (*fn)(const char *cause, uint64_t n, void *arg), void *arg);
+
 /** Print the one-line status (rdma-gateway's) to @p f. */
 void rnic_stack_status_line(const struct rnic_stack *st, FILE *f);
 
@@ -375,7 +383,7 @@ struct rnic_failover_stats {
 	uint64_t max_us;        /**< largest last_us seen */
 	int last_failed;        /**< port index of the latest failover, -1: none yet */
 	int last_survivor;      /**< the port that took over then, -1: none yet */
-	unsigned taken[RNIC_MAX_PORTS];  /**< addresses port i serves besides its own */
+	unsigned taken[RNIC_MAX_PORTS];  /**< other ports whose addresses port i serves */
 	int served_by[RNIC_MAX_PORTS];   /**< port serving port i's own address */
 };
 

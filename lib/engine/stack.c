@@ -312,6 +312,18 @@ int rnic_stack_fault_set_ce(struct rnic_stack *st, unsigned port, double rx_pct,
 	return 0;
 }
 
+void rnic_stack_drops_each(const struct rnic_stack *st,
+			   void (*fn)(const char *cause, uint64_t n, void *arg), void *arg)
+{
+	for (unsigned c = 0; c < RNIC_DROP_MAX; c++) {
+		uint64_t n = 0;
+		for (unsigned i = 0; i < st->n_workers; i++)
+			n += st->workers[i]->drops[c];
+		if (n != 0)
+			fn(rnic_drop_name((enum rnic_drop_cause)c), n, arg);
+	}
+}
+
 void rnic_stack_stats(const struct rnic_stack *st, struct rnic_stack_stats *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -475,7 +487,7 @@ static void fo_give_addr(struct rnic_stack *st, uint32_t ip, struct rnic_port *h
 		__atomic_store_n(&home->taken_by, (uint8_t)(to->idx + 1), __ATOMIC_RELEASE);
 }
 
-/* A port up on @p f's subnet with an MTU at least f's (the connections
+/* A port up on one of @p f's subnets (IPv4 or IPv6) with an MTU at least f's (the connections
  * keep their segment size), preferring one that serves its own address:
  * a port whose address was taken over and whose link came back is only
  * second choice (taking over gives it its own address back). NULL if none. */
@@ -484,7 +496,7 @@ static struct rnic_port *fo_pick_survivor(struct rnic_stack *st, struct rnic_por
 	struct rnic_port *second = NULL;
 	for (unsigned i = 0; i < st->n_ports; i++) {
 		struct rnic_port *s = st->ports[i];
-		if (s == f || !s->link_up || !rnic_port_on_link(s, f->ip) || s->mtu < f->mtu)
+		if (s == f || !s->link_up || !rnic_port_shares_subnet(s, f) || s->mtu < f->mtu)
 			continue;
 		if (s->taken_by == 0)
 			return s;
@@ -733,8 +745,10 @@ void rnic_failover_stats(const struct rnic_stack *st, struct rnic_failover_stats
 	for (unsigned i = 0; i < st->n_ports && i < RNIC_MAX_PORTS; i++) {
 		const struct rnic_port *p = st->ports[i];
 		unsigned n = 0;
-		for (unsigned k = 0; k < RNIC_MAX_PORTS; k++)
-			n += p->taken_ip[k] != 0;
+		/* the ports whose addresses it serves, of either family (an
+		 * IPv6-only port has no entry in taken_ip) */
+		for (unsigned k = 0; k < st->n_ports; k++)
+			n += k != i && st->ports[k]->taken_by == i + 1;
 		s->taken[i] = n;
 		s->served_by[i] = p->taken_by ? p->taken_by - 1 : (int)i;
 	}

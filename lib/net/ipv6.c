@@ -72,17 +72,6 @@ bool rnic_port_has_ip6(const struct rnic_port *p, const uint8_t a[16])
 	return false;
 }
 
-static bool prefix_match(const uint8_t a[16], const uint8_t b[16], unsigned plen)
-{
-	unsigned bytes = plen / 8, bits = plen % 8;
-	if (memcmp(a, b, bytes) != 0)
-		return false;
-	if (bits == 0)
-		return true;
-	uint8_t mask = (uint8_t)(0xff00 >> bits);
-	return ((a[bytes] ^ b[bytes]) & mask) == 0;
-}
-
 static unsigned common_prefix(const uint8_t a[16], const uint8_t b[16])
 {
 	unsigned n = 0;
@@ -108,7 +97,7 @@ bool rnic_port_on_link6(const struct rnic_port *p, const uint8_t a[16])
 	if (rnic_ip6_is_link_local(a))
 		return true;
 	for (unsigned i = 1; i < p->n_ip6; i++)
-		if (prefix_match(a, p->ip6[i], p->ip6_prefix[i]))
+		if (rnic_ip6_prefix_equal(a, p->ip6[i], p->ip6_prefix[i]))
 			return true;
 	return false;
 }

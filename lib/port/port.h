@@ -13,6 +13,7 @@
 #define RNIC_PORT_H
 
 #include <stdbool.h>
+#include <string.h>
 #include <stdint.h>
 
 #include <rte_ethdev.h>
@@ -283,6 +284,40 @@ static inline uint64_t rnic_port_link_down_drops(const struct rnic_port *p)
 static inline bool rnic_port_on_link(const struct rnic_port *p, uint32_t ip)
 {
 	return p->ip != 0 && ((ip ^ p->ip) & p->netmask) == 0;
+}
+
+/** True when the first @p bits of IPv6 addresses @p a and @p b are equal. */
+static inline bool rnic_ip6_prefix_equal(const uint8_t a[16], const uint8_t b[16],
+					 unsigned bits)
+{
+	unsigned n = bits > 128 ? 16 : bits / 8;
+	if (memcmp(a, b, n) != 0)
+		return false;
+	if (n == 16 || bits % 8 == 0)
+		return true;
+	uint8_t mask = (uint8_t)(0xff << (8 - bits % 8));
+	return ((a[n] ^ b[n]) & mask) == 0;
+}
+
+/**
+ * True when port @p s is on a subnet of port @p f: f's IPv4 address in s's
+ * IPv4 subnet, or one of f's configured IPv6 addresses in the prefix of one
+ * of s's (link-local ones say nothing: every link has fe80::/64). What
+ * failover asks of a survivor, for IPv4-only, dual-stack and IPv6-only
+ * ports alike.
+ */
+static inline bool rnic_port_shares_subnet(const struct rnic_port *s,
+					   const struct rnic_port *f)
+{
+	if (f->ip != 0 && rnic_port_on_link(s, f->ip))
+		return true;
+	for (unsigned i = 0; i < f->cfg.n_ip6; i++)
+		for (unsigned j = 0; j < s->cfg.n_ip6; j++)
+			if (s->cfg.ip6[j].prefix_len == f->cfg.ip6[i].prefix_len &&
+			    rnic_ip6_prefix_equal(f->cfg.ip6[i].addr, s->cfg.ip6[j].addr,
+						  s->cfg.ip6[j].prefix_len))
+				return true;
+	return false;
 }
 
 #endif

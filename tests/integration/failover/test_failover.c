@@ -18,6 +18,10 @@
  * time (link-down to every worker done). net_ring counts packets, not
  * bytes, so the port checks count packets.
  *
+ * stream ipv6 (argument "ipv6"): the same with IPv6-only ports,
+ * 2001:db8::1 to ::4 on 2001:db8::/64; the survivor is found by the IPv6
+ * prefix (before, by the IPv4 subnet only: an IPv6-only port had none).
+ *
  * single: a one-port stack has no survivor: rnic_port_failover() says
  * -ENODEV, a link-down is counted as such, nothing breaks.
  *
@@ -51,6 +55,7 @@
 #define TCP_PORT   5001
 
 static struct rnic_stack *A, *B;
+static bool v6;   /* the stream over IPv6-only ports */
 
 /* --- the stream --------------------------------------------------------- */
 
@@ -134,10 +139,22 @@ static const struct rnic_tcp_ops sink_ops = { .accept = sink_accept, .recv = sin
 static const struct rnic_tcp_ops src_ops = { .connected = src_connected, .sent = src_push,
 	.eof = sink_eof, .closed = src_closed };
 
+/* 2001:db8::d */
+static struct rnic_addr ip6(uint8_t d)
+{
+	struct rnic_addr a = { .family = RNIC_AF_INET6 };
+	static const uint8_t net[8] = { 0x20, 0x01, 0x0d, 0xb8 };
+	memcpy(a.v6, net, 8);
+	a.v6[15] = d;
+	return a;
+}
+
 static void do_connect(struct rnic_worker *w, void *arg)
 {
 	struct rnic_tcp_conn *c;
-	*(int *)arg = rnic_tcp_connect(w, IP(2), TCP_PORT, &src_ops, NULL, &c);
+	struct rnic_addr dst = ip6(2);
+	*(int *)arg = v6 ? rnic_tcp_connect_addr(w, &dst, TCP_PORT, &src_ops, NULL, &c)
+			 : rnic_tcp_connect(w, IP(2), TCP_PORT, &src_ops, NULL, &c);
 }
 
 /* --- helpers ---------------------------------------------------------------- */
@@ -149,13 +166,38 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void port_on_ring(struct rnic_config *c, const char *ring, uint32_t ip)
+/* a port on @p ring: 192.0.2.d/24, or with v6 2001:db8::d/64 only */
+static void port_on_ring(struct rnic_config *c, const char *ring, uint8_t d)
 {
 	struct rnic_port_cfg *pc = &c->ports[c->n_ports++];
 	rnic_port_cfg_init(pc);
 	snprintf(pc->ring, sizeof(pc->ring), "%s", ring);
-	pc->ip = ip;
-	pc->prefix_len = 24;
+	if (v6) {
+		struct rnic_addr a = ip6(d);
+		memcpy(pc->ip6[0].addr, a.v6, 16);
+		pc->ip6[0].prefix_len = 64;
+		pc->n_ip6 = 1;
+		pc->ip = 0;
+	} else {
+		pc->ip = IP(d);
+		pc->prefix_len = 24;
+	}
+}
+
+/* the port of @p st that serves its address 192.0.2.d or 2001:db8::d */
+static struct rnic_port *serving(const struct rnic_stack *st, uint8_t d)
+{
+	if (!v6)
+		return rnic_port_serving(st, IP(d));
+	struct rnic_addr a = ip6(d);
+	for (unsigned i = 0; i < st->n_ports; i++) {
+		const struct rnic_port *p = st->ports[i];
+		if (p->cfg.n_ip6 == 0 || memcmp(p->cfg.ip6[0].addr, a.v6, 16) != 0)
+			continue;
+		uint8_t by = __atomic_load_n(&p->taken_by, __ATOMIC_ACQUIRE);
+		return by == 0 ? st->ports[i] : st->ports[by - 1];
+	}
+	return NULL;
 }
 
 static struct rte_eth_stats port_stats(const struct rnic_stack *st, unsigned i)
@@ -209,10 +251,10 @@ static void case_stream(void)
 	rnic_config_init(&ca);
 	rnic_config_init(&cb);
 	ca.workers = cb.workers = WORKERS;
-	port_on_ring(&ca, "fo0.a", IP(1));
-	port_on_ring(&ca, "fo1.a", IP(3));
-	port_on_ring(&cb, "fo0.b", IP(2));
-	port_on_ring(&cb, "fo1.b", IP(4));
+	port_on_ring(&ca, "fo0.a", 1);
+	port_on_ring(&ca, "fo1.a", 3);
+	port_on_ring(&cb, "fo0.b", 2);
+	port_on_ring(&cb, "fo1.b", 4);
 	A = rnic_stack_create(&ca);
 	CHECK(A != NULL, "stack A: %s", rte_strerror(rte_errno));
 	B = rnic_stack_create(&cb);
@@ -223,9 +265,9 @@ static void case_stream(void)
 	}
 	CHECK(rnic_failover_subscribe(A, on_failover, (void *)0) == 0, "subscribe A");
 	CHECK(rnic_failover_subscribe(B, on_failover, (void *)1) == 0, "subscribe B");
-	CHECK(rnic_port_serving(A, IP(1)) == A->ports[0], "A serves .1 on port 0");
-	CHECK(rnic_port_serving(A, IP(3)) == A->ports[1], "A serves .3 on port 1");
-	CHECK(rnic_port_serving(A, IP(2)) == NULL, ".2 is not A's");
+	CHECK(serving(A, 1) == A->ports[0], "A serves .1 on port 0");
+	CHECK(serving(A, 3) == A->ports[1], "A serves .3 on port 1");
+	CHECK(serving(A, 2) == NULL, ".2 is not A's");
 	CHECK(rnic_tcp_listen(B, TCP_PORT, &sink_ops, NULL, 4) == 0, "listen");
 	CHECK(rnic_stack_start(A) == 0 && rnic_stack_start(B) == 0, "start");
 
@@ -260,7 +302,7 @@ static void case_stream(void)
 	rnic_tcp_stats(B, &tb);
 	double first_new_ms = first_new_tsc ?
 		(double)(first_new_tsc - down_tsc) * 1e3 / (double)rte_get_tsc_hz() : -1;
-	printf("{\"test\": \"failover_stream\", \"bytes\": %lu, \"received\": %lu, "
+	printf("{\"test\": \"failover_stream%s\", \"bytes\": %lu, \"received\": %lu, "
 	       "\"received_at_pull\": %lu, \"seconds\": %.2f, "
 	       "\"link_down_to_first_new_byte_ms\": %.3f, \"first_new_byte_after\": %lu, "
 	       "\"a_takeover_us\": %lu, \"b_takeover_us\": %lu, "
@@ -268,7 +310,8 @@ static void case_stream(void)
 	       "\"a_rtos\": %lu, \"a_retransmits\": %lu, "
 	       "\"a_port1_opackets\": %lu, \"b_port1_ipackets\": %lu, "
 	       "\"a_port0_opackets_after_down\": %lu, \"b_port0_ipackets_after_down\": %lu}\n",
-	       (unsigned long)BYTES, (unsigned long)received, (unsigned long)received_at_pull,
+	       v6 ? "_ipv6" : "", (unsigned long)BYTES, (unsigned long)received,
+	       (unsigned long)received_at_pull,
 	       secs, first_new_ms, (unsigned long)new_bytes_mark,
 	       (unsigned long)fa.last_us, (unsigned long)fb.last_us,
 	       (unsigned long)fa.conns_moved, (unsigned long)fb.conns_moved,
@@ -301,8 +344,8 @@ static void case_stream(void)
 	      fb.last_survivor == 1, "failed/survivor ports");
 	CHECK(fa.served_by[0] == 1 && fa.taken[1] == 1 && fb.served_by[0] == 1 &&
 	      fb.taken[1] == 1, "port 1 serves port 0's address");
-	CHECK(rnic_port_serving(A, IP(1)) == A->ports[1] &&
-	      rnic_port_serving(B, IP(2)) == B->ports[1], "rnic_port_serving after failover");
+	CHECK(serving(A, 1) == A->ports[1] && serving(B, 2) == B->ports[1],
+	      "port 1 serves port 0's address after failover");
 	for (unsigned w = 0; w < WORKERS; w++)
 		CHECK(subs_called[0][w] == 1 && subs_called[1][w] == 1,
 		      "subscriber on worker %u: A %u B %u times", w, subs_called[0][w],
@@ -326,7 +369,7 @@ static void case_stream(void)
 	CHECK(rnic_port_set_link(A->ports[0], true) == 0, "A port0 up");
 	CHECK(rnic_port_set_link(B->ports[0], true) == 0, "B port0 up");
 	usleep(250000);   /* two link polls */
-	CHECK(rnic_port_serving(A, IP(1)) == A->ports[1], "A failed back");
+	CHECK(serving(A, 1) == A->ports[1], "A failed back");
 	rnic_failover_stats(A, &fa);
 	CHECK(fa.failovers == 1, "A: a link-up made a failover");
 
@@ -344,7 +387,7 @@ static void case_single(void)
 	struct rnic_config cc;
 	CHECK(rnic_ring_pair("fo2", 1) == 0, "ring pair");
 	rnic_config_init(&cc);
-	port_on_ring(&cc, "fo2.a", IP(5));
+	port_on_ring(&cc, "fo2.a", 5);
 	struct rnic_stack *C = rnic_stack_create(&cc);
 	CHECK(C != NULL, "stack C: %s", rte_strerror(rte_errno));
 	/* not started: the application drives worker 0 (its first pass
@@ -362,7 +405,7 @@ static void case_single(void)
 	CHECK(fs.failovers == 0 && fs.completed == 0, "C failed over to nothing");
 	CHECK(fs.no_survivor == 2, "no_survivor = %lu, expected 2", (unsigned long)fs.no_survivor);
 	CHECK(fs.last_failed == -1 && fs.served_by[0] == 0 && fs.taken[0] == 0, "C stats");
-	CHECK(rnic_port_serving(C, IP(5)) == C->ports[0], "C still serves its address");
+	CHECK(serving(C, 5) == C->ports[0], "C still serves its address");
 	/* a down link sends nothing (to the broadcast address: no ARP hold) */
 	CHECK(rnic_ping(C, IP(255), 1, 1, 50) == 0, "a ping got out of a down link");
 	CHECK(rnic_port_link_down_drops(C->ports[0]) >= 1, "drop not counted");
@@ -389,12 +432,13 @@ static void case_single(void)
 int main(int argc, char **argv)
 {
 	struct rnic_config ce;
-	(void)argc;
+	v6 = argc > 1 && strcmp(argv[1], "ipv6") == 0;
 	rnic_config_init(&ce);
 	CHECK(rnic_eal_init(argv[0], &ce, 2 * WORKERS + 1) == 0, "EAL");
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	case_single();
+	if (!v6)
+		case_single();
 	case_stream();
-	printf("2 passed, 0 failed\n");
+	printf("%d passed, 0 failed\n", v6 ? 1 : 2);
 	return 0;
 }
