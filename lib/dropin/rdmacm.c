@@ -306,43 +306,96 @@ static struct rv_id *id_by_rid(const struct rnic_cm_id *rid)
 
 /* --- the dispatcher: rnic's events to the ids' channels --------------------- */
 
-static void sin_set(struct sockaddr *sa, uint32_t ip, uint16_t port)
+/* Addresses as the program sees them (sockaddr_in or sockaddr_in6) and as
+ * rnic takes them (struct rnic_addr; family 0: the any address). */
+static void sa_set(struct sockaddr *sa, const struct rnic_addr *a, uint16_t port)
 {
+	if (a->family == RNIC_AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)sa;
+		memset(s6, 0, sizeof(*s6));
+		s6->sin6_family = AF_INET6;
+		memcpy(s6->sin6_addr.s6_addr, a->v6, 16);
+		s6->sin6_port = htons(port);
+		return;
+	}
 	struct sockaddr_in *s = (struct sockaddr_in *)sa;
 	memset(s, 0, sizeof(*s));
 	s->sin_family = AF_INET;
-	s->sin_addr.s_addr = htonl(ip);
+	s->sin_addr.s_addr = htonl(a->family == RNIC_AF_INET ? a->v4 : INADDR_ANY);
 	s->sin_port = htons(port);
 }
 
-static uint32_t sin_ip(const struct sockaddr *sa)
+static uint16_t sa_port(const struct sockaddr *sa)
 {
-	return ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
-}
-
-static uint16_t sin_port(const struct sockaddr *sa)
-{
+	if (sa->sa_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
 	return ntohs(((const struct sockaddr_in *)sa)->sin_port);
 }
 
-/* The stack's port that reaches @p ip directly, else the first one. */
-static unsigned port_for(uint32_t ip)
+static struct rnic_addr addr4(uint32_t ip)
 {
-	struct rnic_stack *st = rv_proc_if_started()->st;
-	for (unsigned i = 0; i < st->n_ports; i++)
-		if (rnic_port_on_link(st->ports[i], ip))
-			return i;
-	return 0;
+	struct rnic_addr a = { .family = ip != INADDR_ANY ? RNIC_AF_INET : 0 };
+	a.v4 = ip;
+	return a;
 }
 
-/* The stack's port whose address is @p ip, or -1. */
-static int port_with_ip(uint32_t ip)
+/* The stack's port that reaches @p a directly (its IPv4 subnet, or an
+ * IPv6 prefix of its; a link-local address: the first port with IPv6),
+ * else the first one. */
+static unsigned port_for(const struct rnic_addr *a)
 {
 	struct rnic_stack *st = rv_proc_if_started()->st;
-	for (unsigned i = 0; i < st->n_ports; i++)
-		if (rnic_port_has_ip(st->ports[i], ip))
+	int any6 = -1;
+	for (unsigned i = 0; i < st->n_ports; i++) {
+		const struct rnic_port *p = st->ports[i];
+		if (a->family == RNIC_AF_INET && rnic_port_on_link(p, a->v4))
+			return i;
+		if (a->family != RNIC_AF_INET6 || p->n_ip6 == 0)
+			continue;
+		if (any6 < 0)
+			any6 = (int)i;
+		for (unsigned k = 1; k < p->n_ip6; k++)
+			if (rnic_ip6_prefix_equal(a->v6, p->ip6[k], p->ip6_prefix[k]))
+				return i;
+	}
+	return any6 >= 0 ? (unsigned)any6 : 0;
+}
+
+/* The stack's port whose address is @p a, or -1. */
+static int port_with_addr(const struct rnic_addr *a)
+{
+	struct rnic_stack *st = rv_proc_if_started()->st;
+	for (unsigned i = 0; i < st->n_ports; i++) {
+		const struct rnic_port *p = st->ports[i];
+		if (a->family == RNIC_AF_INET && rnic_port_has_ip(p, a->v4))
 			return (int)i;
+		for (unsigned k = 0; a->family == RNIC_AF_INET6 && k < p->n_ip6; k++)
+			if (memcmp(p->ip6[k], a->v6, 16) == 0)
+				return (int)i;
+	}
 	return -1;
+}
+
+/* Port @p pi's address toward @p dst: its IPv4 one, or for IPv6 the
+ * link-local one toward a link-local peer, else the global one on the
+ * peer's prefix (the first global one if none is). */
+static struct rnic_addr port_src(unsigned pi, const struct rnic_addr *dst)
+{
+	const struct rnic_port *p = rv_proc_if_started()->st->ports[pi];
+	struct rnic_addr a = { .family = RNIC_AF_INET6 };
+	if (dst->family != RNIC_AF_INET6 || p->n_ip6 == 0)
+		return addr4(p->ip);
+	unsigned pick = p->n_ip6 > 1 ? 1 : 0;
+	if (dst->v6[0] == 0xfe && (dst->v6[1] & 0xc0) == 0x80)
+		pick = 0;
+	else
+		for (unsigned k = 1; k < p->n_ip6; k++)
+			if (rnic_ip6_prefix_equal(dst->v6, p->ip6[k], p->ip6_prefix[k])) {
+				pick = k;
+				break;
+			}
+	memcpy(a.v6, p->ip6[pick], 16);
+	return a;
 }
 
 /* A CONNECT_REQUEST's new id, on the face of the request's transport. */
@@ -364,11 +417,11 @@ static struct rv_id *request_id(struct rv_id *l, const struct rnic_cm_event *r)
 	id->id.context = l->id.context;
 	id->id.ps = l->id.ps;
 	id->id.qp_type = IBV_QPT_RC;
-	unsigned port = port_for(r->peer_ip);
+	unsigned port = port_for(&r->peer);
 	id_set_face(id, r->transport == RNIC_TRANSPORT_ROCE ? 1 : 0, port);
-	sin_set(&id->id.route.addr.src_addr, rv_proc_if_started()->st->ports[port]->ip,
-		sin_port(&l->id.route.addr.src_addr));
-	sin_set(&id->id.route.addr.dst_addr, r->peer_ip, r->peer_port);
+	struct rnic_addr src = port_src(port, &r->peer);
+	sa_set(&id->id.route.addr.src_addr, &src, sa_port(&l->id.route.addr.src_addr));
+	sa_set(&id->id.route.addr.dst_addr, &r->peer, r->peer_port);
 	id->next = ids;
 	ids = id;
 	return id;
@@ -775,46 +828,49 @@ int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval,
 
 /* --- addresses -------------------------------------------------------------------- */
 
-/* An address a program gives: IPv4, or IPv6 that is IPv4-mapped
- * (::ffff:a.b.c.d, what getaddrinfo() gives with AI_V4MAPPED where a
- * host has no IPv4 address) or the any address. @return 0 or -1. */
-static int sa_ipv4(const struct sockaddr *sa, uint32_t *ip, uint16_t *port)
+/* An address a program gives: IPv4, IPv6, an IPv4-mapped IPv6 one
+ * (::ffff:a.b.c.d, what getaddrinfo() gives with AI_V4MAPPED) as IPv4, or
+ * the any address of either (family 0). @return 0 or -1 (EAFNOSUPPORT). */
+static int sa_addr(const struct sockaddr *sa, struct rnic_addr *a, uint16_t *port)
 {
 	if (sa == NULL)
 		return fail(EINVAL);
 	if (sa->sa_family == AF_INET) {
-		*ip = sin_ip(sa);
-		*port = sin_port(sa);
+		*a = addr4(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
+		*port = sa_port(sa);
 		return 0;
 	}
 	if (sa->sa_family == AF_INET6) {
 		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+		*port = ntohs(s6->sin6_port);
 		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) || IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr)) {
 			uint32_t v;
 			memcpy(&v, &s6->sin6_addr.s6_addr[12], sizeof(v));
-			*ip = ntohl(v);
-			*port = ntohs(s6->sin6_port);
+			*a = addr4(ntohl(v));
 			return 0;
 		}
+		a->family = RNIC_AF_INET6;
+		memcpy(a->v6, s6->sin6_addr.s6_addr, 16);
+		return 0;
 	}
-	return fail(EAFNOSUPPORT);   /* rnic's ports are IPv4 */
+	return fail(EAFNOSUPPORT);
 }
 
 int rdma_bind_addr(struct rdma_cm_id *cid, struct sockaddr *addr)
 {
 	struct rv_id *id = rv_of(cid);
-	uint32_t ip;
+	struct rnic_addr a;
 	uint16_t port;
 
-	if (cid == NULL || sa_ipv4(addr, &ip, &port) != 0)
+	if (cid == NULL || sa_addr(addr, &a, &port) != 0)
 		return -1;
-	int pi = ip != INADDR_ANY ? port_with_ip(ip) : 0;
+	int pi = a.family != 0 ? port_with_addr(&a) : 0;
 	if (pi < 0)
 		return fail(EADDRNOTAVAIL);
 	pthread_mutex_lock(&cm_lock);
-	sin_set(&cid->route.addr.src_addr, ip, port);
+	sa_set(&cid->route.addr.src_addr, &a, port);
 	/* bound to an address of ours, the id has its device; to any, not */
-	if (ip != INADDR_ANY)
+	if (a.family != 0)
 		id_set_face(id, rv_proc_if_started()->transport == RNIC_TRANSPORT_ROCE, (unsigned)pi);
 	pthread_mutex_unlock(&cm_lock);
 	return 0;
@@ -824,23 +880,30 @@ int rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src_addr, struct 
 		      int timeout_ms)
 {
 	struct rv_id *id = rv_of(cid);
-	uint32_t dst, src = INADDR_ANY;
+	struct rnic_addr dst, src = { 0 };
 	uint16_t dport, sport = 0;
 	(void)timeout_ms;
 
-	if (cid == NULL || sa_ipv4(dst_addr, &dst, &dport) != 0 ||
-	    (src_addr != NULL && sa_ipv4(src_addr, &src, &sport) != 0))
+	if (cid == NULL || sa_addr(dst_addr, &dst, &dport) != 0 ||
+	    (src_addr != NULL && sa_addr(src_addr, &src, &sport) != 0))
 		return -1;
-	if (src == INADDR_ANY && cid->route.addr.src_addr.sa_family == AF_INET) {
-		src = sin_ip(&cid->route.addr.src_addr);   /* bound before */
-		sport = sin_port(&cid->route.addr.src_addr);
-	}
-	int pi = src != INADDR_ANY ? port_with_ip(src) : (int)port_for(dst);
+	if (dst.family == 0)
+		return fail(EADDRNOTAVAIL);   /* no peer at the any address */
+	if (src.family == 0 && (cid->route.addr.src_addr.sa_family == AF_INET ||
+				cid->route.addr.src_addr.sa_family == AF_INET6))
+		(void)sa_addr(&cid->route.addr.src_addr, &src, &sport);   /* bound before */
+	if (src.family != 0 && src.family != dst.family)
+		return fail(EAFNOSUPPORT);
+	int pi = src.family != 0 ? port_with_addr(&src) : (int)port_for(&dst);
 	if (pi < 0)
 		return fail(EADDRNOTAVAIL);
+	if (src.family == 0)
+		src = port_src((unsigned)pi, &dst);
+	if (src.family != dst.family)
+		return fail(EADDRNOTAVAIL);   /* the port has no address of that family */
 	pthread_mutex_lock(&cm_lock);
-	sin_set(&cid->route.addr.src_addr, rv_proc_if_started()->st->ports[pi]->ip, sport);
-	sin_set(&cid->route.addr.dst_addr, dst, dport);
+	sa_set(&cid->route.addr.src_addr, &src, sport);
+	sa_set(&cid->route.addr.dst_addr, &dst, dport);
 	id_set_face(id, rv_proc_if_started()->transport == RNIC_TRANSPORT_ROCE, (unsigned)pi);
 	id->addr_resolved = true;
 	int rc = post_local(id, RDMA_CM_EVENT_ADDR_RESOLVED);
@@ -864,14 +927,20 @@ int rdma_resolve_route(struct rdma_cm_id *cid, int timeout_ms)
 
 __be16 rdma_get_src_port(struct rdma_cm_id *id)
 {
-	return id != NULL && id->route.addr.src_addr.sa_family == AF_INET ?
-	       id->route.addr.src_sin.sin_port : 0;
+	if (id == NULL)
+		return 0;
+	if (id->route.addr.src_addr.sa_family == AF_INET6)
+		return id->route.addr.src_sin6.sin6_port;
+	return id->route.addr.src_addr.sa_family == AF_INET ? id->route.addr.src_sin.sin_port : 0;
 }
 
 __be16 rdma_get_dst_port(struct rdma_cm_id *id)
 {
-	return id != NULL && id->route.addr.dst_addr.sa_family == AF_INET ?
-	       id->route.addr.dst_sin.sin_port : 0;
+	if (id == NULL)
+		return 0;
+	if (id->route.addr.dst_addr.sa_family == AF_INET6)
+		return id->route.addr.dst_sin6.sin6_port;
+	return id->route.addr.dst_addr.sa_family == AF_INET ? id->route.addr.dst_sin.sin_port : 0;
 }
 
 /* --- connections --------------------------------------------------------------------- */
@@ -895,9 +964,12 @@ int rdma_listen(struct rdma_cm_id *cid, int backlog)
 
 	if (cid == NULL || id->listening)
 		return fail(EINVAL);
-	if (cid->route.addr.src_addr.sa_family != AF_INET)
-		sin_set(&cid->route.addr.src_addr, INADDR_ANY, 0);
-	uint16_t port = sin_port(&cid->route.addr.src_addr);
+	if (cid->route.addr.src_addr.sa_family != AF_INET &&
+	    cid->route.addr.src_addr.sa_family != AF_INET6) {
+		struct rnic_addr any = { 0 };
+		sa_set(&cid->route.addr.src_addr, &any, 0);
+	}
+	uint16_t port = sa_port(&cid->route.addr.src_addr);
 	if (port != 0) {
 		rc = listen_on(id, port, backlog);
 	} else {
@@ -909,7 +981,10 @@ int rdma_listen(struct rdma_cm_id *cid, int backlog)
 	}
 	if (rc != 0)
 		return fail(rc);
-	cid->route.addr.src_sin.sin_port = htons(port);
+	if (cid->route.addr.src_addr.sa_family == AF_INET6)
+		cid->route.addr.src_sin6.sin6_port = htons(port);
+	else
+		cid->route.addr.src_sin.sin_port = htons(port);
 	id->listening = true;
 	return 0;
 }
@@ -1000,8 +1075,10 @@ int rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 	conn_param(&c, param);
 	rv_lock();
 	self_qp_access(id, qp);
-	int rc = rnic_cm_connect(id->rid, qp, sin_ip(&cid->route.addr.dst_addr),
-				 sin_port(&cid->route.addr.dst_addr), &c);
+	struct rnic_addr dst;
+	uint16_t dport;
+	(void)sa_addr(&cid->route.addr.dst_addr, &dst, &dport);   /* set by resolve */
+	int rc = rnic_cm_connect_addr(id->rid, qp, &dst, dport, &c);
 	rv_unlock();
 	if (rc != 0)
 		return rv_fail(rc);
@@ -1361,25 +1438,29 @@ static struct sockaddr *sa_dup(const struct sockaddr *sa, socklen_t len)
 }
 
 /*
- * IPv4 names and numbers through getaddrinfo(3), for RDMA_PS_TCP RC
- * connections. Passive: ai_src_addr (INADDR_ANY without a node). Active:
+ * IPv4 and IPv6 names and numbers through getaddrinfo(3), for RDMA_PS_TCP
+ * RC connections (the family of the hints, else the first getaddrinfo
+ * gives). Passive: ai_src_addr (INADDR_ANY without a node). Active:
  * ai_dst_addr, and ai_src_addr from the hints (rdma_resolve_addr picks the
  * port otherwise). @return 0, an EAI_* code (gai_strerror), or -1 and errno.
  */
 int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
 		     struct rdma_addrinfo **res)
 {
-	struct addrinfo h = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *ai;
+	struct addrinfo h = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai;
 	int flags = hints ? hints->ai_flags : 0;
 
 	if (res == NULL || (node == NULL && service == NULL))
 		return fail(EINVAL);
 	if (hints != NULL && ((hints->ai_port_space && hints->ai_port_space != RDMA_PS_TCP) ||
 			      (hints->ai_qp_type && hints->ai_qp_type != IBV_QPT_RC) ||
-			      (hints->ai_family && hints->ai_family != AF_INET))) {
-		rv_unsupported("rdma_getaddrinfo (other than IPv4, RDMA_PS_TCP, RC)");
+			      (hints->ai_family && hints->ai_family != AF_INET &&
+			       hints->ai_family != AF_INET6))) {
+		rv_unsupported("rdma_getaddrinfo (other than IPv4/IPv6, RDMA_PS_TCP, RC)");
 		return -1;
 	}
+	if (hints != NULL && hints->ai_family)
+		h.ai_family = hints->ai_family;
 	h.ai_flags = (flags & RAI_PASSIVE ? AI_PASSIVE : 0) |
 		     (flags & RAI_NUMERICHOST ? AI_NUMERICHOST : 0);
 	int rc = getaddrinfo(node, service, &h, &ai);
@@ -1391,7 +1472,7 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 		return fail(ENOMEM);
 	}
 	r->ai_flags = flags;
-	r->ai_family = AF_INET;
+	r->ai_family = ai->ai_family;
 	r->ai_qp_type = IBV_QPT_RC;
 	r->ai_port_space = RDMA_PS_TCP;
 	struct sockaddr **slot = flags & RAI_PASSIVE ? &r->ai_src_addr : &r->ai_dst_addr;
@@ -1402,9 +1483,12 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 		r->ai_dst_len = ai->ai_addrlen;
 	freeaddrinfo(ai);
 	if (!(flags & RAI_PASSIVE) && hints != NULL && hints->ai_src_addr != NULL &&
-	    hints->ai_src_addr->sa_family == AF_INET) {
-		r->ai_src_addr = sa_dup(hints->ai_src_addr, sizeof(struct sockaddr_in));
-		r->ai_src_len = sizeof(struct sockaddr_in);
+	    (hints->ai_src_addr->sa_family == AF_INET ||
+	     hints->ai_src_addr->sa_family == AF_INET6)) {
+		socklen_t len = hints->ai_src_addr->sa_family == AF_INET6 ?
+				sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+		r->ai_src_addr = sa_dup(hints->ai_src_addr, len);
+		r->ai_src_len = len;
 		if (r->ai_src_addr == NULL)
 			*slot = NULL;   /* reported below */
 	}

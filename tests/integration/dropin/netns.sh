@@ -14,14 +14,17 @@ run=$build/apps/rnic-run/rnic-run
 # (192.0.2.2) with TRANSPORT; their output (line-buffered, so a hung
 # program's shows) in $work/NAME.{s,c}; fails unless both exit 0 (the
 # client CLIENT_EXIT if set; the client only with PERSISTENT=1: its
-# server is stopped after it)
+# server is stopped after it); with PAIR_IP6=1 each port also takes an IPv6
+# address, 2001:db8::1/64 (server) and 2001:db8::2/64 (client)
 pair() {
 	local name=$1 tr=$2 sargs=$3 cargs=$4 ready=${5:-}
 	bridge_tap rv0 &
 	local bp0=$!
 	# shellcheck disable=SC2086
+	local ip6s=() ip6c=()
+	[ "${PAIR_IP6:-0}" = 1 ] && ip6s=(--ip 2001:db8::1/64) ip6c=(--ip 2001:db8::2/64)
 	ip netns exec "$ns" timeout 30 stdbuf -oL "$run" --vdev net_tap0,iface=rv0 --ip 192.0.2.1/24 \
-		-- $sargs > "$work/$name.s" 2>&1 &
+		"${ip6s[@]}" -- $sargs > "$work/$name.s" 2>&1 &
 	local spid=$!
 	for _ in $(seq 200); do
 		grep -q "${ready:-EAL file-prefix}" "$work/$name.s" 2>/dev/null && break
@@ -32,7 +35,7 @@ pair() {
 	local bp=$!
 	# shellcheck disable=SC2086
 	ip netns exec "$ns" timeout 20 stdbuf -oL "$run" --vdev net_tap1,iface=rv1 --ip 192.0.2.2/24 \
-		--transport "$tr" -- $cargs > "$work/$name.c" 2>&1
+		"${ip6c[@]}" --transport "$tr" -- $cargs > "$work/$name.c" 2>&1
 	local crc=$?
 	wait "$bp0" "$bp"
 	# a server that serves for ever (PERSISTENT=1) is stopped now

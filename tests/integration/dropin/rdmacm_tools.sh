@@ -13,6 +13,7 @@
 #  - cmtime -c 10 (ten connections at once, each QP destroyed right after
 #    its rdma_disconnect() and before its DISCONNECTED) against cmtime's
 #    server: the client exits 0 with its table;
+#  - rping and rdma_server/rdma_client over iWARP on IPv6 addresses;
 #  - rping -c to a port nobody listens on: REJECTED as Linux reports it
 #    (-111 on iWARP, IB CM reason 8 on RoCE) and rping's own exit status
 #    (255), not a crash: its event thread calls exit() while its main
@@ -77,6 +78,25 @@ for tr in iwarp roce; do
 		bad "rping to a closed port over $tr: exit status"
 	fi
 done
+
+# IPv6 (issue 20): rping and rdma_server/rdma_client over iWARP between
+# 2001:db8::1 and ::2 (the ports dual-stack; the server on the IPv6 any
+# address); the client's own address must be the IPv6 one
+export PAIR_IP6=1
+if pair "rping6" iwarp "rping -s -d -a :: -v -C 10" "rping -c -d -a 2001:db8::1 -v -C 10" \
+	"^rdma_listen"; then
+	pings "" "$work/rping6.c" && pings "server " "$work/rping6.s" && ok ||
+		{ cat "$work/rping6.c"; bad "rping over IPv6: the -v lines"; }
+else
+	bad "rping over IPv6: exit status"
+fi
+if pair "rdma6" iwarp "rdma_server" "rdma_client -s 2001:db8::1"; then
+	grep -q "rdma_client: end 0" "$work/rdma6.c" && grep -q "rdma_server: end 0" "$work/rdma6.s" &&
+		ok || bad "rdma_server/rdma_client over IPv6: no 'end 0'"
+else
+	bad "rdma_server/rdma_client over IPv6: exit status"
+fi
+unset PAIR_IP6
 
 echo "rdmacm_tools: $pass passed, $fails failed"
 [ "$fails" = 0 ]

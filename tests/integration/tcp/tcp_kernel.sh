@@ -6,7 +6,7 @@
 # the size (default 1 GiB). Exit 77 (skipped) without root or /dev/net/tun.
 set -u
 bin=${RNIC_BUILD_DIR:?}/apps/rnic-tcp/rnic-tcp
-bytes=${RNIC_TCP_INTEROP_BYTES:-1073741824}
+bytes=$(numfmt --from=iec "${RNIC_TCP_INTEROP_BYTES:-1073741824}")   # 1G, 64M or a number
 ns=rnic-k$$
 tap=rnick$$
 . "$(dirname "$0")/../common/tap_peer.sh"   # work, skip, cleanup, fail

@@ -9,7 +9,7 @@
 # without root, /dev/net/tun or IPv6 in the kernel.
 set -u
 bin=${RNIC_BUILD_DIR:?}/apps/rnic-tcp/rnic-tcp
-bytes=${RNIC_TCP_INTEROP_BYTES:-67108864}
+bytes=$(numfmt --from=iec "${RNIC_TCP_INTEROP_BYTES:-67108864}")   # 1G, 64M or a number
 ns=rnic-k6$$
 tap=rnic6k$$
 . "$(dirname "$0")/../common/tap_peer.sh"   # work, skip, cleanup, fail
