@@ -10,7 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <rte_alarm.h>
@@ -168,30 +167,24 @@ static void port_set_reta(struct rnic_port *p, const struct rte_eth_dev_info *di
 
 /*
  * net_tap gives the kernel side of the tap the same MAC as the DPDK side.
- * Enslaved to a Linux bridge, that makes the bridge treat frames for our
- * MAC as its own (a permanent local entry) and never forward them to the
- * tap. Give the kernel side a different, locally administered MAC.
+ * Both ends of the wire with one MAC break two things: enslaved to a Linux
+ * bridge, the tap's MAC is a permanent local entry of the bridge, which
+ * then never forwards frames for it to the tap; and both sides derive the
+ * same IPv6 link-local address from it, so one side's duplicate address
+ * detection fails. rnic answers with a MAC of its own instead, the tap's
+ * with the last byte changed (locally administered, unicast), and leaves
+ * the kernel side alone: that holds whenever the kernel side comes up
+ * (giving the kernel side another MAC instead lost a race with a program
+ * that set the tap up before rnic started the port: its link-local was
+ * already made from rnic's MAC). The tap hands rnic every frame the kernel
+ * sends, whatever its destination MAC.
  */
-static void port_tap_kernel_mac(struct rnic_port *p, const char *driver)
+static void port_tap_own_mac(struct rnic_port *p, const char *driver)
 {
-	const char *k = strstr(p->cfg.vdev, "iface=");
-	struct ifreq ifr;
-	if (strcmp(driver, "net_tap") != 0 || k == NULL)
+	if (strcmp(driver, "net_tap") != 0)
 		return;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%.*s", (int)strcspn(k + 6, ","), k + 6);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0)
-		return;
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr) == 0 &&
-	    memcmp(ifr.ifr_hwaddr.sa_data, p->mac.addr_bytes, RTE_ETHER_ADDR_LEN) == 0) {
-		ifr.ifr_hwaddr.sa_data[0] = (char)((p->mac.addr_bytes[0] | 0x02) & ~0x01);
-		ifr.ifr_hwaddr.sa_data[5] ^= (char)0x5a;
-		if (ioctl(fd, SIOCSIFHWADDR, &ifr) != 0)
-			fprintf(stderr, "rnic: %s: cannot give the kernel side its own MAC: %s "
-				"(bridging this tap will not work)\n", ifr.ifr_name, strerror(errno));
-	}
-	close(fd);
+	p->mac.addr_bytes[0] = (uint8_t)((p->mac.addr_bytes[0] | 0x02) & ~0x01);
+	p->mac.addr_bytes[5] ^= 0x5a;
 }
 
 static int port_open_pcap(struct rnic_port *p)
@@ -442,11 +435,7 @@ static void port_faults_init(struct rnic_port *p)
 static int port_start(struct rnic_port *p, const struct rte_eth_dev_info *di)
 {
 	rte_eth_macaddr_get(p->port_id, &p->mac);
-	/* before the start brings the tap's kernel side up: Linux derives
-	 * its IPv6 link-local address from the MAC it has then, and with
-	 * ours it would be rnic's own (both sides' DAD fails); and again
-	 * after it, whose MAC restore gives the kernel side ours again */
-	port_tap_kernel_mac(p, di->driver_name);
+	port_tap_own_mac(p, di->driver_name);
 	int rc = rte_eth_dev_start(p->port_id);
 	if (rc != 0) {
 		fprintf(stderr, "rnic: port %u (%s): start: %s%s\n", p->idx, p->name,
@@ -455,7 +444,6 @@ static int port_start(struct rnic_port *p, const struct rte_eth_dev_info *di)
 		return rc;
 	}
 	port_set_reta(p, di);
-	port_tap_kernel_mac(p, di->driver_name);
 	rnic_tap_link_init(p, di);
 	/* unicast and broadcast only; lib/net joins the IPv6 groups of a
 	 * port with IPv6 addresses (nd.c) */

@@ -3,6 +3,8 @@
 # the same run: `rnic-perf --server` and `--client` as two processes, each
 # on a CPU of its own (taskset), over
 #   memif    net_memif, one socket file (server and client roles), MTU 1500
+#   memif_zc the same with the client in zero-copy mode (LINKS="memif_zc";
+#            needs free hugepages)
 #   af_xdp   net_af_xdp on the two ends of a veth pair, each end in its own
 #            network namespace (MTU 1500, and 3000: XDP on veth takes no
 #            9000)
@@ -119,10 +121,12 @@ rnic() {
 	local name=$1 link=$2 mtu=$3 s_run=() c_run=() s_port c_port
 	shift 3
 	case $link in
-	memif)
+	memif | memif_zc)
 		n_sock=$((n_sock + 1))
 		s_port=(--vdev "net_memif0,role=server,socket=$tmp/m$n_sock.sock")
 		c_port=(--vdev "net_memif0,role=client,socket=$tmp/m$n_sock.sock")
+		# zero copy (the client's own mbufs on the rings; needs hugepages)
+		[ $link = memif_zc ] && c_port[1]+=",zero-copy=yes"
 		;;
 	af_xdp)
 		ip -n $na link set xva$$ mtu "$mtu"
