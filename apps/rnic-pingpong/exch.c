@@ -197,7 +197,7 @@ static const struct rnic_tcp_ops exch_ops = {
 };
 
 struct connect_req {
-	uint32_t ip;
+	struct rnic_addr ip;
 	uint16_t port;
 	int rc;
 };
@@ -206,7 +206,7 @@ static void do_connect(struct rnic_worker *w, void *arg)
 {
 	struct connect_req *r = arg;
 	ex.w = w;
-	r->rc = rnic_tcp_connect(w, r->ip, r->port, &exch_ops, &ex, &ex.c);
+	r->rc = rnic_tcp_connect_addr(w, &r->ip, r->port, &exch_ops, &ex, &ex.c);
 }
 
 /* Server: send our record if the client is still there. */
@@ -283,11 +283,11 @@ static int parse_peer(struct pp_dest *rem, char *err, size_t errlen)
 	return 0;
 }
 
-int pp_exch_client(struct rnic_stack *st, uint32_t ip, uint16_t port,
+int pp_exch_client(struct rnic_stack *st, const struct rnic_addr *ip, uint16_t port,
 		   const struct pp_dest *mine, struct pp_dest *rem,
 		   char *err, size_t errlen)
 {
-	struct connect_req r = { .ip = ip, .port = port };
+	struct connect_req r = { .ip = *ip, .port = port };
 
 	memset(&ex, 0, sizeof(ex));
 	pp_dest_format(mine, ex.out);
@@ -297,8 +297,11 @@ int pp_exch_client(struct rnic_stack *st, uint32_t ip, uint16_t port,
 	if (rc == 0)
 		rc = wait_for(&ex.have_rec, EXCH_TIMEOUT_S);
 	if (rc != 0) {
-		snprintf(err, errlen, "Couldn't connect to %u.%u.%u.%u:%u: %s", ip >> 24,
-			 (ip >> 16) & 255, (ip >> 8) & 255, ip & 255, port, why(rc));
+		char a[RNIC_ADDRSTRLEN];
+		rnic_addr_str(ip, a, sizeof(a));
+		snprintf(err, errlen, ip->family == RNIC_AF_INET6 ? "Couldn't connect to [%s]:%u: %s"
+								 : "Couldn't connect to %s:%u: %s",
+			 a, port, why(rc));
 		return rc;
 	}
 	return parse_peer(rem, err, errlen);

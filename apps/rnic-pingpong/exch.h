@@ -47,7 +47,7 @@ typedef int (*pp_connect_fn)(const struct pp_dest *rem, void *arg);
  * server's record into @p rem, send "done" and close.
  * @return 0, or -errno with a one-line reason in @p err.
  */
-int pp_exch_client(struct rnic_stack *st, uint32_t ip, uint16_t port,
+int pp_exch_client(struct rnic_stack *st, const struct rnic_addr *ip, uint16_t port,
 		   const struct pp_dest *mine, struct pp_dest *rem,
 		   char *err, size_t errlen);
 

@@ -14,6 +14,7 @@
  *
  *   rnic-pingpong [-p PORT] [-d DEV] [-i IBPORT] [-s SIZE] [-m MTU] [-r RX_DEPTH]
  *                 [-n ITERS] [-l SL] [-e] [-g GIDIDX] PORT-OPTIONS [SERVER]
+ * SERVER is an IPv4 or IPv6 address.
  * Exit 0 when every iteration completed, 1 on a failure, 2 on bad arguments.
  */
 #include <arpa/inet.h>
@@ -61,7 +62,9 @@ static void usage(FILE *f)
 		"  -n, --iters=N         exchanges (default 1000)\n"
 		"  -l, --sl=SL           service level (default 0)\n"
 		"  -e, --events          sleep on CQ events (default: poll)\n"
-		"  -g, --gid-idx=IDX     local GID index; RoCE peers need it (-g 1: ::ffff:IPv4)\n"
+		"  -g, --gid-idx=IDX     local GID index; RoCE peers need it: 0 fe80:: link-local,\n"
+		"                        1 ::ffff:IPv4 (IPv4 ports), then the global IPv6\n"
+		"                        addresses (docs/roce.md, \"GID table\")\n"
 		"  --exchange-only       exchange addresses and stop, without a QP (checks the\n"
 		"                        TCP path to a peer; the peer then fails)\n\n%s",
 		rnic_config_usage());
@@ -160,11 +163,11 @@ static int parse_opts(int argc, char **argv)
 		return -EINVAL;
 	}
 	if (optind == argc - 1) {
-		uint8_t plen;
-		if (rnic_parse_cidr(argv[optind], &o.server_ip, &plen) != 0 ||
+		uint8_t plen = 0;
+		if (rnic_addr_parse(argv[optind], &o.server, &plen) != 0 ||
 		    strchr(argv[optind], '/') != NULL) {
-			fprintf(stderr, "rnic-pingpong: '%s' is not an IPv4 address (A.B.C.D; "
-				"names are not resolved)\n", argv[optind]);
+			fprintf(stderr, "rnic-pingpong: '%s' is not an IPv4 or IPv6 address "
+				"(A.B.C.D, 2001:db8::2; names are not resolved)\n", argv[optind]);
 			return -EINVAL;
 		}
 	}

@@ -174,7 +174,7 @@ static int qp_connect(const struct pp_dest *rem, void *arg)
 		return 0;
 	if (memcmp(&rem->gid.raw[8], zero, sizeof(zero)) == 0) {
 		fprintf(stderr, "rnic-pingpong: the peer sent no GID: RoCE needs it "
-			"(run the peer with -g 1)\n");
+			"(run the peer with -g IDX, e.g. -g 1)\n");
 		return -1;
 	}
 	struct ibv_qp_attr attr = {
@@ -448,8 +448,8 @@ int pp_session(struct pp_ctx *pp)
 	if (!pp->o->quiet)
 		print_dest("local address: ", &mine);
 
-	int rc = pp->o->server_ip != 0 ?
-		pp_exch_client(pp->st, pp->o->server_ip, pp->o->tcp_port, &mine, &rem, err, sizeof(err)) :
+	int rc = pp->o->server.family != 0 ?
+		pp_exch_client(pp->st, &pp->o->server, pp->o->tcp_port, &mine, &rem, err, sizeof(err)) :
 		pp_exch_server(pp->st, pp->o->tcp_port, &mine, &rem, qp_connect, pp, err, sizeof(err));
 	if (rc != 0) {
 		fprintf(stderr, "rnic-pingpong: %s\n", err);
@@ -459,11 +459,11 @@ int pp_session(struct pp_ctx *pp)
 		print_dest("remote address:", &rem);
 	if (pp->o->exchange_only)
 		return 0;
-	if (pp->o->server_ip != 0 && qp_connect(&rem, pp) != 0)
+	if (pp->o->server.family != 0 && qp_connect(&rem, pp) != 0)
 		return PP_EXIT_FAIL;
 
 	pp->pending = PP_RECV_WRID;
-	if (pp->o->server_ip != 0) {
+	if (pp->o->server.family != 0) {
 		if (post_send(pp) != 0)
 			return PP_EXIT_FAIL;
 		pp->pending |= PP_SEND_WRID;

@@ -30,7 +30,7 @@ struct pp_opts {
 	bool events;            /**< -e: sleep on CQ events instead of polling */
 	int gidx;               /**< -g: GID index, -1 = send a zero GID */
 	bool exchange_only;     /**< --exchange-only: no QP, stop after the exchange */
-	uint32_t server_ip;     /**< client: the server (host order); 0: we serve */
+	struct rnic_addr server; /**< client: the server (IPv4 or IPv6); family 0: we serve */
 	bool quiet;             /**< print neither addresses nor results (a responder) */
 };
 

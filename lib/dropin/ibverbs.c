@@ -173,7 +173,7 @@ int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t g
 	struct ibv_gid_entry e = { .gid_index = gid_index, .port_num = port_num };
 
 	if (!ours(context) || entry == NULL || flags != 0 || port_num > 255 ||
-	    entry_size < sizeof(e) || gid_index > 1)
+	    entry_size < sizeof(e) || gid_index > 255)
 		return EINVAL;
 	if (rnic_query_gid(context, (uint8_t)port_num, (int)gid_index, &e.gid) != 0)
 		return ENODATA;
@@ -193,14 +193,18 @@ ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *
 	if (!ours(context) || flags != 0 || entry_size < sizeof(*entries) ||
 	    rnic_query_device(context, &a) != 0)
 		return -EINVAL;
-	for (uint32_t port = 1; port <= a.phys_port_cnt; port++)
-		for (uint32_t i = 0; i < 2; i++) {
+	for (uint32_t port = 1; port <= a.phys_port_cnt; port++) {
+		struct ibv_port_attr pa;
+		if (rnic_query_port(context, (uint8_t)port, &pa) != 0)
+			continue;
+		for (uint32_t i = 0; i < (uint32_t)pa.gid_tbl_len; i++) {
 			if (n == max_entries)
 				return -EINVAL;
 			struct ibv_gid_entry *e = (void *)((char *)entries + n * entry_size);
 			if (_ibv_query_gid_ex(context, port, i, e, 0, entry_size) == 0)
 				n++;
 		}
+	}
 	return (ssize_t)n;
 }
 

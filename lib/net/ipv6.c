@@ -294,7 +294,12 @@ static int ipv6_check(const struct rnic_port *p, struct rte_mbuf *m)
 static const struct rnic_l4_handler *ipv6_handler(struct rnic_worker *w, struct rte_mbuf *m,
 						  uint8_t proto)
 {
-	/* TCP only: RoCEv2 over IPv6 is not there yet */
+	if (proto == IPPROTO_UDP) {   /* RoCEv2 on 4791 */
+		const struct rnic_l4_handler *u = rnic_udp_lookup(w->st, m);
+		if (u == NULL)
+			rnic_worker_drop(w, RNIC_DROP_UDP_NO_LISTENER, m);
+		return u;
+	}
 	const struct rnic_l4_handler *h = &w->st->ip_proto[proto];
 	if (proto == IPPROTO_TCP && h->input != NULL)
 		return h;
@@ -327,6 +332,8 @@ void rnic_ipv6_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf
 		rnic_worker_drop(w, RNIC_DROP_IP6_NOT_FOR_US, m);
 		return;
 	}
+	if (proto == IPPROTO_UDP && rnic_udp_check(w, m) != 0)
+		return;
 	const struct rnic_l4_handler *h = ipv6_handler(w, m, proto);
 	if (h == NULL)
 		return;
@@ -364,14 +371,16 @@ void rnic_ipv6_input_l4(struct rnic_worker *w, struct rnic_port *p, struct rte_m
  * Ethernet header, or NULL (no headroom, or above the MTU). */
 static struct rte_ether_hdr *ipv6_prepend(struct rnic_port *p, struct rte_mbuf *m,
 					  const uint8_t src[16], const uint8_t dst[16],
-					  uint8_t proto, uint8_t tclass, uint8_t hops)
+					  uint8_t proto, uint8_t tclass, uint32_t flow,
+					  uint8_t hops)
 {
 	uint32_t plen = rte_pktmbuf_pkt_len(m);
 	struct rte_ether_hdr *eh = rnic_net_prepend_l2l3(p, m, plen, sizeof(struct rte_ipv6_hdr));
 	if (eh == NULL)
 		return NULL;
 	struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)(eh + 1);
-	ip->vtc_flow = rte_cpu_to_be_32(6u << 28 | (uint32_t)tclass << 20);
+	ip->vtc_flow = rte_cpu_to_be_32(6u << 28 | (uint32_t)tclass << 20 |
+				       (flow & RNIC_IP6_FLOW_MASK));
 	ip->payload_len = rte_cpu_to_be_16((uint16_t)plen);
 	ip->proto = proto;
 	ip->hop_limits = hops;
@@ -384,10 +393,11 @@ static struct rte_ether_hdr *ipv6_prepend(struct rnic_port *p, struct rte_mbuf *
 	return eh;
 }
 
-/* Send with hop limit @p hops (nd.c sends with 255). */
-int rnic_ipv6_output_hops(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
-			  const uint8_t *src, const uint8_t dst[16], uint8_t proto,
-			  uint8_t tclass, uint8_t hops)
+/* Send with hop limit @p hops (nd.c sends with 255), flow label @p flow
+ * and the finishing step @p fin (NULL: none). */
+static int ipv6_output(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+		       const uint8_t *src, const uint8_t dst[16], uint8_t proto,
+		       uint8_t tclass, uint32_t flow, uint8_t hops, rnic_net_fin_fn fin)
 {
 	uint8_t s[16];
 
@@ -413,11 +423,13 @@ int rnic_ipv6_output_hops(struct rnic_worker *w, struct rnic_port *p, struct rte
 		}
 		src = s;
 	}
-	struct rte_ether_hdr *eh = ipv6_prepend(p, m, src, dst, proto, tclass, hops);
+	struct rte_ether_hdr *eh = ipv6_prepend(p, m, src, dst, proto, tclass, flow, hops);
 	if (eh == NULL) {
 		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
 		return -ENOBUFS;
 	}
+	if (fin != NULL)
+		fin(m);   /* the header is final: RoCEv2's ICRC covers it */
 	if (rnic_ip6_is_multicast(dst)) {
 		rnic_ip6_mcast_mac(dst, &eh->dst_addr);
 		rnic_worker_tx(w, p, m);
@@ -427,11 +439,25 @@ int rnic_ipv6_output_hops(struct rnic_worker *w, struct rnic_port *p, struct rte
 	return 0;
 }
 
+int rnic_ipv6_output_hops(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+			  const uint8_t *src, const uint8_t dst[16], uint8_t proto,
+			  uint8_t tclass, uint8_t hops)
+{
+	return ipv6_output(w, p, m, src, dst, proto, tclass, 0, hops, NULL);
+}
+
+int rnic_net_output_ipv6_fin(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+			     const uint8_t *src, const uint8_t dst[16], uint8_t proto,
+			     uint8_t tclass, uint32_t flow, rnic_net_fin_fn fin)
+{
+	return ipv6_output(w, p, m, src, dst, proto, tclass, flow, RNIC_IP6_HOP_LIMIT, fin);
+}
+
 int rnic_ipv6_xmit(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
 		   const uint8_t src[16], const uint8_t dst[16], uint8_t proto, uint8_t hops,
 		   const struct rte_ether_addr *l2_dst)
 {
-	struct rte_ether_hdr *eh = ipv6_prepend(p, m, src, dst, proto, 0, hops);
+	struct rte_ether_hdr *eh = ipv6_prepend(p, m, src, dst, proto, 0, 0, hops);
 	if (eh == NULL) {
 		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
 		return -ENOBUFS;
@@ -457,7 +483,7 @@ int rnic_net_reply_ipv6(struct rnic_worker *w, struct rnic_port *p, struct rte_m
 {
 	if (ip6_server(p) != p || !rte_is_unicast_ether_addr(l2_dst))
 		return rnic_net_output_ipv6(w, p, m, src, dst, proto, 0);
-	struct rte_ether_hdr *eh = ipv6_prepend(p, m, src, dst, proto, 0, RNIC_IP6_HOP_LIMIT);
+	struct rte_ether_hdr *eh = ipv6_prepend(p, m, src, dst, proto, 0, 0, RNIC_IP6_HOP_LIMIT);
 	if (eh == NULL) {
 		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
 		return -ENOBUFS;

@@ -24,6 +24,7 @@ struct rnic_port;
 struct rnic_stack;
 
 #define RNIC_IP6_HOP_LIMIT 64    /* of the datagrams rnic sends (ND: 255) */
+#define RNIC_IP6_FLOW_MASK 0x000fffffu   /* the 20-bit flow label */
 
 /* enum rnic_ip6_state: port/port.h (the port holds the states) */
 
@@ -103,6 +104,29 @@ struct rnic_port *rnic_net_route6(struct rnic_stack *st, const uint8_t dst[16]);
 int rnic_net_output_ipv6(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
 			 const uint8_t *src, const uint8_t dst[16], uint8_t proto,
 			 uint8_t tclass);
+
+/* rnic_net_output_ipv6() with flow label @p flow (low 20 bits) and a
+ * finishing step called once the IPv6 header is final, before the frame is
+ * queued or held for neighbour discovery (RoCEv2's ICRC; NULL: none). */
+#ifndef RNIC_NET_FIN_FN
+#define RNIC_NET_FIN_FN
+typedef void (*rnic_net_fin_fn)(struct rte_mbuf *m);
+#endif
+int rnic_net_output_ipv6_fin(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+			     const uint8_t *src, const uint8_t dst[16], uint8_t proto,
+			     uint8_t tclass, uint32_t flow, rnic_net_fin_fn fin);
+
+/*
+ * Send a UDP datagram over IPv6: @p m holds the payload from its data
+ * start. Prepends the UDP header; @p csum computes the checksum (RFC 8200
+ * 8.1 wants one; RoCEv2 sends 0 as rxe does, RFC 6935/6936's exception for
+ * tunnel protocols, its ICRC protecting the payload). @p src NULL: the
+ * port's source for @p dst. Consumes @p m. @return as rnic_net_output_ipv6().
+ */
+int rnic_net_output_udp6(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+			 const uint8_t *src, const uint8_t dst[16], uint16_t sport,
+			 uint16_t dport, bool csum, uint8_t tclass, uint32_t flow,
+			 rnic_net_fin_fn fin);
 
 /* rnic_net_output_ipv6() straight to Ethernet address @p l2_dst, with no
  * neighbour lookup (the stateless SYN-stage replies, as

@@ -76,7 +76,10 @@ int rnic_net_output_ipv4_tos(struct rnic_worker *w, struct rnic_port *p,
  * set), before the frame is queued or held for ARP: RoCEv2's ICRC covers
  * the IPv4 header, identification included.
  */
+#ifndef RNIC_NET_FIN_FN
+#define RNIC_NET_FIN_FN
 typedef void (*rnic_net_fin_fn)(struct rte_mbuf *m);
+#endif
 
 /** rnic_net_output_ipv4_tos() with a finishing step (NULL: none). */
 int rnic_net_output_ipv4_fin(struct rnic_worker *w, struct rnic_port *p,

@@ -10,15 +10,27 @@
 #include <rte_udp.h>
 
 #include "engine/stack.h"
+#include "net/ipv6.h"
 #include "net/net.h"
 #include "net/net_internal.h"
 #include "port/port.h"
 
+/* RoCEv2's port: over IPv6 its datagrams may carry checksum 0 (rxe sends
+ * 0; RFC 6936's per-port exception for tunnels, the ICRC covering them). */
+#define UDP_PORT_ROCEV2 4791
+
 /* Verify the checksum over exactly @p ulen bytes from @p off, the length
- * the pseudo header carries. */
-static bool udp_cksum_ok(const struct rte_mbuf *m, const struct rte_ipv4_hdr *ip,
-			 uint32_t off, uint16_t ulen)
+ * the pseudo header carries (IPv4 or IPv6, by the header at m->l2_len). */
+static bool udp_cksum_ok(const struct rte_mbuf *m, uint32_t off, uint16_t ulen)
 {
+	if (rnic_mbuf_is_ipv6(m)) {
+		const struct rte_ipv6_hdr *ip6 =
+			rte_pktmbuf_mtod_offset(m, const struct rte_ipv6_hdr *, m->l2_len);
+		return rnic_net_l4_cksum6(m, off, ip6->src_addr, ip6->dst_addr,
+					  IPPROTO_UDP, ulen) == 0xffff;
+	}
+	const struct rte_ipv4_hdr *ip =
+		rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, m->l2_len);
 	return rnic_net_l4_cksum(m, off, ip->src_addr, ip->dst_addr,
 				 IPPROTO_UDP, ulen) == 0xffff;
 }
@@ -33,8 +45,6 @@ int rnic_udp_check(struct rnic_worker *w, struct rte_mbuf *m)
 		rnic_worker_drop(w, RNIC_DROP_UDP_SHORT, m);
 		return -EINVAL;
 	}
-	const struct rte_ipv4_hdr *ip =
-		rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, m->l2_len);
 	const struct rte_udp_hdr *uh =
 		rte_pktmbuf_mtod_offset(m, const struct rte_udp_hdr *, off);
 	uint16_t ulen = rte_be_to_cpu_16(uh->dgram_len);
@@ -46,10 +56,16 @@ int rnic_udp_check(struct rnic_worker *w, struct rte_mbuf *m)
 		rnic_worker_drop(w, RNIC_DROP_UDP_LEN, m);
 		return -EINVAL;
 	}
-	/* checksum 0: the sender computed none (allowed over IPv4) */
+	/* checksum 0: the sender computed none (allowed over IPv4; over IPv6
+	 * only for RoCEv2, RFC 8200 8.1 wants one otherwise) */
+	if (uh->dgram_cksum == 0 && rnic_mbuf_is_ipv6(m) &&
+	    rte_be_to_cpu_16(uh->dst_port) != UDP_PORT_ROCEV2) {
+		rnic_worker_drop(w, RNIC_DROP_UDP_CHECKSUM, m);
+		return -EINVAL;
+	}
 	if (uh->dgram_cksum != 0 &&
 	    (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
-	    !udp_cksum_ok(m, ip, off, ulen)) {
+	    !udp_cksum_ok(m, off, ulen)) {
 		rnic_worker_drop(w, RNIC_DROP_UDP_CHECKSUM, m);
 		return -EINVAL;
 	}
@@ -125,4 +141,36 @@ int rnic_net_output_udp_fin_src(struct rnic_worker *w, struct rnic_port *p,
 		uh->dgram_cksum = ck == 0 ? 0xffff : ck;
 	}
 	return rnic_net_output_ipv4_src(w, p, m, src_ip, dst_ip, IPPROTO_UDP, tos, fin);
+}
+
+int rnic_net_output_udp6(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+			 const uint8_t *src, const uint8_t dst[16], uint16_t sport,
+			 uint16_t dport, bool csum, uint8_t tclass, uint32_t flow,
+			 rnic_net_fin_fn fin)
+{
+	uint32_t len = rte_pktmbuf_pkt_len(m) + sizeof(struct rte_udp_hdr);
+	struct rte_udp_hdr *uh = len > UINT16_MAX ? NULL :
+		(struct rte_udp_hdr *)rte_pktmbuf_prepend(m, sizeof(*uh));
+	if (uh == NULL) {
+		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
+		return -ENOBUFS;
+	}
+	uh->src_port = rte_cpu_to_be_16(sport);
+	uh->dst_port = rte_cpu_to_be_16(dport);
+	uh->dgram_len = rte_cpu_to_be_16((uint16_t)len);
+	uh->dgram_cksum = 0;
+	uint8_t s[16];
+	if (csum) {
+		/* the pseudo header needs the source the IPv6 layer will pick */
+		struct rnic_port *rp = p != NULL ? p : rnic_net_route6(w->st, dst);
+		if (src == NULL && (rp == NULL || rnic_port_ip6_src(rp, dst, s) != 0)) {
+			rnic_worker_drop(w, RNIC_DROP_IP6_NO_ROUTE, m);
+			return -EHOSTUNREACH;
+		}
+		if (src == NULL)
+			src = s;
+		uint16_t ck = (uint16_t)~rnic_net_l4_cksum6(m, 0, src, dst, IPPROTO_UDP, len);
+		uh->dgram_cksum = ck == 0 ? 0xffff : ck;
+	}
+	return rnic_net_output_ipv6_fin(w, p, m, src, dst, IPPROTO_UDP, tclass, flow, fin);
 }

@@ -51,7 +51,7 @@ struct rnic_mw {
 /* An address handle (UD): where datagrams to it go. */
 struct rnic_ah {
 	struct ibv_ah ah;             /* first */
-	uint32_t dst_ip;              /* host order */
+	struct rnic_addr src, dst;    /* RoCE: the source GID's and the DGID's */
 	uint8_t tos;
 	uint8_t port_num;
 };

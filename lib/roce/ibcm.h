@@ -24,7 +24,7 @@ struct rnic_qp;
 struct rnic_worker;
 struct rnic_port;
 struct rte_mbuf;
-struct rte_ipv4_hdr;
+struct roce_l3;
 struct rnic_roce_pkt;
 struct rnic_ibcm_conn;
 
@@ -46,10 +46,12 @@ int rnic_ibcm_listen(struct rnic_stack *st, uint16_t port, const struct rnic_ibc
 void rnic_ibcm_unlisten(struct rnic_stack *st, uint16_t port);
 
 /**
- * Send a REQ for @p qp (RoCE RC, RESET or INIT) to @p ip:@p port (host
- * order). The outcome comes as an event. @return 0, -EINVAL, -ENOMEM.
+ * Send a REQ for @p qp (RoCE RC, RESET or INIT) to @p ip (IPv4 or IPv6)
+ * :@p port. The outcome comes as an event. @return 0, -EINVAL, -ENOMEM,
+ * -EADDRNOTAVAIL (no IPv6 source on the QP's port for @p ip).
  */
-int rnic_ibcm_connect(struct rnic_stack *st, struct rnic_qp *qp, uint32_t ip, uint16_t port,
+int rnic_ibcm_connect(struct rnic_stack *st, struct rnic_qp *qp, const struct rnic_addr *ip,
+		      uint16_t port,
 		      const struct rnic_ibcm_params *p, const struct rnic_ibcm_ops *ops,
 		      void *ctx, struct rnic_ibcm_conn **out);
 /** Accept a REQ with @p qp: the QP goes to RTR, a REP goes out; RTU
@@ -66,7 +68,7 @@ int rnic_ibcm_disconnect(struct rnic_ibcm_conn *c);
 void rnic_ibcm_detach(struct rnic_ibcm_conn *c);
 /** Negotiated (or, before, asked) IRD/ORD and the peer's address. */
 void rnic_ibcm_conn_info(const struct rnic_ibcm_conn *c, uint16_t *ird, uint16_t *ord,
-			 uint32_t *ip, uint16_t *port);
+			 struct rnic_addr *ip, uint16_t *port);
 
 /* Response timeout (exponent of 4.096 us) and retries of REQ, REP and
  * DREQ for connections made from now on; 0 keeps a value. Tests shorten
@@ -75,7 +77,7 @@ void rnic_ibcm_set_timeouts(struct rnic_stack *st, uint8_t resp_exp, uint8_t ret
 
 /* roce_qp.c -> roce_cm.c: a UD packet for QP1 (ICRC checked), on worker 0. */
 void roce_cm_input(struct rnic_worker *w, struct rnic_port *p, const struct rnic_roce_pkt *pkt,
-		   const struct rte_mbuf *m, uint32_t pay_off, const struct rte_ipv4_hdr *ip);
+		   const struct rte_mbuf *m, uint32_t pay_off, const struct roce_l3 *l3);
 /* Stack life cycle (roce_qp.c's protocol hooks). */
 int roce_cm_stack_init(struct rnic_stack *st);
 void roce_cm_stack_fini(struct rnic_stack *st);

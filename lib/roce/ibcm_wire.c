@@ -336,30 +336,46 @@ int rnic_ibcm_decode(struct rnic_ibcm_msg *m, const uint8_t *mad, size_t len,
 
 /* --- CMA header ------------------------------------------------------------ */
 
-void rnic_cma_hdr_set4(struct rnic_cma_hdr *h, uint32_t src_ip, uint32_t dst_ip,
-		       uint16_t src_port)
+void rnic_cma_hdr_set(struct rnic_cma_hdr *h, const struct rnic_addr *src,
+		      const struct rnic_addr *dst, uint16_t src_port)
 {
 	memset(h, 0, sizeof(*h));
 	h->version = RNIC_CMA_VERSION;
-	h->ip_version = 4u << 4;
 	h->port = rte_cpu_to_be_16(src_port);
-	rte_be32_t s = rte_cpu_to_be_32(src_ip), d = rte_cpu_to_be_32(dst_ip);
+	if (src->family == RNIC_AF_INET6) {
+		h->ip_version = 6u << 4;
+		memcpy(h->src, src->v6, 16);
+		memcpy(h->dst, dst->v6, 16);
+		return;
+	}
+	h->ip_version = 4u << 4;
+	rte_be32_t s = rte_cpu_to_be_32(src->v4), d = rte_cpu_to_be_32(dst->v4);
 	memcpy(h->src + 12, &s, 4);
 	memcpy(h->dst + 12, &d, 4);
 }
 
-int rnic_cma_hdr_get4(const struct rnic_cma_hdr *h, uint32_t *src_ip, uint32_t *dst_ip,
-		      uint16_t *src_port)
+int rnic_cma_hdr_get(const struct rnic_cma_hdr *h, struct rnic_addr *src, struct rnic_addr *dst,
+		     uint16_t *src_port)
 {
 	if (h->version != RNIC_CMA_VERSION)
 		return -EPROTONOSUPPORT;
-	if ((h->ip_version >> 4) != 4)
+	unsigned ipv = h->ip_version >> 4;
+	memset(src, 0, sizeof(*src));
+	memset(dst, 0, sizeof(*dst));
+	if (ipv == 6) {
+		src->family = dst->family = RNIC_AF_INET6;
+		memcpy(src->v6, h->src, 16);
+		memcpy(dst->v6, h->dst, 16);
+	} else if (ipv == 4) {
+		rte_be32_t s, d;
+		memcpy(&s, h->src + 12, 4);
+		memcpy(&d, h->dst + 12, 4);
+		src->family = dst->family = RNIC_AF_INET;
+		src->v4 = rte_be_to_cpu_32(s);
+		dst->v4 = rte_be_to_cpu_32(d);
+	} else {
 		return -EAFNOSUPPORT;
-	rte_be32_t s, d;
-	memcpy(&s, h->src + 12, 4);
-	memcpy(&d, h->dst + 12, 4);
-	*src_ip = rte_be_to_cpu_32(s);
-	*dst_ip = rte_be_to_cpu_32(d);
+	}
 	*src_port = rte_be_to_cpu_16(h->port);
 	return 0;
 }

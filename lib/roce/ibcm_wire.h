@@ -27,6 +27,8 @@
 #include <rte_byteorder.h>
 #include <rte_common.h>
 
+#include "rnic/rnic.h"
+
 #define RNIC_MAD_LEN            256u
 #define RNIC_MAD_HDR_LEN        24u
 #define RNIC_MAD_BASE_VERSION   1
@@ -315,15 +317,17 @@ _Static_assert(sizeof(struct rnic_cma_hdr) == RNIC_CMA_HDR_LEN, "CMA header");
 /* User private data a REQ can carry behind the CMA header. */
 #define RNIC_IBCM_REQ_USER_PDATA (RNIC_IBCM_REQ_PDATA - RNIC_CMA_HDR_LEN)
 
-/** Fill @p h for IPv4 (addresses and port in host byte order). */
-void rnic_cma_hdr_set4(struct rnic_cma_hdr *h, uint32_t src_ip, uint32_t dst_ip,
-		       uint16_t src_port);
+/** Fill @p h from the connection's addresses (both of one family; IPv4
+ *  ones go in bytes 12..15 of the fields, as librdmacm puts them) and the
+ *  active side's source port (host order). */
+void rnic_cma_hdr_set(struct rnic_cma_hdr *h, const struct rnic_addr *src,
+		      const struct rnic_addr *dst, uint16_t src_port);
 
 /**
- * Read @p h. @return 0 with the IPv4 addresses and port (host order),
- * -EPROTONOSUPPORT for an unknown CMA version, -EAFNOSUPPORT for IPv6.
+ * Read @p h. @return 0 with the addresses and port, -EPROTONOSUPPORT for
+ * an unknown CMA version, -EAFNOSUPPORT for an IP version neither 4 nor 6.
  */
-int rnic_cma_hdr_get4(const struct rnic_cma_hdr *h, uint32_t *src_ip, uint32_t *dst_ip,
-		      uint16_t *src_port);
+int rnic_cma_hdr_get(const struct rnic_cma_hdr *h, struct rnic_addr *src, struct rnic_addr *dst,
+		     uint16_t *src_port);
 
 #endif

@@ -31,6 +31,7 @@
 #include "engine/timer.h"
 #include "roce/cnp.h"
 #include "roce/dcqcn.h"
+#include "roce/roce_addr.h"
 #include "roce/roce_wire.h"
 #include "rdma/qp.h"
 #include "rdma/rdma.h"
@@ -274,8 +275,8 @@ struct roce_qp {
 	int access;               /* qp_access_flags */
 	uint8_t port_num;
 	uint32_t dest_qpn;
-	uint32_t src_ip;          /* host order: the port's address at RTR (SGID 1) */
-	uint32_t dst_ip;          /* host order, from the GRH's DGID */
+	struct rnic_addr src;     /* the source GID's address (IPv4 0: the port's) */
+	struct rnic_addr dst;     /* the GRH's DGID's address */
 	uint8_t tos;              /* traffic class */
 	uint16_t sport;           /* UDP source port: per-QP entropy */
 	uint32_t pmtu;            /* path MTU in bytes */
@@ -363,8 +364,10 @@ void roce_sgl_copy_in(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 /* Copy @p len bytes from offset @p moff of an mbuf chain to @p dst. */
 void roce_mbuf_copy(const struct rte_mbuf *m, uint32_t moff, uint8_t *dst, uint32_t len);
 
-/* Send @p m (from roce_pkt_new) to @p dst_ip (host order), TOS @p tos. */
-void roce_pkt_send_to(struct roce_qp *rq, struct rte_mbuf *m, uint32_t dst_ip, uint8_t tos);
+/* Send @p m (from roce_pkt_new) to @p dst from @p src (NULL: the QP's
+ * source), TOS / traffic class @p tos. */
+void roce_pkt_send_to(struct roce_qp *rq, struct rte_mbuf *m, const struct rnic_addr *src,
+		      const struct rnic_addr *dst, uint8_t tos);
 
 /* roce_cc.c: ECN, CNPs, DCQCN ---------------------------------------------------- */
 /* Copy the stack's congestion-control configuration into @p rw. */
@@ -398,7 +401,7 @@ void roce_cc_tx_sent(struct roce_qp *rq, uint32_t bytes);
 int roce_ud_post(struct roce_qp *rq, const struct ibv_send_wr *wr);
 /* A UD Send for this QP: Q_Key check, a receive with the GRH, completion. */
 void roce_ud_input(struct roce_qp *rq, const struct rnic_roce_pkt *pkt,
-		   const struct rte_mbuf *m, uint32_t pay_off, const struct rte_ipv4_hdr *ip);
+		   const struct rte_mbuf *m, uint32_t pay_off, const struct roce_l3 *l3);
 
 /* roce_req.c ----------------------------------------------------------------- */
 /* Record an event in the QP's trace (RNIC_ROCE_DEBUG), and print it. */

@@ -101,7 +101,7 @@ void roce_cc_ce(struct roce_qp *rq)
 	if (m == NULL)
 		return;   /* counted as no_mbuf; the next mark may try again */
 	rnic_roce_cnp_fill(rte_pktmbuf_mtod(m, uint8_t *), rq->dest_qpn);
-	roce_pkt_send_to(rq, m, rq->dst_ip, RNIC_ROCE_CNP_TOS);
+	roce_pkt_send_to(rq, m, NULL, &rq->dst, RNIC_ROCE_CNP_TOS);
 	c->tx_cnp++;
 }
 

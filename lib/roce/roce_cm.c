@@ -36,6 +36,7 @@
 
 #include "engine/stack.h"
 #include "engine/worker.h"
+#include "net/ipv6.h"
 #include "net/net.h"
 #include "port/port.h"
 #include "rnic/rnic_roce.h"
@@ -96,7 +97,7 @@ struct rnic_ibcm_conn {
 	void *ctx;
 	struct rnic_qp *qp;
 	struct rnic_port *port;
-	uint32_t local_ip, peer_ip;   /* host order */
+	struct rnic_addr local, peer;   /* IPv4 or IPv6 (the GIDs' addresses) */
 	uint16_t peer_port;      /* active: the service port; passive: the CMA source port */
 	uint32_t lid, rid;       /* local and remote comm IDs */
 	uint64_t tid;
@@ -160,8 +161,8 @@ static void gsi_icrc(struct rte_mbuf *m)
 }
 
 /* Send a 256-byte MAD from QP1 of @p c's port to the peer's QP1. */
-static void mad_send(struct roce_cm *cm, struct rnic_port *p, uint32_t src_ip, uint32_t dst_ip,
-		     const uint8_t *mad)
+static void mad_send(struct roce_cm *cm, struct rnic_port *p, const struct rnic_addr *src,
+		     const struct rnic_addr *dst, const uint8_t *mad)
 {
 	const struct rnic_roce_opinfo *op = rnic_roce_op(RNIC_ROCE_OP_UD_SEND_ONLY);
 	uint32_t len = op->length + RNIC_MAD_LEN + RNIC_ROCE_ICRC_LEN;
@@ -185,13 +186,12 @@ static void mad_send(struct roce_cm *cm, struct rnic_port *p, uint32_t src_ip, u
 	memcpy(b + op->length, mad, RNIC_MAD_LEN);
 	ctr(cm)->cm_mads_out++;
 	ctr(cm)->tx_pkts++;
-	rnic_net_output_udp_fin_src(cm_worker(cm), p, m, src_ip, dst_ip, 0xc000u | 0x0001u,
-				    RNIC_ROCE_UDP_PORT, false, 0, gsi_icrc);
+	rnic_roce_output(cm_worker(cm), p, m, src, dst, 0xc000u | 0x0001u, 0, 0, gsi_icrc);
 }
 
 static void conn_send_mad(struct rnic_ibcm_conn *c)
 {
-	mad_send(c->cm, c->port, c->local_ip, c->peer_ip, c->mad);
+	mad_send(c->cm, c->port, &c->local, &c->peer, c->mad);
 }
 
 /* Encode @p m into the connection's MAD (kept for retries) and send it. */
@@ -208,8 +208,9 @@ static void conn_send(struct rnic_ibcm_conn *c, struct rnic_ibcm_msg *m)
 
 /* A stateless REJ answering @p in (no connection, or one we will not
  * keep): comm IDs swapped from the message. */
-static void rej_reply(struct roce_cm *cm, struct rnic_port *p, uint32_t src_ip, uint32_t dst_ip,
-		      const struct rnic_ibcm_msg *in, uint8_t msg, uint16_t reason)
+static void rej_reply(struct roce_cm *cm, struct rnic_port *p, const struct rnic_addr *src,
+		      const struct rnic_addr *dst, const struct rnic_ibcm_msg *in, uint8_t msg,
+		      uint16_t reason)
 {
 	struct rnic_ibcm_msg r = { .attr = RNIC_IBCM_REJ, .tid = in->tid,
 				   .local_id = in->remote_id, .remote_id = in->local_id,
@@ -217,7 +218,7 @@ static void rej_reply(struct roce_cm *cm, struct rnic_port *p, uint32_t src_ip, 
 	uint8_t mad[RNIC_MAD_LEN];
 	if (rnic_ibcm_encode(&r, mad) == 0) {
 		ctr(cm)->cm_rej_out++;
-		mad_send(cm, p, src_ip, dst_ip, mad);
+		mad_send(cm, p, src, dst, mad);
 	}
 }
 
@@ -232,7 +233,7 @@ static struct rnic_ibcm_conn *conn_new(struct roce_cm *cm, struct rnic_port *p)
 		return NULL;
 	c->cm = cm;
 	c->port = p;
-	c->local_ip = p->ip;
+	c->local = rnic_addr_v4(p->ip);
 	do {
 		c->lid = cm->next_id++;
 	} while (c->lid == 0);
@@ -299,12 +300,12 @@ static struct rnic_ibcm_conn *conn_by_lid(struct roce_cm *cm, uint32_t lid)
 }
 
 /* A REQ seen before: same peer, same comm ID, same CA GUID. */
-static struct rnic_ibcm_conn *conn_by_req(struct roce_cm *cm, uint32_t peer_ip,
+static struct rnic_ibcm_conn *conn_by_req(struct roce_cm *cm, const struct rnic_addr *peer,
 					  const struct rnic_ibcm_msg *m)
 {
 	struct rnic_ibcm_conn *c;
 	TAILQ_FOREACH(c, &cm->conns, link)
-		if (!c->active && c->state != CM_DONE && c->peer_ip == peer_ip &&
+		if (!c->active && c->state != CM_DONE && rnic_addr_eq(&c->peer, peer) &&
 		    c->rid == m->local_id && c->peer_guid == m->ca_guid)
 			return c;
 	return NULL;
@@ -316,10 +317,12 @@ static void qp_av(struct rnic_ibcm_conn *c, struct ibv_qp_attr *a)
 {
 	a->ah_attr.is_global = 1;
 	a->ah_attr.port_num = (uint8_t)(c->port->idx + 1);
-	a->ah_attr.grh.sgid_index = 1;
+	/* the local address's GID: 1 for IPv4, an IPv6 one's index else */
+	int sgid = rnic_gid_find(c->port, &c->local);
+	a->ah_attr.grh.sgid_index = (uint8_t)(sgid >= 0 ? sgid : 1);
 	a->ah_attr.grh.hop_limit = 64;
 	a->ah_attr.grh.traffic_class = c->tclass;
-	rnic_roce_gid_from_ipv4(a->ah_attr.grh.dgid.raw, rte_cpu_to_be_32(c->peer_ip));
+	rnic_addr_gid(&c->peer, a->ah_attr.grh.dgid.raw);
 }
 
 /* RESET -> INIT as rdma_cm does it (remote Write, Read and atomics). */
@@ -448,7 +451,7 @@ static void conn_timer_cb(struct rnic_timer *t, void *arg)
 struct rx_ctx {
 	struct roce_cm *cm;
 	struct rnic_port *p;
-	uint32_t src_ip, dst_ip;      /* of the packet, host order */
+	struct rnic_addr src, dst;    /* of the packet */
 	const struct rnic_ibcm_msg *m;
 };
 
@@ -478,7 +481,7 @@ static void req_dup(struct rx_ctx *x, struct rnic_ibcm_conn *c)
 		uint8_t mad[RNIC_MAD_LEN];
 		if (rnic_ibcm_encode(&mra, mad) == 0) {
 			ctr(x->cm)->cm_mra_out++;
-			mad_send(x->cm, c->port, c->local_ip, c->peer_ip, mad);
+			mad_send(x->cm, c->port, &c->local, &c->peer, mad);
 		}
 		break;
 	}
@@ -489,7 +492,7 @@ static void req_dup(struct rx_ctx *x, struct rnic_ibcm_conn *c)
 		if (c->rejected)
 			conn_send_mad(c);   /* the REJ it got */
 		else
-			rej_reply(x->cm, x->p, x->dst_ip, x->src_ip, x->m, RNIC_IBCM_MSG_REQ,
+			rej_reply(x->cm, x->p, &x->dst, &x->src, x->m, RNIC_IBCM_MSG_REQ,
 				  RNIC_IBCM_REJ_STALE_CONN);
 		break;
 	default:
@@ -498,17 +501,18 @@ static void req_dup(struct rx_ctx *x, struct rnic_ibcm_conn *c)
 }
 
 /* Check a new REQ: @return 0 or the REJ reason, with the CMA header read. */
-static uint16_t req_check(struct rx_ctx *x, uint32_t *peer_ip, uint16_t *peer_port)
+static uint16_t req_check(struct rx_ctx *x, struct rnic_addr *peer, uint16_t *peer_port)
 {
 	const struct rnic_ibcm_msg *m = x->m;
-	uint32_t dst;
+	struct rnic_addr dst;
 	if (m->ts_type != RNIC_IBCM_TS_RC)
 		return RNIC_IBCM_REJ_INVALID_TRANSPORT;
 	if (m->path_mtu < IBV_MTU_256 || m->path_mtu > IBV_MTU_4096)
 		return RNIC_IBCM_REJ_INVALID_MTU;
-	if (rnic_cma_hdr_get4((const struct rnic_cma_hdr *)m->pdata, peer_ip, &dst, peer_port) != 0)
+	if (rnic_cma_hdr_get((const struct rnic_cma_hdr *)m->pdata, peer, &dst, peer_port) != 0)
 		return RNIC_IBCM_REJ_INVALID_SERVICE;   /* the service's format needs the header */
-	if (*peer_ip != x->src_ip || dst != x->dst_ip || m->qpn == 0)
+	/* the CMA header's addresses are the packet's */
+	if (!rnic_addr_eq(peer, &x->src) || !rnic_addr_eq(&dst, &x->dst) || m->qpn == 0)
 		return RNIC_IBCM_REJ_INVALID_SERVICE;
 	return 0;
 }
@@ -517,7 +521,7 @@ static void rx_req(struct rx_ctx *x)
 {
 	const struct rnic_ibcm_msg *m = x->m;
 	struct roce_cm *cm = x->cm;
-	struct rnic_ibcm_conn *c = conn_by_req(cm, x->src_ip, m);
+	struct rnic_ibcm_conn *c = conn_by_req(cm, &x->src, m);
 	if (c != NULL) {
 		req_dup(x, c);
 		return;
@@ -525,27 +529,27 @@ static void rx_req(struct rx_ctx *x)
 	struct ibcm_listener *l = listener_of(cm, m->service_id);
 	if (l == NULL) {
 		ctr(cm)->cm_no_listener++;
-		rej_reply(cm, x->p, x->dst_ip, x->src_ip, m, RNIC_IBCM_MSG_REQ,
+		rej_reply(cm, x->p, &x->dst, &x->src, m, RNIC_IBCM_MSG_REQ,
 			  RNIC_IBCM_REJ_INVALID_SERVICE);
 		return;
 	}
-	uint32_t peer_ip;
+	struct rnic_addr peer;
 	uint16_t peer_port;
-	uint16_t why = req_check(x, &peer_ip, &peer_port);
+	uint16_t why = req_check(x, &peer, &peer_port);
 	if (why != 0) {
 		ctr(cm)->cm_bad_req++;
-		rej_reply(cm, x->p, x->dst_ip, x->src_ip, m, RNIC_IBCM_MSG_REQ, why);
+		rej_reply(cm, x->p, &x->dst, &x->src, m, RNIC_IBCM_MSG_REQ, why);
 		return;
 	}
 	c = conn_new(cm, x->p);
 	if (c == NULL) {
-		rej_reply(cm, x->p, x->dst_ip, x->src_ip, m, RNIC_IBCM_MSG_REQ,
+		rej_reply(cm, x->p, &x->dst, &x->src, m, RNIC_IBCM_MSG_REQ,
 			  RNIC_IBCM_REJ_NO_RESOURCES);
 		return;
 	}
 	c->state = CM_REQ_RCVD;
-	c->local_ip = x->dst_ip;
-	c->peer_ip = peer_ip;
+	c->local = x->dst;
+	c->peer = peer;
 	c->peer_port = peer_port;
 	c->rid = m->local_id;
 	c->tid = m->tid;
@@ -586,7 +590,7 @@ static struct rnic_ibcm_conn *conn_of_msg(struct rx_ctx *x)
 		return NULL;
 	}
 	bool rid_known = c->state != CM_REQ_SENT;
-	if (c->peer_ip != x->src_ip || (rid_known && c->rid != m->local_id)) {
+	if (!rnic_addr_eq(&c->peer, &x->src) || (rid_known && c->rid != m->local_id)) {
 		ctr(x->cm)->cm_stale++;   /* an older connection's, or forged */
 		return NULL;
 	}
@@ -599,7 +603,7 @@ static void rx_rep(struct rx_ctx *x)
 	struct rnic_ibcm_conn *c = conn_by_lid(x->cm, m->remote_id);
 	if (c == NULL || !c->active) {
 		ctr(x->cm)->cm_unknown_comm_id++;
-		rej_reply(x->cm, x->p, x->dst_ip, x->src_ip, m, RNIC_IBCM_MSG_REP,
+		rej_reply(x->cm, x->p, &x->dst, &x->src, m, RNIC_IBCM_MSG_REP,
 			  RNIC_IBCM_REJ_INVALID_COMM_ID);
 		return;
 	}
@@ -718,7 +722,7 @@ static void drep_reply(struct rx_ctx *x)
 				   .local_id = x->m->remote_id, .remote_id = x->m->local_id };
 	uint8_t mad[RNIC_MAD_LEN];
 	if (rnic_ibcm_encode(&r, mad) == 0)
-		mad_send(x->cm, x->p, x->dst_ip, x->src_ip, mad);
+		mad_send(x->cm, x->p, &x->dst, &x->src, mad);
 }
 
 static void rx_dreq(struct rx_ctx *x)
@@ -794,7 +798,7 @@ static void count_bad(struct roce_cm *cm, enum rnic_ibcm_bad why)
 }
 
 void roce_cm_input(struct rnic_worker *w, struct rnic_port *p, const struct rnic_roce_pkt *pkt,
-		   const struct rte_mbuf *mb, uint32_t pay_off, const struct rte_ipv4_hdr *ip)
+		   const struct rte_mbuf *mb, uint32_t pay_off, const struct roce_l3 *l3)
 {
 	struct roce_cm *cm = cm_of(w->st);
 	struct rnic_ibcm_msg m;
@@ -827,8 +831,7 @@ void roce_cm_input(struct rnic_worker *w, struct rnic_port *p, const struct rnic
 		count_bad(cm, why);
 		return;
 	}
-	struct rx_ctx x = { .cm = cm, .p = p, .src_ip = rte_be_to_cpu_32(ip->src_addr),
-			    .dst_ip = rte_be_to_cpu_32(ip->dst_addr), .m = &m };
+	struct rx_ctx x = { .cm = cm, .p = p, .src = l3->src, .dst = l3->dst, .m = &m };
 	for (unsigned i = 0; i < RTE_DIM(rx_table); i++)
 		if (rx_table[i].attr == m.attr) {
 			rx_table[i].fn(&x);
@@ -842,7 +845,7 @@ struct call {
 	struct roce_cm *cm;
 	struct rnic_ibcm_conn *c;
 	struct rnic_qp *qp;
-	uint32_t ip;
+	struct rnic_addr ip;
 	uint16_t port;
 	const struct rnic_ibcm_params *p;
 	const struct rnic_ibcm_ops *ops;
@@ -927,7 +930,16 @@ static void do_connect(struct rnic_worker *w, void *arg)
 	c->active = true;
 	c->state = CM_REQ_SENT;
 	c->qp = a->qp;
-	c->peer_ip = a->ip;
+	c->peer = a->ip;
+	if (a->ip.family == RNIC_AF_INET6) {
+		/* the source for the destination (RFC 6724), as a TCP client */
+		c->local.family = RNIC_AF_INET6;
+		if (rnic_port_ip6_src(p, a->ip.v6, c->local.v6) != 0) {
+			conn_free(c);
+			a->rc = -EADDRNOTAVAIL;
+			return;
+		}
+	}
 	c->peer_port = a->port;
 	c->tid = cm->next_tid++;
 	c->lpsn = (uint32_t)rte_rand() & RNIC_PSN_MASK;
@@ -951,11 +963,11 @@ static void do_connect(struct rnic_worker *w, void *arg)
 		.rate = 3 /* 10 Gb/s */, .ack_timeout = c->ack_timeout,
 		.pdata_len = RNIC_IBCM_REQ_PDATA,
 	};
-	rnic_roce_gid_from_ipv4(m.local_gid, rte_cpu_to_be_32(c->local_ip));
-	rnic_roce_gid_from_ipv4(m.remote_gid, rte_cpu_to_be_32(c->peer_ip));
+	rnic_addr_gid(&c->local, m.local_gid);
+	rnic_addr_gid(&c->peer, m.remote_gid);
 	/* the CMA header's source port: an ephemeral one, as a TCP client */
 	uint16_t sport = (uint16_t)(0xc000u | (rte_rand() & 0x3fffu));
-	rnic_cma_hdr_set4((struct rnic_cma_hdr *)m.pdata, c->local_ip, c->peer_ip, sport);
+	rnic_cma_hdr_set((struct rnic_cma_hdr *)m.pdata, &c->local, &c->peer, sport);
 	if (a->p->pdata_len)
 		memcpy(m.pdata + RNIC_CMA_HDR_LEN, a->p->pdata, a->p->pdata_len);
 	conn_send(c, &m);
@@ -964,13 +976,16 @@ static void do_connect(struct rnic_worker *w, void *arg)
 	a->rc = 0;
 }
 
-int rnic_ibcm_connect(struct rnic_stack *st, struct rnic_qp *qp, uint32_t ip, uint16_t port,
+int rnic_ibcm_connect(struct rnic_stack *st, struct rnic_qp *qp, const struct rnic_addr *ip,
+		      uint16_t port,
 		      const struct rnic_ibcm_params *p, const struct rnic_ibcm_ops *ops,
 		      void *ctx, struct rnic_ibcm_conn **out)
 {
-	struct call a = { .cm = cm_of(st), .qp = qp, .ip = ip, .port = port, .p = p, .ops = ops,
+	struct call a = { .cm = cm_of(st), .qp = qp, .ip = *ip, .port = port, .p = p, .ops = ops,
 			  .ctx = ctx };
-	if (a.cm == NULL || qp == NULL || p == NULL || ip == 0 || port == 0 ||
+	if (a.cm == NULL || qp == NULL || p == NULL || port == 0 ||
+	    (ip->family == RNIC_AF_INET ? ip->v4 == 0
+	     : ip->family != RNIC_AF_INET6 || rnic_ip6_is_unspecified(ip->v6)) ||
 	    p->pdata_len > RNIC_IBCM_REQ_USER_PDATA || qp->qp.qp_type != IBV_QPT_RC)
 		return -EINVAL;
 	int rc = qp_init(qp, 1);
@@ -1126,11 +1141,11 @@ void rnic_ibcm_detach(struct rnic_ibcm_conn *c)
 }
 
 void rnic_ibcm_conn_info(const struct rnic_ibcm_conn *c, uint16_t *ird, uint16_t *ord,
-			 uint32_t *ip, uint16_t *port)
+			 struct rnic_addr *ip, uint16_t *port)
 {
 	*ird = c->ird;
 	*ord = c->ord;
-	*ip = c->peer_ip;
+	*ip = c->peer;
 	*port = c->peer_port;
 }
 

@@ -114,18 +114,22 @@ static void icrc_fin(struct rte_mbuf *m)
 	rnic_roce_icrc_generate_mbuf(m, m->l2_len);
 }
 
-void roce_pkt_send_to(struct roce_qp *rq, struct rte_mbuf *m, uint32_t dst_ip, uint8_t tos)
+void roce_pkt_send_to(struct roce_qp *rq, struct rte_mbuf *m, const struct rnic_addr *src,
+		      const struct rnic_addr *dst, uint8_t tos)
 {
 	rq->rw->c.tx_pkts++;
 	/* from the QP's own address (its GID), also after a failover moved
-	 * it to another port */
-	rnic_net_output_udp_fin_src(rq->w, rq->port, m, rq->src_ip ? rq->src_ip : rq->port->ip,
-				    dst_ip, rq->sport, RNIC_ROCE_UDP_PORT, false, tos, icrc_fin);
+	 * it to another port; over IPv6 the flow label names the QP pair */
+	uint32_t flow = rnic_roce_flow_label(rq->qp->qp.qp_num,
+					     rnic_roce_bth_dqpn(rte_pktmbuf_mtod(m,
+							const struct rnic_roce_bth *)));
+	rnic_roce_output(rq->w, rq->port, m, src != NULL ? src : &rq->src, dst, rq->sport, tos,
+			 flow, icrc_fin);
 }
 
 void roce_pkt_send(struct roce_qp *rq, struct rte_mbuf *m)
 {
-	roce_pkt_send_to(rq, m, rq->dst_ip, roce_cc_tos(rq));
+	roce_pkt_send_to(rq, m, NULL, &rq->dst, roce_cc_tos(rq));
 }
 
 /* Frames this worker lost on their way out: refused by a full transmit
@@ -366,16 +370,17 @@ static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mb
 		rw->c.rx_bad_icrc++;
 		goto drop;
 	}
-	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
-					const struct rte_ipv4_hdr *, ip_off);
-	/* congestion experienced on the way (the ICRC masks the TOS byte) */
-	bool ce = (ip->type_of_service & RNIC_ECN_MASK) == RNIC_ECN_CE;
+	struct roce_l3 l3;
+	roce_l3_parse(m, &l3);
+	/* congestion experienced on the way (the ICRC masks the TOS byte and
+	 * the traffic class) */
+	bool ce = (l3.tos & RNIC_ECN_MASK) == RNIC_ECN_CE;
 	rw->c.rx_ce_marked += ce;
 	bool cnp = (pkt.flags & RNIC_ROCE_OPF_CNP) != 0;
 	rw->c.rx_cnp += cnp;
 	uint32_t pay_off = bth_off + rnic_roce_op(pkt.opcode)->length;
 	if (!cnp && rnic_roce_pkt_dqpn(&pkt) == RNIC_GSI_QPN) {
-		roce_cm_input(w, p, &pkt, m, pay_off, ip);   /* counts its own drops */
+		roce_cm_input(w, p, &pkt, m, pay_off, &l3);   /* counts its own drops */
 		goto drop;
 	}
 	/* RC, UD and CNPs must carry a P_Key that matches ours, the default
@@ -400,12 +405,12 @@ static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mb
 	}
 	if (ud) {
 		if (rq->state == ROCE_RTR || rq->state == ROCE_RTS)
-			roce_ud_input(rq, &pkt, m, pay_off, ip);
+			roce_ud_input(rq, &pkt, m, pay_off, &l3);
 		else
 			rw->c.rx_bad_state++;
 		goto drop;
 	}
-	if (rte_be_to_cpu_32(ip->src_addr) != rq->dst_ip) {
+	if (!rnic_addr_eq(&l3.src, &rq->dst)) {
 		rw->c.rx_wrong_source++;
 		goto drop;
 	}
@@ -592,6 +597,13 @@ static void modify_on_worker(struct rnic_worker *w, void *arg)
 	}
 }
 
+/* IP, UDP, BTH, RETH + ImmDt and ICRC of the largest packet to @p dst:
+ * RNIC_ROCE_OVERHEAD counts an IPv4 header, IPv6's is 20 bytes longer. */
+static uint32_t roce_overhead(const struct rnic_addr *dst)
+{
+	return RNIC_ROCE_OVERHEAD + (dst->family == RNIC_AF_INET6 ? 20u : 0u);
+}
+
 /* Check and take the RTR address vector and path attributes. */
 static int rtr_check(struct rnic_qp *qp, struct roce_qp *rq, const struct ibv_qp_attr *a,
 		     int mask)
@@ -602,23 +614,24 @@ static int rtr_check(struct rnic_qp *qp, struct roce_qp *rq, const struct ibv_qp
 		return -EINVAL;
 	const struct ibv_ah_attr *ah = &a->ah_attr;
 	uint8_t port = ah->port_num ? ah->port_num : rq->port_num;
-	rte_be32_t dst;
-	/* GID index 1 is the port's IPv4 address (index 0, the IPv6 link-local
-	 * GID, has no RoCEv2 path here: IPv6 is not supported) */
-	if (!ah->is_global || ah->grh.sgid_index != 1 || port < 1 || port > st->n_ports ||
-	    !rnic_roce_gid_to_ipv4(ah->grh.dgid.raw, &dst) || dst == 0 ||
+	struct rnic_addr src, dst;
+	/* the source GID picks the family: IPv4-mapped (index 1 with IPv4)
+	 * or one of the port's IPv6 addresses (roce_addr.h) */
+	if (!ah->is_global || port < 1 || port > st->n_ports ||
+	    rnic_roce_path(st->ports[port - 1], ah->grh.sgid_index, ah->grh.dgid.raw, &src,
+			   &dst) != 0 ||
 	    a->dest_qp_num > RNIC_ROCE_QPN_MASK || a->dest_qp_num < 1 ||
 	    ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > RNIC_MAX_RD_ATOMIC))
 		return -EINVAL;
 	struct rnic_port *p = st->ports[port - 1];
 	uint32_t pmtu = mtu_bytes(a->path_mtu);
-	/* the largest packet: IPv4, UDP, BTH, RETH + ImmDt, payload, ICRC */
-	if (pmtu == 0 || pmtu + RNIC_ROCE_OVERHEAD > p->mtu)
+	/* the largest packet: IP, UDP, BTH, RETH + ImmDt, payload, ICRC */
+	if (pmtu == 0 || pmtu + roce_overhead(&dst) > p->mtu)
 		return -EINVAL;
 	rq->port = p;
 	rq->port_num = port;
-	rq->src_ip = p->ip;
-	rq->dst_ip = rte_be_to_cpu_32(dst);
+	rq->src = src;
+	rq->dst = dst;
 	rq->dest_qpn = a->dest_qp_num;
 	rq->pmtu = pmtu;
 	rq->tos = ah->grh.traffic_class;
@@ -636,7 +649,7 @@ static int ud_rtr_check(struct rnic_qp *qp, struct roce_qp *rq)
 	if (rq->port_num < 1 || rq->port_num > st->n_ports)
 		return -EINVAL;
 	rq->port = st->ports[rq->port_num - 1];
-	rq->src_ip = rq->port->ip;
+	rq->src = rnic_addr_v4(rq->port->ip);   /* each datagram: its AH's source */
 	rq->pmtu = 256;
 	while (rq->pmtu < 4096 && 2 * rq->pmtu + RNIC_ROCE_OVERHEAD <= rq->port->mtu)
 		rq->pmtu *= 2;
@@ -722,10 +735,13 @@ static void roce_query(struct rnic_qp *qp, struct ibv_qp_attr *a)
 	a->sq_psn = rq->req.psn;
 	a->ah_attr.is_global = 1;
 	a->ah_attr.port_num = rq->port_num;
-	a->ah_attr.grh.sgid_index = 1;
+	int sgid = rq->port != NULL ? rnic_gid_find(rq->port, &rq->src) : -1;
+	a->ah_attr.grh.sgid_index = (uint8_t)(sgid >= 0 ? sgid : 1);
 	a->ah_attr.grh.traffic_class = rq->tos;
 	a->ah_attr.grh.hop_limit = 64;
-	rnic_roce_gid_from_ipv4(a->ah_attr.grh.dgid.raw, rte_cpu_to_be_32(rq->dst_ip));
+	if (rq->dst.family == RNIC_AF_INET6)
+		a->ah_attr.grh.flow_label = rnic_roce_flow_label(qp->qp.qp_num, rq->dest_qpn);
+	rnic_addr_gid(&rq->dst, a->ah_attr.grh.dgid.raw);
 }
 
 /* --- the IB CM behind the transport's CM calls (ibcm.h) ------------------------------- */
@@ -751,13 +767,12 @@ static int roce_cm_connect(struct rnic_worker *w, struct rnic_qp *qp,
 	(void)w;   /* the IB CM lives on worker 0 */
 	struct rnic_ibcm_params p;
 	struct rnic_ibcm_conn *c = NULL;
-	if (dst->family != RNIC_AF_INET)
-		return -EAFNOSUPPORT;   /* RoCE over IPv6: not yet (issue 20) */
-	uint32_t ip = dst->v4;
+	if (dst->family != RNIC_AF_INET && dst->family != RNIC_AF_INET6)
+		return -EAFNOSUPPORT;
 	ib_params(&p, param);
 	if (p.pdata_len > RNIC_CM_ROCE_REQ_PDATA_MAX)
 		return -EINVAL;
-	int rc = rnic_ibcm_connect(qp->st, qp, ip, port, &p, up, ctx, &c);
+	int rc = rnic_ibcm_connect(qp->st, qp, dst, port, &p, up, ctx, &c);
 	if (rc == 0)
 		*connp = (struct rnic_tp_conn *)c;
 	return rc;
@@ -807,9 +822,7 @@ static void roce_cm_detach(struct rnic_worker *w, struct rnic_tp_conn **connp)
 static void roce_cm_conn_info(const struct rnic_tp_conn *c, uint16_t *ird, uint16_t *ord,
 			      struct rnic_addr *peer, uint16_t *port)
 {
-	uint32_t ip;
-	rnic_ibcm_conn_info((const struct rnic_ibcm_conn *)c, ird, ord, &ip, port);
-	*peer = rnic_addr_v4(ip);
+	rnic_ibcm_conn_info((const struct rnic_ibcm_conn *)c, ird, ord, peer, port);
 }
 
 static void roce_cm_timeouts(struct rnic_stack *st, uint8_t resp_exp, uint8_t retries)

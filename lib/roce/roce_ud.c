@@ -6,8 +6,9 @@
  *
  * A datagram is one packet of at most the QP's path MTU (the largest the
  * port carries). Sending completes when the packet is handed to the port:
- * nothing acknowledges a datagram. A receive gets the GRH (for IPv4, 20
- * zero bytes and the IPv4 header, as rxe lays it out) and then the
+ * nothing acknowledges a datagram. A receive gets the GRH (for IPv6 the
+ * 40-byte IPv6 header; for IPv4, 20 zero bytes and the IPv4 header, as
+ * rxe lays them out) and then the
  * payload; its completion carries the source QP and IBV_WC_GRH. A Q_Key
  * that does not match, a missing receive or one too small drop the
  * datagram, counted (IBA 9.8.3: no error reaches either side).
@@ -19,17 +20,15 @@
 #include "roce/psn.h"
 #include "roce/roce.h"
 
-/* The address of a RoCEv2 address handle: an IPv4-mapped GID at index 1
- * (the port's IPv4 address) on a port of @p st. */
+/* The addresses of a RoCEv2 address handle: a source GID of a port of
+ * @p st and a DGID of the same family (roce_addr.h). */
 int roce_ah_resolve(const struct rnic_stack *st, const struct ibv_ah_attr *attr,
 		    struct rnic_ah *ah)
 {
-	rte_be32_t dst;
-	if (!attr->is_global || attr->grh.sgid_index != 1 || attr->port_num < 1 ||
-	    attr->port_num > st->n_ports || !rnic_roce_gid_to_ipv4(attr->grh.dgid.raw, &dst) ||
-	    dst == 0)
+	if (!attr->is_global || attr->port_num < 1 || attr->port_num > st->n_ports ||
+	    rnic_roce_path(st->ports[attr->port_num - 1], attr->grh.sgid_index,
+			   attr->grh.dgid.raw, &ah->src, &ah->dst) != 0)
 		return -EINVAL;
-	ah->dst_ip = rte_be_to_cpu_32(dst);
 	ah->tos = attr->grh.traffic_class;
 	ah->port_num = attr->port_num;
 	return 0;
@@ -71,14 +70,14 @@ int roce_ud_post(struct roce_qp *rq, const struct ibv_send_wr *wr)
 		rq->rw->c.ud_pkts_out++;
 		__atomic_store_n(&rq->qp->xfer.bytes_out, rq->qp->xfer.bytes_out + len,
 				 __ATOMIC_RELAXED);
-		roce_pkt_send_to(rq, m, ah->dst_ip, ah->tos);
+		roce_pkt_send_to(rq, m, &ah->src, &ah->dst, ah->tos);
 	}
 	rnic_qp_complete(rq->qp, &wc, false);
 	return 0;
 }
 
 void roce_ud_input(struct roce_qp *rq, const struct rnic_roce_pkt *pkt,
-		   const struct rte_mbuf *m, uint32_t pay_off, const struct rte_ipv4_hdr *ip)
+		   const struct rte_mbuf *m, uint32_t pay_off, const struct roce_l3 *l3)
 {
 	const struct rnic_roce_deth *deth = rnic_roce_pkt_deth(pkt);
 	struct rnic_rwqe r;
@@ -102,14 +101,15 @@ void roce_ud_input(struct roce_qp *rq, const struct rnic_roce_pkt *pkt,
 		wc.byte_len = 0;
 		rq->rw->c.ud_too_long++;
 	} else {
-		struct rnic_roce_grh_ipv4 g;
-		rnic_roce_grh_fill_ipv4(&g, ip);
+		/* IPv6: the header itself is the GRH; IPv4: rxe's layout */
+		uint8_t g[RNIC_ROCE_GRH_LEN];
+		rnic_roce_grh_fill(g, l3->hdr);
 		const struct ibv_sge *sge = r.sge;
 		/* the GRH, then the payload, through the scatter list */
 		uint32_t off = 0;
 		for (uint32_t i = 0; i < r.num_sge && off < sizeof(g); i++) {
 			uint32_t take = RTE_MIN(sge[i].length, (uint32_t)sizeof(g) - off);
-			memcpy((void *)(uintptr_t)sge[i].addr, (const uint8_t *)&g + off, take);
+			memcpy((void *)(uintptr_t)sge[i].addr, g + off, take);
 			off += take;
 		}
 		roce_sgl_copy_in(sge, r.num_sge, sizeof(g), m, pay_off, pkt->paylen);

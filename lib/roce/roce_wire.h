@@ -569,6 +569,19 @@ rnic_roce_grh_fill_ipv4(struct rnic_roce_grh_ipv4 *g,
 	memcpy(&g->ip, ip, sizeof(g->ip));
 }
 
+/* Fills a UD receive buffer's 40-byte GRH from the received IP header at
+ * @p ip: an IPv6 header is the GRH (IBA's GRH and IPv6's header share one
+ * layout); an IPv4 one goes in as rnic_roce_grh_fill_ipv4() says. */
+static inline void
+rnic_roce_grh_fill(uint8_t g[RNIC_ROCE_GRH_LEN], const uint8_t *ip)
+{
+	if ((ip[0] >> 4) == 6)
+		memcpy(g, ip, RNIC_ROCE_GRH_LEN);
+	else
+		rnic_roce_grh_fill_ipv4((struct rnic_roce_grh_ipv4 *)(void *)g,
+					(const struct rte_ipv4_hdr *)(const void *)ip);
+}
+
 /* GID of an IPv4 address: the IPv4-mapped IPv6 address ::ffff:a.b.c.d.
  * @addr is in network order, as in struct rte_ipv4_hdr. */
 static inline void

@@ -21,6 +21,7 @@
 #include "engine/stack.h"
 #include "engine/worker.h"
 #include "port/port.h"
+#include "rdma/gid.h"
 #include "rnic/rnic_roce.h"
 #include "verbs/verbs.h"
 
@@ -303,7 +304,7 @@ int rnic_query_port(struct ibv_context *ctx, uint8_t port_num, struct ibv_port_a
 	a->max_mtu = IBV_MTU_4096;
 	/* the IBA MTU that fits in an Ethernet MTU with the RoCEv2 headers */
 	a->active_mtu = mtu_enum(p->mtu > RNIC_ROCE_OVERHEAD ? p->mtu - RNIC_ROCE_OVERHEAD : 256);
-	a->gid_tbl_len = 2;
+	a->gid_tbl_len = rnic_gid_count(p);
 	a->max_msg_sz = 1u << 31;
 	a->pkey_tbl_len = 1;
 	a->link_layer = IBV_LINK_LAYER_ETHERNET;
@@ -315,24 +316,11 @@ int rnic_query_port(struct ibv_context *ctx, uint8_t port_num, struct ibv_port_a
 int rnic_query_gid(struct ibv_context *ctx, uint8_t port_num, int index, union ibv_gid *gid)
 {
 	struct rnic_device *d = dev_of(ctx);
-	if (port_num < 1 || port_num > d->st->n_ports || index < 0 || index > 1)
+	if (port_num < 1 || port_num > d->st->n_ports)
 		return -EINVAL;
-	const struct rnic_port *p = d->st->ports[port_num - 1];
+	/* the table as Linux lists a RoCE device's (rdma/gid.h) */
 	memset(gid, 0, sizeof(*gid));
-	if (index == 0) {
-		/* fe80::/64 with the EUI-64 of the MAC, as on Linux RoCE devices */
-		const uint8_t *mac = p->mac.addr_bytes;
-		const uint8_t g[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, mac[0] ^ 2, mac[1], mac[2],
-					0xff, 0xfe, mac[3], mac[4], mac[5] };
-		memcpy(gid->raw, g, sizeof(g));
-		return 0;
-	}
-	gid->raw[10] = gid->raw[11] = 0xff;
-	gid->raw[12] = (uint8_t)(p->ip >> 24);
-	gid->raw[13] = (uint8_t)(p->ip >> 16);
-	gid->raw[14] = (uint8_t)(p->ip >> 8);
-	gid->raw[15] = (uint8_t)p->ip;
-	return 0;
+	return rnic_gid_get(d->st->ports[port_num - 1], index, gid->raw);
 }
 
 /* --- asynchronous events ------------------------------------------------------ */

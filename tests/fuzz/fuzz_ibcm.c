@@ -11,7 +11,11 @@
  *  - a decoded message has private data of its attribute's full room and
  *    an ARI length within its field;
  *  - decoding is a fixpoint through the encoder: encode(decode(x)) succeeds
- *    and decodes to the same message (reserved bits are the only loss).
+ *    and decodes to the same message (reserved bits are the only loss);
+ *  - a REQ's CMA header (IPv4 or IPv6) reads as 0, -EPROTONOSUPPORT or
+ *    -EAFNOSUPPORT; one that reads writes back to the same version, IP
+ *    version nibble, port and addresses (IPv6: all 16 bytes; IPv4: the
+ *    last 4).
  */
 #include <errno.h>
 
@@ -43,6 +47,24 @@ static void same_msg(const struct rnic_ibcm_msg *a, const struct rnic_ibcm_msg *
 		   memcmp(a->ari, b->ari, a->ari_len) == 0);
 }
 
+static void cma_roundtrip(const struct rnic_cma_hdr *h)
+{
+	struct rnic_addr s, d;
+	struct rnic_cma_hdr h2;
+	uint16_t port;
+	int rc = rnic_cma_hdr_get(h, &s, &d, &port);
+	FUZZ_CHECK(rc == 0 || rc == -EPROTONOSUPPORT || rc == -EAFNOSUPPORT);
+	if (rc != 0)
+		return;
+	FUZZ_CHECK(s.family == d.family && s.family == (h->ip_version >> 4));
+	rnic_cma_hdr_set(&h2, &s, &d, port);
+	FUZZ_CHECK(h2.version == h->version && (h2.ip_version >> 4) == (h->ip_version >> 4) &&
+		   h2.port == h->port);
+	size_t off = s.family == RNIC_AF_INET6 ? 0 : 12;
+	FUZZ_CHECK(memcmp(h2.src + off, h->src + off, 16 - off) == 0 &&
+		   memcmp(h2.dst + off, h->dst + off, 16 - off) == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct rnic_ibcm_msg m, m2;
@@ -65,6 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(rnic_ibcm_encode(&m, mad) == 0);
 		FUZZ_CHECK(rnic_ibcm_decode(&m2, mad, sizeof(mad), NULL) == 0);
 		same_msg(&m, &m2);
+		if (m.attr == RNIC_IBCM_REQ)
+			cma_roundtrip((const struct rnic_cma_hdr *)m.pdata);
 	}
 	free(buf);
 	return 0;

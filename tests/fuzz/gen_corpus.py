@@ -491,6 +491,14 @@ def gen_ibcm():
     rej = bytearray(mads['REJ'])
     rej[24 + 8] |= 0xc0
     write('ibcm', 'bad_rej_msg', rej)
+    # the REQ with an IPv6 CMA header (IP version 6, [2001:db8::10] ->
+    # [2001:db8::2]): the header sits at the start of the private data
+    req6 = bytearray(mads['REQ'])
+    cma = bytes(req6).find(bytes([0, 0x40]), 24)
+    req6[cma + 1] = 0x60
+    req6[cma + 4:cma + 20] = bytes.fromhex('20010db8' + '0' * 22 + '10')
+    req6[cma + 20:cma + 36] = bytes.fromhex('20010db8' + '0' * 22 + '02')
+    write('ibcm', 'req_ipv6', req6)
     write('ibcm', 'short', rtu[:255])
     write('ibcm', 'long', rtu + b'\0')
     write('ibcm', 'empty', b'')

@@ -58,6 +58,11 @@
 #define B_IP 0xc0000202u
 #define C_IP 0xc6336401u    /* 198.51.100.1, the 9000-byte pair */
 #define D_IP 0xc6336402u
+/* RNIC_TEST_IPV6=1: IPv6-only stacks (2001:db8::1/::2 and 2001:db8:9::1/::2
+ * for the jumbo pair); GID 1 is then each port's global IPv6 address
+ * (rdma/gid.h: no IPv4, so the first global follows the link-local GID),
+ * and every packet is RoCEv2 over UDP/IPv6. */
+static bool ipv6;
 #define KiB 1024u
 #define MiB (1024u * 1024u)
 #define BUF_LEN (16 * MiB + 512 * KiB)
@@ -121,8 +126,17 @@ static int net_up(struct net *n)
 		c.n_ports = 1;
 		rnic_port_cfg_init(p);
 		snprintf(p->ring, sizeof(p->ring), "%s.%c", n->ring, i ? 'b' : 'a');
-		p->ip = n->ip[i];
-		p->prefix_len = 24;
+		if (ipv6) {
+			/* 2001:db8:X::1/::2, X the pair's IPv4 third byte (distinct) */
+			uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, (uint8_t)(n->ip[i] >> 8) };
+			a6[15] = (uint8_t)n->ip[i];
+			memcpy(p->ip6[0].addr, a6, 16);
+			p->ip6[0].prefix_len = 64;
+			p->n_ip6 = 1;
+		} else {
+			p->ip = n->ip[i];
+			p->prefix_len = 24;
+		}
 		p->mtu = n->mtu;
 		p->mbufs = n->mbufs;
 		if (faults) {
@@ -298,8 +312,10 @@ static void rtr_attr(struct ibv_qp_attr *at, struct ibv_context *peer, uint32_t 
 	union ibv_gid gid;
 	CHECK_RC(rnic_query_gid(peer, 1, 1, &gid), 0);
 	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-	CHECK(memcmp(gid.raw, v4mapped, 12) == 0, "GID 1 is not IPv4-mapped "
-	      "(%02x%02x:%02x%02x:...)", gid.raw[0], gid.raw[1], gid.raw[2], gid.raw[3]);
+	static const uint8_t doc6[4] = { 0x20, 0x01, 0x0d, 0xb8 };
+	CHECK(ipv6 ? memcmp(gid.raw, doc6, 4) == 0 : memcmp(gid.raw, v4mapped, 12) == 0,
+	      "GID 1 is not %s (%02x%02x:%02x%02x:...)", ipv6 ? "2001:db8::/32" : "IPv4-mapped",
+	      gid.raw[0], gid.raw[1], gid.raw[2], gid.raw[3]);
 	*at = (struct ibv_qp_attr){
 		.qp_state = IBV_QPS_RTR,
 		.path_mtu = o->mtu,
@@ -1155,11 +1171,21 @@ static void t_ud(void)
 		CHECK(!(i & 1) || ((wc.wc_flags & IBV_WC_WITH_IMM) &&
 				   wc.imm_data == htonl(0xab00 + (uint32_t)i)), "UD immediate data");
 		const uint8_t *g = a.buf + BASE + (uint64_t)i * SLOT;
-		static const uint8_t zero[20];
-		uint32_t src;
-		memcpy(&src, g + 20 + 12, 4);
-		CHECK(memcmp(g, zero, 20) == 0 && g[20] == 0x45 && ntohl(src) == B_IP,
-		      "UD receive: the GRH is not 20 zero bytes and B's IPv4 header");
+		if (ipv6) {
+			/* the GRH is the IPv6 header: version 6, next header UDP,
+			 * SGID B's address, DGID A's */
+			union ibv_gid gb;
+			CHECK_RC(rnic_query_gid(b.ctx, 1, 1, &gb), 0);
+			CHECK((g[0] >> 4) == 6 && g[6] == 17 && memcmp(g + 8, gb.raw, 16) == 0 &&
+			      memcmp(g + 24, ga.raw, 16) == 0,
+			      "UD receive: the GRH is not B's IPv6 header to A");
+		} else {
+			static const uint8_t zero[20];
+			uint32_t src;
+			memcpy(&src, g + 20 + 12, 4);
+			CHECK(memcmp(g, zero, 20) == 0 && g[20] == 0x45 && ntohl(src) == B_IP,
+			      "UD receive: the GRH is not 20 zero bytes and B's IPv4 header");
+		}
 		CHECK_DATA(g + 40, b.buf + BASE + (uint64_t)i * SLOT, len[i], "UD payload");
 	}
 	rnic_destroy_ah(ah);
@@ -1244,7 +1270,10 @@ int main(int argc, char **argv)
 	if (link < 0)
 		return 2;
 	faults = link == 1;
+	ipv6 = getenv("RNIC_TEST_IPV6") && strcmp(getenv("RNIC_TEST_IPV6"), "0") != 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (ipv6)
+		printf("IPv6 only: 2001:db8:2::1/::2 (1500), 2001:db8:64::1/::2 (9000)\n");
 	if (getenv("RNIC_FAULT_SEED"))
 		fault_seed = strtoull(getenv("RNIC_FAULT_SEED"), NULL, 0);
 	struct rnic_config c;

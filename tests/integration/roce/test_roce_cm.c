@@ -53,6 +53,10 @@
 #define B_IP 0xc0000202u
 #define L_A_IP 0xc6336401u  /* 198.51.100.1, the lossy pair */
 #define L_B_IP 0xc6336402u
+/* RNIC_TEST_IPV6=1: IPv6-only stacks (2001:db8:X::1/::2, X the IPv4
+ * address's third byte): the IB CM with IPv6 GIDs and the CMA header with
+ * IP version 6, the iWARP CM over TCP/IPv6. */
+static bool ipv6;
 #define BUF_LEN (1u << 20)
 #define HANG_MS 20000
 
@@ -82,6 +86,24 @@ struct pair {
 static struct pair clean = { .ring = "rcm", .ip = { A_IP, B_IP } };
 static struct pair lossy = { .ring = "rcl", .ip = { L_A_IP, L_B_IP }, .drop = 25.0 };
 
+/* The address of stack @p i of @p n in the family under test. */
+static struct rnic_addr addr_of(const struct pair *n, int i)
+{
+	if (!ipv6)
+		return rnic_addr_v4(n->ip[i]);
+	uint8_t a[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, (uint8_t)(n->ip[i] >> 8) };
+	a[15] = (uint8_t)n->ip[i];
+	return rnic_addr_v6(a);
+}
+
+/* Connect @p id to stack B of @p n (rnic_cm_connect()'s contract). */
+static int connect_b(struct rnic_cm_id *id, struct ibv_qp *qp, const struct pair *n,
+		     uint16_t port, const struct rnic_cm_conn_param *cp)
+{
+	struct rnic_addr b = addr_of(n, 1);
+	return rnic_cm_connect_addr(id, qp, &b, port, cp);
+}
+
 static int pair_up(struct pair *n)
 {
 	for (int i = 0; i < 2; i++) {
@@ -90,8 +112,15 @@ static int pair_up(struct pair *n)
 		c.n_ports = 1;
 		rnic_port_cfg_init(&c.ports[0]);
 		snprintf(c.ports[0].ring, sizeof(c.ports[0].ring), "%s.%c", n->ring, i ? 'b' : 'a');
-		c.ports[0].ip = n->ip[i];
-		c.ports[0].prefix_len = 24;
+		if (ipv6) {
+			struct rnic_addr a6 = addr_of(n, i);
+			memcpy(c.ports[0].ip6[0].addr, a6.v6, 16);
+			c.ports[0].ip6[0].prefix_len = 64;
+			c.ports[0].n_ip6 = 1;
+		} else {
+			c.ports[0].ip = n->ip[i];
+			c.ports[0].prefix_len = 24;
+		}
 		c.ports[0].fault_seed = 0xc0ffee00u + (uint64_t)i;
 		c.ports[0].tx_fault.drop = n->drop;
 		n->st[i] = rnic_stack_create(&c);
@@ -281,13 +310,15 @@ static void connect_pair_x(struct pair *n, uint16_t port, int aslot, int bslot,
 	CHECK_RC(rnic_cm_create_id(a.ch, NULL, &a.id[aslot]), 0);
 	struct rnic_cm_conn_param cp = { .private_data = PD_A, .private_data_len = sizeof(PD_A),
 					 .responder_resources = 4, .initiator_depth = 2 };
-	CHECK_RC(rnic_cm_connect(a.id[aslot], qa, n->ip[1], port, &cp), 0);
+	CHECK_RC(connect_b(a.id[aslot], qa, n, port, &cp), 0);
 	CHECK(rnic_cm_id_transport(a.id[aslot]) == t, "A: id transport %d",
 	      rnic_cm_id_transport(a.id[aslot]));
 
 	struct rnic_cm_event ev = get_ev(&b, RNIC_CM_EVENT_CONNECT_REQUEST);
 	CHECK(ev.transport == t, "B: CONNECT_REQUEST transport %d, expected %d", ev.transport, t);
-	CHECK(ev.peer_ip == n->ip[0], "B: peer_ip %#x", ev.peer_ip);
+	struct rnic_addr pa = addr_of(n, 0);
+	char ps[RNIC_ADDRSTRLEN];
+	CHECK(rnic_addr_eq(&ev.peer, &pa), "B: peer %s", rnic_addr_str(&ev.peer, ps, sizeof(ps)));
 	CHECK(ev.private_data_len >= sizeof(PD_A) &&
 	      memcmp(ev.private_data, PD_A, sizeof(PD_A)) == 0,
 	      "B: request private data (%u bytes) differs", ev.private_data_len);
@@ -412,7 +443,7 @@ static void t_reject_pdata(void)
 	listen_b(7003);
 	struct ibv_qp *qa = make_qp(&a, 0, RNIC_TRANSPORT_ROCE);
 	CHECK_RC(rnic_cm_create_id(a.ch, NULL, &a.id[0]), 0);
-	CHECK_RC(rnic_cm_connect(a.id[0], qa, B_IP, 7003, NULL), 0);
+	CHECK_RC(connect_b(a.id[0], qa, &clean, 7003, NULL), 0);
 	struct rnic_cm_event ev = get_ev(&b, RNIC_CM_EVENT_CONNECT_REQUEST);
 	b.id[0] = ev.id;
 	CHECK_RC(rnic_cm_reject(ev.id, no, sizeof(no)), 0);
@@ -431,7 +462,7 @@ static void t_no_listener(void)
 	struct ibv_qp *qa = make_qp(&a, 0, RNIC_TRANSPORT_ROCE);
 	CHECK_RC(rnic_cm_create_id(a.ch, NULL, &a.id[0]), 0);
 	uint64_t before = counter(clean.st[1], "cm_no_listener");
-	CHECK_RC(rnic_cm_connect(a.id[0], qa, B_IP, 7999, NULL), 0);
+	CHECK_RC(connect_b(a.id[0], qa, &clean, 7999, NULL), 0);
 	struct rnic_cm_event ev = get_ev(&a, RNIC_CM_EVENT_UNREACHABLE);
 	CHECK(ev.status == -ECONNREFUSED && ev.rej_reason == 8, "A: UNREACHABLE status %d "
 	      "reason %u", ev.status, ev.rej_reason);
@@ -461,9 +492,9 @@ static void t_limits(void)
 	CHECK_RC(rnic_cm_create_id(a.ch, NULL, &a.id[0]), 0);
 	struct rnic_cm_conn_param cp = { .private_data = big,
 					 .private_data_len = RNIC_CM_ROCE_REQ_PDATA_MAX + 1 };
-	CHECK_RC(rnic_cm_connect(a.id[0], qa, B_IP, 7005, &cp), -EINVAL);
+	CHECK_RC(connect_b(a.id[0], qa, &clean, 7005, &cp), -EINVAL);
 	cp.private_data_len = RNIC_CM_ROCE_REQ_PDATA_MAX;
-	CHECK_RC(rnic_cm_connect(a.id[0], qa, B_IP, 7005, &cp), 0);
+	CHECK_RC(connect_b(a.id[0], qa, &clean, 7005, &cp), 0);
 	struct rnic_cm_event ev = get_ev(&b, RNIC_CM_EVENT_CONNECT_REQUEST);
 	b.id[0] = ev.id;
 	struct ibv_qp *qb = make_qp(&b, 0, RNIC_TRANSPORT_ROCE);
@@ -571,7 +602,7 @@ static void t_slow_accept(void)
 	rnic_cm_roce_timeouts(clean.ctx[0], 12, 2);
 	struct ibv_qp *qa = make_qp(&a, 0, RNIC_TRANSPORT_ROCE);
 	CHECK_RC(rnic_cm_create_id(a.ch, NULL, &a.id[0]), 0);
-	int rc = rnic_cm_connect(a.id[0], qa, B_IP, 7007, NULL);
+	int rc = connect_b(a.id[0], qa, &clean, 7007, NULL);
 	rnic_cm_roce_timeouts(clean.ctx[0], 18, 8);   /* the defaults, for later cases */
 	CHECK_RC(rc, 0);
 	struct rnic_cm_event ev = get_ev(&b, RNIC_CM_EVENT_CONNECT_REQUEST);
@@ -778,6 +809,9 @@ int main(int argc, char **argv)
 	const char *filter = argc > 1 ? argv[1] : NULL;
 	struct rnic_config c;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	ipv6 = getenv("RNIC_TEST_IPV6") && strcmp(getenv("RNIC_TEST_IPV6"), "0") != 0;
+	if (ipv6)
+		printf("IPv6 only: 2001:db8:2::1/::2, lossy pair 2001:db8:64::1/::2\n");
 	if (check_eal_init(argv[0], &c, 4) != 0)
 		return 1;
 	if (rnic_ring_pair(clean.ring, 1) != 0 || rnic_ring_pair(lossy.ring, 1) != 0) {

@@ -507,8 +507,8 @@ static void ipv6_each_malformation(void **state)
 		/* ESP, no next header */
 		{ 50, { 0 }, 0, RNIC_DROP_IP6_PROTO },
 		{ 59, { 0 }, 0, RNIC_DROP_IP6_PROTO },
-		/* UDP: RoCEv2 over IPv6 is not there */
-		{ 17, { 0 }, 0, RNIC_DROP_IP6_PROTO },
+		/* UDP is taken (RoCEv2): these 8 bytes say length 0 */
+		{ 17, { 0 }, 0, RNIC_DROP_UDP_LEN },
 	};
 	for (size_t i = 0; i < RTE_DIM(ext); i++) {
 		size_t m = build6(g, &us_mac, PEER6, US6, ext[i].nh, 64, ext[i].ext, ext[i].elen,
@@ -763,6 +763,33 @@ static int group_teardown(void **state)
 	return 0;
 }
 
+/* UDP over IPv6 (RoCEv2's transport): the checksum over the IPv6 pseudo
+ * header, 0 ("none") taken only on port 4791 (RFC 6936's exception that
+ * rxe uses), a datagram for a port nobody binds counted. */
+static void ipv6_udp(void **state)
+{
+	uint8_t f[256], u[16];
+	(void)state;
+	/* src 49152, dst 4791, length 16, checksum 0, 8 bytes of payload */
+	static const uint8_t roce0[16] = { 0xc0, 0x00, 0x12, 0xb7, 0, 16, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8 };
+	memcpy(u, roce0, sizeof(u));
+	rx_expect_drop(f, build6(f, &us_mac, PEER6, US6, 17, 64, NULL, 0, u, sizeof(u)),
+		       RNIC_DROP_UDP_NO_LISTENER);
+	/* the same to port 4792: 0 is not allowed there (RFC 8200 8.1) */
+	u[3] = 0xb8;
+	rx_expect_drop(f, build6(f, &us_mac, PEER6, US6, 17, 64, NULL, 0, u, sizeof(u)),
+		       RNIC_DROP_UDP_CHECKSUM);
+	/* a right checksum passes to the port lookup, a wrong one is dropped */
+	uint16_t c = ref_cksum6(PEER6, US6, 17, u, sizeof(u));
+	u[6] = (uint8_t)(c >> 8);
+	u[7] = (uint8_t)c;
+	rx_expect_drop(f, build6(f, &us_mac, PEER6, US6, 17, 64, NULL, 0, u, sizeof(u)),
+		       RNIC_DROP_UDP_NO_LISTENER);
+	u[15] ^= 1;
+	rx_expect_drop(f, build6(f, &us_mac, PEER6, US6, 17, 64, NULL, 0, u, sizeof(u)),
+		       RNIC_DROP_UDP_CHECKSUM);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, test_setup, test_teardown)
 
 int main(void)
@@ -777,6 +804,7 @@ int main(void)
 		T(dad_and_announce),
 		T(ipv6_each_malformation),
 		T(ipv6_accepts),
+		T(ipv6_udp),
 		T(truncation_every_length),
 		T(packet_too_big),
 		T(failover_takeover),

@@ -216,23 +216,57 @@ static void test_cma_hdr(void **state)
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 192, 0, 2, 2,
 	};
 	struct rnic_cma_hdr h;
-	uint32_t s, d;
+	struct rnic_addr s = { .family = RNIC_AF_INET, .v4 = 0xc000020a };
+	struct rnic_addr d = { .family = RNIC_AF_INET, .v4 = 0xc0000202 };
+	struct rnic_addr gs, gd;
 	uint16_t p;
 	(void)state;
-	rnic_cma_hdr_set4(&h, 0xc000020a, 0xc0000202, 0xc123);
+	rnic_cma_hdr_set(&h, &s, &d, 0xc123);
 	assert_memory_equal(&h, want, sizeof(want));
-	assert_int_equal(rnic_cma_hdr_get4(&h, &s, &d, &p), 0);
-	assert_int_equal(s, 0xc000020a);
-	assert_int_equal(d, 0xc0000202);
+	assert_int_equal(rnic_cma_hdr_get(&h, &gs, &gd, &p), 0);
+	assert_int_equal(gs.family, RNIC_AF_INET);
+	assert_int_equal(gs.v4, 0xc000020a);
+	assert_int_equal(gd.v4, 0xc0000202);
 	assert_int_equal(p, 0xc123);
 	/* the REQ vector carries the same header in front of its private data */
 	assert_memory_equal(ibcm_vectors[0].msg.pdata, want, sizeof(want));
-	h.ip_version = 0x60;
-	assert_int_equal(rnic_cma_hdr_get4(&h, &s, &d, &p), -EAFNOSUPPORT);
+	h.ip_version = 0x50;
+	assert_int_equal(rnic_cma_hdr_get(&h, &gs, &gd, &p), -EAFNOSUPPORT);
 	h.ip_version = 0x40;
 	h.version = 1;
-	assert_int_equal(rnic_cma_hdr_get4(&h, &s, &d, &p), -EPROTONOSUPPORT);
+	assert_int_equal(rnic_cma_hdr_get(&h, &gs, &gd, &p), -EPROTONOSUPPORT);
 	assert_int_equal(RNIC_IBCM_REQ_USER_PDATA, 56);
+}
+
+/* IPv6: IP version nibble 6, the two addresses whole (Linux cma.c's
+ * struct cma_hdr: a union of in6_addr and the padded IPv4 address). */
+static void test_cma_hdr_ipv6(void **state)
+{
+	/* [2001:db8::10]:49443 -> [2001:db8::2] */
+	static const uint8_t want[RNIC_CMA_HDR_LEN] = {
+		0x00, 0x60, 0xc1, 0x23,
+		0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+		0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02,
+	};
+	struct rnic_addr s = { .family = RNIC_AF_INET6 }, d = { .family = RNIC_AF_INET6 };
+	memcpy(s.v6, want + 4, 16);
+	memcpy(d.v6, want + 20, 16);
+	struct rnic_cma_hdr h;
+	struct rnic_addr gs, gd;
+	uint16_t p;
+	(void)state;
+	rnic_cma_hdr_set(&h, &s, &d, 0xc123);
+	assert_memory_equal(&h, want, sizeof(want));
+	assert_int_equal(rnic_cma_hdr_get(&h, &gs, &gd, &p), 0);
+	assert_int_equal(gs.family, RNIC_AF_INET6);
+	assert_int_equal(gd.family, RNIC_AF_INET6);
+	assert_memory_equal(gs.v6, s.v6, 16);
+	assert_memory_equal(gd.v6, d.v6, 16);
+	assert_int_equal(p, 0xc123);
+	/* the low nibble is reserved: ignored as Linux's cma_get_ip_ver() does */
+	h.ip_version = 0x6f;
+	assert_int_equal(rnic_cma_hdr_get(&h, &gs, &gd, &p), 0);
+	assert_int_equal(gs.family, RNIC_AF_INET6);
 }
 
 int main(void)
@@ -243,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_pdata_rooms),
 		cmocka_unit_test(test_decode_refusals),
 		cmocka_unit_test(test_decode_random),
+		cmocka_unit_test(test_cma_hdr_ipv6),
 		cmocka_unit_test(test_service_id),
 		cmocka_unit_test(test_cma_hdr),
 	};

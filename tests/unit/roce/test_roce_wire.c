@@ -309,6 +309,45 @@ test_grh_and_gid(void **state)
 	assert_false(rnic_roce_gid_to_ipv4(gid, &addr));
 }
 
+/* A UD receive's GRH over IPv6 is the IPv6 header itself (the GRH and
+ * IPv6 share their layout: IBA 8.3.1); over IPv4 rxe's 20 zero bytes and
+ * the IPv4 header, whatever follows the IPv4 header. */
+static void
+test_grh_fill_ipv6(void **state)
+{
+	/* 2001:db8::2 -> 2001:db8::1, traffic class 0x02 (ECT(0)), flow label
+	 * 0x12345, UDP, hop limit 64, payload 36 bytes */
+	static const uint8_t ip6[48] = {
+		0x60, 0x21, 0x23, 0x45, 0x00, 0x24, 0x11, 0x40,
+		0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2,
+		0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+		0x12, 0xb7, 0x12, 0xb7, 0, 0x24, 0, 0,   /* UDP: not part of the GRH */
+	};
+	uint8_t g[RNIC_ROCE_GRH_LEN + 8];
+	(void)state;
+	memset(g, 0xaa, sizeof(g));
+	rnic_roce_grh_fill(g, ip6);
+	assert_memory_equal(g, ip6, RNIC_ROCE_GRH_LEN);
+	for (size_t k = RNIC_ROCE_GRH_LEN; k < sizeof(g); k++)
+		assert_int_equal(g[k], 0xaa);   /* 40 bytes exactly */
+	const struct rnic_roce_grh *h = (const void *)g;
+	assert_int_equal(rnic_roce_grh_version(h), 6);
+	assert_int_equal(rnic_roce_grh_tclass(h), 0x02);
+	assert_int_equal(rnic_roce_grh_flow_label(h), 0x12345);
+	assert_memory_equal(h->sgid, ip6 + 8, 16);
+	assert_memory_equal(h->dgid, ip6 + 24, 16);
+
+	/* IPv4: the same helper lays it out as rxe does */
+	uint8_t ip4[28] = { 0x45, 0, 0, 28, 0, 0, 0x40, 0, 64, 17, 0, 0,
+			    192, 0, 2, 2, 192, 0, 2, 1, 0x12, 0xb7 };
+	memset(g, 0xaa, sizeof(g));
+	rnic_roce_grh_fill(g, ip4);
+	for (int k = 0; k < 20; k++)
+		assert_int_equal(g[k], 0);
+	assert_memory_equal(g + 20, ip4, 20);
+	assert_int_equal(g[RNIC_ROCE_GRH_LEN], 0xaa);
+}
+
 /* -------------------------------------------------------------- parsing -- */
 
 #define UDP_PAYLOAD_OFF 28  /* every vector: 20-byte IPv4 + 8-byte UDP */
@@ -539,6 +578,7 @@ main(void)
 		cmocka_unit_test(test_atomic_headers),
 		cmocka_unit_test(test_small_headers),
 		cmocka_unit_test(test_grh_and_gid),
+		cmocka_unit_test(test_grh_fill_ipv6),
 		cmocka_unit_test(test_parse_all_vectors),
 		cmocka_unit_test(test_parse_fields),
 		cmocka_unit_test(test_parse_rejects),

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* RoCEv2 addressing (roce_addr.h): the GID table, paths, received IP
+ * headers, output to either family. */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_ip.h>
+
+#include "engine/worker.h"
+#include "net/ipv6.h"
+#include "net/net.h"
+#include "port/port.h"
+#include "roce/roce_addr.h"
+#include "roce/roce_wire.h"
+
+int rnic_roce_path(const struct rnic_port *p, int sgid_index, const uint8_t dgid[16],
+		   struct rnic_addr *src, struct rnic_addr *dst)
+{
+	uint8_t sgid[16];
+	if (rnic_gid_get(p, sgid_index, sgid) != 0)
+		return -EINVAL;
+	*src = rnic_gid_addr(sgid);
+	*dst = rnic_gid_addr(dgid);
+	if (src->family != dst->family)
+		return -EINVAL;
+	if (dst->family == RNIC_AF_INET)
+		return dst->v4 != 0 && src->v4 != 0 ? 0 : -EINVAL;
+	/* IPv6: an address the port has (the link-local one only once the
+	 * port runs IPv6), a unicast destination of the same scope */
+	if (p->n_ip6 == 0 || !rnic_port_has_ip6(p, src->v6) ||
+	    rnic_ip6_is_unspecified(dst->v6) || rnic_ip6_is_multicast(dst->v6) ||
+	    rnic_ip6_is_link_local(src->v6) != rnic_ip6_is_link_local(dst->v6))
+		return -EINVAL;
+	return 0;
+}
+
+void roce_l3_parse(const struct rte_mbuf *m, struct roce_l3 *l3)
+{
+	const uint8_t *h = rte_pktmbuf_mtod_offset(m, const uint8_t *, m->l2_len);
+	l3->hdr = h;
+	if ((h[0] >> 4) == 6) {
+		const struct rte_ipv6_hdr *ip = (const struct rte_ipv6_hdr *)h;
+		l3->src = rnic_addr_v6(ip->src_addr);
+		l3->dst = rnic_addr_v6(ip->dst_addr);
+		l3->tos = (uint8_t)(rte_be_to_cpu_32(ip->vtc_flow) >> 20);
+		return;
+	}
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)h;
+	l3->src = rnic_addr_v4(rte_be_to_cpu_32(ip->src_addr));
+	l3->dst = rnic_addr_v4(rte_be_to_cpu_32(ip->dst_addr));
+	l3->tos = ip->type_of_service;
+}
+
+uint32_t rnic_roce_flow_label(uint32_t lqpn, uint32_t rqpn)
+{
+	uint64_t v = (uint64_t)lqpn * rqpn;
+	v ^= v >> 20;
+	v ^= v >> 40;
+	uint32_t fl = (uint32_t)v & RNIC_IP6_FLOW_MASK;
+	return fl != 0 ? fl : 1;   /* 0 would say "no flow" (RFC 6437) */
+}
+
+int rnic_roce_output(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+		     const struct rnic_addr *src, const struct rnic_addr *dst, uint16_t sport,
+		     uint8_t tos, uint32_t flow, void (*fin)(struct rte_mbuf *))
+{
+	if (dst->family == RNIC_AF_INET6)
+		return rnic_net_output_udp6(w, p, m,
+					    src != NULL && src->family == RNIC_AF_INET6 ? src->v6
+										     : NULL,
+					    dst->v6, sport, RNIC_ROCE_UDP_PORT, false, tos, flow, fin);
+	uint32_t s = src != NULL && src->family == RNIC_AF_INET ? src->v4 : 0;
+	return rnic_net_output_udp_fin_src(w, p, m, s != 0 || p == NULL ? s : p->ip, dst->v4, sport,
+					   RNIC_ROCE_UDP_PORT, false, tos, fin);
+}
