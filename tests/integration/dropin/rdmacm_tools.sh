@@ -13,7 +13,8 @@
 #  - cmtime -c 10 (ten connections at once, each QP destroyed right after
 #    its rdma_disconnect() and before its DISCONNECTED) against cmtime's
 #    server: the client exits 0 with its table;
-#  - rping and rdma_server/rdma_client over iWARP on IPv6 addresses;
+#  - rping (iWARP and RoCE) and rdma_server/rdma_client (iWARP) on IPv6
+#    addresses;
 #  - rping -c to a port nobody listens on: REJECTED as Linux reports it
 #    (-111 on iWARP, IB CM reason 8 on RoCE) and rping's own exit status
 #    (255), not a crash: its event thread calls exit() while its main
@@ -79,17 +80,19 @@ for tr in iwarp roce; do
 	fi
 done
 
-# IPv6 (issue 20): rping and rdma_server/rdma_client over iWARP between
-# 2001:db8::1 and ::2 (the ports dual-stack; the server on the IPv6 any
-# address); the client's own address must be the IPv6 one
+# IPv6 (issue 20): rping over iWARP and RoCE, rdma_server/rdma_client over
+# iWARP, between 2001:db8::1 and ::2 (the ports dual-stack, the server on
+# the IPv6 any address)
 export PAIR_IP6=1
-if pair "rping6" iwarp "rping -s -d -a :: -v -C 10" "rping -c -d -a 2001:db8::1 -v -C 10" \
-	"^rdma_listen"; then
-	pings "" "$work/rping6.c" && pings "server " "$work/rping6.s" && ok ||
-		{ cat "$work/rping6.c"; bad "rping over IPv6: the -v lines"; }
-else
-	bad "rping over IPv6: exit status"
-fi
+for tr in iwarp roce; do
+	if pair "rping6-$tr" $tr "rping -s -d -a :: -v -C 10" "rping -c -d -a 2001:db8::1 -v -C 10" \
+		"^rdma_listen"; then
+		pings "" "$work/rping6-$tr.c" && pings "server " "$work/rping6-$tr.s" && ok ||
+			{ cat "$work/rping6-$tr.c"; bad "rping over IPv6, $tr: the -v lines"; }
+	else
+		bad "rping over IPv6, $tr: exit status"
+	fi
+done
 if pair "rdma6" iwarp "rdma_server" "rdma_client -s 2001:db8::1"; then
 	grep -q "rdma_client: end 0" "$work/rdma6.c" && grep -q "rdma_server: end 0" "$work/rdma6.s" &&
 		ok || bad "rdma_server/rdma_client over IPv6: no 'end 0'"
