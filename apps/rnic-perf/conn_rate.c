@@ -541,11 +541,16 @@ int perf_conn_rate_main(int argc, char **argv, struct rnic_config *cfg)
 	}
 	rnic_cm_destroy_id(l);
 	for (unsigned i = 0; i < o.window; i++)
-		if (slots[i].busy) {
-			rnic_cm_destroy_id(slots[i].ib);
-			rnic_cm_destroy_id(slots[i].ia);
-			rnic_destroy_qp(slots[i].qb);
-			rnic_destroy_qp(slots[i].qa);
+		if (slots[i].busy) {   /* a failed run: what it left */
+			struct cr_conn *c = &slots[i];
+			if (c->ib)
+				rnic_cm_destroy_id(c->ib);
+			if (c->ia)
+				rnic_cm_destroy_id(c->ia);
+			if (c->qb)
+				rnic_destroy_qp(c->qb);
+			if (c->qa)
+				rnic_destroy_qp(c->qa);
 		}
 	cr_side_close(&A);
 	cr_side_close(&B);
