@@ -6,6 +6,8 @@
  *   rnic-perf [TEST] --loopback --transport iwarp|roce [--test TEST] [options]
  *   rnic-perf [TEST] --server --transport T [options] PORT-OPTIONS
  *   rnic-perf [TEST] --client ADDR --transport T [options] PORT-OPTIONS
+ *   rnic-perf conn_rate --loopback [options]   (connection setup rate:
+ *             conn_rate.c, with options of its own)
  *
  * The test is named once, as the argument or with --test. TEST is write_bw, write_lat, read_bw, read_lat, send_bw, send_lat or
  * atomic_bw (what each measures: run.c). Bandwidth tests report Gbit/s and
@@ -29,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conn_rate.h"
 #include "perf.h"
 
 static void usage(FILE *f)
@@ -37,6 +40,8 @@ static void usage(FILE *f)
 		"usage: rnic-perf TEST --loopback --transport iwarp|roce [options]\n"
 		"       rnic-perf TEST --server --transport T [options] PORT-OPTIONS\n"
 		"       rnic-perf TEST --client ADDR --transport T [options] PORT-OPTIONS\n"
+		"       rnic-perf conn_rate --loopback [--transport T] [--conns N] ...\n"
+		"         (connection setup rate; rnic-perf conn_rate --help)\n"
 		"TEST: write_bw write_lat read_bw read_lat send_bw send_lat atomic_bw\n"
 		"(the argument, or --test TEST)\n"
 		"  --loopback          two stacks in this process, joined by net_ring; the\n"
@@ -569,6 +574,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rnic-perf: %s\n", err);
 		return PERF_EXIT_USAGE;
 	}
+	if (argc > 1 && !strcmp(argv[1], "conn_rate"))   /* its own options */
+		return perf_conn_rate_main(argc - 1, argv + 1, &cfg);
 	int rc = parse(&o, &cfg, argc, argv);
 	if (rc != 0)
 		return rc > 0 ? 0 : PERF_EXIT_USAGE;

@@ -16,7 +16,8 @@
  * of three, and no worker waits for the scheduler while its peer's timers
  * run (--drive inline, the default). --drive one runs both stacks on the
  * main thread; --drive threaded (or --threaded) keeps every worker on its
- * own lcore, pinned as rnic pins them. iWARP QPs connect through
+ * own lcore, placed as rnic places them (floating over the CPUs when there
+ * are fewer CPUs than lcores, docs/design.md). iWARP QPs connect through
  * the CM; RoCE QPs are connected out of band, as both ends live here (INIT,
  * RTR towards the peer's GID 1 = ::ffff:its IPv4, RTS). Requester QPs post a
  * seeded mix of Sends, RDMA Writes and RDMA Reads of 1 B to --max-size
@@ -621,8 +622,6 @@ int main(int argc, char **argv)
 			for (unsigned i = 0; i < o.qps; i++)
 				if (wc[k].qp_num == qp[i].a->qp_num)
 					check_recv(&qp[i], i, &wc[k]);
-		if (all || bad_status)
-			break;
 		double t = now_s();
 		if (getenv("SOAK_DEBUG")) {   /* a worker that stops looping (starved, stuck) */
 			static uint64_t loops[2];
@@ -641,10 +640,18 @@ int main(int argc, char **argv)
 						worst[k] = t - seen[k];
 					loops[k] = l;
 					seen[k] = t;
+				} else if (bad_status && t - seen[k] > 0.2) {
+					/* still stalled as a QP fails: reported now, as
+					 * the run ends before it loops again */
+					fprintf(stderr, "rnic-soak: worker %c has made no loop for %.3f s "
+						"(since %.3f s) as a QP failed\n", "AB"[k], t - seen[k],
+						seen[k] - t0);
 				}
 			}
 			last_t = t;
 		}
+		if (all || bad_status)
+			break;
 		if (getenv("SOAK_DEBUG")) {   /* one QP stalled while the others go on */
 			static uint64_t qp_done[MAX_QPS];
 			static double qp_seen[MAX_QPS];

@@ -100,7 +100,21 @@ struct rnic_cm_conn_param {
 					     wait for a request, and for the RTR
 					     after an accept, as long as the
 					     default */
+	uint32_t rts_delay_us;          /**< iWARP connect: pause between the
+					     MPA reply and RTS (the first
+					     FPDU), 0 = the default, 50 ms:
+					     siw as the responder reads from
+					     its socket only after its reply
+					     has gone out, and an FPDU that
+					     comes first can wait there
+					     unread. RNIC_CM_RTS_NO_DELAY:
+					     none; safe when the responder
+					     is rnic (ready before its reply
+					     leaves) or hardware */
 };
+
+/** rnic_cm_conn_param.rts_delay_us: RTS as soon as the MPA reply is in. */
+#define RNIC_CM_RTS_NO_DELAY UINT32_MAX
 
 /** RTR message types for rnic_cm_conn_param.rtr_types. */
 #define RNIC_CM_RTR_SEND  0x1   /**< zero-length Send */

@@ -71,9 +71,16 @@ static size_t cpu_list(char *buf, size_t len, const int *cpus, int ncpu)
 
 /*
  * "--lcores" value: the main lcore 0 may float over every CPU of the
- * affinity set; worker lcore i+1 is pinned to the set's CPU i modulo its
- * size, so with fewer CPUs than workers the workers share CPUs round-robin
- * (2 CPUs, 3 workers: "0@(0-1),1@0,2@1,3@0").
+ * affinity set; when the set has a CPU for every lcore (the main one and
+ * each worker), worker lcore i+1 is pinned to the set's CPU i (3 CPUs, 2
+ * workers: "0@(0-2),1@0,2@1"). With fewer CPUs than lcores every lcore
+ * floats over the whole set (2 CPUs, 2 workers: "0@(0-1),1@(0-1),
+ * 2@(0-1)"): the CPUs are shared anyway, and a worker pinned to a shared
+ * CPU waits there for as long as the CPU is busy, while a floating one is
+ * moved to the other. On a shared 2-CPU host a thread pinned to CPU 0 was
+ * off it for up to 24 s at a time (1.4 s on CPU 1, 0.7 s floating), and a
+ * RoCE responder's worker pinned there lost its QPs to the requester's
+ * retry limit (docs/roce.md, "Retries, stalls and congestion").
  */
 int rnic_eal_lcore_map(char *buf, size_t len, const cpu_set_t *set,
 		       unsigned n_workers)
@@ -91,9 +98,18 @@ int rnic_eal_lcore_map(char *buf, size_t len, const cpu_set_t *set,
 		o += cpu_list(buf + o, len - o, cpus, ncpu);
 	if (o < len)
 		o += (size_t)snprintf(buf + o, len - o, ")");
-	for (unsigned w = 0; w < n_workers && o < len; w++)
-		o += (size_t)snprintf(buf + o, len - o, ",%u@%d", w + 1,
-				      cpus[w % (unsigned)ncpu]);
+	bool pin = (unsigned)ncpu >= n_workers + 1;
+	for (unsigned w = 0; w < n_workers && o < len; w++) {
+		if (pin) {
+			o += (size_t)snprintf(buf + o, len - o, ",%u@%d", w + 1, cpus[w]);
+			continue;
+		}
+		o += (size_t)snprintf(buf + o, len - o, ",%u@(", w + 1);
+		if (o < len)
+			o += cpu_list(buf + o, len - o, cpus, ncpu);
+		if (o < len)
+			o += (size_t)snprintf(buf + o, len - o, ")");
+	}
 	return o < len ? 0 : -ENAMETOOLONG;
 }
 

@@ -178,6 +178,10 @@ static void params_from(struct rnic_iw_params *p, const struct rnic_cm_conn_para
 	if (c->rtr_types)
 		p->rtr_types = c->rtr_types;
 	p->mpa_timeout_ms = c->mpa_timeout_ms;
+	if (c->rts_delay_us == RNIC_CM_RTS_NO_DELAY)
+		p->rts_delay_us = 0;
+	else if (c->rts_delay_us != 0)
+		p->rts_delay_us = c->rts_delay_us;
 }
 
 /* --- CM operations (from an application thread) ------------------------------------------ */

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Issue 21's connection setup rate, side by side in one run: rnic-perf
+# conn_rate --loopback (connect, RTS, one 8-byte Send, disconnect, QPs
+# created and destroyed; both stacks' workers on the main thread, --drive
+# one, so the figure is connections per second of one CPU doing both ends)
+# for iWARP (TCP handshake + MPA) and RoCE (IB CM REQ/REP/RTU, DREQ/DREP),
+# iWARP once more with the 50 ms pause before RTS kept for siw
+# (--rts-delay), and tests/bench/kernel_conn_rate: the kernel's TCP
+# handshake, one message and a close over loopback, also one thread for
+# both ends. Prints a table on stderr and one JSON object on stdout; the
+# load average before and after is part of it (the machine is shared).
+# Usage: tests/bench/run-conn-rate.sh [build-dir] [conns] [window]
+set -eu
+build=${1:-build}
+n=${2:-20000}
+win=${3:-64}
+perf="$build/apps/rnic-perf/rnic-perf"
+load() { cut -d' ' -f1-3 /proc/loadavg | sed 's/ /, /g'; }
+num() { echo "$1" | sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p"; }
+l0=$(load)
+iw=$("$perf" conn_rate --loopback --transport iwarp --conns "$n" --window "$win" --json 2>/dev/null | tail -1)
+ro=$("$perf" conn_rate --loopback --transport roce --conns "$n" --window "$win" --json 2>/dev/null | tail -1)
+# 50 ms a connection: a few thousand are enough to see the cap
+iwd=$("$perf" conn_rate --loopback --transport iwarp --conns 2000 --window "$win" --rts-delay --json 2>/dev/null | tail -1)
+k=$("$build/tests/bench/kernel_conn_rate" --conns "$n" --window "$win" | tail -1)
+l1=$(load)
+{
+	printf '%-26s %10s %10s %8s\n' "connections (window $win)" completed seconds "per s"
+	for row in "rnic iWARP:$iw" "rnic RoCE:$ro" "rnic iWARP, 50 ms pause:$iwd" "kernel TCP, loopback:$k"; do
+		name=${row%%:\{*}
+		j=${row#*:}
+		c=$(num "$j" completed)
+		printf '%-26s %10s %10s %8s\n' "$name" "${c:-$(num "$j" conns)}" "$(num "$j" seconds)" \
+			"$(num "$j" conns_per_s)"
+	done
+	echo "load average before: $l0, after: $l1"
+} >&2
+printf '{"bench": "conn_rate", "conns": %s, "window": %s, "load_before": [%s], "load_after": [%s], ' \
+	"$n" "$win" "$l0" "$l1"
+printf '"iwarp": %s, "roce": %s, "iwarp_rts_delay": %s, "kernel": %s}\n' \
+	"${iw:-null}" "${ro:-null}" "${iwd:-null}" "${k:-null}"
