@@ -92,9 +92,15 @@ struct perf_opts {
 					    nothing for this long (0: wait) */
 	uint32_t size;                   /* bytes per message */
 	uint64_t iters;                  /* operations per QP (0 with --duration) */
+/* Without -n a bandwidth test runs PERF_BW_ITERS operations a QP; above
+ * PERF_BW_SPLIT_QPS QPs, PERF_BW_ITERS * PERF_BW_SPLIT_QPS in all, split
+ * evenly (at least one a QP): 100,000 QPs run 5 each, not 5000. */
+#define PERF_BW_ITERS 5000u
+#define PERF_BW_SPLIT_QPS 100u
 	double duration;                 /* seconds, 0 with -n */
 	unsigned qps;
 	unsigned tx_depth;               /* send queue entries in flight per QP */
+	bool tx_depth_set;               /* --tx-depth given (else capped by -n) */
 	unsigned cqs;                    /* CQs per side, QP i on CQ i % cqs */
 	unsigned rebind_ms;              /* 0: no re-binding */
 	bool json;
@@ -217,6 +223,9 @@ struct perf_result {
 	double qp_connect_bytes;         /* connecting it (iWARP: TCB, endpoint, CM id) */
 	double qp_queue_bytes;           /* of which its queue entries (probe QPs) */
 	double setup_s;                  /* creating and connecting every QP */
+	/* --loopback: one empty loop of the requesting stack's workers, ns,
+	 * with every QP connected and idle (0: not measured) */
+	double idle_loop_ns;
 };
 
 /* The payload of a Send under --verify. */
