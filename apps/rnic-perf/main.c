@@ -338,6 +338,12 @@ static int check_opts(struct perf_opts *o, const struct rnic_config *cfg, bool h
 			o->qps, o->size);
 		return -1;
 	}
+	if (o->loopback && o->transport == RNIC_TRANSPORT_IWARP &&
+	    o->tcp_port + (o->qps - 1) / PERF_LO_PORT_CONNS > 65535) {
+		fprintf(stderr, "rnic-perf: --qps %u listens on %u TCP ports from --tcp-port %u\n",
+			o->qps, (o->qps - 1) / PERF_LO_PORT_CONNS + 1, o->tcp_port);
+		return -1;
+	}
 	if (o->iters == 0 && o->duration == 0) {
 		o->iters = lat ? 1000 : PERF_BW_ITERS;
 		if (!lat && o->qps > PERF_BW_SPLIT_QPS) {

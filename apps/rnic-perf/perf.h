@@ -126,6 +126,12 @@ struct perf_side {
 	unsigned ncq;
 	struct rnic_cm_channel *ch;      /* iWARP only */
 	struct rnic_cm_id *listener;     /* server only */
+	/* --loopback, iWARP: listeners on tcp_port + k, each for
+	 * PERF_LO_PORT_CONNS pairs (one source address has 28,232
+	 * ephemeral ports towards one destination port) */
+#define PERF_LO_PORT_CONNS 25000u
+#define PERF_LO_LISTENERS ((PERF_MAX_QPS + PERF_LO_PORT_CONNS - 1) / PERF_LO_PORT_CONNS)
+	struct rnic_cm_id *lo_listener[PERF_LO_LISTENERS];
 	bool watch;                      /* server: watch ch for the client's close */
 	unsigned conns, closed;          /* server: connections, DISCONNECTED seen
 					    (atomics: rdma-gateway's status reads them) */
