@@ -19,11 +19,11 @@ pass=0 fails=0
 
 . "$(dirname "$0")/../common/check.sh"   # fail, json_num
 
-# run TRANSPORT QPS ITERS MAX_BEYOND_QUEUES
+# run TRANSPORT QPS ITERS MAX_BEYOND_QUEUES [TX_DEPTH]
 run() {
-	local tr=$1 qps=$2 iters=$3 max=$4 out rc line f v
+	local tr=$1 qps=$2 iters=$3 max=$4 depth=${5:-4} out rc line f v
 	out=$("$perf" write_bw --loopback --transport "$tr" --qps "$qps" --size 64 \
-		--iters "$iters" --tx-depth 4 --json 2>&1)
+		--iters "$iters" --tx-depth "$depth" --json 2>&1)
 	rc=$?
 	if [ "$rc" != 0 ]; then
 		fail "$tr --qps $qps: exit status $rc" "$out"
@@ -53,6 +53,9 @@ run() {
 
 run roce 4200 2 4096
 run iwarp 1100 2 16384
+# the default depth over 256 QPs (the sparse run loop): 128 signals one
+# Write in 64 and a step posts 32; every QP used to wait for ever
+run roce 300 100 4096 128
 
 echo "$pass passed, $fails failed"
 [ "$fails" = 0 ]
