@@ -57,10 +57,12 @@ static void usage(FILE *f)
 		"  --transport T       iwarp or roce (default iwarp)\n"
 		"  --test TEST         what to measure, instead of the argument\n"
 		"  -s, --size N        bytes per message (bw: 65536, lat: 8; atomic_bw: 8 only)\n"
-		"  -n, --iters N       operations per QP (bw: 5000, lat: 1000)\n"
+		"  -n, --iters N       operations per QP (bw: 5000, lat: 1000; bw with more\n"
+		"                      than 100 QPs: 500000 in all, split over the QPs)\n"
 		"  --duration S        run for S seconds instead of -n\n"
 		"  --qps N             QP pairs (bw tests; 1..%d, default 1)\n"
-		"  --tx-depth D        operations in flight per QP (1..%d, default 128)\n"
+		"  --tx-depth D        operations in flight per QP (1..%d, default 128;\n"
+		"                      --loopback: at most -n, as perftest)\n"
 		"  --cqs N             CQs per side on different completion handlers; QP i\n"
 		"                      uses CQ i %% N (1..%d, at most --qps, default 1)\n"
 		"  --rebind-ms M       re-bind a random CQ to a random handler every M ms\n"
@@ -186,6 +188,7 @@ static int one_opt(struct perf_opts *o, int c, const char *arg, bool *have_test,
 		if (num_arg("--tx-depth", arg, 1, RNIC_MAX_QP_WR, &v) != 0)
 			return -1;
 		o->tx_depth = (unsigned)v;
+		o->tx_depth_set = true;
 		return 0;
 	case OPT_CQS:
 		if (num_arg("--cqs", arg, 1, PERF_MAX_CQS, &v) != 0)
@@ -340,8 +343,25 @@ static int check_opts(struct perf_opts *o, const struct rnic_config *cfg, bool h
 			o->qps, o->size);
 		return -1;
 	}
-	if (o->iters == 0 && o->duration == 0)
-		o->iters = lat ? 1000 : 5000;
+	if (o->loopback && o->transport == RNIC_TRANSPORT_IWARP &&
+	    o->tcp_port + (o->qps - 1) / PERF_LO_PORT_CONNS > 65535) {
+		fprintf(stderr, "rnic-perf: --qps %u listens on %u TCP ports from --tcp-port %u\n",
+			o->qps, (o->qps - 1) / PERF_LO_PORT_CONNS + 1, o->tcp_port);
+		return -1;
+	}
+	if (o->iters == 0 && o->duration == 0) {
+		o->iters = lat ? 1000 : PERF_BW_ITERS;
+		if (!lat && o->qps > PERF_BW_SPLIT_QPS) {
+			o->iters = (uint64_t)PERF_BW_ITERS * PERF_BW_SPLIT_QPS / o->qps;
+			if (o->iters == 0)
+				o->iters = 1;
+		}
+	}
+	/* perftest's rule: no deeper than the operations a QP runs (memory
+	 * for 100,000 QPs); not between processes, whose ends must agree
+	 * on the depth for --verify */
+	if (o->loopback && !o->tx_depth_set && o->iters != 0 && o->iters < o->tx_depth)
+		o->tx_depth = (unsigned)o->iters;
 	return 0;
 }
 
@@ -477,6 +497,8 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 			       r->setup_s, r->qp_create_bytes + r->qp_connect_bytes,
 			       r->qp_create_bytes, r->qp_connect_bytes, r->qp_queue_bytes,
 			       r->qp_create_bytes + r->qp_connect_bytes - r->qp_queue_bytes);
+		if (r->idle_loop_ns > 0)
+			printf(", \"idle_loop_ns\": %.1f", r->idle_loop_ns);
 		if (o->ports > 1)
 			printf(", \"ports\": %u, \"migrated_stags\": %lu, \"migration_queries\": %lu, "
 			       "\"migration_query_us_max\": %lu", o->ports,

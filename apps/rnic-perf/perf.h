@@ -92,9 +92,15 @@ struct perf_opts {
 					    nothing for this long (0: wait) */
 	uint32_t size;                   /* bytes per message */
 	uint64_t iters;                  /* operations per QP (0 with --duration) */
+/* Without -n a bandwidth test runs PERF_BW_ITERS operations a QP; above
+ * PERF_BW_SPLIT_QPS QPs, PERF_BW_ITERS * PERF_BW_SPLIT_QPS in all, split
+ * evenly (at least one a QP): 100,000 QPs run 5 each, not 5000. */
+#define PERF_BW_ITERS 5000u
+#define PERF_BW_SPLIT_QPS 100u
 	double duration;                 /* seconds, 0 with -n */
 	unsigned qps;
 	unsigned tx_depth;               /* send queue entries in flight per QP */
+	bool tx_depth_set;               /* --tx-depth given (else capped by -n) */
 	unsigned cqs;                    /* CQs per side, QP i on CQ i % cqs */
 	unsigned rebind_ms;              /* 0: no re-binding */
 	bool json;
@@ -120,6 +126,12 @@ struct perf_side {
 	unsigned ncq;
 	struct rnic_cm_channel *ch;      /* iWARP only */
 	struct rnic_cm_id *listener;     /* server only */
+	/* --loopback, iWARP: listeners on tcp_port + k, each for
+	 * PERF_LO_PORT_CONNS pairs (one source address has 28,232
+	 * ephemeral ports towards one destination port) */
+#define PERF_LO_PORT_CONNS 25000u
+#define PERF_LO_LISTENERS ((PERF_MAX_QPS + PERF_LO_PORT_CONNS - 1) / PERF_LO_PORT_CONNS)
+	struct rnic_cm_id *lo_listener[PERF_LO_LISTENERS];
 	bool watch;                      /* server: watch ch for the client's close */
 	unsigned conns, closed;          /* server: connections, DISCONNECTED seen
 					    (atomics: rdma-gateway's status reads them) */
@@ -217,6 +229,9 @@ struct perf_result {
 	double qp_connect_bytes;         /* connecting it (iWARP: TCB, endpoint, CM id) */
 	double qp_queue_bytes;           /* of which its queue entries (probe QPs) */
 	double setup_s;                  /* creating and connecting every QP */
+	/* --loopback: one empty loop of the requesting stack's workers, ns,
+	 * with every QP connected and idle (0: not measured) */
+	double idle_loop_ns;
 };
 
 /* The payload of a Send under --verify. */

@@ -660,10 +660,20 @@ static int pass(struct run *R, bool lat)
 		unsigned n = R->nready;
 		R->nready = 0;
 		for (unsigned i = 0; i < n; i++) {
-			struct perf_end *e = &R->ends[R->ready[i]];
+			unsigned idx = R->ready[i];
+			struct perf_end *e = &R->ends[idx];
 			e->ready = false;
 			if (bw_step(R, e) != 0)
 				return -1;
+			/* a step posts at most POST_BATCH: an end with room left
+			 * goes round again, as its next signaled completion may
+			 * lie beyond what it posted (depth 128 signals one in 64;
+			 * with a batch of 32 such an end waited for ever).
+			 * Entries [0, i] were read: the list is reused in place */
+			if (sq_room(R, e) && e->posted < e->total) {
+				e->ready = true;
+				R->ready[R->nready++] = idx;
+			}
 		}
 		done = R->left == 0;
 	}

@@ -47,10 +47,16 @@
 
 /* The ring ports' pool size at @p mtu: LO_POOL_BYTES of frames, at most
  * LO_MBUFS. */
-static unsigned lo_mbufs(unsigned mtu)
+static unsigned lo_mbufs(unsigned mtu, unsigned qps)
 {
 	unsigned n = LO_POOL_BYTES / (mtu + LO_MBUF_EXTRA);
-	return n < LO_MBUFS ? n : LO_MBUFS;
+	n = n < LO_MBUFS ? n : LO_MBUFS;
+	/* but never fewer than the connections can hold: an iWARP
+	 * connection stages its FPDUs in one mbuf and TCP needs another to
+	 * send it; with more connections than mbufs every one held a stage
+	 * and none could send (30,000 pairs at MTU 9000 hung) */
+	unsigned per_conns = 2 * qps + 4096;
+	return n > per_conns ? n : per_conns;
 }
 
 unsigned perf_rx_depth(const struct perf_opts *o)
@@ -147,6 +153,9 @@ int perf_side_fini(struct perf_side *s)
 
 	if (s->listener != NULL)
 		bad |= rnic_cm_destroy_id(s->listener);
+	for (unsigned k = 0; k < PERF_LO_LISTENERS; k++)
+		if (s->lo_listener[k] != NULL)
+			bad |= rnic_cm_destroy_id(s->lo_listener[k]);
 	if (s->ch != NULL)
 		bad |= rnic_cm_destroy_channel(s->ch);
 	bad |= perf_side_cqs_fini(s);
@@ -459,7 +468,9 @@ static int lo_connect_iwarp_all(struct perf_end *ends, unsigned qps, const struc
 			    perf_post_recvs(r, perf_rx_depth(o)) != 0)
 				return -1;
 			if (rnic_cm_create_id(b->ch, q, &q->id) != 0 ||
-			    rnic_cm_connect(q->id, q->qp, LO_A_IP, o->tcp_port, &cp) != 0) {
+			    rnic_cm_connect(q->id, q->qp, LO_A_IP,
+					    (uint16_t)(o->tcp_port + next / PERF_LO_PORT_CONNS),
+					    &cp) != 0) {
 				fprintf(stderr, "rnic-perf: CM connect %u failed\n", next);
 				return -1;
 			}
@@ -560,7 +571,7 @@ static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common
 	 * queue entry, two QPs a pair */
 	uint64_t qp = (o->transport == RNIC_TRANSPORT_IWARP ? 176ull << 10 : 16ull << 10) +
 		      (1024ull * o->tx_depth);
-	uint64_t need = 2ull * o->ports * lo_mbufs(mtu) * (mtu + LO_MBUF_EXTRA) + (256ull << 20) +
+	uint64_t need = 2ull * o->ports * lo_mbufs(mtu, o->qps) * (mtu + LO_MBUF_EXTRA) + (256ull << 20) +
 			2ull * o->qps * qp;
 
 	c[0] = *common;
@@ -590,7 +601,7 @@ static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common
 			pc->ip = k ? (i ? LO_B1_IP : LO_A1_IP) : (i ? LO_B_IP : LO_A_IP);
 			pc->prefix_len = 24;
 			pc->mtu = (uint16_t)mtu;
-			pc->mbufs = lo_mbufs(mtu);
+			pc->mbufs = lo_mbufs(mtu, o->qps);
 			pc->sw_csum = o->lo_sw_csum;
 		}
 	}
@@ -656,6 +667,24 @@ out:
 	return bytes;
 }
 
+/* What one loop of @p st's workers costs with every QP connected and
+ * nothing to do (issue 21: the same for 1 QP as for 100,000): loops run
+ * for PERF_IDLE_LOOP_S by this thread, which drives the stopped stack.
+ * Stray work (a late ACK) is counted in, it is rare. @return ns a loop. */
+#define PERF_IDLE_LOOP_S 0.1
+static double idle_loop_ns(struct rnic_stack *st)
+{
+	uint64_t loops = 0;
+	double t0 = perf_now(), t = t0;
+	while (t - t0 < PERF_IDLE_LOOP_S) {
+		for (int i = 0; i < 256; i++)
+			rnic_stack_poll(st);
+		loops += 256;
+		t = perf_now();
+	}
+	return (t - t0) * 1e9 / (double)loops;
+}
+
 int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 		  struct perf_result *r)
 {
@@ -669,11 +698,15 @@ int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 	for (int i = 0; i < 2; i++)
 		if (perf_side_init(&sides[i], st[i], o) != 0)
 			goto out;
-	if (o->transport == RNIC_TRANSPORT_IWARP &&
-	    (rnic_cm_create_id(sides[0].ch, NULL, &sides[0].listener) != 0 ||
-	     rnic_cm_listen(sides[0].listener, o->tcp_port, (int)o->qps) != 0)) {
-		fprintf(stderr, "rnic-perf: cannot listen on TCP port %u\n", o->tcp_port);
-		goto out;
+	for (unsigned k = 0; o->transport == RNIC_TRANSPORT_IWARP &&
+			     k * PERF_LO_PORT_CONNS < o->qps; k++) {
+		struct rnic_cm_id **l = &sides[0].lo_listener[k];
+		if (rnic_cm_create_id(sides[0].ch, NULL, l) != 0 ||
+		    rnic_cm_listen(*l, (uint16_t)(o->tcp_port + k), (int)o->qps) != 0) {
+			fprintf(stderr, "rnic-perf: cannot listen on TCP port %u\n",
+				o->tcp_port + k);
+			goto out;
+		}
 	}
 	for (int i = 0; o->qps > PERF_SLAB_QPS && i < 2; i++)
 		if (perf_side_slab(&sides[i], o, o->qps) != 0)
@@ -715,8 +748,10 @@ int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 	bool own_b = o->drive != PERF_DRIVE_THREADED;
 	if (own_a)
 		rnic_stack_stop(st[0]);
-	if (own_b)
+	if (own_b) {
 		rnic_stack_stop(st[1]);
+		r->idle_loop_ns = idle_loop_ns(st[1]);
+	}
 	if (split) {
 		rc = perf_run_split(o, sides, ends, 2 * o->qps, r, st[0], st[1]);
 	} else {

@@ -215,6 +215,8 @@ struct rnic_tcp_stats {
 	uint64_t sack_reneging;  /**< timeouts that found the first unacknowledged unit
 				      SACKed and dropped the SACK marks (RFC 2018 section 8) */
 	uint64_t pmtu_reductions;/**< MSS lowered by an ICMPv6 packet too big (RFC 8201) */
+	uint64_t ooo_nomem;      /**< out-of-order segments dropped: no memory for the
+				      connection's out-of-order queue (allocated on first use) */
 };
 /** Read the TCP counters of @p st (any thread, lock-free). */
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Hashed timer wheel (see timer.h). A timer lives in slot
- * expire_tick % SLOTS; a slot visit fires only timers whose expire_tick has
- * come, so timers further away than one revolution simply wait for a later
- * visit. Arming rounds up, so a timer never fires early.
+ * Hashed timer wheel (see timer.h). A timer due within one revolution of
+ * cur_tick lives in near slot expire_tick % SLOTS, a later one in far slot
+ * (expire_tick / SLOTS) % FAR_SLOTS until the revolution it is due in
+ * begins (cascade()). A near slot visit fires the timers whose expire_tick
+ * has come. Arming rounds up, so a timer never fires early.
  */
 #include <rte_cycles.h>
 
@@ -22,6 +23,10 @@ void rnic_timer_wheel_init(struct rnic_timer_wheel *tw, uint64_t now_tsc)
 {
 	for (unsigned i = 0; i < RNIC_TIMER_SLOTS; i++)
 		tw->slot[i] = NULL;
+	for (unsigned i = 0; i < RNIC_TIMER_FAR_SLOTS; i++)
+		tw->far[i] = NULL;
+	tw->cascaded = 0;
+	tw->looked = 0;
 	tw->tsc_per_tick = rte_get_tsc_hz() / 1000000 * RNIC_TIMER_TICK_US;
 	if (tw->tsc_per_tick == 0)
 		tw->tsc_per_tick = 1;
@@ -31,6 +36,17 @@ void rnic_timer_wheel_init(struct rnic_timer_wheel *tw, uint64_t now_tsc)
 }
 
 static void timer_link(struct rnic_timer **head, struct rnic_timer *t);
+
+/* The list @p t belongs in: its near slot when it is due before the near
+ * wheel comes round to cur_tick again, else the far slot of its
+ * revolution. */
+static struct rnic_timer **timer_home(struct rnic_timer_wheel *tw,
+				      const struct rnic_timer *t)
+{
+	if (t->expire_tick < tw->cur_tick + RNIC_TIMER_SLOTS)
+		return &tw->slot[t->expire_tick & (RNIC_TIMER_SLOTS - 1)];
+	return &tw->far[(t->expire_tick / RNIC_TIMER_SLOTS) & (RNIC_TIMER_FAR_SLOTS - 1)];
+}
 
 void rnic_timer_cancel(struct rnic_timer_wheel *tw, struct rnic_timer *t)
 {
@@ -54,7 +70,7 @@ void rnic_timer_arm(struct rnic_timer_wheel *tw, struct rnic_timer *t,
 	if (now_tick < tw->cur_tick)
 		now_tick = tw->cur_tick;
 	t->expire_tick = now_tick + ticks;
-	timer_link(&tw->slot[t->expire_tick & (RNIC_TIMER_SLOTS - 1)], t);
+	timer_link(timer_home(tw, t), t);
 	tw->armed++;
 }
 
@@ -91,6 +107,7 @@ static unsigned timer_visit_slot(struct rnic_timer_wheel *tw,
 			pending->pprev = &pending;
 		if (t->expire_tick > now_tick) {
 			timer_link(slot, t);
+			tw->looked++;
 			continue;
 		}
 		t->next = NULL;
@@ -102,15 +119,46 @@ static unsigned timer_visit_slot(struct rnic_timer_wheel *tw,
 	return fired;
 }
 
+/*
+ * Move the timers of far slot @p i that are due before the near wheel
+ * comes round again into their near slots (cur_tick is where the near
+ * wheel stands); the others wait for a later far revolution.
+ */
+static void cascade(struct rnic_timer_wheel *tw, unsigned i)
+{
+	struct rnic_timer *pending = tw->far[i], *t;
+
+	tw->far[i] = NULL;
+	if (pending)
+		pending->pprev = &pending;
+	while ((t = pending) != NULL) {
+		pending = t->next;
+		if (pending)
+			pending->pprev = &pending;
+		timer_link(timer_home(tw, t), t);
+		tw->looked++;
+	}
+}
+
 unsigned rnic_timer_run(struct rnic_timer_wheel *tw, uint64_t now_tsc)
 {
 	uint64_t now_tick = now_tsc / tw->tsc_per_tick;
 	unsigned fired = 0;
 
-	/* after a long stall, one revolution visits every slot once */
-	if (now_tick > tw->cur_tick + RNIC_TIMER_SLOTS)
+	/* after a long stall, one revolution visits every slot once; every
+	 * far slot is looked through, as revolution starts were skipped */
+	if (now_tick > tw->cur_tick + RNIC_TIMER_SLOTS) {
 		tw->cur_tick = now_tick - RNIC_TIMER_SLOTS;
+		for (unsigned i = 0; i < RNIC_TIMER_FAR_SLOTS; i++)
+			cascade(tw, i);
+	}
 	for (; tw->cur_tick <= now_tick; tw->cur_tick++) {
+		/* a revolution begins: its far timers come near, once */
+		if ((tw->cur_tick & (RNIC_TIMER_SLOTS - 1)) == 0 &&
+		    tw->cascaded != tw->cur_tick + 1) {
+			tw->cascaded = tw->cur_tick + 1;
+			cascade(tw, (tw->cur_tick / RNIC_TIMER_SLOTS) & (RNIC_TIMER_FAR_SLOTS - 1));
+		}
 		fired += timer_visit_slot(tw,
 			&tw->slot[tw->cur_tick & (RNIC_TIMER_SLOTS - 1)], now_tick);
 		if (tw->cur_tick == now_tick)

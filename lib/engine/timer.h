@@ -4,6 +4,14 @@
  * QP, ...), armed and cancelled in O(1), and fire from the worker's timer
  * poller. Resolution is one tick (RNIC_TIMER_TICK_US); a timer never fires
  * early. Only the owning worker touches its wheel.
+ *
+ * Two tiers, so that a loop costs the same with 100,000 idle connections as
+ * with one: a timer due within one revolution of the near wheel (4096 ticks,
+ * ~65 ms) sits in the near slot of its tick; a later one sits in one of
+ * RNIC_TIMER_FAR_SLOTS far slots, one per revolution, and moves to the
+ * near wheel when its revolution begins. A loop visits only the current
+ * near slot, which then holds only timers due at that tick; a far timer
+ * (a keepalive, TIME_WAIT) is looked at once per far revolution (~17 s).
  */
 #ifndef RNIC_ENGINE_TIMER_H
 #define RNIC_ENGINE_TIMER_H
@@ -13,6 +21,7 @@
 
 #define RNIC_TIMER_TICK_US 16u
 #define RNIC_TIMER_SLOTS   4096u /* power of two; ~65 ms per revolution */
+#define RNIC_TIMER_FAR_SLOTS 256u /* power of two; a near revolution each */
 
 struct rnic_timer;
 typedef void (*rnic_timer_cb)(struct rnic_timer *t, void *arg);
@@ -26,7 +35,10 @@ struct rnic_timer {
 
 struct rnic_timer_wheel {
 	struct rnic_timer *slot[RNIC_TIMER_SLOTS];
+	struct rnic_timer *far[RNIC_TIMER_FAR_SLOTS];
 	uint64_t cur_tick;      /* next tick to process */
+	uint64_t cascaded;      /* the last revolution start moved in, + 1 */
+	uint64_t looked;        /* timers looked at and not fired (cost) */
 	uint64_t tsc_per_tick;
 	uint64_t armed;         /* timers pending */
 	uint64_t fired;         /* timers run */

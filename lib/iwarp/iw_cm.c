@@ -107,8 +107,13 @@ static void queue_rtr(struct rnic_iw_ep *ep)
 
 void iw_enter_rts(struct rnic_iw_ep *ep)
 {
-	if (ep->active && ep->res.p2p)
+	if (ep->active && ep->res.p2p) {
+		if (!iw_job_room(ep, 1)) {   /* the ring could not be allocated */
+			iw_ep_close(ep, -ENOMEM);
+			return;
+		}
 		queue_rtr(ep);
+	}
 	ep->state = EP_RTS;
 	if (ep->ops && ep->ops->established)
 		ep->ops->established(ep, ep->ctx);

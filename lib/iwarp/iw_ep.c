@@ -165,18 +165,17 @@ void iw_terminate_off(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
 {
 	bool rdma_mode = ep->state == EP_RTS || ep->state == EP_RTS_WAIT ||
 			 ep->state == EP_RTR_WAIT;
-	if (!rdma_mode || (ep->job_tail - ep->job_head) >= JOB_MAX) {
+	if (!rdma_mode || !iw_job_room(ep, 1)) {
 		if (ep->state != EP_CLOSED)
 			iw_ep_close(ep, -EPROTO);
 		return;
 	}
-	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
-	memset(j, 0, sizeof(*j));
 	iw_debug("terminate: cause %d (%s)", cause, rnic_term_name(cause));
-	int n = rnic_term_build(cause, ep->msn[RNIC_DDP_QN_TERMINATE]++, off, j->term,
-				sizeof(j->term));
+	int n = rnic_term_build(cause, ep->msn[RNIC_DDP_QN_TERMINATE]++, off, ep->term_out,
+				sizeof(ep->term_out));
 	if (n < 0)
 		return;
+	struct job *j = iw_job_next(ep);
 	j->kind = JOB_TERM;
 	j->len = (uint32_t)n;
 	ep->job_tail++;
@@ -202,7 +201,7 @@ void iw_ep_flush(struct rnic_iw_ep *ep)
 {
 	ep->sent_head = ep->built_head = ep->job_tail;
 	for (; ep->job_head != ep->job_tail; ep->job_head++) {
-		struct job *j = &ep->jobs[ep->job_head % JOB_MAX];
+		struct job *j = iw_job_at(ep, ep->job_head);
 		if ((j->kind == JOB_SEND || j->kind == JOB_WRITE) && !j->rtr)
 			iw_complete(ep, j->wr_id, j->kind == JOB_SEND ? IBV_WC_SEND : IBV_WC_RDMA_WRITE,
 				    IBV_WC_WR_FLUSH_ERR, 0);
@@ -232,7 +231,21 @@ void iw_ep_free(struct rnic_iw_ep *ep)
 	rte_pktmbuf_free(ep->stage);
 	ep->stage = NULL;
 	rnic_rq_fini(&ep->own_rq);
+	rte_free(ep->jobs);
 	rte_free(ep);
+}
+
+bool iw_job_room(struct rnic_iw_ep *ep, unsigned n)
+{
+	if (ep->jobs == NULL) {
+		ep->jobs = rte_malloc("rnic_iw_jobs", (size_t)ep->job_cap * sizeof(*ep->jobs),
+				      RTE_CACHE_LINE_SIZE);
+		if (ep->jobs == NULL) {
+			iw_debug("no memory for %u jobs", ep->job_cap);
+			return false;
+		}
+	}
+	return ep->job_tail - ep->job_head + n <= ep->job_cap;
 }
 
 /* Close the endpoint, reporting @p err; the TCP connection goes with a FIN
@@ -278,10 +291,7 @@ struct rnic_iw_ep *iw_ep_new(struct rnic_worker *w, const struct rnic_iw_ops *op
 	struct rnic_iw_ep *ep = rte_zmalloc("rnic_iw_ep", sizeof(*ep), RTE_CACHE_LINE_SIZE);
 	if (ep == NULL)
 		return NULL;
-	if (rnic_rq_init(&ep->own_rq, RQ_MAX, false) != 0) {
-		rte_free(ep);
-		return NULL;
-	}
+	ep->job_cap = JOB_MAX;
 	ep->rq = &ep->own_rq;
 	ep->xfer = &ep->own_xfer;
 	ep->w = w;
@@ -312,8 +322,12 @@ struct rnic_iw_ep *iw_ep_new(struct rnic_worker *w, const struct rnic_iw_ops *op
 
 void rnic_iw_bind_qp(struct rnic_iw_ep *ep, const struct rnic_iw_qp_hooks *h,
 		     void *qp, const void *pd, uint32_t qpn, struct rnic_rq *rq,
-		     struct rnic_qp_xfer *xfer)
+		     struct rnic_qp_xfer *xfer, uint32_t sq_depth)
 {
+	if (ep->jobs == NULL) {   /* no job queued yet: size the ring by the QP */
+		uint32_t want = rte_align32pow2(sq_depth + ORD_MAX + 2);
+		ep->job_cap = RTE_MIN(want, (uint32_t)JOB_MAX);
+	}
 	if (xfer != NULL)
 		ep->xfer = xfer;
 	ep->hooks = h;

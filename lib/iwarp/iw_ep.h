@@ -30,10 +30,12 @@ struct rnic_iw_qp_hooks {
 	void (*tx_room)(void *qp);
 };
 
-/* Bind a verbs QP: PD and QP number for STag checks, @p rq for Sends. */
+/* Bind a verbs QP: PD and QP number for STag checks, @p rq for Sends;
+ * the job ring (allocated when the first job is queued) holds
+ * @p sq_depth work requests besides the responses and control messages. */
 void rnic_iw_bind_qp(struct rnic_iw_ep *ep, const struct rnic_iw_qp_hooks *h,
 		     void *qp, const void *pd, uint32_t qpn, struct rnic_rq *rq,
-		     struct rnic_qp_xfer *xfer);
+		     struct rnic_qp_xfer *xfer, uint32_t sq_depth);
 
 /* Queue a work request the verbs layer validated; wr->sg_list must stay
  * valid until the work completes. Nothing goes out before rnic_iw_kick(),

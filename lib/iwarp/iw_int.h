@@ -71,10 +71,14 @@ struct job {
 	uint32_t req_id;
 	uint64_t add_swap, add_swap_mask, compare, compare_mask;
 	uint64_t orig;             /* response: the word before the operation */
-	uint8_t term[RNIC_TERM_ULPDU_MAX];
 };
 
+/* Receives of an endpoint without a verbs QP (rnic_iw_post_recv): the
+ * ring is allocated by the first post. */
 #define RQ_MAX  256
+/* Jobs of an endpoint without a verbs QP, and the most any endpoint has;
+ * a verbs QP's ring holds its send queue, its IRD and two more (the RTR
+ * and a Terminate), rounded up to a power of two. */
 #define JOB_MAX 512
 #define ORD_MAX RNIC_MAX_RD_ATOMIC
 /* An MPA request, reply or reject frame with the most private data. */
@@ -119,16 +123,21 @@ struct rnic_iw_ep {
 	uint32_t msn[RNIC_DDP_QN_COUNT];    /* next MSN to send per queue number */
 	uint32_t rx_msn[RNIC_DDP_QN_COUNT]; /* next MSN expected per queue number */
 	struct rnic_rq *rq;            /* receives: the QP's, an SRQ, or own_rq */
-	struct rnic_rq own_rq;
+	struct rnic_rq own_rq;         /* no entries until rnic_iw_post_recv() */
 	struct rnic_rwqe cur;          /* the receive a Send is placed into */
 	bool in_msg;
 	uint32_t inreads;              /* Read and Atomic Requests being served (IRD) */
 
-	struct job jobs[JOB_MAX];
-	/* jobs [job_head, sent_head) are in TCP, to be retired (completed);
+	/* a ring of job_cap (a power of two) jobs, allocated when the first
+	 * job is queued (iw_job_room): an endpoint that never sends has none.
+	 * jobs [job_head, sent_head) are in TCP, to be retired (completed);
 	 * [sent_head, built_head) are built, their FPDUs at least partly in
 	 * the stage; built_head is the one being framed, up to job_tail */
+	struct job *jobs;
+	unsigned job_cap;
 	unsigned job_head, sent_head, built_head, job_tail;
+	/* the Terminate we send (one per endpoint: it closes the stream) */
+	uint8_t term_out[RNIC_TERM_ULPDU_MAX];
 
 	/* outstanding Reads and Atomics (ORD), answered in this order */
 	struct {
@@ -242,12 +251,22 @@ static inline void iw_complete(struct rnic_iw_ep *ep, uint64_t wr_id, enum ibv_w
 	iw_complete_wc(ep, &wc, false);
 }
 
-/* The next job slot, cleared up to its Terminate buffer: the caller fills
- * it and takes it with job_tail++. */
+/* Job number @p i (free-running) of the ring. */
+static inline struct job *iw_job_at(const struct rnic_iw_ep *ep, unsigned i)
+{
+	return &ep->jobs[i & (ep->job_cap - 1)];
+}
+
+/* Whether @p n more jobs fit; the first call allocates the ring (false
+ * when that fails: the caller treats it as full). iw_ep.c */
+bool iw_job_room(struct rnic_iw_ep *ep, unsigned n);
+
+/* The next job slot, cleared: the caller checked iw_job_room(), fills it
+ * and takes it with job_tail++. */
 static inline struct job *iw_job_next(struct rnic_iw_ep *ep)
 {
-	struct job *j = &ep->jobs[ep->job_tail % JOB_MAX];
-	memset(j, 0, offsetof(struct job, term));
+	struct job *j = iw_job_at(ep, ep->job_tail);
+	memset(j, 0, sizeof(*j));
 	return j;
 }
 

@@ -87,6 +87,10 @@ static void rtr_done(struct rnic_iw_ep *ep)
 		ep->rx_msn[RNIC_DDP_QN_SEND]++;
 	if (ep->res.rtr == RNIC_MPA_RTR_READ) {
 		const struct rnic_rdmap_read_req_hdr *r = (const void *)ep->rreq;
+		if (!iw_job_room(ep, 1)) {   /* the ring could not be allocated */
+			iw_ep_close(ep, -ENOMEM);
+			return;
+		}
 		struct job *j = iw_job_next(ep);
 		ep->rx_msn[RNIC_DDP_QN_READ_REQ]++;
 				j->kind = JOB_READ_RESP;
@@ -317,7 +321,7 @@ static void serve_read(struct rnic_iw_ep *ep, const uint8_t *hdr, uint16_t seg_l
 	}
 	/* more reads in service than we advertised (IRD): the peer broke
 	 * the negotiated limit (RFC 5040 section 6.8) */
-	if (ep->inreads >= ep->res.ird || ep->job_tail - ep->job_head >= JOB_MAX - 1) {
+	if (ep->inreads >= ep->res.ird || !iw_job_room(ep, 2)) {
 		iw_terminate_off(ep, RNIC_TERM_RDMAP_CATASTROPHIC_STREAM, &off);
 		return;
 	}
@@ -377,7 +381,7 @@ static void serve_atomic(struct rnic_iw_ep *ep, const uint8_t *hdr, uint16_t seg
 		return;
 	}
 	/* IRD covers Reads and Atomics together */
-	if (ep->inreads >= ep->res.ird || ep->job_tail - ep->job_head >= JOB_MAX - 1) {
+	if (ep->inreads >= ep->res.ird || !iw_job_room(ep, 2)) {
 		iw_terminate(ep, RNIC_TERM_RDMAP_CATASTROPHIC_STREAM, hdr, seg_len);
 		return;
 	}

@@ -327,7 +327,7 @@ static int job_run(struct rnic_iw_ep *ep, struct job *j)
 	switch (j->kind) {
 	case JOB_TERM:
 		/* the Terminate ULPDU already holds its DDP header */
-		return send_fpdu(ep, j->term, j->len, NULL, 0, 0);
+		return send_fpdu(ep, ep->term_out, j->len, NULL, 0, 0);
 	case JOB_READ_REQ:
 		return send_read_req(ep, j);
 	case JOB_ATOMIC_REQ:
@@ -344,7 +344,7 @@ static int job_run(struct rnic_iw_ep *ep, struct job *j)
 static bool retire_jobs(struct rnic_iw_ep *ep)
 {
 	while (ep->job_head != ep->sent_head) {
-		struct job *j = &ep->jobs[ep->job_head % JOB_MAX];
+		struct job *j = iw_job_at(ep, ep->job_head);
 		ep->job_head++;
 		if (j->rtr) {   /* the connection's, not the ULP's */
 			if (j->kind == JOB_READ_RESP)
@@ -381,12 +381,12 @@ static bool retire_jobs(struct rnic_iw_ep *ep)
  */
 void iw_pump(struct rnic_iw_ep *ep)
 {
-	bool was_full = ep->job_tail - ep->job_head >= JOB_MAX / 2;
+	bool was_full = ep->job_tail - ep->job_head >= ep->job_cap / 2;
 	if (ep->c == NULL || mpa_tx_flush(ep) != 0)
 		return;   /* FPDUs go only behind our MPA frame */
 	int rc = 0;
 	while (ep->built_head != ep->job_tail) {
-		struct job *j = &ep->jobs[ep->built_head % JOB_MAX];
+		struct job *j = iw_job_at(ep, ep->built_head);
 		rc = job_run(ep, j);
 		if (rc != 0)
 			break;   /* resumed by TCP's sent() callback or the tx timer */
@@ -410,7 +410,8 @@ void rnic_iw_kick(struct rnic_iw_ep *ep)
 
 bool rnic_iw_has_room(const struct rnic_iw_ep *ep)
 {
-	return ep->job_tail - ep->job_head < JOB_MAX - 1;
+	/* one slot stays free for a Terminate (no ring yet: all free) */
+	return ep->jobs == NULL || ep->job_tail - ep->job_head + 2 <= ep->job_cap;
 }
 
 /* Room for one more Read or Atomic Request under the negotiated ORD. */
@@ -537,7 +538,7 @@ static int queue_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr, bool ke
 	if (ep->state != EP_RTS)
 		return -ENOTCONN;
 	/* one slot stays free for a Terminate */
-	if (ep->job_tail - ep->job_head >= JOB_MAX - 1)
+	if (!iw_job_room(ep, 2))
 		return -ENOMEM;
 	if ((unsigned)wr->opcode >= RTE_DIM(wr_build) || wr_build[wr->opcode] == NULL)
 		return -EINVAL;
@@ -594,6 +595,8 @@ int rnic_iw_post_recv(struct rnic_iw_ep *ep, uint64_t wr_id, void *buf, uint32_t
 	struct rnic_rq *rq = &ep->own_rq;
 	if (ep->state == EP_CLOSED)
 		return -ENOTCONN;
+	if (ep->rq == rq && rq->e == NULL && rnic_rq_init(rq, RQ_MAX, false) != 0)
+		return -ENOMEM;
 	if (ep->rq != rq || rq->prod - rq->cons >= rq->size)
 		return ep->rq != rq ? -EINVAL : -ENOMEM;
 	struct rnic_rwqe *e = &rq->e[rq->prod & rq->mask];

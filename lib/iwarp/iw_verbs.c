@@ -44,7 +44,8 @@ static void iw_qp_attach(struct rnic_qp *qp, struct rnic_iw_ep *ep)
 	qp->tp = ep;
 	qp->w = ep->w;
 	qp->conn = QP_CONNECTING;
-	rnic_iw_bind_qp(ep, &qp_hooks, qp, qp->qp.pd, qp->qp.qp_num, qp->rqp, &qp->xfer);
+	rnic_iw_bind_qp(ep, &qp_hooks, qp, qp->qp.pd, qp->qp.qp_num, qp->rqp, &qp->xfer,
+			qp->sq_size);
 }
 
 /* On the worker: @p qp's endpoint is gone (or going): keep its counters,

@@ -109,7 +109,9 @@ struct rnic_worker;
 	X(cm_class_version) X(cm_method)        X(cm_attr)                       \
 	X(cm_field)         X(cm_comm_est)                                   \
 	/* IBA checks (issue 19): BTH P_Key, AETH syndrome type */               \
-	X(rx_bad_pkey)      X(bad_syndromes)
+	X(rx_bad_pkey)      X(bad_syndromes)                                    \
+	/* per-QP memory taken on first use (roce_resp.c): none to be had */     \
+	X(resp_no_mem)
 
 struct roce_counters {
 #define ROCE_CTR_FIELD(n) uint64_t n;
@@ -251,10 +253,14 @@ struct roce_resp {
 	uint32_t wr_rkey;         /* its R_Key (checked again every packet) */
 	uint32_t wr_left;         /* its bytes still to come */
 	uint32_t wr_len;          /* its DMA length */
-	struct roce_job jobs[ROCE_JOBS];
+	/* ROCE_JOBS jobs and the ROCE_ATOMIC_CACHE atomic results, in one
+	 * block allocated by the first Read or atomic (roce_resp_res()):
+	 * 7.4 KiB that a QP which is only written to or sent to never needs;
+	 * kept from then on, across roce_resp_init() */
+	struct roce_job *jobs;
 	uint32_t job_head, job_tail;   /* free-running */
 	uint32_t jobs_new;        /* queued jobs of new requests (IRD) */
-	struct roce_atomic_rec atomics[ROCE_ATOMIC_CACHE];
+	struct roce_atomic_rec *atomics;
 	uint32_t atomic_next;
 	bool err_pending;         /* a fatal NAK waits behind the jobs: drop requests */
 };
@@ -292,8 +298,11 @@ struct roce_qp {
 	 * on its first request packet in RTR when that comes before the RTU
 	 * (IBA 12.9.7: traffic on the QP establishes communication) */
 	bool comm_est_armed;
-	int comm_est_mask;
-	struct ibv_qp_attr comm_est_attr;
+	int comm_est_mask;        /* within ROCE_COMM_EST_MASK */
+	struct {                  /* what of ibv_qp_attr that mask can name */
+		uint32_t sq_psn;
+		uint8_t timeout, retry_cnt, rnr_retry, max_rd_atomic;
+	} comm_est;
 
 	struct roce_req req;
 	struct roce_resp resp;
@@ -304,7 +313,7 @@ struct roce_qp {
 	int64_t tokens;                /* pacing bucket, bytes (may dip below 0) */
 	uint64_t tokens_tsc;           /* when it was last filled */
 	struct rnic_timer pace_timer;  /* wakes the requester when tokens return */
-	struct roce_trace trace;  /* RNIC_ROCE_DEBUG only */
+	struct roce_trace *trace; /* RNIC_ROCE_DEBUG only: by the first event */
 
 	/* STag migration (seed 000): a request whose R_Key another port
 	 * generated waits for the control component; it and every request
@@ -317,7 +326,7 @@ struct roce_qp {
 		struct rte_mbuf *m;
 		uint32_t bth_off, pay_off;
 		uint8_t port;
-	} park[ROCE_PARK];
+	} *park;                  /* ROCE_PARK entries, by the first parked packet */
 };
 
 static inline struct roce_qp *rq_of(struct rnic_qp *qp) { return qp->tp; }
@@ -348,8 +357,11 @@ void roce_qp_activate(struct roce_qp *rq);
 void roce_qp_fatal(struct roce_qp *rq, enum ibv_wc_status status);
 
 /* IB CM (any thread): let the first request packet that reaches @p qp in
- * RTR move it to RTS with @p a / @p mask (RTS attributes) before the
- * responder sees it. A later modify_qp to RTS disarms it. */
+ * RTR move it to RTS with @p a / @p mask (RTS attributes; those outside
+ * ROCE_COMM_EST_MASK are not kept) before the responder sees it. A later
+ * modify_qp to RTS disarms it. */
+#define ROCE_COMM_EST_MASK (IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | \
+			    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)
 void roce_qp_arm_comm_est(struct rnic_qp *qp, const struct ibv_qp_attr *a, int mask);
 
 /* roce_ud.c: rnic_qp_tops.ah_resolve */
@@ -440,5 +452,7 @@ unsigned roce_resp_pump(struct roce_qp *rq, unsigned budget);
 void roce_resp_flush(struct roce_qp *rq);
 /* Free the packets parked for a migration query (destroy). */
 void roce_resp_unpark(struct roce_qp *rq);
+/* Free what the responder allocated on first use (destroy). */
+void roce_resp_fini(struct roce_qp *rq);
 
 #endif

@@ -356,8 +356,8 @@ static int qp_rtr(struct rnic_ibcm_conn *c)
 			      IBV_QP_MIN_RNR_TIMER);
 }
 
-#define CM_RTS_MASK (IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | \
-		     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)
+/* all of it kept by roce_qp_arm_comm_est() */
+#define CM_RTS_MASK ROCE_COMM_EST_MASK
 
 static void rts_attr(const struct rnic_ibcm_conn *c, struct ibv_qp_attr *a)
 {

@@ -428,7 +428,15 @@ static void roce_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mb
 		if (rq->state == ROCE_RTR && rq->comm_est_armed) {
 			/* the peer sends: the RTU is lost or late, go to RTS now */
 			rw->c.cm_comm_est++;
-			qp_enter_rts(rq, &rq->comm_est_attr, rq->comm_est_mask);
+			struct ibv_qp_attr a = {
+				.qp_state = IBV_QPS_RTS,
+				.sq_psn = rq->comm_est.sq_psn,
+				.timeout = rq->comm_est.timeout,
+				.retry_cnt = rq->comm_est.retry_cnt,
+				.rnr_retry = rq->comm_est.rnr_retry,
+				.max_rd_atomic = rq->comm_est.max_rd_atomic,
+			};
+			qp_enter_rts(rq, &a, rq->comm_est_mask);
 		}
 		rw->c.resp_pkts_in++;
 		roce_resp_input(rq, p->idx, &pkt, m, pay_off);
@@ -476,6 +484,8 @@ static void roce_destroy(struct rnic_qp *qp)
 		return;
 	}
 	roce_resp_unpark(rq);
+	roce_resp_fini(rq);
+	rte_free(rq->trace);
 	rte_free(rq->req.wq);
 	rte_free(rq);
 	qp->tp = NULL;
@@ -564,8 +574,12 @@ static void arm_on_worker(struct rnic_worker *w, void *arg)
 	struct comm_est_ctx *c = arg;
 	if (c->rq->state != ROCE_RTR)
 		return;
-	c->rq->comm_est_attr = *c->a;
-	c->rq->comm_est_mask = c->mask;
+	c->rq->comm_est.sq_psn = c->a->sq_psn;
+	c->rq->comm_est.timeout = c->a->timeout;
+	c->rq->comm_est.retry_cnt = c->a->retry_cnt;
+	c->rq->comm_est.rnr_retry = c->a->rnr_retry;
+	c->rq->comm_est.max_rd_atomic = c->a->max_rd_atomic;
+	c->rq->comm_est_mask = c->mask & ROCE_COMM_EST_MASK;
 	c->rq->comm_est_armed = true;
 }
 

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_malloc.h>
+
 #include "engine/worker.h"
 #include "roce/psn.h"
 #include "roce/roce.h"
@@ -58,8 +60,13 @@ void roce_trace(struct roce_qp *rq, enum roce_trace_kind kind, uint32_t psn)
 		trace_on = getenv("RNIC_ROCE_DEBUG") != NULL;
 	if (!trace_on)
 		return;
+	if (rq->trace == NULL) {
+		rq->trace = rte_zmalloc("roce_trace", sizeof(*rq->trace), 0);
+		if (rq->trace == NULL)
+			return;   /* a debugging aid: the event goes unrecorded */
+	}
 	const struct roce_req *r = &rq->req;
-	struct roce_trace_ev *ev = &rq->trace.ev[rq->trace.n++ % ROCE_TRACE];
+	struct roce_trace_ev *ev = &rq->trace->ev[rq->trace->n++ % ROCE_TRACE];
 	*ev = (struct roce_trace_ev){ .us = rnic_tsc_to_us(rq->w->now_tsc), .kind = (uint8_t)kind,
 				      .retry_left = r->retry_left, .psn = psn };
 	if (kind >= TR_RESP_NAK && kind <= TR_RESP_DUP) {
@@ -83,9 +90,11 @@ void roce_trace_print(const struct roce_qp *rq, FILE *f)
 	static const char *const names[TR_KINDS] = {
 		"timeout", "nak_seq", "nak_copy", "read_gap", "ack_gap", "restore", "rnr",
 		"resp_nak", "resp_silent", "resp_dup", "excused" };
-	uint32_t n = rq->trace.n, from = n > ROCE_TRACE ? n - ROCE_TRACE : 0;
+	if (rq->trace == NULL)
+		return;
+	uint32_t n = rq->trace->n, from = n > ROCE_TRACE ? n - ROCE_TRACE : 0;
 	for (uint32_t i = from; i != n; i++) {
-		const struct roce_trace_ev *ev = &rq->trace.ev[i % ROCE_TRACE];
+		const struct roce_trace_ev *ev = &rq->trace->ev[i % ROCE_TRACE];
 		if (ev->kind >= TR_RESP_NAK && ev->kind <= TR_RESP_DUP)
 			fprintf(f, "  qp %u %12" PRIu64 " us %-11s psn %#x epsn %#x\n",
 				rq->qp->qp.qp_num, ev->us, names[ev->kind], ev->psn, ev->a);

@@ -25,6 +25,8 @@
  */
 #include <string.h>
 
+#include <rte_malloc.h>
+
 #include "engine/stack.h"
 #include "roce/psn.h"
 #include "roce/roce.h"
@@ -65,9 +67,44 @@ struct resp_ctx {
 void roce_resp_init(struct roce_qp *rq, uint32_t rq_psn)
 {
 	struct roce_resp *s = &rq->resp;
+	struct roce_job *jobs = s->jobs;
+	struct roce_atomic_rec *atomics = s->atomics;
 	memset(s, 0, sizeof(*s));
+	s->jobs = jobs;
+	s->atomics = atomics;
+	if (atomics != NULL)
+		memset(atomics, 0, ROCE_ATOMIC_CACHE * sizeof(atomics[0]));
 	s->epsn = rq_psn & RNIC_PSN_MASK;
 	s->prev_op = RNIC_ROCE_OP_NONE;
+}
+
+/* The jobs and the atomic cache, allocated on first use: most QPs never
+ * serve a Read or an atomic. @return false when there is no memory
+ * (counted; the request is dropped and the requester asks again). */
+static bool roce_resp_res(struct roce_qp *rq)
+{
+	struct roce_resp *s = &rq->resp;
+	if (s->jobs != NULL)
+		return true;
+	size_t jb = ROCE_JOBS * sizeof(s->jobs[0]);
+	uint8_t *b = rte_zmalloc("roce_resp_jobs", jb + ROCE_ATOMIC_CACHE * sizeof(s->atomics[0]),
+				 RTE_CACHE_LINE_SIZE);
+	if (b == NULL) {
+		rq->rw->c.resp_no_mem++;
+		return false;
+	}
+	s->jobs = (struct roce_job *)b;
+	s->atomics = (struct roce_atomic_rec *)(b + jb);
+	return true;
+}
+
+void roce_resp_fini(struct roce_qp *rq)
+{
+	rte_free(rq->resp.jobs);   /* the atomic cache is in the same block */
+	rq->resp.jobs = NULL;
+	rq->resp.atomics = NULL;
+	rte_free(rq->park);
+	rq->park = NULL;
 }
 
 static uint32_t npkts_of(uint32_t len, uint32_t pmtu)
@@ -156,6 +193,8 @@ static enum resp_state check_resource(struct resp_ctx *c)
 		uint32_t ird = rq->max_dest_rd_atomic ? rq->max_dest_rd_atomic : 1;
 		if (s->jobs_new >= ird)
 			return RESP_ERR_INV_REQ;   /* more than IRD outstanding */
+		if (!roce_resp_res(rq))
+			return RESP_DONE;
 	}
 	return RESP_CHECK_LENGTH;
 }
@@ -369,6 +408,8 @@ static enum resp_state duplicate(struct resp_ctx *c)
 	 * no room is dropped and asked again */
 	if (s->job_tail - s->job_head >= ROCE_JOBS - RNIC_MAX_RD_ATOMIC)
 		return RESP_DONE;
+	if ((f & (RNIC_ROCE_OPF_READ | RNIC_ROCE_OPF_ATOMIC)) && !roce_resp_res(rq))
+		return RESP_DONE;
 	if (f & RNIC_ROCE_OPF_READ) {
 		const struct rnic_roce_reth *reth = rnic_roce_pkt_reth(c->pkt);
 		enum rnic_stag_fault err;
@@ -508,7 +549,9 @@ static enum resp_state err_op(struct resp_ctx *c)
 static void park(struct roce_qp *rq, const struct rte_mbuf *m, uint32_t pay_off,
 		 unsigned port, const struct rnic_roce_pkt *pkt)
 {
-	if (rq->park_n >= ROCE_PARK) {
+	if (rq->park == NULL)
+		rq->park = rte_malloc("roce_park", ROCE_PARK * sizeof(rq->park[0]), 0);
+	if (rq->park == NULL || rq->park_n >= ROCE_PARK) {
 		/* the requester sends it again: a sequence NAK or its timer */
 		rq->rw->c.mig_park_drops++;
 		return;
@@ -586,7 +629,8 @@ static void mig_done(struct rnic_stag_mig *q)
 	struct roce_qp *rq = (struct roce_qp *)((char *)q - offsetof(struct roce_qp, mig));
 	struct roce_parked p[ROCE_PARK];
 	unsigned n = rq->park_n;
-	memcpy(p, rq->park, n * sizeof(p[0]));
+	if (n > 0)
+		memcpy(p, rq->park, n * sizeof(p[0]));
 	rq->park_n = 0;
 	rq->mig_answered = true;
 	__atomic_store_n(&rq->mig_wait, false, __ATOMIC_RELEASE);

@@ -130,6 +130,7 @@ static void tcb_put(struct tcp_worker *tw, struct rnic_tcp_conn *c)
 		tw->st.tcbs_cached++;
 		return;
 	}
+	rte_free(c->ooo);
 	rte_free(c->units);
 	rte_free(c);
 }
@@ -141,6 +142,7 @@ static void tcb_cache_drain(struct tcp_worker *tw)
 		struct rnic_tcp_conn *c = tw->tcb_cache;
 		tw->tcb_cache = c->cache_next;
 		tw->st.tcbs_cached--;
+		rte_free(c->ooo);
 		rte_free(c->units);
 		rte_free(c);
 	}

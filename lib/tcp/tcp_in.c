@@ -571,6 +571,14 @@ static void ooo_remove(struct rnic_tcp_conn *c, unsigned i)
 static bool ooo_insert(struct rnic_tcp_conn *c, uint32_t seq, uint32_t len,
 		       struct rte_mbuf *m)
 {
+	if (c->ooo == NULL) {
+		c->ooo = rte_malloc("rnic_tcb_ooo", TCP_OOO_MAX * sizeof(c->ooo[0]), 0);
+		if (c->ooo == NULL) {
+			tcp_w(c->w)->st.ooo_nomem++;
+			rte_pktmbuf_free(m);
+			return false;
+		}
+	}
 	unsigned i = c->n_ooo;
 	/* i: the first entry that starts after seq */
 	if (i > 0 && seq_gt(c->ooo[i - 1].seq, seq)) {
@@ -708,7 +716,8 @@ static void data_and_fin(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 			if (c->quickacks)
 				c->quickacks--;
 		} else if (seq_gt(seq, c->rcv_nxt) && seq_lt(seq, wnd_end)) {
-			if (!ooo_insert(c, seq, len, m)) {
+			/* false with no queue: no memory for one (counted) */
+			if (!ooo_insert(c, seq, len, m) && c->ooo != NULL) {
 				tcp_w(c->w)->st.dup_segs++;
 				if (c->n_ooo < TCP_OOO_MAX)   /* not a lack of room */
 					dsack_note(c, seq, seq + len);

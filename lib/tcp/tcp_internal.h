@@ -265,9 +265,11 @@ struct rnic_tcp_conn {
 	struct rnic_tcp_info stats;
 	struct rnic_tcp_conn *cache_next;  /* in the worker's TCB cache */
 
-	/* Last, and not cleared when a cached TCB is reused (8 KiB of the
-	 * TCB's 10): only entries below n_ooo are ever read. */
-	struct tcp_ooo ooo[TCP_OOO_MAX];
+	/* Last, and not cleared when a cached TCB is reused: the out-of-order
+	 * queue, TCP_OOO_MAX entries allocated by the first segment out of
+	 * order (6 KiB that a connection without loss never needs); only
+	 * entries below n_ooo are ever read. */
+	struct tcp_ooo *ooo;
 };
 
 /* Freed TCBs a worker keeps for reuse: a handshake then costs no heap

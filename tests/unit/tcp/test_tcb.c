@@ -982,7 +982,8 @@ static void ooo_check(const struct rnic_tcp_conn *cb, uint32_t base,
 }
 
 /* Out-of-order ranges are trimmed, merged and replaced so that they never
- * overlap; the stream comes out whole. */
+ * overlap; the stream comes out whole. A connection has no out-of-order
+ * queue (6 KiB) until its first segment out of order. */
 static void ooo_overlaps_merge(void **state)
 {
 	(void)state;
@@ -994,7 +995,10 @@ static void ooo_overlaps_merge(void **state)
 	struct rnic_tcp_conn *cb = sb.c;
 	uint32_t base = cb->rcv_nxt;
 
+	assert_null(c->ooo);
+	assert_null(cb->ooo);
 	inject_range(cb, base, 100, 200);
+	assert_non_null(cb->ooo);
 	inject_range(cb, base, 300, 400);
 	ooo_check(cb, base, (const uint32_t[][2]){ { 100, 200 }, { 300, 400 } }, 2);
 	inject_range(cb, base, 150, 250);   /* front already held */
