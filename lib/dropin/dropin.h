@@ -48,6 +48,19 @@ void rv_unlock(void);
  * call). @return the work done. */
 unsigned rv_progress(void);
 
+/* A data path call of the program (ibv_post_send, ibv_poll_cq): counted,
+ * for the linger of pace.h. */
+void rv_app_call(void);
+
+/* ibv_poll_cq() returns completions: linger first when the program waits
+ * for its peer spinning on memory (pace.h). */
+void rv_reaped(void);
+
+/* Around a program's blocking verbs wait (ibv_get_cq_event,
+ * rdma_get_cm_event): the progress thread takes over at once. */
+void rv_block_begin(void);
+void rv_block_end(void);
+
 /* The face (0 iWARP, 1 RoCE) of a device of ours, or -1. */
 int rv_face_of_device(const struct ibv_device *dev);
 

@@ -13,8 +13,10 @@
 #include <string.h>
 
 #include "dropin/dropin.h"
+#include "dropin/pace.h"
 #include "engine/stack.h"
 #include "port/port.h"
+#include "rdma/qp.h"
 #include "verbs/verbs.h"
 
 #undef ibv_query_port
@@ -39,16 +41,27 @@ static bool ours(const struct ibv_context *ctx)
 
 static int dropin_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
+	rv_app_call();
 	int got = rnic_cq_poll(cq, n, wc);
 	if (got == 0 && rv_progress() > 0)
 		got = rnic_cq_poll(cq, n, wc);
+	if (got > 0)
+		rv_reaped();
 	return got;
 }
 
-/* A post from the thread that gets the drive lock runs to completion: the
- * work goes out now, not at the next loop of whoever drives. */
+/* A post into an idle send queue, from the thread that gets the drive
+ * lock, runs to completion: the work goes out now, not at the next loop
+ * of whoever drives. Behind work still in flight it only rings the
+ * doorbell (pace.h): the program's next ibv_poll_cq() sends all of it in
+ * bursts. */
 static int dropin_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
+	const struct rnic_qp *q = rnic_qp_of(qp);
+
+	rv_app_call();
+	if (!rv_post_now(q->sq_prod - q->sq_retired))
+		return rnic_qp_post_send(qp, wr, bad);
 	rv_lock();
 	int rc = rnic_qp_post_send(qp, wr, bad);
 	rv_unlock();
@@ -322,7 +335,9 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void 
 		errno = EINVAL;
 		return -1;
 	}
+	rv_block_begin();
 	int rc = rnic_get_cq_event(channel, cq, cq_context);
+	rv_block_end();
 	if (rc != 0) {
 		errno = rv_err(rc);
 		return -1;

@@ -12,12 +12,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
+#include <rte_spinlock.h>
 
 #include "dropin/dropin.h"
+#include "dropin/pace.h"
 #include "engine/stack.h"
 #include "engine/worker.h"
 #include "verbs/verbs.h"
@@ -34,6 +39,12 @@ static pthread_mutex_t drive = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t progress_tid;
 static volatile bool progress_stop;
 static uint64_t app_drove_tsc;   /* when a program thread last drove */
+static unsigned app_calls;       /* the program's data path calls (a count) */
+static int app_blocked;          /* program threads in a verbs wait */
+static uint32_t nap_word;        /* the progress thread naps on it (futex) */
+static rte_spinlock_t linger_lock = RTE_SPINLOCK_INITIALIZER;
+static struct rv_linger linger;  /* pace.h */
+static uint64_t progress_app_naps;   /* naps because the program drove */
 
 void rv_log(const char *fmt, ...)
 {
@@ -94,6 +105,89 @@ unsigned rv_progress(void)
 	return work;
 }
 
+/* Frames received so far by every worker (read while another thread may
+ * drive: a counter that only grows, compared for change). */
+static uint64_t rx_frames(void)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < proc.st->n_workers; i++)
+		n += __atomic_load_n(&proc.st->workers[i]->stats.rx_pkts, __ATOMIC_RELAXED);
+	return n;
+}
+
+void rv_app_call(void)
+{
+	/* a hint, not an exact count: no atomic increment on the data path */
+	__atomic_store_n(&app_calls, __atomic_load_n(&app_calls, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+}
+
+/* Keep driving until a frame arrives, at most the linger time (pace.h).
+ * @return whether a frame came. */
+static bool linger_drive(uint64_t cycles)
+{
+	uint64_t rx0 = rx_frames();
+	uint64_t now = rte_rdtsc(), end = now + cycles;
+
+	while (now < end) {
+		if (pthread_mutex_trylock(&drive) == 0) {
+			drive_once();
+			pthread_mutex_unlock(&drive);
+		}
+		now = rte_rdtsc();
+		__atomic_store_n(&app_drove_tsc, now, __ATOMIC_RELAXED);
+		if (rx_frames() != rx0)
+			return true;
+	}
+	return false;
+}
+
+void rv_reaped(void)
+{
+	if (!started || !proc.inline_drive)
+		return;
+	rte_spinlock_lock(&linger_lock);
+	bool want = rv_linger_wanted(&linger);
+	uint64_t cycles = linger.cycles;
+	rte_spinlock_unlock(&linger_lock);
+	bool got = want && linger_drive(cycles);
+	rte_spinlock_lock(&linger_lock);
+	if (want)
+		rv_linger_done(&linger, got);
+	rv_linger_reaped(&linger, __atomic_load_n(&app_calls, __ATOMIC_RELAXED), rte_rdtsc());
+	rte_spinlock_unlock(&linger_lock);
+}
+
+/* Wake the progress thread from its nap. */
+static void progress_kick(void)
+{
+	if (__atomic_exchange_n(&nap_word, 1, __ATOMIC_ACQ_REL) == 0)
+		syscall(SYS_futex, &nap_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void progress_nap(uint64_t ns)
+{
+	const struct timespec t = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+
+	__atomic_store_n(&nap_word, 0, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &nap_word, FUTEX_WAIT_PRIVATE, 0, &t, NULL, 0);
+}
+
+void rv_block_begin(void)
+{
+	if (!started || !proc.inline_drive)
+		return;
+	__atomic_add_fetch(&app_blocked, 1, __ATOMIC_ACQ_REL);
+	progress_kick();   /* it may nap long while the program drove */
+}
+
+void rv_block_end(void)
+{
+	if (!started || !proc.inline_drive)
+		return;
+	__atomic_sub_fetch(&app_blocked, 1, __ATOMIC_ACQ_REL);
+}
+
 /*
  * The progress thread keeps the stack going while no program thread
  * drives it: connection setup, timers, and the traffic of a program that
@@ -104,7 +198,11 @@ unsigned rv_progress(void)
  * stack has been idle for IDLE_BEFORE_NAP_US, so a burst that arrives
  * after a short gap is not left in the ring for a whole nap. It stays out
  * of the way of a program that polls (one busy thread per process is
- * enough): while the program drove less than APP_POLLING_US ago, it naps.
+ * enough): while the program drove less than APP_POLLING_US ago, it naps,
+ * longer each time the program still drives (pace.h), until a program
+ * thread enters a verbs wait (rv_block_begin() wakes it). The frames it
+ * receives tell whether the program waits for them spinning on memory
+ * (the linger of pace.h).
  */
 #define IDLE_BEFORE_YIELD_US 50
 #define IDLE_BEFORE_NAP_US 1000
@@ -113,24 +211,39 @@ unsigned rv_progress(void)
 static void *progress_main(void *arg)
 {
 	const uint64_t us = rte_get_tsc_hz() / 1000000;
-	const struct timespec nap = { 0, 50 * 1000 };   /* 50 us */
 	uint64_t last_work = rte_rdtsc();
+	uint64_t nap_ns = 0;
 
 	(void)arg;
 	rte_thread_register();
 	while (!__atomic_load_n(&progress_stop, __ATOMIC_ACQUIRE)) {
 		uint64_t now = rte_rdtsc();
-		if (now - __atomic_load_n(&app_drove_tsc, __ATOMIC_RELAXED) < APP_POLLING_US * us) {
-			nanosleep(&nap, NULL);
+		bool app_drives = __atomic_load_n(&app_blocked, __ATOMIC_ACQUIRE) == 0 &&
+				  now - __atomic_load_n(&app_drove_tsc, __ATOMIC_RELAXED) <
+					  APP_POLLING_US * us;
+		if (app_drives) {
+			nap_ns = rv_nap_next(nap_ns, true);
+			progress_nap(nap_ns);
+			progress_app_naps++;
 			continue;
 		}
+		nap_ns = 0;
 		if (pthread_mutex_trylock(&drive) == 0) {
+			uint64_t rx0 = rx_frames();
 			if (drive_once() != 0)
 				last_work = now;
+			if (rx_frames() != rx0) {
+				rte_spinlock_lock(&linger_lock);
+				rv_linger_progress_rx(&linger,
+						      __atomic_load_n(&app_calls, __ATOMIC_RELAXED),
+						      __atomic_load_n(&app_blocked, __ATOMIC_ACQUIRE) != 0,
+						      now);
+				rte_spinlock_unlock(&linger_lock);
+			}
 			pthread_mutex_unlock(&drive);
 		}
 		if (now - last_work > IDLE_BEFORE_NAP_US * us)
-			nanosleep(&nap, NULL);
+			progress_nap(RV_NAP_MIN_NS);
 		else if (now - last_work > IDLE_BEFORE_YIELD_US * us)
 			sched_yield();
 	}
@@ -210,6 +323,24 @@ static int transport_from_env(enum rnic_transport *t)
 	return -EINVAL;
 }
 
+/* RNIC_POLL_LINGER_US: the linger time of pace.h (default 200 us, 0 off). */
+static int linger_from_env(void)
+{
+	const char *s = getenv("RNIC_POLL_LINGER_US");
+	unsigned long v = 200;
+	char *end;
+
+	if (s != NULL && *s != '\0') {
+		v = strtoul(s, &end, 10);
+		if (*end != '\0' || v > 1000000) {
+			rv_log("RNIC_POLL_LINGER_US=%s: expected microseconds (0 to 1000000)", s);
+			return -EINVAL;
+		}
+	}
+	rv_linger_init(&linger, v * (rte_get_tsc_hz() / 1000000));
+	return 0;
+}
+
 static int drive_from_env(bool *inline_drive)
 {
 	const char *s = getenv("RNIC_DRIVE");
@@ -231,7 +362,14 @@ static void at_exit(void)
 		return;
 	if (proc.inline_drive) {
 		__atomic_store_n(&progress_stop, true, __ATOMIC_RELEASE);
+		progress_kick();
 		pthread_join(progress_tid, NULL);
+		const char *say = getenv("RNIC_VERBS_STATS");
+		if (say != NULL && *say != '\0' && strcmp(say, "0") != 0)
+			rv_log("pacing: %lu progress naps while the program drove, "
+			       "%lu lingers in ibv_poll_cq (%lu ran out)",
+			       (unsigned long)progress_app_naps, (unsigned long)linger.lingers,
+			       (unsigned long)linger.timeouts);
 	} else {
 		rnic_stack_stop(proc.st);
 	}
@@ -307,6 +445,7 @@ static int start(void)
 	rc = rnic_eal_init("rnic-verbs", &cfg, cfg.workers);
 	if (have_cpus)
 		sched_setaffinity(0, sizeof(cpus), &cpus);
+	rc = rc ? rc : linger_from_env();
 	if (rc != 0)
 		return rc;
 	proc.st = rnic_stack_create(&cfg);

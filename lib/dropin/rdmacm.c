@@ -659,7 +659,10 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 		return fail(EINVAL);
 	for (;;) {
 		/* blocks (no lock held) unless the program made the fd O_NONBLOCK */
-		if (read(c->ch.fd, &one, sizeof(one)) != sizeof(one)) {
+		rv_block_begin();
+		ssize_t got = read(c->ch.fd, &one, sizeof(one));
+		rv_block_end();
+		if (got != sizeof(one)) {
 			if (errno == EINTR)
 				continue;
 			return -1;

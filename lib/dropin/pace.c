@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The drop-in's pacing decisions (pace.h): pure functions of what the
+ * caller observed, no clock or thread of their own.
+ */
+#include "dropin/pace.h"
+
+uint64_t rv_nap_next(uint64_t nap_ns, bool app_drives)
+{
+	if (!app_drives || nap_ns < RV_NAP_MIN_NS)
+		return RV_NAP_MIN_NS;
+	return nap_ns * 2 > RV_NAP_MAX_NS ? RV_NAP_MAX_NS : nap_ns * 2;
+}
+
+void rv_linger_init(struct rv_linger *l, uint64_t cycles)
+{
+	*l = (struct rv_linger){ .cycles = cycles };
+}
+
+void rv_linger_reaped(struct rv_linger *l, unsigned calls, uint64_t now)
+{
+	l->reap_tsc = now;
+	l->reap_calls = calls;
+}
+
+void rv_linger_progress_rx(struct rv_linger *l, unsigned calls, bool blocked, uint64_t now)
+{
+	/* the program took completions, then made no call and is not
+	 * waiting in one: it spins (or computes) while its peer's frames
+	 * come in */
+	if (l->cycles != 0 && !l->on && !blocked && l->reap_tsc != 0 &&
+	    calls == l->reap_calls && now - l->reap_tsc < l->cycles) {
+		l->on = true;
+		l->strikes = 0;
+	}
+}
+
+void rv_linger_done(struct rv_linger *l, bool got_rx)
+{
+	l->lingers++;
+	if (got_rx) {
+		l->strikes = 0;
+		return;
+	}
+	l->timeouts++;
+	if (++l->strikes >= RV_LINGER_STRIKES)
+		l->on = false;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The drop-in's pacing decisions (docs/dropin.md, "Who runs the stack"),
+ * kept apart from the threads and the stack so that they can be tested on
+ * their own: when a post goes out at once, how long the progress thread
+ * naps while the program drives, and when a program's ibv_poll_cq() keeps
+ * driving after it found completions ("linger").
+ *
+ * Times are in TSC cycles; the caller gives the clock and the rate.
+ */
+#ifndef RNIC_DROPIN_PACE_H
+#define RNIC_DROPIN_PACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Does a post run to completion on the posting thread? Only when the send
+ * queue had nothing in flight (@p in_flight: entries posted and not yet
+ * retired, before this post). Behind entries still in flight, the program
+ * is pipelining and will poll for their completions: the post only rings
+ * the doorbell, and the next ibv_poll_cq() that drives sends everything
+ * posted since in bursts, as one post of a chain of work requests would.
+ * A latency program (one operation at a time) always finds the queue empty.
+ */
+static inline bool rv_post_now(uint32_t in_flight)
+{
+	return in_flight == 0;
+}
+
+/* The progress thread's nap while the program drives: it starts at
+ * RV_NAP_MIN_NS and doubles while the program keeps driving, up to
+ * RV_NAP_MAX_NS (every wakeup takes a CPU from a busy thread where there
+ * are few); back to the start once the program stopped. */
+#define RV_NAP_MIN_NS 50000ull
+#define RV_NAP_MAX_NS 800000ull
+
+uint64_t rv_nap_next(uint64_t nap_ns, bool app_drives);
+
+/*
+ * Linger: a program that, once it took a completion, waits for the peer by
+ * spinning on memory (ib_write_lat, the eager RDMA protocols of MPI
+ * libraries) makes no verbs call, so only the progress thread can place
+ * the peer's next Write; where CPUs are few, that thread sleeps while the
+ * program drives, and the Write waits for its wakeup (tens of µs).
+ *
+ * The pattern is seen from the progress thread: it received frames while
+ * the program, not blocked in a verbs wait, had made no data path call
+ * since ibv_poll_cq() last returned completions, and less than the linger
+ * time after that. From then on, ibv_poll_cq() that returns completions
+ * first keeps driving the stack until a frame arrives, at most the linger
+ * time: the peer's Write is placed by the program's own thread before it
+ * starts spinning. RV_LINGER_STRIKES lingers in a row that run out
+ * (nothing came: the program was not waiting for a peer, or the peer was
+ * kept off its CPU) turn lingering off until the pattern is seen again.
+ * Linger time 0: never.
+ */
+#define RV_LINGER_STRIKES 3
+
+struct rv_linger {
+	uint64_t cycles;        /* the linger time; 0: off for good */
+	bool on;                /* the pattern was seen */
+	unsigned strikes;       /* lingers in a row that ran out */
+	uint64_t reap_tsc;      /* when ibv_poll_cq() last returned completions */
+	unsigned reap_calls;    /* the program's call count then */
+	uint64_t lingers, timeouts;   /* counters */
+};
+
+void rv_linger_init(struct rv_linger *l, uint64_t cycles);
+
+/* ibv_poll_cq() returns completions at @p now; @p calls counts the
+ * program's data path calls, this one included. */
+void rv_linger_reaped(struct rv_linger *l, unsigned calls, uint64_t now);
+
+/* The progress thread received frames at @p now. @p blocked: a program
+ * thread waits in a verbs call (ibv_get_cq_event, rdma_get_cm_event). */
+void rv_linger_progress_rx(struct rv_linger *l, unsigned calls, bool blocked, uint64_t now);
+
+/* Should ibv_poll_cq(), having found completions, linger? */
+static inline bool rv_linger_wanted(const struct rv_linger *l)
+{
+	return l->on && l->cycles != 0;
+}
+
+/* A linger ended: @p got_rx a frame arrived, else it ran out. */
+void rv_linger_done(struct rv_linger *l, bool got_rx);
+
+#endif

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The drop-in's pacing decisions (lib/dropin/pace.h): which posts run to
+ * completion at once, how the progress thread's nap grows while the
+ * program drives, and when ibv_poll_cq() lingers for the peer's next
+ * frame (on only after the progress thread saw the program wait for
+ * frames without a call, off again after RV_LINGER_STRIKES lingers that
+ * ran out).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "dropin/pace.h"
+
+static void post_now_only_into_an_idle_queue(void **state)
+{
+	(void)state;
+	assert_true(rv_post_now(0));
+	assert_false(rv_post_now(1));
+	assert_false(rv_post_now(127));
+}
+
+static void nap_grows_while_the_program_drives(void **state)
+{
+	(void)state;
+	uint64_t nap = rv_nap_next(0, true);
+	assert_int_equal(nap, RV_NAP_MIN_NS);
+	nap = rv_nap_next(nap, true);
+	assert_int_equal(nap, 2 * RV_NAP_MIN_NS);
+	for (int i = 0; i < 20; i++)
+		nap = rv_nap_next(nap, true);
+	assert_int_equal(nap, RV_NAP_MAX_NS);
+	assert_int_equal(rv_nap_next(nap, false), RV_NAP_MIN_NS);
+}
+
+/* The program took completions at 1000 (its 5th call), then spun. */
+static void seen(struct rv_linger *l)
+{
+	rv_linger_init(l, 500);
+	rv_linger_reaped(l, 5, 1000);
+	assert_false(rv_linger_wanted(l));
+}
+
+static void linger_on_when_frames_come_while_the_program_spins(void **state)
+{
+	struct rv_linger l;
+
+	(void)state;
+	seen(&l);
+	rv_linger_progress_rx(&l, 5, false, 1200);
+	assert_true(rv_linger_wanted(&l));
+}
+
+static void no_linger_for_a_program_that_calls_blocks_or_waits_long(void **state)
+{
+	struct rv_linger l;
+
+	(void)state;
+	seen(&l);
+	rv_linger_progress_rx(&l, 6, false, 1200);   /* it called again: it drives */
+	assert_false(rv_linger_wanted(&l));
+	rv_linger_progress_rx(&l, 5, true, 1200);    /* it waits in a verbs call */
+	assert_false(rv_linger_wanted(&l));
+	rv_linger_progress_rx(&l, 5, false, 1500);   /* a linger time later */
+	assert_false(rv_linger_wanted(&l));
+
+	rv_linger_init(&l, 500);                     /* never reaped */
+	rv_linger_progress_rx(&l, 0, false, 100);
+	assert_false(rv_linger_wanted(&l));
+
+	rv_linger_init(&l, 0);                       /* RNIC_POLL_LINGER_US=0 */
+	rv_linger_reaped(&l, 5, 1000);
+	rv_linger_progress_rx(&l, 5, false, 1000);
+	assert_false(rv_linger_wanted(&l));
+}
+
+static void linger_off_after_strikes_in_a_row(void **state)
+{
+	struct rv_linger l;
+
+	(void)state;
+	seen(&l);
+	rv_linger_progress_rx(&l, 5, false, 1200);
+	for (int i = 0; i < RV_LINGER_STRIKES - 1; i++)
+		rv_linger_done(&l, false);
+	rv_linger_done(&l, true);                    /* a frame came: count anew */
+	for (int i = 0; i < RV_LINGER_STRIKES - 1; i++) {
+		rv_linger_done(&l, false);
+		assert_true(rv_linger_wanted(&l));
+	}
+	rv_linger_done(&l, false);
+	assert_false(rv_linger_wanted(&l));
+	assert_int_equal(l.lingers, 2 * RV_LINGER_STRIKES);
+	assert_int_equal(l.timeouts, 2 * RV_LINGER_STRIKES - 1);
+	/* seen again: on again */
+	rv_linger_reaped(&l, 9, 5000);
+	rv_linger_progress_rx(&l, 9, false, 5100);
+	assert_true(rv_linger_wanted(&l));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(post_now_only_into_an_idle_queue),
+		cmocka_unit_test(nap_grows_while_the_program_drives),
+		cmocka_unit_test(linger_on_when_frames_come_while_the_program_spins),
+		cmocka_unit_test(no_linger_for_a_program_that_calls_blocks_or_waits_long),
+		cmocka_unit_test(linger_off_after_strikes_in_a_row),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
