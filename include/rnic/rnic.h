@@ -73,7 +73,7 @@ struct rnic_fault_cfg {
 	double reorder;   /**< hold it back behind the next one */
 	double corrupt;   /**< flip one random bit in the frame */
 	double delay;     /**< delay it by delay_us */
-	double ce;        /**< mark an ECN-capable IPv4 frame CE (as a congested switch) */
+	double ce;        /**< mark an ECN-capable IPv4 or IPv6 frame CE (as a congested switch) */
 	uint32_t delay_us;/**< delay applied to delayed packets */
 };
 
@@ -284,7 +284,7 @@ struct rnic_stack_stats {
 };
 
 /**
- * Mark @p rx_pct percent of the ECN-capable IPv4 frames port @p port (its
+ * Mark @p rx_pct percent of the ECN-capable IPv4 and IPv6 frames port @p port (its
  * index in the config) receives, and @p tx_pct of those it sends, CE (the
  * `ce` fault), from now on; 0 stops it. Safe while the stack runs.
  * @return 0 or -EINVAL.

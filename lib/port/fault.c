@@ -87,6 +87,19 @@ bool rnic_fault_mark_ce(struct rte_mbuf *m)
 		type = rte_be_to_cpu_16(vh->eth_proto);
 		off += sizeof(struct rte_vlan_hdr);
 	}
+	if (type == RTE_ETHER_TYPE_IPV6) {
+		/* the ECN field is the low two bits of the traffic class:
+		 * bits 4-5 of the header's second byte; no header checksum,
+		 * and TCP's and RoCE's ICRC leave the traffic class out */
+		if (rte_pktmbuf_data_len(m) < off + sizeof(struct rte_ipv6_hdr))
+			return false;
+		uint8_t *b = rte_pktmbuf_mtod_offset(m, uint8_t *, off);
+		uint8_t ecn6 = (b[1] >> 4) & 3;
+		if ((b[0] >> 4) != 6 || ecn6 == 0 || ecn6 == 3)
+			return false;
+		b[1] |= 0x30;
+		return true;
+	}
 	if (type != RTE_ETHER_TYPE_IPV4 ||
 	    rte_pktmbuf_data_len(m) < off + sizeof(struct rte_ipv4_hdr))
 		return false;

@@ -144,11 +144,14 @@ static uint64_t port_guid(const struct rnic_port *p)
 	       (0xfffeull << 24) | ((uint64_t)a[3] << 16) | ((uint64_t)a[4] << 8) | a[5];
 }
 
-/* The largest path MTU (enum ibv_mtu) the port carries for RoCE. */
-static uint8_t port_mtu(const struct rnic_port *p)
+/* The largest path MTU (enum ibv_mtu) the port carries for RoCE to
+ * @p peer: IPv6's header is 20 bytes longer than the IPv4 one that
+ * RNIC_ROCE_OVERHEAD counts (the QP checks the same at RTR). */
+static uint8_t port_mtu(const struct rnic_port *p, const struct rnic_addr *peer)
 {
+	uint32_t over = RNIC_ROCE_OVERHEAD + (peer->family == RNIC_AF_INET6 ? 20u : 0u);
 	uint8_t m = IBV_MTU_256;
-	while (m < IBV_MTU_4096 && (128u << (m + 1)) + RNIC_ROCE_OVERHEAD <= p->mtu)
+	while (m < IBV_MTU_4096 && (128u << (m + 1)) + over <= p->mtu)
 		m++;
 	return m;
 }
@@ -556,7 +559,7 @@ static void rx_req(struct rx_ctx *x)
 	c->peer_guid = m->ca_guid;
 	c->rqpn = m->qpn;
 	c->rpsn = m->psn;
-	c->mtu = RTE_MIN(m->path_mtu, port_mtu(x->p));
+	c->mtu = RTE_MIN(m->path_mtu, port_mtu(x->p, &c->peer));
 	/* the REQ's responder resources are what it may read from us at once:
 	 * our ORD is bounded by them, our IRD by its initiator depth */
 	c->ird = m->idepth;
@@ -943,7 +946,7 @@ static void do_connect(struct rnic_worker *w, void *arg)
 	c->peer_port = a->port;
 	c->tid = cm->next_tid++;
 	c->lpsn = (uint32_t)rte_rand() & RNIC_PSN_MASK;
-	c->mtu = port_mtu(p);
+	c->mtu = port_mtu(p, &c->peer);
 	c->ird = a->p->ird;
 	c->ord = a->p->ord;
 	c->retry_cnt = CM_RETRY_CNT;

@@ -472,6 +472,8 @@ int rnic_cm_destroy_id(struct rnic_cm_id *id)
 
 void rnic_cm_roce_timeouts(struct ibv_context *ctx, uint8_t resp_timeout_exp, uint8_t retries)
 {
+	if (ctx == NULL)
+		return;   /* no device: nothing to set (was a NULL dereference) */
 	struct rnic_stack *st = dev_of(ctx)->st;
 	const struct rnic_qp_tops *tp = rnic_transport(st, RNIC_TRANSPORT_ROCE);
 	if (tp != NULL && tp->cm.set_timeouts != NULL)

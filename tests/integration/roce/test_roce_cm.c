@@ -53,6 +53,8 @@
 #define B_IP 0xc0000202u
 #define L_A_IP 0xc6336401u  /* 198.51.100.1, the lossy pair */
 #define L_B_IP 0xc6336402u
+#define J_A_IP 0xcb007101u  /* 203.0.113.1, the pair with MTU 4170 */
+#define J_B_IP 0xcb007102u
 /* RNIC_TEST_IPV6=1: IPv6-only stacks (2001:db8:X::1/::2, X the IPv4
  * address's third byte): the IB CM with IPv6 GIDs and the CMA header with
  * IP version 6, the iWARP CM over TCP/IPv6. */
@@ -79,12 +81,16 @@ struct pair {
 	const char *ring;
 	uint32_t ip[2];
 	double drop;             /* percent, on both TX sides */
+	uint16_t mtu;            /* the ports' MTU, 0 for the default */
 	struct rnic_stack *st[2];
 	struct ibv_context *ctx[2];
 };
 
 static struct pair clean = { .ring = "rcm", .ip = { A_IP, B_IP } };
 static struct pair lossy = { .ring = "rcl", .ip = { L_A_IP, L_B_IP }, .drop = 25.0 };
+/* room for a 4096-byte payload with IPv4's headers (RNIC_ROCE_OVERHEAD,
+ * 64) but not with IPv6's 20 more */
+static struct pair jumbo = { .ring = "rcj", .ip = { J_A_IP, J_B_IP }, .mtu = 4096 + 64 + 10 };
 
 /* The address of stack @p i of @p n in the family under test. */
 static struct rnic_addr addr_of(const struct pair *n, int i)
@@ -121,6 +127,8 @@ static int pair_up(struct pair *n)
 			c.ports[0].ip = n->ip[i];
 			c.ports[0].prefix_len = 24;
 		}
+		if (n->mtu != 0)
+			c.ports[0].mtu = n->mtu;
 		c.ports[0].fault_seed = 0xc0ffee00u + (uint64_t)i;
 		c.ports[0].tx_fault.drop = n->drop;
 		n->st[i] = rnic_stack_create(&c);
@@ -764,10 +772,32 @@ static void t_bad_mads(void)
 	disconnect_pair(&a, 1, &b, 0);
 }
 
+/* The path MTU both ends agree on fits the family's headers: MTU 4170
+ * takes 4096-byte packets over IPv4 and 2048-byte ones over IPv6 (the CM
+ * once offered 4096 over IPv6 too, and the QP refused it at RTR) */
+static void t_path_mtu(void)
+{
+	if (jumbo.st[0] == NULL && pair_up(&jumbo) != 0)
+		CHECK(0, "MTU 4170 pair: %s", rte_strerror(rte_errno));
+	ends(&jumbo);
+	listen_b(7200);
+	connect_pair(&jumbo, 7200, 0, 0, RNIC_TRANSPORT_ROCE);
+	enum ibv_mtu want = ipv6 ? IBV_MTU_2048 : IBV_MTU_4096;
+	struct ibv_qp_attr at;
+	struct ibv_qp_init_attr ia;
+	CHECK_RC(rnic_query_qp(a.qp[0], &at, IBV_QP_PATH_MTU, &ia), 0);
+	CHECK(at.path_mtu == want, "A: path MTU %d, want %d", at.path_mtu, want);
+	CHECK_RC(rnic_query_qp(b.qp[0], &at, IBV_QP_PATH_MTU, &ia), 0);
+	CHECK(at.path_mtu == want, "B: path MTU %d, want %d", at.path_mtu, want);
+	move_data(0, 0, 61);
+	disconnect_pair(&a, 0, &b, 0);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } cases[] = {
+	{ "path_mtu", t_path_mtu },
 	{ "connect_pdata", t_connect_pdata },
 	{ "disconnect_passive", t_disconnect_passive },
 	{ "reject_pdata", t_reject_pdata },
@@ -812,9 +842,10 @@ int main(int argc, char **argv)
 	ipv6 = getenv("RNIC_TEST_IPV6") && strcmp(getenv("RNIC_TEST_IPV6"), "0") != 0;
 	if (ipv6)
 		printf("IPv6 only: 2001:db8:2::1/::2, lossy pair 2001:db8:64::1/::2\n");
-	if (check_eal_init(argv[0], &c, 4) != 0)
+	if (check_eal_init(argv[0], &c, 6) != 0)   /* three pairs of stacks */
 		return 1;
-	if (rnic_ring_pair(clean.ring, 1) != 0 || rnic_ring_pair(lossy.ring, 1) != 0) {
+	if (rnic_ring_pair(clean.ring, 1) != 0 || rnic_ring_pair(lossy.ring, 1) != 0 ||
+	    rnic_ring_pair(jumbo.ring, 1) != 0) {
 		fprintf(stderr, "ring pairs failed\n");
 		return 1;
 	}
@@ -825,6 +856,8 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < RTE_DIM(cases); i++)
 		if (filter == NULL || strstr(cases[i].name, filter) != NULL)
 			run_case(cases[i].name, cases[i].fn);
+	if (jumbo.st[0] != NULL)
+		pair_down(&jumbo);
 	pair_down(&lossy);
 	pair_down(&clean);
 	printf("%d passed, %d failed\n", n_pass, n_fail);

@@ -325,8 +325,8 @@ static struct rte_ipv4_hdr *ip_of(struct rte_mbuf *m, bool vlan)
 				       (vlan ? sizeof(struct rte_vlan_hdr) : 0));
 }
 
-/* CE only on ECN-capable IPv4, the checksum fixed, DSCP kept; nothing
- * else touched or marked. */
+/* CE only on ECN-capable IPv4 (the checksum fixed) and IPv6, DSCP kept;
+ * nothing else touched or marked. */
 static void ce_marks_ect_only(void **state)
 {
 	static const struct { uint8_t tos; bool vlan; bool marked; } t[] = {
@@ -348,7 +348,32 @@ static void ce_marks_ect_only(void **state)
 		assert_int_equal(rte_raw_cksum(ip, sizeof(*ip)), 0xffff);   /* still valid */
 		rte_pktmbuf_free(m);
 	}
-	/* not IPv4 */
+	/* IPv6: the traffic class's ECN bits, flow label and DSCP kept */
+	static const struct { uint8_t tc; bool marked; } t6[] = {
+		{ 0x02, true }, { 0x01, true }, { 0xba, true },
+		{ 0x00, false }, { 0x03, false },
+	};
+	for (size_t i = 0; i < sizeof(t6) / sizeof(t6[0]); i++) {
+		struct rte_mbuf *m6 = rte_pktmbuf_alloc(pool);
+		assert_non_null(m6);
+		uint8_t *p = (uint8_t *)rte_pktmbuf_append(m6, 14 + 40 + 8);
+		memset(p, 0, 14 + 40 + 8);
+		((struct rte_ether_hdr *)p)->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+		uint8_t *h = p + 14;
+		h[0] = (uint8_t)(0x60 | t6[i].tc >> 4);          /* version 6, TC high */
+		h[1] = (uint8_t)((t6[i].tc & 0xf) << 4 | 0x0a);  /* TC low, flow label */
+		h[2] = 0xbc;
+		h[3] = 0xde;
+		h[6] = IPPROTO_UDP;
+		assert_int_equal(rnic_fault_mark_ce(m6), t6[i].marked);
+		uint8_t tc = (uint8_t)((h[0] & 0xf) << 4 | h[1] >> 4);
+		assert_int_equal(tc, t6[i].marked ? (uint8_t)(t6[i].tc | 3) : t6[i].tc);
+		assert_int_equal(h[1] & 0xf, 0x0a);
+		assert_int_equal(h[2], 0xbc);
+		assert_int_equal(h[3], 0xde);
+		rte_pktmbuf_free(m6);
+	}
+	/* not IP */
 	struct rte_mbuf *m = ip_frame(0x02, false);
 	rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->ether_type =
 		rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
