@@ -107,26 +107,36 @@ int rnic_net_output_udp_fin(struct rnic_worker *w, struct rnic_port *p,
 					   csum, tos, fin);
 }
 
+/* Prepend the UDP header (checksum 0 for now) to @p m: @p *len is the
+ * datagram's length, at most @p max (what the IP layer above can carry).
+ * @return the header, or NULL with @p m dropped (counted). */
+static struct rte_udp_hdr *udp_push(struct rnic_worker *w, struct rte_mbuf *m, uint16_t sport,
+				    uint16_t dport, uint32_t max, uint32_t *len)
+{
+	*len = rte_pktmbuf_pkt_len(m) + sizeof(struct rte_udp_hdr);
+	struct rte_udp_hdr *uh = *len > max ? NULL :
+		(struct rte_udp_hdr *)rte_pktmbuf_prepend(m, sizeof(*uh));
+	if (uh == NULL) {
+		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
+		return NULL;
+	}
+	uh->src_port = rte_cpu_to_be_16(sport);
+	uh->dst_port = rte_cpu_to_be_16(dport);
+	uh->dgram_len = rte_cpu_to_be_16((uint16_t)*len);
+	uh->dgram_cksum = 0;
+	return uh;
+}
+
 int rnic_net_output_udp_fin_src(struct rnic_worker *w, struct rnic_port *p,
 				struct rte_mbuf *m, uint32_t src_ip, uint32_t dst_ip,
 				uint16_t sport, uint16_t dport, bool csum,
 				uint8_t tos, rnic_net_fin_fn fin)
 {
-	uint32_t len = rte_pktmbuf_pkt_len(m) + sizeof(struct rte_udp_hdr);
-	if (len > UINT16_MAX - sizeof(struct rte_ipv4_hdr)) {
-		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
+	uint32_t len;
+	struct rte_udp_hdr *uh = udp_push(w, m, sport, dport,
+					  UINT16_MAX - sizeof(struct rte_ipv4_hdr), &len);
+	if (uh == NULL)
 		return -ENOBUFS;
-	}
-	struct rte_udp_hdr *uh = (struct rte_udp_hdr *)rte_pktmbuf_prepend(m,
-							sizeof(*uh));
-	if (uh == NULL) {
-		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
-		return -ENOBUFS;
-	}
-	uh->src_port = rte_cpu_to_be_16(sport);
-	uh->dst_port = rte_cpu_to_be_16(dport);
-	uh->dgram_len = rte_cpu_to_be_16((uint16_t)len);
-	uh->dgram_cksum = 0;
 	/* the source the IPv4 layer will write, for the pseudo header */
 	uint32_t nh;
 	if (rnic_net_out_select(w, &p, dst_ip, &src_ip, &nh) != 0) {
@@ -148,17 +158,10 @@ int rnic_net_output_udp6(struct rnic_worker *w, struct rnic_port *p, struct rte_
 			 uint16_t dport, bool csum, uint8_t tclass, uint32_t flow,
 			 rnic_net_fin_fn fin)
 {
-	uint32_t len = rte_pktmbuf_pkt_len(m) + sizeof(struct rte_udp_hdr);
-	struct rte_udp_hdr *uh = len > UINT16_MAX ? NULL :
-		(struct rte_udp_hdr *)rte_pktmbuf_prepend(m, sizeof(*uh));
-	if (uh == NULL) {
-		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
+	uint32_t len;
+	struct rte_udp_hdr *uh = udp_push(w, m, sport, dport, UINT16_MAX, &len);
+	if (uh == NULL)
 		return -ENOBUFS;
-	}
-	uh->src_port = rte_cpu_to_be_16(sport);
-	uh->dst_port = rte_cpu_to_be_16(dport);
-	uh->dgram_len = rte_cpu_to_be_16((uint16_t)len);
-	uh->dgram_cksum = 0;
 	uint8_t s[16];
 	if (csum) {
 		/* the pseudo header needs the source the IPv6 layer will pick */

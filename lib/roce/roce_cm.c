@@ -1198,12 +1198,13 @@ void roce_cm_stack_fini(struct rnic_stack *st)
 	struct roce_cm *cm = cm_of(st);
 	if (cm == NULL)
 		return;
-	/* the workers are stopped: nothing runs the timers any more */
-	while (!TAILQ_EMPTY(&cm->conns)) {
-		struct rnic_ibcm_conn *c = TAILQ_FIRST(&cm->conns);
-		TAILQ_REMOVE(&cm->conns, c, link);
-		free(c);
-	}
+	/* the workers are stopped: nothing runs the timers any more, but a
+	 * connection's timer must leave the wheel before it is freed: the
+	 * wheel's lists are shared with the other protocols' timers, whose
+	 * own teardown cancels them after this (a freed one still linked was
+	 * written to: ASan, roce_cm_ipv6 with a connection in TIMEWAIT) */
+	while (!TAILQ_EMPTY(&cm->conns))
+		conn_free(TAILQ_FIRST(&cm->conns));
 	free(cm);
 	st->proto[RNIC_PROTO_ROCE] = NULL;
 }

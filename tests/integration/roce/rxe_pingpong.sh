@@ -85,6 +85,15 @@ grep -q "Operation not supported" "$work/probe.log" &&
 # shellcheck source=../common/guest.sh
 . "$(dirname "$0")/../common/guest.sh"   # gsh, attach, guest_bg, guest_result
 # start the guest's ibv_rc_pingpong in the background, output to /tmp/$1.log
+# guest_listening PORT: wait (at most 10 s) until a TCP socket in the
+# guest listens on PORT
+guest_listening() {
+	for _ in $(seq 50); do
+		gsh "netstat -ltn" | grep -q ":$1 " && return
+		sleep 0.2
+	done
+}
+
 guest_pp() {
 	guest_bg "$1" "ibv_rc_pingpong -d rxe0 -g $ggid -s $2 -n $iters $3"
 }
@@ -158,24 +167,15 @@ run() {
 		# (no killall nc: the guest's control shell is a busybox nc too;
 		# a relay left by a failed attempt serves the next one the same)
 		guest_pp $tag "$size" "-p 18516"
-		for _ in $(seq 50); do
-			gsh "netstat -ltn" | grep -q ":18516 " && break
-			sleep 0.2
-		done
+		guest_listening 18516
 		guest_bg relay-$tag "busybox nc -l -p 18515 -e busybox nc 127.0.0.1 18516"
-		for _ in $(seq 50); do
-			gsh "netstat -ltn" | grep -q ":18515 " && break
-			sleep 0.2
-		done
+		guest_listening 18515
 		rnic_pp "$size" "$work/$tag.pcapng" $guest_pp_addr >"$work/rnic-$tag.log" 2>&1 &
 		pid=$!
 		attach
 	elif [ "$role" = client ]; then
 		guest_pp $tag "$size" ""
-		for _ in $(seq 50); do
-			gsh "netstat -ltn" | grep -q ":18515 " && break
-			sleep 0.2
-		done
+		guest_listening 18515
 		rnic_pp "$size" "$work/$tag.pcapng" $guest_pp_addr >"$work/rnic-$tag.log" 2>&1 &
 		pid=$!
 		attach
