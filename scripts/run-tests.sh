@@ -12,10 +12,10 @@ rc=0
 meson test -C build --suite unit --suite integration --print-errorlogs \
 	--num-processes 2 || rc=$?
 
-# The libFuzzer harnesses, each for RNIC_FUZZ_SECONDS (default 10; 0 skips)
+# The libFuzzer harnesses, each for RNIC_FUZZ_SECONDS (default 5; 0 skips)
 # after the unit suite replayed their corpora (replay_*): a finding fails
 # the run, naming the harness and the saved input (scripts/run-fuzz.sh).
-fuzz_s=${RNIC_FUZZ_SECONDS:-10}
+fuzz_s=${RNIC_FUZZ_SECONDS:-5}
 if [ "$fuzz_s" != 0 ]; then
 	fuzz_t0=$(date +%s)
 	scripts/run-fuzz.sh "$fuzz_s" || { rc=1; echo "run-tests: fuzzing found a problem (above)"; }

@@ -56,7 +56,7 @@
  *   RNIC_ATTACK_N      RoCE attacks (default 30000)
  *   RNIC_ATTACK_N_IWARP iWARP attacks (default 1500)
  *   RNIC_ATTACK_TIME_S stop a transport's run after this many seconds
- *                      (default 20 RoCE, 12 iWARP, unless RNIC_ATTACK_N /
+ *                      (default 10 RoCE, 8 iWARP: CI time; unless RNIC_ATTACK_N /
  *                      RNIC_ATTACK_N_IWARP is set: then 0, no cap)
  *   RNIC_ATTACK_PAIRS, RNIC_ATTACK_PAIRS_IWARP  QP pairs per round (32, 8)
  *   RNIC_ATTACK_INFLIGHT  orderings mixed in (bit mask, below; default all)
@@ -1710,7 +1710,7 @@ static void run_transport(void)
 	/* the CI default stops early on a slow (shared) machine; an explicit
 	 * RNIC_ATTACK_N / RNIC_ATTACK_N_IWARP runs every attack */
 	const char *nv = getenv(tr == ROCE ? "RNIC_ATTACK_N" : "RNIC_ATTACK_N_IWARP");
-	double cap = env_u64("RNIC_ATTACK_TIME_S", nv && *nv ? 0 : tr == ROCE ? 20 : 12);
+	double cap = env_u64("RNIC_ATTACK_TIME_S", nv && *nv ? 0 : tr == ROCE ? 10 : 8);
 	bool capped = false;
 	while (left > 0) {
 		if (cap > 0 && now_s() - t0 > cap) {

@@ -195,21 +195,29 @@ static inline void tpair_iw_connect(struct rnic_cm_channel *lcm, struct ibv_qp *
 
 /* --- running named cases ----------------------------------------------------------------- */
 
-/* Is @p name selected by @p filter (NULL: all; else any of its
- * comma-separated parts is a substring of the name)? */
+/* Is @p name selected by @p filter? NULL: all. Else its comma-separated
+ * parts: "-PART" leaves out every name holding PART; a plain part
+ * selects the names holding it; with no plain part, all that are not
+ * left out. */
 static inline bool case_selected(const char *name, const char *filter)
 {
+	bool any_plain = false, chosen = false;
 	if (filter == NULL)
 		return true;
 	for (const char *p = filter; *p != '\0'; ) {
 		size_t n = strcspn(p, ",");
+		bool out = *p == '-';
 		char part[64];
-		snprintf(part, sizeof(part), "%.*s", (int)RTE_MIN(n, sizeof(part) - 1), p);
-		if (n > 0 && strstr(name, part) != NULL)
-			return true;
+		snprintf(part, sizeof(part), "%.*s", (int)RTE_MIN(n - out, sizeof(part) - 1), p + out);
+		if (part[0] != '\0' && strstr(name, part) != NULL) {
+			if (out)
+				return false;
+			chosen = true;
+		}
+		any_plain |= !out && n > 0;
 		p += n + (p[n] == ',');
 	}
-	return false;
+	return chosen || !any_plain;
 }
 
 /* Count and print the outcome @p r of case @p name (@p dt seconds). */

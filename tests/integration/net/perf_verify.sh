@@ -119,7 +119,7 @@ more=() zero_redirects=0
 if [ "$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)" -gt 160 ] 2>/dev/null; then
 	zcli=("$perf" --vdev "net_memif0,role=client,socket=$sock,socket-abstract=no,zero-copy=yes"
 	      --ip 192.0.2.2/24)
-	for tr in iwarp roce iwarp roce; do
+	for tr in iwarp roce; do
 		rm -f "$sock"
 		run "memif zero-copy client, $tr" "$tr" timeout 120 "${msrv[@]}" -- timeout 120 "${zcli[@]}"
 	done

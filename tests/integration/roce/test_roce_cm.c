@@ -854,7 +854,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (unsigned i = 0; i < RTE_DIM(cases); i++)
-		if (filter == NULL || strstr(cases[i].name, filter) != NULL)
+		if (filter == NULL || (filter[0] == '-' ? strstr(cases[i].name, filter + 1) == NULL
+							: strstr(cases[i].name, filter) != NULL))
 			run_case(cases[i].name, cases[i].fn);
 	if (jumbo.st[0] != NULL)
 		pair_down(&jumbo);
