@@ -51,6 +51,7 @@
 #include "dropin/dropin.h"
 #include "engine/stack.h"
 #include "port/port.h"
+#include "rdma/gid.h"
 #include "rnic/rnic_cm.h"
 #include "verbs/verbs.h"
 
@@ -367,11 +368,11 @@ static int port_with_addr(const struct rnic_addr *a)
 	struct rnic_stack *st = rv_proc_if_started()->st;
 	for (unsigned i = 0; i < st->n_ports; i++) {
 		const struct rnic_port *p = st->ports[i];
-		if (a->family == RNIC_AF_INET && rnic_port_has_ip(p, a->v4))
+		/* IPv4: its own address or one taken over in failover; IPv6:
+		 * an entry of its GID table (link-local and global ones) */
+		if (a->family == RNIC_AF_INET ? rnic_port_has_ip(p, a->v4)
+					      : rnic_gid_find(p, a) >= 0)
 			return (int)i;
-		for (unsigned k = 0; a->family == RNIC_AF_INET6 && k < p->n_ip6; k++)
-			if (memcmp(p->ip6[k], a->v6, 16) == 0)
-				return (int)i;
 	}
 	return -1;
 }
@@ -386,7 +387,7 @@ static struct rnic_addr port_src(unsigned pi, const struct rnic_addr *dst)
 	if (dst->family != RNIC_AF_INET6 || p->n_ip6 == 0)
 		return addr4(p->ip);
 	unsigned pick = p->n_ip6 > 1 ? 1 : 0;
-	if (dst->v6[0] == 0xfe && (dst->v6[1] & 0xc0) == 0x80)
+	if (rnic_ip6_is_link_local(dst->v6))
 		pick = 0;
 	else
 		for (unsigned k = 1; k < p->n_ip6; k++)

@@ -84,6 +84,31 @@ static void timer_link(struct rnic_timer **head, struct rnic_timer *t)
 	*head = t;
 }
 
+/* Move list @p *from to the local head @p head (whose pprev the first
+ * timer then points at, so a callback may cancel timers still on it).
+ * @return the list, for the caller to store in *head. */
+static struct rnic_timer *list_take(struct rnic_timer **from, struct rnic_timer **head)
+{
+	struct rnic_timer *l = *from;
+	*from = NULL;
+	if (l != NULL)
+		l->pprev = head;
+	return l;
+}
+
+/* Unlink and return the first timer of local list @p head (NULL: empty);
+ * the caller links it elsewhere or clears it. */
+static struct rnic_timer *list_pop(struct rnic_timer **head)
+{
+	struct rnic_timer *t = *head;
+	if (t == NULL)
+		return NULL;
+	*head = t->next;
+	if (*head != NULL)
+		(*head)->pprev = head;
+	return t;
+}
+
 /*
  * Visit one slot at tick @p now_tick. The slot's list is first moved to a
  * local head, so each timer is looked at exactly once however the callbacks
@@ -95,16 +120,10 @@ static void timer_link(struct rnic_timer **head, struct rnic_timer *t)
 static unsigned timer_visit_slot(struct rnic_timer_wheel *tw,
 				 struct rnic_timer **slot, uint64_t now_tick)
 {
-	struct rnic_timer *pending = *slot, *t;
+	struct rnic_timer *pending = list_take(slot, &pending), *t;
 	unsigned fired = 0;
 
-	*slot = NULL;
-	if (pending)
-		pending->pprev = &pending;
-	while ((t = pending) != NULL) {
-		pending = t->next;
-		if (pending)
-			pending->pprev = &pending;
+	while ((t = list_pop(&pending)) != NULL) {
 		if (t->expire_tick > now_tick) {
 			timer_link(slot, t);
 			tw->looked++;
@@ -126,15 +145,9 @@ static unsigned timer_visit_slot(struct rnic_timer_wheel *tw,
  */
 static void cascade(struct rnic_timer_wheel *tw, unsigned i)
 {
-	struct rnic_timer *pending = tw->far[i], *t;
+	struct rnic_timer *pending = list_take(&tw->far[i], &pending), *t;
 
-	tw->far[i] = NULL;
-	if (pending)
-		pending->pprev = &pending;
-	while ((t = pending) != NULL) {
-		pending = t->next;
-		if (pending)
-			pending->pprev = &pending;
+	while ((t = list_pop(&pending)) != NULL) {
 		timer_link(timer_home(tw, t), t);
 		tw->looked++;
 	}

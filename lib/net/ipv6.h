@@ -33,10 +33,7 @@ static inline bool rnic_ip6_is_multicast(const uint8_t a[16])
 	return a[0] == 0xff;
 }
 
-static inline bool rnic_ip6_is_link_local(const uint8_t a[16])
-{
-	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
-}
+/* rnic_ip6_is_link_local and rnic_ip6_prefix_equal: port/port.h */
 
 static inline bool rnic_ip6_is_unspecified(const uint8_t a[16])
 {

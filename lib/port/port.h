@@ -286,6 +286,12 @@ static inline bool rnic_port_on_link(const struct rnic_port *p, uint32_t ip)
 	return p->ip != 0 && ((ip ^ p->ip) & p->netmask) == 0;
 }
 
+/** True for an IPv6 link-local address, fe80::/10 (RFC 4291 2.5.6). */
+static inline bool rnic_ip6_is_link_local(const uint8_t a[16])
+{
+	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
+}
+
 /** True when the first @p bits of IPv6 addresses @p a and @p b are equal. */
 static inline bool rnic_ip6_prefix_equal(const uint8_t a[16], const uint8_t b[16],
 					 unsigned bits)
