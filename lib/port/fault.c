@@ -88,16 +88,18 @@ bool rnic_fault_mark_ce(struct rte_mbuf *m)
 		off += sizeof(struct rte_vlan_hdr);
 	}
 	if (type == RTE_ETHER_TYPE_IPV6) {
-		/* the ECN field is the low two bits of the traffic class:
-		 * bits 4-5 of the header's second byte; no header checksum,
-		 * and TCP's and RoCE's ICRC leave the traffic class out */
+		/* ECN (RFC 3168 §5) is the low two bits of the Traffic Class,
+		 * bits 20-21 of the first word (version, traffic class, flow
+		 * label; RFC 8200 §3). IPv6 has no header checksum, and TCP's
+		 * pseudo header and RoCE's ICRC leave the traffic class out */
 		if (rte_pktmbuf_data_len(m) < off + sizeof(struct rte_ipv6_hdr))
 			return false;
-		uint8_t *b = rte_pktmbuf_mtod_offset(m, uint8_t *, off);
-		uint8_t ecn6 = (b[1] >> 4) & 3;
-		if ((b[0] >> 4) != 6 || ecn6 == 0 || ecn6 == 3)
-			return false;
-		b[1] |= 0x30;
+		struct rte_ipv6_hdr *ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, off);
+		uint32_t vtc = rte_be_to_cpu_32(ip6->vtc_flow);
+		uint32_t ecn6 = (vtc >> 20) & 3;
+		if ((vtc >> 28) != 6 || ecn6 == 0 || ecn6 == 3)
+			return false;   /* not IPv6, Not-ECT, or CE already */
+		ip6->vtc_flow = rte_cpu_to_be_32(vtc | 3u << 20);
 		return true;
 	}
 	if (type != RTE_ETHER_TYPE_IPV4 ||

@@ -119,10 +119,12 @@ void roce_pkt_send_to(struct roce_qp *rq, struct rte_mbuf *m, const struct rnic_
 {
 	rq->rw->c.tx_pkts++;
 	/* from the QP's own address (its GID), also after a failover moved
-	 * it to another port; over IPv6 the flow label names the QP pair */
-	uint32_t flow = rnic_roce_flow_label(rq->qp->qp.qp_num,
-					     rnic_roce_bth_dqpn(rte_pktmbuf_mtod(m,
-							const struct rnic_roce_bth *)));
+	 * it to another port; over IPv6 the flow label names the QP pair
+	 * (IPv4 has no flow label: nothing to compute per packet there) */
+	uint32_t flow = dst->family != RNIC_AF_INET6 ? 0 :
+		rnic_roce_flow_label(rq->qp->qp.qp_num,
+				     rnic_roce_bth_dqpn(rte_pktmbuf_mtod(m,
+						const struct rnic_roce_bth *)));
 	rnic_roce_output(rq->w, rq->port, m, src != NULL ? src : &rq->src, dst, rq->sport, tos,
 			 flow, icrc_fin);
 }
