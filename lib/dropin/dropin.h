@@ -53,8 +53,9 @@ unsigned rv_progress(void);
 void rv_app_call(void);
 
 /* ibv_poll_cq() returns completions: linger first when the program waits
- * for its peer spinning on memory (pace.h). */
-void rv_reaped(void);
+ * for its peer spinning on memory (pace.h); never while @p sends_in_flight
+ * (a send queue of those completions still has work outstanding). */
+void rv_reaped(bool sends_in_flight);
 
 /* Around a program's blocking verbs wait (ibv_get_cq_event,
  * rdma_get_cm_event): the progress thread takes over at once. */

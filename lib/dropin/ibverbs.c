@@ -17,6 +17,7 @@
 #include "engine/stack.h"
 #include "port/port.h"
 #include "rdma/qp.h"
+#include "rdma/rdma.h"
 #include "verbs/verbs.h"
 
 #undef ibv_query_port
@@ -39,6 +40,24 @@ static bool ours(const struct ibv_context *ctx)
 
 /* --- data path: progress for programs that poll ----------------------------- */
 
+/* Whether a send queue of the send completions in @p wc still has work
+ * in flight (then the program polls again, no linger: pace.h). */
+static bool sends_in_flight(const struct ibv_wc *wc, int n)
+{
+	const struct rv_proc *p = rv_proc_if_started();
+	uint32_t last = UINT32_MAX;
+
+	for (int i = n - 1; i >= 0 && p != NULL; i--) {
+		if ((wc[i].opcode & IBV_WC_RECV) || wc[i].qp_num == last)
+			continue;
+		last = wc[i].qp_num;
+		const struct rnic_qp *q = rnic_qp_by_num(p->st, last);
+		if (q != NULL && q->sq_prod != q->sq_retired)
+			return true;
+	}
+	return false;
+}
+
 static int dropin_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	rv_app_call();
@@ -46,7 +65,7 @@ static int dropin_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	if (got == 0 && rv_progress() > 0)
 		got = rnic_cq_poll(cq, n, wc);
 	if (got > 0)
-		rv_reaped();
+		rv_reaped(sends_in_flight(wc, got));
 	return got;
 }
 

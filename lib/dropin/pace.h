@@ -76,10 +76,16 @@ void rv_linger_reaped(struct rv_linger *l, unsigned calls, uint64_t now);
  * thread waits in a verbs call (ibv_get_cq_event, rdma_get_cm_event). */
 void rv_linger_progress_rx(struct rv_linger *l, unsigned calls, bool blocked, uint64_t now);
 
-/* Should ibv_poll_cq(), having found completions, linger? */
-static inline bool rv_linger_wanted(const struct rv_linger *l)
+/* Should ibv_poll_cq(), having found completions, linger? Not while a
+ * send queue of those completions still has work in flight
+ * (@p sends_in_flight): a program with sends outstanding polls again for
+ * them (a bandwidth test reaping every hundredth Write), and the frames it
+ * waits for are its own acknowledgements; lingering there would hold back
+ * its next posts. A program that spins on memory for its peer has taken
+ * its last completion (ib_write_lat: one Write at a time). */
+static inline bool rv_linger_wanted(const struct rv_linger *l, bool sends_in_flight)
 {
-	return l->on && l->cycles != 0;
+	return l->on && l->cycles != 0 && !sends_in_flight;
 }
 
 /* A linger ended: @p got_rx a frame arrived, else it ran out. */

@@ -142,12 +142,12 @@ static bool linger_drive(uint64_t cycles)
 	return false;
 }
 
-void rv_reaped(void)
+void rv_reaped(bool sends_in_flight)
 {
 	if (!started || !proc.inline_drive)
 		return;
 	rte_spinlock_lock(&linger_lock);
-	bool want = rv_linger_wanted(&linger);
+	bool want = rv_linger_wanted(&linger, sends_in_flight);
 	uint64_t cycles = linger.cycles;
 	rte_spinlock_unlock(&linger_lock);
 	bool got = want && linger_drive(cycles);

@@ -42,7 +42,7 @@ static void seen(struct rv_linger *l)
 {
 	rv_linger_init(l, 500);
 	rv_linger_reaped(l, 5, 1000);
-	assert_false(rv_linger_wanted(l));
+	assert_false(rv_linger_wanted(l, false));
 }
 
 static void linger_on_when_frames_come_while_the_program_spins(void **state)
@@ -52,7 +52,18 @@ static void linger_on_when_frames_come_while_the_program_spins(void **state)
 	(void)state;
 	seen(&l);
 	rv_linger_progress_rx(&l, 5, false, 1200);
-	assert_true(rv_linger_wanted(&l));
+	assert_true(rv_linger_wanted(&l, false));
+}
+
+static void no_linger_while_sends_are_in_flight(void **state)
+{
+	struct rv_linger l;
+
+	(void)state;
+	seen(&l);
+	rv_linger_progress_rx(&l, 5, false, 1200);
+	assert_true(rv_linger_wanted(&l, false));    /* its last send done: it waits */
+	assert_false(rv_linger_wanted(&l, true));    /* it reaps as it pipelines */
 }
 
 static void no_linger_for_a_program_that_calls_blocks_or_waits_long(void **state)
@@ -62,20 +73,20 @@ static void no_linger_for_a_program_that_calls_blocks_or_waits_long(void **state
 	(void)state;
 	seen(&l);
 	rv_linger_progress_rx(&l, 6, false, 1200);   /* it called again: it drives */
-	assert_false(rv_linger_wanted(&l));
+	assert_false(rv_linger_wanted(&l, false));
 	rv_linger_progress_rx(&l, 5, true, 1200);    /* it waits in a verbs call */
-	assert_false(rv_linger_wanted(&l));
+	assert_false(rv_linger_wanted(&l, false));
 	rv_linger_progress_rx(&l, 5, false, 1500);   /* a linger time later */
-	assert_false(rv_linger_wanted(&l));
+	assert_false(rv_linger_wanted(&l, false));
 
 	rv_linger_init(&l, 500);                     /* never reaped */
 	rv_linger_progress_rx(&l, 0, false, 100);
-	assert_false(rv_linger_wanted(&l));
+	assert_false(rv_linger_wanted(&l, false));
 
 	rv_linger_init(&l, 0);                       /* RNIC_POLL_LINGER_US=0 */
 	rv_linger_reaped(&l, 5, 1000);
 	rv_linger_progress_rx(&l, 5, false, 1000);
-	assert_false(rv_linger_wanted(&l));
+	assert_false(rv_linger_wanted(&l, false));
 }
 
 static void linger_off_after_strikes_in_a_row(void **state)
@@ -90,16 +101,16 @@ static void linger_off_after_strikes_in_a_row(void **state)
 	rv_linger_done(&l, true);                    /* a frame came: count anew */
 	for (int i = 0; i < RV_LINGER_STRIKES - 1; i++) {
 		rv_linger_done(&l, false);
-		assert_true(rv_linger_wanted(&l));
+		assert_true(rv_linger_wanted(&l, false));
 	}
 	rv_linger_done(&l, false);
-	assert_false(rv_linger_wanted(&l));
+	assert_false(rv_linger_wanted(&l, false));
 	assert_int_equal(l.lingers, 2 * RV_LINGER_STRIKES);
 	assert_int_equal(l.timeouts, 2 * RV_LINGER_STRIKES - 1);
 	/* seen again: on again */
 	rv_linger_reaped(&l, 9, 5000);
 	rv_linger_progress_rx(&l, 9, false, 5100);
-	assert_true(rv_linger_wanted(&l));
+	assert_true(rv_linger_wanted(&l, false));
 }
 
 int main(void)
@@ -108,6 +119,7 @@ int main(void)
 		cmocka_unit_test(post_now_only_into_an_idle_queue),
 		cmocka_unit_test(nap_grows_while_the_program_drives),
 		cmocka_unit_test(linger_on_when_frames_come_while_the_program_spins),
+		cmocka_unit_test(no_linger_while_sends_are_in_flight),
 		cmocka_unit_test(no_linger_for_a_program_that_calls_blocks_or_waits_long),
 		cmocka_unit_test(linger_off_after_strikes_in_a_row),
 	};
