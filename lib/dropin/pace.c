@@ -12,9 +12,9 @@ uint64_t rv_nap_next(uint64_t nap_ns, bool app_drives)
 	return nap_ns * 2 > RV_NAP_MAX_NS ? RV_NAP_MAX_NS : nap_ns * 2;
 }
 
-void rv_linger_init(struct rv_linger *l, uint64_t cycles)
+void rv_linger_init(struct rv_linger *l, uint64_t cycles, uint64_t window)
 {
-	*l = (struct rv_linger){ .cycles = cycles };
+	*l = (struct rv_linger){ .cycles = cycles, .window = window };
 }
 
 void rv_linger_reaped(struct rv_linger *l, unsigned calls, uint64_t now)
@@ -29,7 +29,7 @@ void rv_linger_progress_rx(struct rv_linger *l, unsigned calls, bool blocked, ui
 	 * waiting in one: it spins (or computes) while its peer's frames
 	 * come in */
 	if (l->cycles != 0 && !l->on && !blocked && l->reap_tsc != 0 &&
-	    calls == l->reap_calls && now - l->reap_tsc < l->cycles) {
+	    calls == l->reap_calls && now - l->reap_tsc < l->window) {
 		l->on = true;
 		l->strikes = 0;
 	}

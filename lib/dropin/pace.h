@@ -46,8 +46,11 @@ uint64_t rv_nap_next(uint64_t nap_ns, bool app_drives);
  *
  * The pattern is seen from the progress thread: it received frames while
  * the program, not blocked in a verbs wait, had made no data path call
- * since ibv_poll_cq() last returned completions, and less than the linger
- * time after that. From then on, ibv_poll_cq() that returns completions
+ * since ibv_poll_cq() last returned completions, and less than the window
+ * after that (at least the progress thread's longest nap: the frame may
+ * have waited for its wakeup, and a window as short as the linger missed
+ * the pattern for good once the naps had grown, leaving every Write to
+ * the napping thread). From then on, ibv_poll_cq() that returns completions
  * first keeps driving the stack until a frame arrives, at most the linger
  * time: the peer's Write is placed by the program's own thread before it
  * starts spinning. RV_LINGER_STRIKES lingers in a row that run out
@@ -59,6 +62,7 @@ uint64_t rv_nap_next(uint64_t nap_ns, bool app_drives);
 
 struct rv_linger {
 	uint64_t cycles;        /* the linger time; 0: off for good */
+	uint64_t window;        /* how long after a reap frames tell the pattern */
 	bool on;                /* the pattern was seen */
 	unsigned strikes;       /* lingers in a row that ran out */
 	uint64_t reap_tsc;      /* when ibv_poll_cq() last returned completions */
@@ -66,7 +70,8 @@ struct rv_linger {
 	uint64_t lingers, timeouts;   /* counters */
 };
 
-void rv_linger_init(struct rv_linger *l, uint64_t cycles);
+/* @p cycles the linger time, @p window the pattern's window (cycles). */
+void rv_linger_init(struct rv_linger *l, uint64_t cycles, uint64_t window);
 
 /* ibv_poll_cq() returns completions at @p now; @p calls counts the
  * program's data path calls, this one included. */

@@ -122,6 +122,13 @@ void rv_app_call(void)
 			 __ATOMIC_RELAXED);
 }
 
+/* Wake the progress thread from its nap. */
+static void progress_kick(void)
+{
+	if (__atomic_exchange_n(&nap_word, 1, __ATOMIC_ACQ_REL) == 0)
+		syscall(SYS_futex, &nap_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* Keep driving until a frame arrives, at most the linger time (pace.h).
  * @return whether a frame came. */
 static bool linger_drive(uint64_t cycles)
@@ -156,13 +163,13 @@ void rv_reaped(bool sends_in_flight)
 		rv_linger_done(&linger, got);
 	rv_linger_reaped(&linger, __atomic_load_n(&app_calls, __ATOMIC_RELAXED), rte_rdtsc());
 	rte_spinlock_unlock(&linger_lock);
-}
-
-/* Wake the progress thread from its nap. */
-static void progress_kick(void)
-{
-	if (__atomic_exchange_n(&nap_word, 1, __ATOMIC_ACQ_REL) == 0)
-		syscall(SYS_futex, &nap_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	if (want && !got) {
+		/* nothing came: the program goes back to spinning (or to its own
+		 * work) and stops driving, so the progress thread, which may be
+		 * in its longest nap after the linger's driving, takes over now */
+		__atomic_store_n(&app_drove_tsc, 0, __ATOMIC_RELAXED);
+		progress_kick();
+	}
 }
 
 static void progress_nap(uint64_t ns)
@@ -337,7 +344,9 @@ static int linger_from_env(void)
 			return -EINVAL;
 		}
 	}
-	rv_linger_init(&linger, v * (rte_get_tsc_hz() / 1000000));
+	uint64_t us = rte_get_tsc_hz() / 1000000;
+	uint64_t window = 2 * RV_NAP_MAX_NS / 1000;   /* µs: two of the longest naps */
+	rv_linger_init(&linger, v * us, (v > window ? v : window) * us);
 	return 0;
 }
 

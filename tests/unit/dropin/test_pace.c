@@ -40,7 +40,7 @@ static void nap_grows_while_the_program_drives(void **state)
 /* The program took completions at 1000 (its 5th call), then spun. */
 static void seen(struct rv_linger *l)
 {
-	rv_linger_init(l, 500);
+	rv_linger_init(l, 500, 2000);
 	rv_linger_reaped(l, 5, 1000);
 	assert_false(rv_linger_wanted(l, false));
 }
@@ -52,6 +52,20 @@ static void linger_on_when_frames_come_while_the_program_spins(void **state)
 	(void)state;
 	seen(&l);
 	rv_linger_progress_rx(&l, 5, false, 1200);
+	assert_true(rv_linger_wanted(&l, false));
+}
+
+/* The progress thread may take the peer's frame only after a nap longer
+ * than the linger time: still the pattern (the window, not the linger
+ * time, bounds it; with the linger time the pattern was lost for good
+ * once the naps had grown). */
+static void pattern_seen_after_a_long_nap(void **state)
+{
+	struct rv_linger l;
+
+	(void)state;
+	seen(&l);
+	rv_linger_progress_rx(&l, 5, false, 1000 + 1500);
 	assert_true(rv_linger_wanted(&l, false));
 }
 
@@ -76,14 +90,14 @@ static void no_linger_for_a_program_that_calls_blocks_or_waits_long(void **state
 	assert_false(rv_linger_wanted(&l, false));
 	rv_linger_progress_rx(&l, 5, true, 1200);    /* it waits in a verbs call */
 	assert_false(rv_linger_wanted(&l, false));
-	rv_linger_progress_rx(&l, 5, false, 1500);   /* a linger time later */
+	rv_linger_progress_rx(&l, 5, false, 3000);   /* a window later */
 	assert_false(rv_linger_wanted(&l, false));
 
-	rv_linger_init(&l, 500);                     /* never reaped */
+	rv_linger_init(&l, 500, 2000);               /* never reaped */
 	rv_linger_progress_rx(&l, 0, false, 100);
 	assert_false(rv_linger_wanted(&l, false));
 
-	rv_linger_init(&l, 0);                       /* RNIC_POLL_LINGER_US=0 */
+	rv_linger_init(&l, 0, 2000);                 /* RNIC_POLL_LINGER_US=0 */
 	rv_linger_reaped(&l, 5, 1000);
 	rv_linger_progress_rx(&l, 5, false, 1000);
 	assert_false(rv_linger_wanted(&l, false));
@@ -119,6 +133,7 @@ int main(void)
 		cmocka_unit_test(post_now_only_into_an_idle_queue),
 		cmocka_unit_test(nap_grows_while_the_program_drives),
 		cmocka_unit_test(linger_on_when_frames_come_while_the_program_spins),
+		cmocka_unit_test(pattern_seen_after_a_long_nap),
 		cmocka_unit_test(no_linger_while_sends_are_in_flight),
 		cmocka_unit_test(no_linger_for_a_program_that_calls_blocks_or_waits_long),
 		cmocka_unit_test(linger_off_after_strikes_in_a_row),
