@@ -63,6 +63,10 @@ static void usage(FILE *f)
 		"  --qps N             QP pairs (bw tests; 1..%d, default 1)\n"
 		"  --tx-depth D        operations in flight per QP (1..%d, default 128;\n"
 		"                      --loopback: at most -n, as perftest)\n"
+		"  --cq-mod N          (bw) one signaled operation in N (default: half\n"
+		"                      the depth, at most 64; perftest's -Q: 100)\n"
+		"  --post-list N       (bw) operations per ibv_post_send, 1..32 (default\n"
+		"                      32; perftest's -l: 1)\n"
 		"  --cqs N             CQs per side on different completion handlers; QP i\n"
 		"                      uses CQ i %% N (1..%d, at most --qps, default 1)\n"
 		"  --rebind-ms M       re-bind a random CQ to a random handler every M ms\n"
@@ -118,7 +122,7 @@ static int test_arg(const char *s, enum perf_test *t)
 
 enum {
 	OPT_LOOPBACK = 256, OPT_SERVER, OPT_CLIENT, OPT_TRANSPORT, OPT_TEST, OPT_DURATION,
-	OPT_QPS, OPT_TX_DEPTH, OPT_CQS, OPT_REBIND, OPT_JSON, OPT_TCP_PORT, OPT_VERIFY,
+	OPT_QPS, OPT_TX_DEPTH, OPT_CQ_MOD, OPT_POST_LIST, OPT_CQS, OPT_REBIND, OPT_JSON, OPT_TCP_PORT, OPT_VERIFY,
 	OPT_PORTS, OPT_LO_MTU, OPT_LO_SW_CSUM, OPT_FAIL_PORT, OPT_FAIL_AT, OPT_DRIVE,
 };
 
@@ -189,6 +193,16 @@ static int one_opt(struct perf_opts *o, int c, const char *arg, bool *have_test,
 			return -1;
 		o->tx_depth = (unsigned)v;
 		o->tx_depth_set = true;
+		return 0;
+	case OPT_CQ_MOD:
+		if (num_arg("--cq-mod", arg, 1, RNIC_MAX_QP_WR, &v) != 0)
+			return -1;
+		o->cq_mod = (unsigned)v;
+		return 0;
+	case OPT_POST_LIST:
+		if (num_arg("--post-list", arg, 1, PERF_POST_LIST_MAX, &v) != 0)
+			return -1;
+		o->post_list = (unsigned)v;
 		return 0;
 	case OPT_CQS:
 		if (num_arg("--cqs", arg, 1, PERF_MAX_CQS, &v) != 0)
@@ -362,6 +376,11 @@ static int check_opts(struct perf_opts *o, const struct rnic_config *cfg, bool h
 	 * on the depth for --verify */
 	if (o->loopback && !o->tx_depth_set && o->iters != 0 && o->iters < o->tx_depth)
 		o->tx_depth = (unsigned)o->iters;
+	if (o->cq_mod > o->tx_depth) {
+		fprintf(stderr, "rnic-perf: --cq-mod %u is more than --tx-depth %u: no "
+			"completion would ever come\n", o->cq_mod, o->tx_depth);
+		return -1;
+	}
 	return 0;
 }
 
@@ -379,6 +398,8 @@ static int parse(struct perf_opts *o, const struct rnic_config *cfg, int argc, c
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "qps", required_argument, NULL, OPT_QPS },
 		{ "tx-depth", required_argument, NULL, OPT_TX_DEPTH },
+		{ "cq-mod", required_argument, NULL, OPT_CQ_MOD },
+		{ "post-list", required_argument, NULL, OPT_POST_LIST },
 		{ "cqs", required_argument, NULL, OPT_CQS },
 		{ "rebind-ms", required_argument, NULL, OPT_REBIND },
 		{ "tcp-port", required_argument, NULL, OPT_TCP_PORT },
@@ -483,6 +504,9 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 		       perf_test_names[o->test], tr, mode, o->size, o->qps, o->tx_depth,
 		       cfg->workers, o->cqs, (unsigned long)r->ops, r->seconds);
 		printf(", \"completed\": %lu", (unsigned long)r->ops);
+		if (!perf_is_lat(o->test))
+			printf(", \"cq_mod\": %u, \"post_list\": %u", perf_cq_mod(o),
+			       o->post_list);
 		if (!o->loopback)
 			printf(", \"redirected\": %lu, \"redirected_in_run\": %lu",
 			       (unsigned long)r->redirected, (unsigned long)r->redirected_in_run);

@@ -32,6 +32,7 @@ void perf_opts_default(struct perf_opts *o)
 	o->transport = RNIC_TRANSPORT_IWARP;
 	o->qps = 1;
 	o->tx_depth = 128;
+	o->post_list = PERF_POST_LIST_MAX;
 	o->cqs = 1;
 	o->tcp_port = PERF_DEFAULT_PORT;
 	o->ports = 1;

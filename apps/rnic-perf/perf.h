@@ -97,10 +97,15 @@ struct perf_opts {
  * evenly (at least one a QP): 100,000 QPs run 5 each, not 5000. */
 #define PERF_BW_ITERS 5000u
 #define PERF_BW_SPLIT_QPS 100u
+/* Work requests per ibv_post_send of a bandwidth test, at most (the
+ * default; --post-list, as perftest's, lowers it: perftest posts one). */
+#define PERF_POST_LIST_MAX 32u
 	double duration;                 /* seconds, 0 with -n */
 	unsigned qps;
 	unsigned tx_depth;               /* send queue entries in flight per QP */
 	bool tx_depth_set;               /* --tx-depth given (else capped by -n) */
+	unsigned cq_mod;                 /* --cq-mod: one signaled in N (0: derived) */
+	unsigned post_list;              /* --post-list: WRs per ibv_post_send */
 	unsigned cqs;                    /* CQs per side, QP i on CQ i % cqs */
 	unsigned rebind_ms;              /* 0: no re-binding */
 	bool json;

@@ -39,7 +39,6 @@
 
 #include "perf.h"
 
-#define POST_BATCH 32
 #define POLL_BATCH 32
 #define WRID_RECV (1ull << 39)
 #define WRID_SEQ_MASK (WRID_RECV - 1)
@@ -270,8 +269,8 @@ static void fill_wr(struct run *R, struct perf_end *e, uint64_t seq,
 /* Post @p n operations of @p e as one chain. @return 0 or -1. */
 static int post_ops(struct run *R, struct perf_end *e, unsigned n)
 {
-	struct ibv_send_wr wr[POST_BATCH], *bad = NULL;
-	struct ibv_sge sge[POST_BATCH];
+	struct ibv_send_wr wr[PERF_POST_LIST_MAX], *bad = NULL;
+	struct ibv_sge sge[PERF_POST_LIST_MAX];
 
 	for (unsigned k = 0; k < n; k++) {
 		fill_wr(R, e, e->posted + k, &wr[k], &sge[k]);
@@ -316,8 +315,8 @@ static int bw_step(struct run *R, struct perf_end *e)
 		if (credit < n)
 			n = credit;
 	}
-	if (n > POST_BATCH)
-		n = POST_BATCH;
+	if (n > R->o->post_list)
+		n = R->o->post_list;
 	return n == 0 ? 0 : post_ops(R, e, (unsigned)n);
 }
 
@@ -665,7 +664,7 @@ static int pass(struct run *R, bool lat)
 			e->ready = false;
 			if (bw_step(R, e) != 0)
 				return -1;
-			/* a step posts at most POST_BATCH: an end with room left
+			/* a step posts at most PERF_POST_LIST_MAX: an end with room left
 			 * goes round again, as its next signaled completion may
 			 * lie beyond what it posted (depth 128 signals one in 64;
 			 * with a batch of 32 such an end waited for ever).
@@ -789,6 +788,8 @@ unsigned perf_cq_mod(const struct perf_opts *o)
 {
 	if (perf_is_lat(o->test) || o->verify)
 		return 1;   /* --verify: every Send signaled, every sequence is seen */
+	if (o->cq_mod != 0)
+		return o->cq_mod;   /* at most tx_depth (checked with the options) */
 	return o->tx_depth / 2 < 1 ? 1 : o->tx_depth / 2 > 64 ? 64 : o->tx_depth / 2;
 }
 

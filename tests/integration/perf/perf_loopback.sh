@@ -139,6 +139,22 @@ for tr in iwarp roce; do
 	fi
 done
 
+# perftest's posting pattern (issue 17's bench): one Write per post, one
+# signaled in 100; every Write completes and the JSON says the pattern
+name="roce write_bw --post-list 1 --cq-mod 100"
+out=$("$perf" write_bw --loopback --transport roce --size 64 --iters 10000 --post-list 1 \
+	--cq-mod 100 --json 2>&1)
+rc=$?
+line=$(echo "$out" | grep '^{' | tail -1)
+if [ "$rc" != 0 ]; then
+	fail "$name: exit status $rc" "$out"
+elif [ "$(json_num "$line" completed)" != 10000 ] || [ "$(json_num "$line" cq_mod)" != 100 ] ||
+     [ "$(json_num "$line" post_list)" != 1 ]; then
+	fail "$name: expected 10000 completed, cq_mod 100, post_list 1" "$out"
+else
+	pass=$((pass + 1))
+fi
+
 # bad command lines: exit 2 with a message, before any stack is made
 while read -r args; do
 	out=$("$perf" $args 2>&1)
@@ -157,6 +173,10 @@ done <<'ARGS'
 --loopback --test write_bw -n 10 --duration 1
 --loopback --test write_bw --cqs 2
 --loopback --test write_bw --tx-depth 0
+write_bw --loopback --cq-mod 0
+write_bw --loopback --cq-mod 129
+write_bw --loopback --post-list 0
+write_bw --loopback --post-list 33
 --server --test write_bw
 --loopback --client 192.0.2.1 --test write_bw
 send_bw --loopback --test write_bw
