@@ -743,13 +743,24 @@ int main(int argc, char **argv)
 		driven[s] = NULL;
 	}
 	uint64_t missing = 0;
+	bool zones_unsettled = false;
 	for (unsigned i = 0; i < o.qps; i++) {
 		struct qpair *p = &qp[i];
 		missing += (per_qp + (i < extra)) - p->completed;
 		missing += p->sends_posted - p->recvs_done;
+		/* the shadow follows every posted Write: with some never
+		 * completed (a run that stopped) the zone cannot match it, and
+		 * a count of differing bytes would read as corruption */
+		if (p->posted != p->completed) {
+			zones_unsettled = true;
+			continue;
+		}
 		for (size_t k = 0; k < zone_sz; k++)
 			wrong_write += write_zone(p)[k] != p->shadow[k];
 	}
+	if (zones_unsettled)
+		fprintf(stderr, "rnic-soak: the write zones of QPs with operations still "
+			"outstanding were not compared\n");
 	wrong_bytes = wrong_send + wrong_read + wrong_write;
 	if (post_failures)
 		fprintf(stderr, "rnic-soak: %lu posts refused\n", (unsigned long)post_failures);
