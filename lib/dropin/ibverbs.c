@@ -16,6 +16,7 @@
 #include "dropin/pace.h"
 #include "engine/stack.h"
 #include "port/port.h"
+#include "rdma/gid.h"
 #include "rdma/qp.h"
 #include "rdma/rdma.h"
 #include "verbs/verbs.h"
@@ -474,21 +475,71 @@ int ibv_destroy_ah(struct ibv_ah *ah)
 /* The address of a UD sender from its completion and the GRH in front of
  * the received data (IBA 11.2.5.1; RoCEv2 carries the IP header's
  * addresses there as GIDs, IPv4-mapped). */
+/* The GID index of @p gid on @p port_num of @p ctx, or -1. */
+static int gid_index_of(struct ibv_context *ctx, uint8_t port_num, const union ibv_gid *gid)
+{
+	union ibv_gid g;
+
+	for (int i = 0; i < RNIC_GID_MAX; i++)
+		if (rnic_query_gid(ctx, port_num, i, &g) == 0 && memcmp(&g, gid, sizeof(g)) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * An address vector back to the sender of a received datagram, as
+ * rdma-core makes it for RoCE v2. The 40 bytes before a UD receive are the
+ * IPv6 header, or for IPv4 20 zero bytes then the IPv4 header (rxe's
+ * layout): the peer's GID is the IPv6 source or ::ffff:IPv4 source, and
+ * the source GID index is the entry of our own address the datagram came
+ * to (not a fixed index: an IPv6 datagram came to an IPv6 GID).
+ */
 int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc,
 			struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
 {
+	const uint8_t *h = (const uint8_t *)grh;
+	union ibv_gid peer, local;
+	uint8_t tclass;
+	uint32_t flow = 0;
+
 	if (!ours(context) || wc == NULL || ah_attr == NULL ||
-	    !(wc->wc_flags & IBV_WC_GRH) || grh == NULL)
+	    !(wc->wc_flags & IBV_WC_GRH) || grh == NULL) {
+		errno = EINVAL;
 		return -1;
+	}
+	if ((h[0] >> 4) == 6) {
+		uint32_t vtf = be32toh(grh->version_tclass_flow);
+		peer = grh->sgid;
+		local = grh->dgid;
+		tclass = (uint8_t)(vtf >> 20);
+		flow = vtf & 0xfffff;
+	} else if ((h[20] >> 4) == 4) {
+		const uint8_t *ip = h + 20;   /* the IPv4 header */
+		memset(&peer, 0, sizeof(peer));
+		memset(&local, 0, sizeof(local));
+		peer.raw[10] = peer.raw[11] = local.raw[10] = local.raw[11] = 0xff;
+		memcpy(&peer.raw[12], ip + 12, 4);    /* source address */
+		memcpy(&local.raw[12], ip + 16, 4);   /* destination address */
+		tclass = ip[1];
+	} else {
+		errno = EINVAL;   /* neither header: not a RoCE v2 datagram */
+		return -1;
+	}
+	int idx = gid_index_of(context, port_num, &local);
+	if (idx < 0) {
+		errno = ENOENT;   /* it came to an address this port does not hold */
+		return -1;
+	}
 	memset(ah_attr, 0, sizeof(*ah_attr));
 	ah_attr->is_global = 1;
 	ah_attr->port_num = port_num;
 	ah_attr->sl = wc->sl;
 	ah_attr->src_path_bits = wc->dlid_path_bits;
-	ah_attr->grh.dgid = grh->sgid;
-	ah_attr->grh.sgid_index = 1;
+	ah_attr->grh.dgid = peer;
+	ah_attr->grh.sgid_index = (uint8_t)idx;
 	ah_attr->grh.hop_limit = 0xff;
-	ah_attr->grh.traffic_class = (uint8_t)((be32toh(grh->version_tclass_flow) >> 20) & 0xff);
+	ah_attr->grh.traffic_class = tclass;
+	ah_attr->grh.flow_label = flow;
 	return 0;
 }
 
@@ -497,10 +548,12 @@ struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struc
 {
 	struct ibv_ah_attr a;
 
-	if (pd == NULL || ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &a) != 0) {
+	if (pd == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}
+	if (ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &a) != 0)
+		return NULL;   /* errno set */
 	return ibv_create_ah(pd, &a);
 }
 

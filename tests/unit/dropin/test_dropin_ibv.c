@@ -30,7 +30,7 @@ static int setup(void **state)
 	(void)state;
 	/* a stack of one net_null port; the library reads this on the first
 	 * call, as rnic-run passes it */
-	setenv("RNIC_ARGS", "--vdev net_null0 --ip 10.0.0.1/24", 1);
+	setenv("RNIC_ARGS", "--vdev net_null0 --ip 10.0.0.1/24 --ip 2001:db8::1/64", 1);
 	setenv("RNIC_TRANSPORT", "roce", 1);
 	int n = -1;
 	list = ibv_get_device_list(&n);
@@ -48,6 +48,72 @@ static int teardown(void **state)
 	ibv_close_device(ctx_roce);
 	ibv_free_device_list(list);
 	return 0;
+}
+
+/* A UD receive's 40 bytes of GRH as rnic (and rxe) lay them out. */
+static void grh_ipv4(struct ibv_grh *g, const uint8_t src[4], const uint8_t dst[4], uint8_t tos)
+{
+	uint8_t *ip = (uint8_t *)g + 20;
+
+	memset(g, 0, sizeof(*g));
+	ip[0] = 0x45;
+	ip[1] = tos;
+	ip[8] = 64;
+	ip[9] = 17;
+	memcpy(ip + 12, src, 4);
+	memcpy(ip + 16, dst, 4);
+}
+
+static void ah_from_wc(void **state)
+{
+	struct ibv_wc wc = { .wc_flags = IBV_WC_GRH };
+	struct ibv_ah_attr a;
+	struct ibv_grh g;
+	const uint8_t peer4[4] = { 10, 0, 0, 2 }, us4[4] = { 10, 0, 0, 1 }, other4[4] = { 10, 0, 0, 9 };
+	const uint8_t mapped_peer[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 };
+
+	(void)state;
+	/* IPv4: the peer's ::ffff: GID, our IPv4 entry (index 1), its TOS */
+	grh_ipv4(&g, peer4, us4, 0x68);
+	assert_int_equal(ibv_init_ah_from_wc(ctx_roce, 1, &wc, &g, &a), 0);
+	assert_int_equal(a.is_global, 1);
+	assert_memory_equal(a.grh.dgid.raw, mapped_peer, 16);
+	assert_int_equal(a.grh.sgid_index, 1);
+	assert_int_equal(a.grh.traffic_class, 0x68);
+
+	/* IPv6: the source address as the GID, our 2001:db8::1 (index 2),
+	 * traffic class and flow label from the header */
+	memset(&g, 0, sizeof(g));
+	g.version_tclass_flow = htobe32(6u << 28 | 0x20u << 20 | 0x12345);
+	g.next_hdr = 17;
+	g.hop_limit = 64;
+	const uint8_t peer6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 2 };
+	const uint8_t us6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	memcpy(g.sgid.raw, peer6, 16);
+	memcpy(g.dgid.raw, us6, 16);
+	assert_int_equal(ibv_init_ah_from_wc(ctx_roce, 1, &wc, &g, &a), 0);
+	assert_memory_equal(a.grh.dgid.raw, peer6, 16);
+	assert_int_equal(a.grh.sgid_index, 2);
+	assert_int_equal(a.grh.traffic_class, 0x20);
+	assert_int_equal(a.grh.flow_label, 0x12345);
+
+	/* the AH it makes works */
+	struct ibv_pd *pd = ibv_alloc_pd(ctx_roce);
+	assert_non_null(pd);
+	struct ibv_ah *ah = ibv_create_ah_from_wc(pd, &wc, &g, 1);
+	assert_non_null(ah);
+	assert_int_equal(ibv_destroy_ah(ah), 0);
+
+	/* sent to an address this port does not hold; no IP header at all */
+	grh_ipv4(&g, peer4, other4, 0);
+	errno = 0;
+	assert_int_equal(ibv_init_ah_from_wc(ctx_roce, 1, &wc, &g, &a), -1);
+	assert_int_equal(errno, ENOENT);
+	memset(&g, 0, sizeof(g));
+	errno = 0;
+	assert_null(ibv_create_ah_from_wc(pd, &wc, &g, 1));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(ibv_dealloc_pd(pd), 0);
 }
 
 static void devices(void **state)
@@ -90,18 +156,18 @@ static void queries(void **state)
 	assert_int_equal(ibv_query_port(ctx_roce, 1, &pa), 0);
 	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
 	assert_int_equal(pa.link_layer, IBV_LINK_LAYER_ETHERNET);
-	assert_int_equal(pa.gid_tbl_len, 2);
+	assert_int_equal(pa.gid_tbl_len, 3);   /* fe80::, ::ffff:10.0.0.1, 2001:db8::1 */
 	assert_int_equal(ibv_query_port(ctx_roce, 2, &pa), EINVAL);
 
 	/* index 1: the IPv4-mapped GID (-g 1 as on rxe) */
 	assert_int_equal(ibv_query_gid(ctx_roce, 1, 1, &gid), 0);
 	const uint8_t mapped[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 };
 	assert_memory_equal(gid.raw, mapped, 16);
-	assert_int_equal(ibv_query_gid(ctx_roce, 1, 2, &gid), -1);
+	assert_int_equal(ibv_query_gid(ctx_roce, 1, 3, &gid), -1);
 	assert_int_equal(ibv_query_gid_ex(ctx_roce, 1, 1, &ge[0], 0), 0);
 	assert_int_equal(ge[0].gid_type, IBV_GID_TYPE_ROCE_V2);
 	assert_int_equal(ibv_query_gid_ex(ctx_roce, 1, 1, &ge[0], 1), EINVAL);
-	assert_int_equal(ibv_query_gid_table(ctx_roce, ge, 4, 0), 2);
+	assert_int_equal(ibv_query_gid_table(ctx_roce, ge, 4, 0), 3);
 	assert_int_equal(ibv_query_gid_table(ctx_roce, ge, 1, 0), -EINVAL);
 
 	assert_int_equal(ibv_query_pkey(ctx_roce, 1, 0, &pkey), 0);
@@ -333,6 +399,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(devices),
 		cmocka_unit_test(queries),
+		cmocka_unit_test(ah_from_wc),
 		cmocka_unit_test(wrong_order),
 		cmocka_unit_test(mr_iova),
 		cmocka_unit_test(events_nonblocking),
