@@ -90,7 +90,9 @@ struct tcp_unit {
 };
 
 #define TCP_UNITS     8192       /* most units queued; power of two */
-#define TCP_UNITS_MIN 64         /* a new TCB's ring; doubles on demand */
+#define TCP_UNITS_MIN 4          /* a new TCB's ring (128 B: an idle connection
+				  * holds at most its last segment or two);
+				  * doubles on demand (issue 21) */
 #define TCP_OOO_MAX   256        /* out-of-order segments held */
 /* PAWS accepts a TSval this many ticks below TS.Recent (Linux's
  * TCP_PAWS_WINDOW): segments sent across a clock tick may arrive swapped */

@@ -2049,6 +2049,152 @@ static void t_mpa_timeout_passive(void)
 	      rc == 0 ? rnic_cm_event_str(ev.type) : "?");
 }
 
+/* --- lazily allocated endpoint state (issue 21) ----------------------------------------- */
+
+/* Wait (hang guard only) until @p st holds @p want endpoints with MPA
+ * startup state: the worker frees it right after the ESTABLISHED event. */
+static void wait_startup_live(struct rnic_stack *st, uint64_t want, const char *who)
+{
+	struct rnic_iw_stats s;
+	for (int i = 0; i < HANG_S * 1000; i++) {
+		rnic_iw_stats(st, &s);
+		if (s.startup_live == want)
+			return;
+		usleep(1000);
+	}
+	CHECK(s.startup_live == want, "%s: %llu endpoints hold MPA startup state, expected %llu "
+	      "(hang guard)", who, (unsigned long long)s.startup_live, (unsigned long long)want);
+}
+
+/*
+ * An idle connected QP keeps no MPA startup state: both ends free it once
+ * in RDMA mode (plain, and peer-to-peer with a Read RTR, whose responder
+ * enters RDMA mode only when the RTR is in); the ORD table a Read needs
+ * comes with the first Read, and the connection works throughout.
+ */
+static void startup_freed_case(bool p2p)
+{
+	struct rnic_iw_stats a0, b0, a1, b1;
+	struct opts o = DEF;
+	uint16_t port;
+	o.p2p = p2p;
+	o.rtr = p2p ? RNIC_CM_RTR_READ : 0;
+	rnic_iw_stats(SA, &a0);
+	rnic_iw_stats(SB, &b0);
+	end_init(&a, "A", CA, bufA, &o);
+	end_init(&b, "B", CB, bufB, &o);
+	listen_new(&port);
+	connect_ab(port, &o);
+	wait_startup_live(SA, a0.startup_live, "A");
+	wait_startup_live(SB, b0.startup_live, "B");
+	rnic_iw_stats(SA, &a1);
+	rnic_iw_stats(SB, &b1);
+	CHECK(a1.alloc_failures == a0.alloc_failures && b1.alloc_failures == b0.alloc_failures,
+	      "allocation failures A %llu -> %llu, B %llu -> %llu",
+	      (unsigned long long)a0.alloc_failures, (unsigned long long)a1.alloc_failures,
+	      (unsigned long long)b0.alloc_failures, (unsigned long long)b1.alloc_failures);
+	do_read(&b, &a, 4096, 0, 0, 10);
+	do_write(&a, &b, 65536, 1, 3, 20);
+	do_send(&b, &a, 100, 0, 0, 30);
+	do_read(&a, &b, 65536, 0, 0, 40);
+}
+
+static void t_startup_freed(void) { startup_freed_case(false); }
+static void t_startup_freed_p2p(void) { startup_freed_case(true); }
+
+/*
+ * Lazy allocations that find no memory (rnic_iw_fail_allocs) end the
+ * operation that wanted it with a clear error and a counter, never a
+ * crash or a hang: the active side's startup state (connect fails with
+ * -ENOMEM), the passive side's (the TCP connection is refused with a
+ * reset: B's connect ends in an error event), the ORD table of the first
+ * Read (that Read completes with IBV_WC_GENERAL_ERR, the next one works).
+ */
+static void t_lazy_alloc_fail(void)
+{
+	struct rnic_iw_stats a0, b0, a1, b1;
+	struct rnic_cm_event ev;
+	uint16_t port;
+	rnic_iw_stats(SA, &a0);
+	rnic_iw_stats(SB, &b0);
+	end_init(&a, "A", CA, bufA, &DEF);
+	end_init(&b, "B", CB, bufB, &DEF);
+	listen_new(&port);
+	/* B's endpoint at connect */
+	rnic_iw_fail_allocs(SB, 1);
+	CHECK_RC(rnic_cm_create_id(b.cm, &b, &b.id), 0);
+	CHECK_RC(cm_connect_a(b.id, b.qp, port, NULL), -ENOMEM);
+	rnic_iw_stats(SB, &b1);
+	CHECK(b1.alloc_failures == b0.alloc_failures + 1, "B: alloc_failures %llu -> %llu",
+	      (unsigned long long)b0.alloc_failures, (unsigned long long)b1.alloc_failures);
+	CHECK_RC(rnic_cm_destroy_id(b.id), 0);
+	b.id = NULL;
+	CHECK_RC(rnic_destroy_qp(b.qp), 0);
+	b.qp = make_qp(&b, &DEF, NULL);
+	/* A's endpoint at accept: the TCP connection is refused */
+	rnic_iw_fail_allocs(SA, 1);
+	CHECK_RC(rnic_cm_create_id(b.cm, &b, &b.id), 0);
+	CHECK_RC(cm_connect_a(b.id, b.qp, port, NULL), 0);
+	get_event(b.cm, &ev, "B");
+	CHECK(ev.type == RNIC_CM_EVENT_CONNECT_ERROR || ev.type == RNIC_CM_EVENT_UNREACHABLE ||
+	      ev.type == RNIC_CM_EVENT_REJECTED, "B: %s (status %d) after A ran out of memory",
+	      rnic_cm_event_str(ev.type), ev.status);
+	rnic_iw_stats(SA, &a1);
+	CHECK(a1.alloc_failures == a0.alloc_failures + 1, "A: alloc_failures %llu -> %llu",
+	      (unsigned long long)a0.alloc_failures, (unsigned long long)a1.alloc_failures);
+	/* B's MPA request, sent right behind its final ACK, can arrive
+	 * after A's reset, pass the SYN cookie check again and bring a
+	 * request to A for a connection B has closed (seen here): refuse it */
+	while (rnic_cm_get_event(a.cm, &ev, 100) == 0) {
+		CHECK(ev.type == RNIC_CM_EVENT_CONNECT_REQUEST, "A: CM event %s (status %d)",
+		      rnic_cm_event_str(ev.type), ev.status);
+		/* its rc is not checked: B's reset may have closed it already */
+		(void)rnic_cm_reject(ev.id, NULL, 0);
+		CHECK_RC(rnic_cm_destroy_id(ev.id), 0);
+	}
+	CHECK_RC(rnic_cm_destroy_id(b.id), 0);
+	b.id = NULL;
+	CHECK_RC(rnic_destroy_qp(b.qp), 0);
+	b.qp = make_qp(&b, &DEF, NULL);
+	/* connected: B's first Write finds no job ring. The Write fails,
+	 * and with it the QP (an error completion puts it in ERR) */
+	uint8_t *src = a.buf + BASE, *dst = b.buf + BASE;
+	connect_ab(port, &DEF);
+	wait_startup_live(SB, b0.startup_live, "B");
+	rnic_iw_stats(SB, &b0);
+	rnic_iw_fail_allocs(SB, 1);
+	CHECK_RC(post1(&b, IBV_WR_RDMA_WRITE, 4, dst, 64, (uintptr_t)src, a.mr->rkey,
+		       IBV_SEND_SIGNALED), 0);
+	expect_wc(b.cq, b.qp, 4, IBV_WC_RDMA_WRITE, IBV_WC_GENERAL_ERR, ANY,
+		  "Write without a job ring");
+	rnic_iw_stats(SB, &b1);
+	CHECK(b1.alloc_failures == b0.alloc_failures + 1, "B: alloc_failures %llu -> %llu",
+	      (unsigned long long)b0.alloc_failures, (unsigned long long)b1.alloc_failures);
+	/* a new connection: B's first Read finds no ORD table */
+	for (struct end *e = &a; e != NULL; e = e == &a ? &b : NULL) {
+		CHECK_RC(rnic_cm_destroy_id(e->id), 0);
+		e->id = NULL;
+		CHECK_RC(rnic_destroy_qp(e->qp), 0);
+		e->qp = make_qp(e, &DEF, NULL);
+	}
+	struct ibv_wc wc;   /* B's flushed work, the old ids' events */
+	while (ibv_poll_cq(a.cq, 1, &wc) > 0 || ibv_poll_cq(b.cq, 1, &wc) > 0)
+		;
+	while (rnic_cm_get_event(a.cm, &ev, 0) == 0 || rnic_cm_get_event(b.cm, &ev, 0) == 0)
+		;
+	connect_ab(port, &DEF);
+	do_write(&b, &a, 4096, 0, 0, 10);
+	rnic_iw_stats(SB, &b0);
+	rnic_iw_fail_allocs(SB, 1);
+	CHECK_RC(post1(&b, IBV_WR_RDMA_READ, 5, dst, 64, (uintptr_t)src, a.mr->rkey,
+		       IBV_SEND_SIGNALED), 0);
+	expect_wc(b.cq, b.qp, 5, IBV_WC_RDMA_READ, IBV_WC_GENERAL_ERR, ANY,
+		  "Read without an ORD table");
+	rnic_iw_stats(SB, &b1);
+	CHECK(b1.alloc_failures == b0.alloc_failures + 1, "B: alloc_failures %llu -> %llu",
+	      (unsigned long long)b0.alloc_failures, (unsigned long long)b1.alloc_failures);
+}
+
 /* --- peer-to-peer mode: the RTR (RFC 6581) ---------------------------------------------------- */
 
 /*
@@ -2280,6 +2426,9 @@ static const struct tcase cases[] = {
 	{ "p2p_reply_mismatch", t_p2p_reply_mismatch, true },
 	{ "mpa_timeout_active", t_mpa_timeout_active, true },
 	{ "mpa_timeout_passive", t_mpa_timeout_passive, true },
+	{ "startup_freed", t_startup_freed, true },
+	{ "startup_freed_p2p", t_startup_freed_p2p, true },
+	{ "lazy_alloc_fail", t_lazy_alloc_fail, true },
 	{ "send_sizes", t_send_sizes, true },
 	{ "write_sizes", t_write_sizes, true },
 	{ "read_sizes", t_read_sizes, true },
