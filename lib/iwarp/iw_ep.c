@@ -20,6 +20,7 @@
 #include <rte_byteorder.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_telemetry.h>
 
 #include "iwarp/iw_int.h"
 #include "rdma/rdma.h"
@@ -484,6 +485,46 @@ void rnic_iw_dump(const struct rnic_iw_ep *ep, FILE *f)
 				u->len, u->sacked, u->lost, u->retx);
 		}
 	}
+}
+
+void rnic_iw_telemetry(const struct rnic_iw_ep *ep, struct rte_tel_data *d)
+{
+	static const char *const names[] = {
+		[EP_CONNECTING] = "connecting", [EP_MPA_REQ] = "mpa_req",
+		[EP_DECIDING] = "deciding", [EP_MPA_REP] = "mpa_rep", [EP_RTS_WAIT] = "rts_wait",
+		[EP_RTR_WAIT] = "rtr_wait", [EP_RTS] = "rts", [EP_CLOSING] = "closing",
+		[EP_CLOSED] = "closed",
+	};
+	rte_tel_data_add_dict_string(d, "ep_state", ep->state <= EP_CLOSED ? names[ep->state] : "?");
+	rte_tel_data_add_dict_int(d, "mpa_startup_held", ep->su != NULL);
+	rte_tel_data_add_dict_u64(d, "msn_send", ep->msn[RNIC_DDP_QN_SEND]);
+	rte_tel_data_add_dict_u64(d, "msn_read_req", ep->msn[RNIC_DDP_QN_READ_REQ]);
+	rte_tel_data_add_dict_u64(d, "rx_msn_send", ep->rx_msn[RNIC_DDP_QN_SEND]);
+	rte_tel_data_add_dict_u64(d, "rx_msn_read_req", ep->rx_msn[RNIC_DDP_QN_READ_REQ]);
+	rte_tel_data_add_dict_u64(d, "jobs_queued", ep->job_tail - ep->job_head);
+	rte_tel_data_add_dict_u64(d, "job_ring", ep->jobs != NULL ? ep->job_cap : 0);
+	rte_tel_data_add_dict_u64(d, "ord_outstanding", ep->ord_tail - ep->ord_head);
+	rte_tel_data_add_dict_u64(d, "ird_in_use", ep->inreads);
+	rte_tel_data_add_dict_u64(d, "ird", ep->res.ird);
+	rte_tel_data_add_dict_u64(d, "ord", ep->res.ord);
+	rte_tel_data_add_dict_u64(d, "fpdus_in", ep->stats_fpdus_in);
+	rte_tel_data_add_dict_u64(d, "fpdus_out", ep->stats_fpdus_out);
+	if (ep->c == NULL)
+		return;
+	const struct rnic_tcp_conn *c = ep->c;
+	struct rnic_tcp_info ti;
+	rnic_tcp_info(c, &ti);
+	rte_tel_data_add_dict_u64(d, "tcp_state", ti.state);
+	rte_tel_data_add_dict_u64(d, "tcp_snd_una", c->snd_una);
+	rte_tel_data_add_dict_u64(d, "tcp_snd_nxt", c->snd_nxt);
+	rte_tel_data_add_dict_u64(d, "tcp_rcv_nxt", c->rcv_nxt);
+	rte_tel_data_add_dict_u64(d, "tcp_cwnd", ti.cwnd);
+	rte_tel_data_add_dict_u64(d, "tcp_snd_wnd", ti.snd_wnd);
+	rte_tel_data_add_dict_u64(d, "tcp_rcv_wnd", ti.rcv_wnd);
+	rte_tel_data_add_dict_u64(d, "tcp_srtt_us", ti.srtt_us);
+	rte_tel_data_add_dict_u64(d, "tcp_units_queued", c->u_tail - c->u_head);
+	rte_tel_data_add_dict_u64(d, "tcp_unit_ring", c->units_cap);
+	rte_tel_data_add_dict_u64(d, "tcp_retransmits", ti.retransmits);
 }
 
 bool rnic_iw_tcp_up(const struct rnic_iw_ep *ep)

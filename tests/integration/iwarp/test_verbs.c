@@ -40,6 +40,8 @@
 #include "iwarp/iwarp.h"
 #include "rnic/rnic_tcp.h"
 #include "rnic/rnic_verbs.h"
+#include "engine/stack.h"   /* a stack's id, for telemetry's parameter */
+#include "../../unit/engine/tel_client.h"
 
 #define A_IP 0xc0000201u
 #define B_IP 0xc0000202u
@@ -2195,6 +2197,42 @@ static void t_lazy_alloc_fail(void)
 	      (unsigned long long)b0.alloc_failures, (unsigned long long)b1.alloc_failures);
 }
 
+/*
+ * Telemetry by query (issue 21): /rnic/qp,QPN gives one QP's state,
+ * queues, counters and, on its worker, the endpoint's MSNs and TCP
+ * sequence numbers; /rnic/qps pages through QP numbers, at most COUNT a
+ * stack; bad parameters are refused.
+ */
+static void t_telemetry_qp(void)
+{
+	char out[16384], cmd[64];
+	pair_up(&DEF);
+	do_write(&b, &a, 4096, 0, 0, 10);
+	snprintf(cmd, sizeof(cmd), "/rnic/qp,%u,%u", b.qp->qp_num, SB->id);
+	CHECK(tel_query(cmd, out, sizeof(out)) > 0, "%s: no reply", cmd);
+	CHECK(tel_number(out, "qpn") == b.qp->qp_num, "%s: %s", cmd, out);
+	CHECK(tel_number(out, "state") == IBV_QPS_RTS, "%s: %s", cmd, out);
+	CHECK(strstr(out, "\"ep_state\":\"rts\"") != NULL, "%s: %s", cmd, out);
+	CHECK(tel_number(out, "mpa_startup_held") == 0, "%s: %s", cmd, out);
+	CHECK(tel_number(out, "tcp_snd_nxt") > 0 && tel_number(out, "tcp_rcv_nxt") > 0,
+	      "%s: %s", cmd, out);
+	CHECK(tel_number(out, "sq_size") >= DEF.sq && tel_number(out, "ops_out") >= 1,
+	      "%s: %s", cmd, out);
+	CHECK(tel_number(out, "msn_send") >= 2, "%s: %s", cmd, out);   /* the fence Send */
+	/* a page of one QP number per stack; the next page starts behind it */
+	CHECK(tel_query("/rnic/qps,0,1", out, sizeof(out)) > 0, "/rnic/qps: no reply");
+	CHECK(tel_number(out, "total") >= 1 && tel_number(out, "count") == 1, "/rnic/qps,0,1: %s",
+	      out);
+	CHECK(strstr(out, "\"qpn\":[") != NULL, "/rnic/qps,0,1: %s", out);
+	/* refused: a count over 256, a QPN out of range, not a number */
+	static const char *const bad[] = { "/rnic/qps,0,257", "/rnic/qps,0,0", "/rnic/qp,4294967296",
+					   "/rnic/qp", "/rnic/qp,x", "/rnic/qp,1,2,3" };
+	for (unsigned i = 0; i < RTE_DIM(bad); i++) {
+		CHECK(tel_query(bad[i], out, sizeof(out)) > 0, "%s: no reply", bad[i]);
+		CHECK(strstr(out, "null") != NULL, "%s: %s", bad[i], out);
+	}
+}
+
 /* --- peer-to-peer mode: the RTR (RFC 6581) ---------------------------------------------------- */
 
 /*
@@ -2429,6 +2467,7 @@ static const struct tcase cases[] = {
 	{ "startup_freed", t_startup_freed, true },
 	{ "startup_freed_p2p", t_startup_freed_p2p, true },
 	{ "lazy_alloc_fail", t_lazy_alloc_fail, true },
+	{ "telemetry_qp", t_telemetry_qp, true },
 	{ "send_sizes", t_send_sizes, true },
 	{ "write_sizes", t_write_sizes, true },
 	{ "read_sizes", t_read_sizes, true },
