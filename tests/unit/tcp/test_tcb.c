@@ -802,11 +802,13 @@ static void unit_ring_grows(void **state)
 	assert_non_null(c);
 	assert_int_equal(c->units_cap, TCP_UNITS_MIN);
 	assert_true(TCP_UNITS_MIN * sizeof(struct tcp_unit) <= 128);
+	assert_ptr_equal(c->units, c->units0);   /* inside the TCB: one allocation */
 	rnic_tcp_set_records(c, true);
 	for (unsigned i = 0; i < n; i++)
 		assert_int_equal(h_send(c, i * 100, 100), 0);
 	assert_true(c->u_tail - c->u_head >= n);
 	assert_true(c->units_cap >= n);
+	assert_ptr_not_equal(c->units, c->units0);
 	h_pump(pass_b2a, pass_b2a, NULL, 10000);
 	assert_int_equal(sb.got, n * 100);
 	assert_true(h_pattern_ok(sb.buf, 0, n * 100));
