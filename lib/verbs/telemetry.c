@@ -17,7 +17,10 @@
  * The generic part is read under the device lock, which QP destruction
  * takes; the transport's part is read on the QP's worker (a destroyed
  * QP is freed only after every worker passed a quiescent point, and the
- * QP is looked up again there).
+ * QP is looked up again there), and only while the stack's workers run
+ * on their lcores: for a stack its application drives (rnic_stack_poll)
+ * the call would run on this thread, beside the loop that owns the
+ * state, so it is skipped ("transport_read": 0).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -146,10 +149,12 @@ static int tel_qp_of_stack(struct rnic_stack *st, uint32_t qpn, struct rte_tel_d
 	pthread_mutex_unlock(&vs->lock);
 	if (c == NULL)
 		return 0;
-	if (w != NULL) {
+	bool read = w != NULL && st->running;
+	if (read) {
 		struct tel_qp_call call = { .qpn = qpn, .d = c };
 		rnic_worker_call_sync(w, tel_qp_transport, &call);
 	}
+	rte_tel_data_add_dict_int(c, "transport_read", read);
 	snprintf(key, sizeof(key), "stack%u", st->id);
 	if (rte_tel_data_add_dict_container(d, key, c, 0) != 0) {
 		rte_tel_data_free(c);

@@ -2213,7 +2213,8 @@ static void t_telemetry_qp(void)
 	CHECK(tel_number(out, "qpn") == b.qp->qp_num, "%s: %s", cmd, out);
 	CHECK(tel_number(out, "state") == IBV_QPS_RTS, "%s: %s", cmd, out);
 	CHECK(strstr(out, "\"ep_state\":\"rts\"") != NULL, "%s: %s", cmd, out);
-	CHECK(tel_number(out, "mpa_startup_held") == 0, "%s: %s", cmd, out);
+	CHECK(tel_number(out, "mpa_startup_held") == 0 && tel_number(out, "transport_read") == 1,
+	      "%s: %s", cmd, out);
 	CHECK(tel_number(out, "tcp_snd_nxt") > 0 && tel_number(out, "tcp_rcv_nxt") > 0,
 	      "%s: %s", cmd, out);
 	CHECK(tel_number(out, "sq_size") >= DEF.sq && tel_number(out, "ops_out") >= 1,
