@@ -522,7 +522,8 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 			       r->qp_create_bytes, r->qp_connect_bytes, r->qp_queue_bytes,
 			       r->qp_create_bytes + r->qp_connect_bytes - r->qp_queue_bytes);
 		if (r->idle_loop_ns > 0)
-			printf(", \"idle_loop_ns\": %.1f", r->idle_loop_ns);
+			printf(", \"idle_loop_ns\": %.1f, \"idle_loop_min_ns\": %.1f",
+			       r->idle_loop_ns, r->idle_loop_min_ns);
 		if (o->ports > 1)
 			printf(", \"ports\": %u, \"migrated_stags\": %lu, \"migration_queries\": %lu, "
 			       "\"migration_query_us_max\": %lu", o->ports,

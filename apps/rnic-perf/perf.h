@@ -237,6 +237,7 @@ struct perf_result {
 	/* --loopback: one empty loop of the requesting stack's workers, ns,
 	 * with every QP connected and idle (0: not measured) */
 	double idle_loop_ns;
+	double idle_loop_min_ns;         /* of the fastest batch of 256 loops */
 };
 
 /* The payload of a Send under --verify. */

@@ -55,12 +55,15 @@ void iw_mpa_timer_start(struct rnic_iw_ep *ep)
 		ms = __atomic_load_n(&iw_stack(ep->st)->mpa_timeout_ms, __ATOMIC_RELAXED);
 	if (ms == 0)
 		ms = RNIC_IW_MPA_TIMEOUT_MS;
-	rnic_timer_arm(&ep->w->timers, &ep->mpa_timer, ep->w->now_tsc, (uint64_t)ms * 1000);
+	if (ep->su != NULL)   /* always: startup state lives until RTS */
+		rnic_timer_arm(&ep->w->timers, &ep->su->mpa_timer, ep->w->now_tsc,
+			       (uint64_t)ms * 1000);
 }
 
 void iw_mpa_timer_stop(struct rnic_iw_ep *ep)
 {
-	rnic_timer_cancel(&ep->w->timers, &ep->mpa_timer);
+	if (ep->su != NULL)
+		rnic_timer_cancel(&ep->w->timers, &ep->su->mpa_timer);
 }
 
 void iw_mpa_timer_cb(struct rnic_timer *t, void *arg)
@@ -94,7 +97,7 @@ static void queue_rtr(struct rnic_iw_ep *ep)
 		j->kind = JOB_WRITE;
 		j->stag = RTR_STAG;
 	} else {
-		unsigned o = ep->ord_tail++ % ORD_MAX;
+		unsigned o = ep->ord_tail++ % ORD_MAX;   /* iw_enter_rts made the table */
 		memset(&ep->ord[o], 0, sizeof(ep->ord[o]));
 		ep->ord[o].rtr = true;
 		ep->ord[o].wc_op = IBV_WC_RDMA_READ;
@@ -108,7 +111,10 @@ static void queue_rtr(struct rnic_iw_ep *ep)
 void iw_enter_rts(struct rnic_iw_ep *ep)
 {
 	if (ep->active && ep->res.p2p) {
-		if (!iw_job_room(ep, 1)) {   /* the ring could not be allocated */
+		/* the ring (and for a Read RTR the ORD table) could not be
+		 * allocated: counted in alloc_failures */
+		if (!iw_job_room(ep, 1) ||
+		    (ep->res.rtr == RNIC_MPA_RTR_READ && iw_ord_table(ep) == NULL)) {
 			iw_ep_close(ep, -ENOMEM);
 			return;
 		}
@@ -117,8 +123,11 @@ void iw_enter_rts(struct rnic_iw_ep *ep)
 	ep->state = EP_RTS;
 	if (ep->ops && ep->ops->established)
 		ep->ops->established(ep, ep->ctx);
-	if (ep->state == EP_RTS)
-		iw_pump(ep);
+	if (ep->state != EP_RTS)
+		return;
+	iw_pump(ep);
+	/* the peer's private data went with established(): startup is over */
+	iw_startup_done(ep);
 }
 
 void iw_rts_timer_cb(struct rnic_timer *t, void *arg)
@@ -157,8 +166,8 @@ static void start_fpdus(struct rnic_iw_ep *ep)
  * is sent once, the connection closes behind it. @return 0 or -errno. */
 static int send_reply(struct rnic_iw_ep *ep, bool reject, const void *pdata, uint16_t pd_len)
 {
-	int n = rnic_mpa_build_reply(&ep->res, reject, pdata, pd_len, ep->mpa_tx,
-				     sizeof(ep->mpa_tx));
+	int n = rnic_mpa_build_reply(&ep->res, reject, pdata, pd_len, ep->su->mpa_tx,
+				     sizeof(ep->su->mpa_tx));
 	if (n <= 0)
 		return n < 0 ? n : -EINVAL;
 	return iw_mpa_tx_queue(ep, (uint16_t)n);
@@ -180,7 +189,8 @@ void iw_ep_input(struct rnic_iw_ep *ep, const uint8_t *p, size_t len)
  * true when the bytes behind it are FPDUs to parse. */
 static bool mpa_reply_in(struct rnic_iw_ep *ep)
 {
-	int rc = rnic_mpa_connected(&ep->mp, &ep->mrx, &ep->res);
+	struct iw_startup *su = ep->su;
+	int rc = rnic_mpa_connected(&su->mp, &su->mrx, &ep->res);
 	iw_debug("MPA reply: rc %d rev %u crc %d ird %u ord %u p2p %d rtr %u err %u",
 		 rc, ep->res.rev, ep->res.crc, ep->res.ird, ep->res.ord,
 		 ep->res.p2p, ep->res.rtr, ep->res.err);
@@ -188,9 +198,9 @@ static bool mpa_reply_in(struct rnic_iw_ep *ep)
 			      ep->res.err == RNIC_TERM_MPA_INSUFFICIENT_IRD)) {
 		/* RFC 6581 s9: a valid reply we cannot live with is answered
 		 * in RDMA mode, with a Terminate */
-		ep->res.crc = (ep->mrx.hdr.flags & RNIC_MPA_FLAG_C) != 0;
-		ep->res.markers_tx = (ep->mrx.hdr.flags & RNIC_MPA_FLAG_M) != 0;
-		ep->res.markers_rx = ep->mp.markers_rx;
+		ep->res.crc = (su->mrx.hdr.flags & RNIC_MPA_FLAG_C) != 0;
+		ep->res.markers_tx = (su->mrx.hdr.flags & RNIC_MPA_FLAG_M) != 0;
+		ep->res.markers_rx = su->mp.markers_rx;
 		start_fpdus(ep);
 		ep->state = EP_RTS_WAIT;
 		iw_terminate(ep, ep->res.err, NULL, 0);
@@ -204,7 +214,7 @@ static bool mpa_reply_in(struct rnic_iw_ep *ep)
 	ep->state = EP_RTS_WAIT;
 	/* siw 6.1 attaches its socket to the QP only after sending the
 	 * reply: give it time before our first FPDU */
-	rnic_timer_arm(&ep->w->timers, &ep->rts_timer, ep->w->now_tsc, ep->p.rts_delay_us);
+	rnic_timer_arm(&ep->w->timers, &su->rts_timer, ep->w->now_tsc, ep->p.rts_delay_us);
 	return true;
 }
 
@@ -213,7 +223,7 @@ static bool mpa_reply_in(struct rnic_iw_ep *ep)
  * true when the bytes behind it are FPDUs to parse. */
 static bool mpa_request_in(struct rnic_iw_ep *ep, size_t left)
 {
-	int arc = rnic_mpa_accept(&ep->mp, &ep->mrx, &ep->res);
+	int arc = rnic_mpa_accept(&ep->su->mp, &ep->su->mrx, &ep->res);
 	iw_debug("MPA request: rc %d rev %u crc %d ird %u ord %u p2p %d rtr %u err %u",
 		 arc, ep->res.rev, ep->res.crc, ep->res.ird, ep->res.ord,
 		 ep->res.p2p, ep->res.rtr, ep->res.err);
@@ -245,14 +255,14 @@ static bool mpa_request_in(struct rnic_iw_ep *ep, size_t left)
 static bool mpa_input(struct rnic_iw_ep *ep, const uint8_t **p, size_t *len)
 {
 	size_t used = 0;
-	int rc = rnic_mpa_rx_input(&ep->mrx, *p, *len, &used);
+	int rc = rnic_mpa_rx_input(&ep->su->mrx, *p, *len, &used);
 	ep->rx_pos += (uint32_t)used;
 	*p += used;
 	*len -= used;
 	if (rc == -EAGAIN)
 		return false;
 	if (rc < 0) {
-		iw_debug("bad MPA frame: rc %d err %d", rc, ep->mrx.err);
+		iw_debug("bad MPA frame: rc %d err %d", rc, ep->su->mrx.err);
 		iw_ep_close(ep, -EPROTO);
 		return false;
 	}
@@ -293,9 +303,10 @@ int rnic_iw_accept(struct rnic_iw_ep *ep, void *ctx, const void *pdata,
 	    pd_len > RNIC_MPA_PD_MAX - 8)
 		return -EINVAL;
 	/* negotiate again with the accepting side's IRD/ORD */
-	ep->mp.ird = ird ? ird : ep->mp.ird;
-	ep->mp.ord = ord ? ord : ep->mp.ord;
-	if (rnic_mpa_accept(&ep->mp, &ep->mrx, &ep->res) != 0)
+	struct iw_startup *su = ep->su;
+	su->mp.ird = ird ? ird : su->mp.ird;
+	su->mp.ord = ord ? ord : su->mp.ord;
+	if (rnic_mpa_accept(&su->mp, &su->mrx, &ep->res) != 0)
 		return -EPROTO;
 	ep->ctx = ctx;
 	int rc = send_reply(ep, false, pdata, pd_len);
@@ -369,15 +380,16 @@ static void tcp_connected(struct rnic_tcp_conn *c, void *ctx)
 {
 	(void)c;
 	struct rnic_iw_ep *ep = ctx;
-	ep->mp.pdata = ep->pdata;
-	ep->mp.pd_len = ep->pd_len;
-	int n = rnic_mpa_build_request(&ep->mp, ep->mpa_tx, sizeof(ep->mpa_tx));
+	struct iw_startup *su = ep->su;
+	su->mp.pdata = su->pdata;
+	su->mp.pd_len = su->pd_len;
+	int n = rnic_mpa_build_request(&su->mp, su->mpa_tx, sizeof(su->mpa_tx));
 	if (n <= 0) {
 		iw_ep_close(ep, -EINVAL);
 		return;
 	}
 	ep->tcp_up = true;
-	rnic_mpa_rx_init(&ep->mrx, true);
+	rnic_mpa_rx_init(&su->mrx, true);
 	ep->state = EP_MPA_REP;
 	iw_mpa_timer_start(ep);
 	int rc = iw_mpa_tx_queue(ep, (uint16_t)n);
@@ -402,7 +414,7 @@ static void *tcp_accept(struct rnic_tcp_conn *c, void *lctx)
 	ep->tcp_up = true;
 	ep->listen_ctx = l->ctx;
 	iw_ep_set_peer(ep, c);
-	rnic_mpa_rx_init(&ep->mrx, false);
+	rnic_mpa_rx_init(&ep->su->mrx, false);
 	ep->state = EP_MPA_REQ;
 	iw_mpa_timer_start(ep);
 	return ep;
@@ -495,8 +507,8 @@ int rnic_iw_connect_addr(struct rnic_worker *w, const struct rnic_addr *dst, uin
 	ep->peer_ip = dst->family == RNIC_AF_INET ? dst->v4 : 0;
 	ep->peer_port = port;
 	if (pd_len)   /* memcpy from NULL is undefined even for 0 bytes */
-		memcpy(ep->pdata, pdata, pd_len);
-	ep->pd_len = pd_len;
+		memcpy(ep->su->pdata, pdata, pd_len);
+	ep->su->pd_len = pd_len;
 	ep->state = EP_CONNECTING;
 	int rc = rnic_tcp_connect_addr(w, dst, port, &ep_tcp_ops, ep, &ep->c);
 	if (rc != 0) {
@@ -531,12 +543,12 @@ int rnic_iw_attach_stream(struct rnic_tcp_conn *c, bool active,
 		ep->ctx = ctx;
 		ep->active = true;
 		if (pd_len)
-			memcpy(ep->pdata, pdata, pd_len);
-		ep->pd_len = pd_len;
+			memcpy(ep->su->pdata, pdata, pd_len);
+		ep->su->pd_len = pd_len;
 		tcp_connected(c, ep);   /* the MPA request goes out */
 	} else {
 		ep->listen_ctx = ctx;
-		rnic_mpa_rx_init(&ep->mrx, false);
+		rnic_mpa_rx_init(&ep->su->mrx, false);
 		ep->state = EP_MPA_REQ;
 		iw_mpa_timer_start(ep);
 		/* bytes the application read past its last streaming message */

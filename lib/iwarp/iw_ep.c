@@ -20,6 +20,7 @@
 #include <rte_byteorder.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_telemetry.h>
 
 #include "iwarp/iw_int.h"
 #include "rdma/rdma.h"
@@ -98,6 +99,78 @@ void rnic_iw_stats(const struct rnic_stack *st, struct rnic_iw_stats *s)
 	s->mpa_timeouts_passive = __atomic_load_n(&t->mpa_timeouts_passive, __ATOMIC_RELAXED);
 	s->rtr_sent = __atomic_load_n(&t->rtr_sent, __ATOMIC_RELAXED);
 	s->rtr_received = __atomic_load_n(&t->rtr_received, __ATOMIC_RELAXED);
+	s->alloc_failures = __atomic_load_n(&t->alloc_failures, __ATOMIC_RELAXED);
+	int64_t live = __atomic_load_n(&t->startup_live, __ATOMIC_RELAXED);
+	s->startup_live = live > 0 ? (uint64_t)live : 0;
+}
+
+void rnic_iw_fail_allocs(struct rnic_stack *st, uint32_t n)
+{
+	struct iw_stack_state *t = iw_stack(st);
+	if (t != NULL)
+		__atomic_store_n(&t->fail_allocs, n, __ATOMIC_RELAXED);
+}
+
+/*
+ * The endpoint's lazy allocations (startup state, job ring, ORD table),
+ * zeroed: one that finds no memory (or that a test made fail with
+ * rnic_iw_fail_allocs) is counted in alloc_failures. The caller turns
+ * NULL into an error of the operation that wanted the memory. Any worker.
+ */
+void *iw_alloc(struct rnic_stack *st, const char *what, size_t size)
+{
+	struct iw_stack_state *s = iw_stack(st);
+	void *m = NULL;
+	if (s != NULL) {
+		uint32_t n = __atomic_load_n(&s->fail_allocs, __ATOMIC_RELAXED);
+		while (n > 0 && !__atomic_compare_exchange_n(&s->fail_allocs, &n, n - 1, false,
+							     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+		if (n == 0)
+			m = rte_zmalloc(what, size, RTE_CACHE_LINE_SIZE);
+	} else {
+		m = rte_zmalloc(what, size, RTE_CACHE_LINE_SIZE);
+	}
+	if (m == NULL) {
+		iw_debug("no memory for %s (%zu bytes)", what, size);
+		if (s != NULL)
+			iw_count(&s->alloc_failures);
+	}
+	return m;
+}
+
+/* Free the startup state, its timers stopped. */
+static void startup_free(struct rnic_iw_ep *ep)
+{
+	struct iw_startup *su = ep->su;
+	if (su == NULL)
+		return;
+	rnic_timer_cancel(&ep->w->timers, &su->rts_timer);
+	rnic_timer_cancel(&ep->w->timers, &su->mpa_timer);
+	ep->res.pdata = NULL;   /* it pointed into su->mrx */
+	ep->res.pd_len = 0;
+	ep->su = NULL;
+	rte_free(su);
+	struct iw_stack_state *s = iw_stack(ep->st);
+	if (s != NULL)
+		__atomic_fetch_sub(&s->startup_live, 1, __ATOMIC_RELAXED);
+}
+
+/* The endpoint is in RDMA mode (RTS): its MPA startup state goes, unless
+ * our reply still waits for an mbuf (mpa_tx_flush calls again once it is
+ * out). */
+void iw_startup_done(struct rnic_iw_ep *ep)
+{
+	if (ep->su != NULL && ep->su->mpa_tx_len == 0 && ep->state == EP_RTS)
+		startup_free(ep);
+}
+
+/* The ORD table, allocated on first use. NULL: no memory (counted). */
+struct iw_ord *iw_ord_table(struct rnic_iw_ep *ep)
+{
+	if (ep->ord == NULL)
+		ep->ord = iw_alloc(ep->st, "rnic_iw_ord", ORD_MAX * sizeof(*ep->ord));
+	return ep->ord;
 }
 
 struct rnic_worker *rnic_iw_worker(const struct rnic_iw_ep *ep) { return ep->w; }
@@ -231,6 +304,8 @@ void iw_ep_free(struct rnic_iw_ep *ep)
 	rte_pktmbuf_free(ep->stage);
 	ep->stage = NULL;
 	rnic_rq_fini(&ep->own_rq);
+	startup_free(ep);
+	rte_free(ep->ord);
 	rte_free(ep->jobs);
 	rte_free(ep);
 }
@@ -238,12 +313,9 @@ void iw_ep_free(struct rnic_iw_ep *ep)
 bool iw_job_room(struct rnic_iw_ep *ep, unsigned n)
 {
 	if (ep->jobs == NULL) {
-		ep->jobs = rte_malloc("rnic_iw_jobs", (size_t)ep->job_cap * sizeof(*ep->jobs),
-				      RTE_CACHE_LINE_SIZE);
-		if (ep->jobs == NULL) {
-			iw_debug("no memory for %u jobs", ep->job_cap);
+		ep->jobs = iw_alloc(ep->st, "rnic_iw_jobs", (size_t)ep->job_cap * sizeof(*ep->jobs));
+		if (ep->jobs == NULL)
 			return false;
-		}
 	}
 	return ep->job_tail - ep->job_head + n <= ep->job_cap;
 }
@@ -258,9 +330,11 @@ void iw_ep_close_how(struct rnic_iw_ep *ep, int err, bool fin)
 	if (ep->term_err)
 		err = ep->term_err;
 	ep->state = EP_CLOSED;
-	rnic_timer_cancel(&ep->w->timers, &ep->rts_timer);
 	rnic_timer_cancel(&ep->w->timers, &ep->tx_timer);
-	iw_mpa_timer_stop(ep);
+	if (ep->su != NULL) {
+		rnic_timer_cancel(&ep->w->timers, &ep->su->rts_timer);
+		iw_mpa_timer_stop(ep);
+	}
 	iw_ep_flush(ep);
 	if (ep->c != NULL) {
 		struct rnic_tcp_conn *c = ep->c;
@@ -288,9 +362,18 @@ void iw_ep_close(struct rnic_iw_ep *ep, int err)
 struct rnic_iw_ep *iw_ep_new(struct rnic_worker *w, const struct rnic_iw_ops *ops,
 			     const struct rnic_iw_params *p)
 {
-	struct rnic_iw_ep *ep = rte_zmalloc("rnic_iw_ep", sizeof(*ep), RTE_CACHE_LINE_SIZE);
+	struct rnic_iw_ep *ep = iw_alloc(w->st, "rnic_iw_ep", sizeof(*ep));
 	if (ep == NULL)
 		return NULL;
+	ep->su = iw_alloc(w->st, "rnic_iw_startup", sizeof(*ep->su));
+	if (ep->su == NULL) {
+		rte_free(ep);
+		return NULL;
+	}
+	struct iw_stack_state *s = iw_stack(w->st);
+	if (s != NULL)
+		__atomic_fetch_add(&s->startup_live, 1, __ATOMIC_RELAXED);
+	struct rnic_mpa_params *mp = &ep->su->mp;
 	ep->job_cap = JOB_MAX;
 	ep->rq = &ep->own_rq;
 	ep->xfer = &ep->own_xfer;
@@ -305,15 +388,15 @@ struct rnic_iw_ep *iw_ep_new(struct rnic_worker *w, const struct rnic_iw_ops *op
 		ep->p.ird = ORD_MAX;
 	if (ep->p.ord > ORD_MAX)
 		ep->p.ord = ORD_MAX;
-	rnic_mpa_params_default(&ep->mp);
-	ep->mp.crc = ep->p.crc;
-	ep->mp.ird = ep->p.ird;
-	ep->mp.ord = ep->p.ord;
-	ep->mp.p2p = ep->p.p2p;
-	ep->mp.rtr_types = ep->p.rtr_types ? ep->p.rtr_types & RNIC_MPA_RTR_ALL : RNIC_MPA_RTR_ALL;
-	rnic_timer_init(&ep->rts_timer, iw_rts_timer_cb, ep);
+	rnic_mpa_params_default(mp);
+	mp->crc = ep->p.crc;
+	mp->ird = ep->p.ird;
+	mp->ord = ep->p.ord;
+	mp->p2p = ep->p.p2p;
+	mp->rtr_types = ep->p.rtr_types ? ep->p.rtr_types & RNIC_MPA_RTR_ALL : RNIC_MPA_RTR_ALL;
+	rnic_timer_init(&ep->su->rts_timer, iw_rts_timer_cb, ep);
 	rnic_timer_init(&ep->tx_timer, iw_tx_timer_cb, ep);
-	rnic_timer_init(&ep->mpa_timer, iw_mpa_timer_cb, ep);
+	rnic_timer_init(&ep->su->mpa_timer, iw_mpa_timer_cb, ep);
 	/* RFC 5041 section 5.1: the first message of each queue has MSN 1 */
 	for (int q = 0; q < RNIC_DDP_QN_COUNT; q++)
 		ep->msn[q] = ep->rx_msn[q] = 1;
@@ -402,6 +485,46 @@ void rnic_iw_dump(const struct rnic_iw_ep *ep, FILE *f)
 				u->len, u->sacked, u->lost, u->retx);
 		}
 	}
+}
+
+void rnic_iw_telemetry(const struct rnic_iw_ep *ep, struct rte_tel_data *d)
+{
+	static const char *const names[] = {
+		[EP_CONNECTING] = "connecting", [EP_MPA_REQ] = "mpa_req",
+		[EP_DECIDING] = "deciding", [EP_MPA_REP] = "mpa_rep", [EP_RTS_WAIT] = "rts_wait",
+		[EP_RTR_WAIT] = "rtr_wait", [EP_RTS] = "rts", [EP_CLOSING] = "closing",
+		[EP_CLOSED] = "closed",
+	};
+	rte_tel_data_add_dict_string(d, "ep_state", ep->state <= EP_CLOSED ? names[ep->state] : "?");
+	rte_tel_data_add_dict_int(d, "mpa_startup_held", ep->su != NULL);
+	rte_tel_data_add_dict_u64(d, "msn_send", ep->msn[RNIC_DDP_QN_SEND]);
+	rte_tel_data_add_dict_u64(d, "msn_read_req", ep->msn[RNIC_DDP_QN_READ_REQ]);
+	rte_tel_data_add_dict_u64(d, "rx_msn_send", ep->rx_msn[RNIC_DDP_QN_SEND]);
+	rte_tel_data_add_dict_u64(d, "rx_msn_read_req", ep->rx_msn[RNIC_DDP_QN_READ_REQ]);
+	rte_tel_data_add_dict_u64(d, "jobs_queued", ep->job_tail - ep->job_head);
+	rte_tel_data_add_dict_u64(d, "job_ring", ep->jobs != NULL ? ep->job_cap : 0);
+	rte_tel_data_add_dict_u64(d, "ord_outstanding", ep->ord_tail - ep->ord_head);
+	rte_tel_data_add_dict_u64(d, "ird_in_use", ep->inreads);
+	rte_tel_data_add_dict_u64(d, "ird", ep->res.ird);
+	rte_tel_data_add_dict_u64(d, "ord", ep->res.ord);
+	rte_tel_data_add_dict_u64(d, "fpdus_in", ep->stats_fpdus_in);
+	rte_tel_data_add_dict_u64(d, "fpdus_out", ep->stats_fpdus_out);
+	if (ep->c == NULL)
+		return;
+	const struct rnic_tcp_conn *c = ep->c;
+	struct rnic_tcp_info ti;
+	rnic_tcp_info(c, &ti);
+	rte_tel_data_add_dict_u64(d, "tcp_state", ti.state);
+	rte_tel_data_add_dict_u64(d, "tcp_snd_una", c->snd_una);
+	rte_tel_data_add_dict_u64(d, "tcp_snd_nxt", c->snd_nxt);
+	rte_tel_data_add_dict_u64(d, "tcp_rcv_nxt", c->rcv_nxt);
+	rte_tel_data_add_dict_u64(d, "tcp_cwnd", ti.cwnd);
+	rte_tel_data_add_dict_u64(d, "tcp_snd_wnd", ti.snd_wnd);
+	rte_tel_data_add_dict_u64(d, "tcp_rcv_wnd", ti.rcv_wnd);
+	rte_tel_data_add_dict_u64(d, "tcp_srtt_us", ti.srtt_us);
+	rte_tel_data_add_dict_u64(d, "tcp_units_queued", c->u_tail - c->u_head);
+	rte_tel_data_add_dict_u64(d, "tcp_unit_ring", c->units_cap);
+	rte_tel_data_add_dict_u64(d, "tcp_retransmits", ti.retransmits);
 }
 
 bool rnic_iw_tcp_up(const struct rnic_iw_ep *ep)

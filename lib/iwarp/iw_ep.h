@@ -80,6 +80,11 @@ void rnic_iw_peer_pdata(const struct rnic_iw_ep *ep, const void **pd, uint16_t *
 /* One line of state for diagnostics (any thread; racy by nature). */
 void rnic_iw_dump(const struct rnic_iw_ep *ep, FILE *f);
 
+/* The endpoint's figures for telemetry's /rnic/qp: its state, MSNs,
+ * queues and the TCP connection's sequence numbers, into dict @p d. */
+struct rte_tel_data;
+void rnic_iw_telemetry(const struct rnic_iw_ep *ep, struct rte_tel_data *d);
+
 /* Counters. */
 void rnic_iw_ep_counters(const struct rnic_iw_ep *ep, uint64_t *fpdus_in,
 			 uint64_t *fpdus_out, uint64_t *terms_in, uint64_t *terms_out);

@@ -88,6 +88,36 @@ struct job {
  * with nothing in flight gets no ACK. */
 #define TX_RETRY_US 200
 
+/* One outstanding Read or Atomic Request (ORD). */
+struct iw_ord {
+	uint64_t wr_id;
+	uint32_t len;
+	bool signaled;
+	bool atomic;
+	bool rtr;              /* the zero-length Read RTR: answered silently */
+	uint8_t wc_op;         /* enum ibv_wc_opcode of the completion */
+	uint32_t req_id;       /* atomic: the Request Identifier */
+	uint64_t res_addr;     /* atomic: where the original value goes */
+};
+
+/*
+ * What only MPA startup needs (about 1.7 KiB): allocated with the
+ * endpoint at connect, accept or stream attach, freed when it enters RDMA
+ * mode (iw_startup_done), so that an idle connected QP does not carry it
+ * (issue 21). The peer's private data (rx.pd) is readable until then:
+ * established() is the last callback that sees it.
+ */
+struct iw_startup {
+	struct rnic_mpa_params mp;     /* our offer */
+	struct rnic_mpa_rx mrx;        /* the peer's request or reply */
+	uint8_t pdata[RNIC_MPA_PD_MAX];/* our private data (initiator) */
+	uint16_t pd_len;
+	uint16_t mpa_tx_len;
+	uint8_t mpa_tx[MPA_FRAME_MAX]; /* our MPA request/reply TCP has not taken */
+	struct rnic_timer rts_timer;   /* initiator: the pause before RTS */
+	struct rnic_timer mpa_timer;   /* MPA startup limit (iw_mpa_timer_start) */
+};
+
 struct rnic_iw_ep {
 	struct rnic_tcp_conn *c;
 	struct rnic_worker *w;
@@ -110,11 +140,10 @@ struct rnic_iw_ep {
 	const void *pd;
 	uint32_t qpn;
 
-	struct rnic_mpa_params mp;
-	struct rnic_mpa_rx mrx;
+	/* MPA startup: NULL once the endpoint is in RDMA mode (iw_startup_done) */
+	struct iw_startup *su;
+	/* the negotiation's outcome; its pdata points into su, NULL after */
 	struct rnic_mpa_result res;
-	uint8_t pdata[RNIC_MPA_PD_MAX];
-	uint16_t pd_len;
 
 	struct rnic_fpdu_tx ftx;
 	struct rnic_fpdu_rx frx;
@@ -139,17 +168,10 @@ struct rnic_iw_ep {
 	/* the Terminate we send (one per endpoint: it closes the stream) */
 	uint8_t term_out[RNIC_TERM_ULPDU_MAX];
 
-	/* outstanding Reads and Atomics (ORD), answered in this order */
-	struct {
-		uint64_t wr_id;
-		uint32_t len;
-		bool signaled;
-		bool atomic;
-		bool rtr;              /* the zero-length Read RTR: answered silently */
-		uint8_t wc_op;         /* enum ibv_wc_opcode of the completion */
-		uint32_t req_id;       /* atomic: the Request Identifier */
-		uint64_t res_addr;     /* atomic: where the original value goes */
-	} ord[ORD_MAX];
+	/* outstanding Reads and Atomics (ORD), answered in this order: a
+	 * table of ORD_MAX, allocated by the first Read or Atomic Request
+	 * (iw_ord_table); [ord_head, ord_tail) are outstanding */
+	struct iw_ord *ord;
 	unsigned ord_head, ord_tail;
 	uint32_t next_req_id;          /* Atomic Request Identifiers */
 
@@ -169,11 +191,7 @@ struct rnic_iw_ep {
 	uint64_t write_acc;            /* bytes of the Write being received */
 	uint8_t term_in[64];
 	bool rtr_in;                   /* the FPDU being parsed is the peer's RTR */
-	struct rnic_timer rts_timer;
 	struct rnic_timer tx_timer;    /* retries a transmit that found no mbuf */
-	struct rnic_timer mpa_timer;   /* MPA startup limit (iw_mpa_timer_start) */
-	uint8_t mpa_tx[MPA_FRAME_MAX]; /* our MPA request/reply TCP has not taken */
-	uint16_t mpa_tx_len;
 	/* FPDUs built but not yet handed to TCP, packed back to back into
 	 * one mbuf of at most one MSS: the next TCP segment (stage_flush) */
 	struct rte_mbuf *stage;
@@ -214,6 +232,12 @@ struct iw_stack_state {
 	uint32_t mpa_timeout_ms;       /* 0: RNIC_IW_MPA_TIMEOUT_MS */
 	uint64_t mpa_timeouts_active, mpa_timeouts_passive;
 	uint64_t rtr_sent, rtr_received;
+	/* lazy allocations (startup state, job ring, ORD table) that found
+	 * no memory; endpoints holding startup state now */
+	uint64_t alloc_failures;
+	int64_t startup_live;
+	/* tests: fail this many lazy allocations (rnic_iw_fail_allocs) */
+	uint32_t fail_allocs;
 };
 
 static inline struct iw_stack_state *iw_stack(const struct rnic_stack *st)
@@ -271,6 +295,9 @@ static inline struct job *iw_job_next(struct rnic_iw_ep *ep)
 }
 
 /* --- iw_ep.c: lifecycle --- */
+void *iw_alloc(struct rnic_stack *st, const char *what, size_t size);
+void iw_startup_done(struct rnic_iw_ep *ep);
+struct iw_ord *iw_ord_table(struct rnic_iw_ep *ep);
 struct rnic_iw_ep *iw_ep_new(struct rnic_worker *w, const struct rnic_iw_ops *ops,
 			     const struct rnic_iw_params *p);
 void iw_ep_free(struct rnic_iw_ep *ep);

@@ -65,31 +65,35 @@ void iw_tx_timer_cb(struct rnic_timer *t, void *arg)
  */
 static int mpa_tx_flush(struct rnic_iw_ep *ep)
 {
-	if (ep->mpa_tx_len == 0)
+	struct iw_startup *su = ep->su;
+	if (su == NULL || su->mpa_tx_len == 0)
 		return 0;
 	if (ep->c == NULL) {
-		ep->mpa_tx_len = 0;
+		su->mpa_tx_len = 0;
 		return -ENOTCONN;
 	}
 	struct rte_mbuf *m = rte_pktmbuf_alloc(rnic_tcp_pool(ep->c));
 	if (m == NULL)
 		return tx_stalled(ep);
-	if (ep->mpa_tx_len > rte_pktmbuf_tailroom(m)) {
+	if (su->mpa_tx_len > rte_pktmbuf_tailroom(m)) {
 		rte_pktmbuf_free(m);
-		ep->mpa_tx_len = 0;
+		su->mpa_tx_len = 0;
 		return -EMSGSIZE;
 	}
-	memcpy(rte_pktmbuf_append(m, ep->mpa_tx_len), ep->mpa_tx, ep->mpa_tx_len);
+	memcpy(rte_pktmbuf_append(m, su->mpa_tx_len), su->mpa_tx, su->mpa_tx_len);
 	int rc = rnic_tcp_send(ep->c, m);
 	if (rc != 0) {
 		rte_pktmbuf_free(m);
 		/* nothing is in flight yet: no ACK would bring a sent() */
 		if (rc == -EAGAIN || rc == -ENOBUFS)
 			return tx_stalled(ep);
-		ep->mpa_tx_len = 0;
+		su->mpa_tx_len = 0;
 		return rc;
 	}
-	ep->mpa_tx_len = 0;
+	su->mpa_tx_len = 0;
+	/* a reply that waited for an mbuf while the endpoint went to RTS:
+	 * the startup state is no longer needed */
+	iw_startup_done(ep);
 	return 0;
 }
 
@@ -97,7 +101,7 @@ static int mpa_tx_flush(struct rnic_iw_ep *ep)
  * Its stream bytes count from now on (markers), sent or still waiting. */
 int iw_mpa_tx_queue(struct rnic_iw_ep *ep, uint16_t n)
 {
-	ep->mpa_tx_len = n;
+	ep->su->mpa_tx_len = n;
 	ep->tx_pos += n;
 	int rc = mpa_tx_flush(ep);
 	return rc == -ENOBUFS ? 0 : rc;
@@ -414,10 +418,14 @@ bool rnic_iw_has_room(const struct rnic_iw_ep *ep)
 	return ep->jobs == NULL || ep->job_tail - ep->job_head + 2 <= ep->job_cap;
 }
 
-/* Room for one more Read or Atomic Request under the negotiated ORD. */
-static bool ord_room(const struct rnic_iw_ep *ep)
+/* Room for one more Read or Atomic Request under the negotiated ORD:
+ * 0, -ENOMEM (full: a response frees a slot), -ENOBUFS (the table could
+ * not be allocated: the request fails, counted in alloc_failures). */
+static int ord_room(struct rnic_iw_ep *ep)
 {
-	return ep->ord_tail - ep->ord_head < ep->res.ord && ep->ord_tail - ep->ord_head < ORD_MAX;
+	if (ep->ord_tail - ep->ord_head >= ep->res.ord || ep->ord_tail - ep->ord_head >= ORD_MAX)
+		return -ENOMEM;
+	return iw_ord_table(ep) != NULL ? 0 : -ENOBUFS;
 }
 
 /* Record an outstanding Read or Atomic Request of @p wr: its answer
@@ -480,8 +488,9 @@ static int wr_read(struct rnic_iw_ep *ep, struct job *j, const struct ibv_send_w
 {
 	if (j->num_sge != 1)
 		return -EINVAL;
-	if (!ord_room(ep))
-		return -ENOMEM;
+	int orc = ord_room(ep);
+	if (orc != 0)
+		return orc;
 	j->kind = JOB_READ_REQ;
 	j->stag = j->sge[0].lkey;
 	j->to = j->sge[0].addr;
@@ -499,8 +508,9 @@ static int wr_atomic(struct rnic_iw_ep *ep, struct job *j, const struct ibv_send
 	bool cas = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
 	if (j->num_sge != 1 || j->len != 8)
 		return -EINVAL;
-	if (!ord_room(ep))
-		return -ENOMEM;
+	int orc = ord_room(ep);
+	if (orc != 0)
+		return orc;
 	j->kind = JOB_ATOMIC_REQ;
 	j->stag = wr->wr.atomic.rkey;
 	j->to = wr->wr.atomic.remote_addr;
@@ -537,9 +547,10 @@ static int queue_wr(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr, bool ke
 {
 	if (ep->state != EP_RTS)
 		return -ENOTCONN;
-	/* one slot stays free for a Terminate */
+	/* one slot stays free for a Terminate; no ring at all: it could not
+	 * be allocated (counted), the request fails instead of waiting */
 	if (!iw_job_room(ep, 2))
-		return -ENOMEM;
+		return ep->jobs == NULL ? -ENOBUFS : -ENOMEM;
 	if ((unsigned)wr->opcode >= RTE_DIM(wr_build) || wr_build[wr->opcode] == NULL)
 		return -EINVAL;
 	struct job *j = iw_job_next(ep);

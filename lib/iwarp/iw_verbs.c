@@ -100,6 +100,12 @@ static void iw_abort(struct rnic_qp *qp)
 		iw_qp_detach(qp);
 }
 
+static void iw_telemetry(struct rnic_qp *qp, struct rte_tel_data *d)
+{
+	if (qp->tp != NULL)
+		rnic_iw_telemetry(qp->tp, d);
+}
+
 static void iw_dump(struct rnic_qp *qp, FILE *f)
 {
 	if (qp->tp != NULL)
@@ -387,6 +393,7 @@ const struct rnic_qp_tops iw_tops = {
 	.kick = iw_kick,
 	.abort = iw_abort,
 	.dump = iw_dump,
+	.telemetry = iw_telemetry,
 	.cm = {
 		.listen = iw_cm_listen,
 		.unlisten = iw_cm_unlisten,

@@ -86,10 +86,20 @@ struct rnic_iw_stats {
 					    in time: aborted, never reported */
 	uint64_t rtr_sent;             /**< p2p: RTR messages sent */
 	uint64_t rtr_received;         /**< p2p: RTR messages consumed */
+	uint64_t alloc_failures;       /**< lazy allocations (MPA startup state,
+					    job ring, ORD table) that found no
+					    memory: the connect, accept or work
+					    request failed instead */
+	uint64_t startup_live;         /**< endpoints holding MPA startup state
+					    (not yet in RDMA mode) */
 };
 
 /** Read the counters of @p st (lock-free, any thread). */
 void rnic_iw_stats(const struct rnic_stack *st, struct rnic_iw_stats *s);
+
+/** Tests: make the next @p n lazy allocations of @p st's endpoints fail
+ *  as if memory were out (counted in alloc_failures). Any thread. */
+void rnic_iw_fail_allocs(struct rnic_stack *st, uint32_t n);
 
 /** Listen for MPA requests on TCP @p port. Any thread. */
 int rnic_iw_listen(struct rnic_stack *st, uint16_t port,

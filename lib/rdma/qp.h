@@ -34,6 +34,7 @@ struct rnic_stack;
 struct rnic_worker;
 struct rnic_device;
 struct rnic_tcp_conn;
+struct rte_tel_data;
 
 /* Transports have numbers RNIC_TRANSPORT_IWARP .. RNIC_TRANSPORT_ROCE. */
 #define RNIC_TRANSPORT_COUNT (RNIC_TRANSPORT_ROCE + 1)
@@ -252,6 +253,10 @@ struct rnic_qp_tops {
 	void (*query)(struct rnic_qp *qp, struct ibv_qp_attr *attr);
 	/* on the QP's worker: the transport's state as text (diagnostics) */
 	void (*dump)(struct rnic_qp *qp, FILE *f);
+	/* optional, on the QP's worker: the transport's per-QP figures
+	 * (sequence numbers, its own queues) into the telemetry dict @p d
+	 * (/rnic/qp, lib/verbs/telemetry.c) */
+	void (*telemetry)(struct rnic_qp *qp, struct rte_tel_data *d);
 	/* optional (datagram transports): the address of an address handle
 	 * from @p attr into @p ah. @return 0 or -EINVAL */
 	int (*ah_resolve)(const struct rnic_stack *st, const struct ibv_ah_attr *attr,

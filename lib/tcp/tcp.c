@@ -82,60 +82,52 @@ static uint64_t ms_to_tsc(uint32_t ms)
 }
 
 /*
- * A blank TCB with a unit ring of TCP_UNITS_MIN: from the worker's cache
- * when it has one (the ring comes with it; only the part before ooo[] is
+ * A blank TCB with its unit ring of TCP_UNITS_MIN inside (units0): from
+ * the worker's cache when it has one (only the part before ooo[] is
  * cleared), else from the heap. NULL when the heap is out.
  */
 static struct rnic_tcp_conn *tcb_get(struct tcp_worker *tw)
 {
 	struct rnic_tcp_conn *c = tw->tcb_cache;
 	if (c != NULL) {
-		struct tcp_unit *units = c->units;
 		tw->tcb_cache = c->cache_next;
 		tw->st.tcbs_cached--;
 		tw->st.tcb_reuses++;
 		memset(c, 0, offsetof(struct rnic_tcp_conn, ooo));
-		c->units = units;
-		c->units_cap = TCP_UNITS_MIN;
-		return c;
+	} else {
+		c = rte_zmalloc("rnic_tcb", sizeof(*c), RTE_CACHE_LINE_SIZE);
+		if (c == NULL)
+			return NULL;
 	}
-	c = rte_zmalloc("rnic_tcb", sizeof(*c), RTE_CACHE_LINE_SIZE);
-	if (c == NULL)
-		return NULL;
+	c->units = c->units0;
 	c->units_cap = TCP_UNITS_MIN;   /* grows with the send queue */
-	c->units = rte_malloc("rnic_tcb_units", TCP_UNITS_MIN * sizeof(struct tcp_unit),
-			       RTE_CACHE_LINE_SIZE);
-	if (c->units == NULL) {
-		rte_free(c);
-		return NULL;
-	}
 	return c;
 }
 
 /*
- * Give a dead TCB (nothing queued any more) back: into the cache while it
- * has room and the unit ring is the starting size (a grown one goes back
- * to the heap, so the cache stays small), else to the heap. The cached
- * TCB is poisoned up to ooo[] (the harness of the unit tests poisons
- * freed memory too): a use after free reads nonsense, not a live state.
+ * Give a dead TCB (nothing queued any more) back: a grown unit ring goes
+ * to the heap, the TCB into the cache while it has room, else to the
+ * heap. The cached TCB is poisoned up to ooo[] (the harness of the unit
+ * tests poisons freed memory too): a use after free reads nonsense, not a
+ * live state.
  */
 static void tcb_put(struct tcp_worker *tw, struct rnic_tcp_conn *c)
 {
-	if (tw->st.tcbs_cached < TCP_TCB_CACHE && c->units_cap == TCP_UNITS_MIN) {
-		struct tcp_unit *units = c->units;
+	if (c->units != c->units0)
+		rte_free(c->units);
+	c->units = NULL;
+	if (tw->st.tcbs_cached < TCP_TCB_CACHE) {
 		memset(c, 0xa5, offsetof(struct rnic_tcp_conn, ooo));
-		c->units = units;
 		c->cache_next = tw->tcb_cache;
 		tw->tcb_cache = c;
 		tw->st.tcbs_cached++;
 		return;
 	}
 	rte_free(c->ooo);
-	rte_free(c->units);
 	rte_free(c);
 }
 
-/* Free every cached TCB (worker teardown). */
+/* Free every cached TCB (worker teardown); their rings are inside. */
 static void tcb_cache_drain(struct tcp_worker *tw)
 {
 	while (tw->tcb_cache != NULL) {
@@ -143,7 +135,6 @@ static void tcb_cache_drain(struct tcp_worker *tw)
 		tw->tcb_cache = c->cache_next;
 		tw->st.tcbs_cached--;
 		rte_free(c->ooo);
-		rte_free(c->units);
 		rte_free(c);
 	}
 }

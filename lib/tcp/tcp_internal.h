@@ -90,7 +90,9 @@ struct tcp_unit {
 };
 
 #define TCP_UNITS     8192       /* most units queued; power of two */
-#define TCP_UNITS_MIN 64         /* a new TCB's ring; doubles on demand */
+#define TCP_UNITS_MIN 4          /* a new TCB's ring (128 B: an idle connection
+				  * holds at most its last segment or two);
+				  * doubles on demand (issue 21) */
 #define TCP_OOO_MAX   256        /* out-of-order segments held */
 /* PAWS accepts a TSval this many ticks below TS.Recent (Linux's
  * TCP_PAWS_WINDOW): segments sent across a clock tick may arrive swapped */
@@ -202,7 +204,8 @@ struct rnic_tcp_conn {
 	uint32_t ts_recent, ts_recent_age_ms, ts_offset;
 
 	/* send queue: units in [head, tail) of the ring; una..nxt are sent */
-	struct tcp_unit *units;      /* ring of units_cap (power of two) */
+	struct tcp_unit *units;      /* ring of units_cap (power of two): units0
+				      * or, grown, its own allocation */
 	uint32_t units_cap;
 	uint32_t u_head, u_tail, u_next;  /* u_next: first unit not yet sent */
 	uint32_t queued_bytes;
@@ -264,6 +267,10 @@ struct rnic_tcp_conn {
 	bool free_pending;           /* closed meanwhile: the last put frees */
 	struct rnic_tcp_info stats;
 	struct rnic_tcp_conn *cache_next;  /* in the worker's TCB cache */
+	/* the unit ring while it has TCP_UNITS_MIN entries: a ring of its
+	 * own only once it grows (tcp_units_reserve), so an idle connection
+	 * is one allocation, without a second allocator header (issue 21) */
+	struct tcp_unit units0[TCP_UNITS_MIN];
 
 	/* Last, and not cleared when a cached TCB is reused: the out-of-order
 	 * queue, TCP_OOO_MAX entries allocated by the first segment out of
@@ -273,7 +280,7 @@ struct rnic_tcp_conn {
 };
 
 /* Freed TCBs a worker keeps for reuse: a handshake then costs no heap
- * allocation and clears 2 KiB instead of 10 (tcp.c). Bounded, so a burst
+ * allocation and clears under 1 KiB instead of 6 (tcp.c). Bounded, so a burst
  * of connections leaves at most this much behind. */
 #define TCP_TCB_CACHE 256
 

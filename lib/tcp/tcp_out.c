@@ -477,7 +477,8 @@ int tcp_units_reserve(struct rnic_tcp_conn *c, uint32_t more)
 		return -ENOMEM;
 	for (uint32_t i = c->u_head; i != c->u_tail; i++)
 		n[i & (cap - 1)] = c->units[i & (c->units_cap - 1)];
-	rte_free(c->units);
+	if (c->units != c->units0)
+		rte_free(c->units);
 	c->units = n;
 	c->units_cap = cap;
 	return 0;

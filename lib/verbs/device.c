@@ -34,6 +34,7 @@ static int verbs_stack_init(struct rnic_stack *st)
 		return -ENOMEM;
 	pthread_mutex_init(&vs->lock, NULL);
 	st->proto[RNIC_PROTO_VERBS] = vs;
+	rnic_verbs_telemetry_init();   /* /rnic/qp, /rnic/qps (telemetry.c) */
 	return 0;
 }
 

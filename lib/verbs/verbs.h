@@ -131,6 +131,8 @@ static inline struct rnic_verbs_stack *verbs_st(const struct rnic_stack *st);
 /* cq.c: push one completion from a worker (order kept per producer);
  * @p solicited: the event counts for a solicited-only arm. @return 0 or
  * -ENOSPC (overrun, counted). */
+/* Register /rnic/qp and /rnic/qps once per process (telemetry.c). */
+void rnic_verbs_telemetry_init(void);
 int rnic_cq_push(struct rnic_cq *cq, const struct ibv_wc *wc, bool solicited);
 int rnic_cq_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int rnic_cq_req_notify(struct ibv_cq *cq, int solicited_only);

@@ -40,6 +40,8 @@
 #include "iwarp/iwarp.h"
 #include "rnic/rnic_tcp.h"
 #include "rnic/rnic_verbs.h"
+#include "engine/stack.h"   /* a stack's id, for telemetry's parameter */
+#include "../../unit/engine/tel_client.h"
 
 #define A_IP 0xc0000201u
 #define B_IP 0xc0000202u
@@ -2049,6 +2051,189 @@ static void t_mpa_timeout_passive(void)
 	      rc == 0 ? rnic_cm_event_str(ev.type) : "?");
 }
 
+/* --- lazily allocated endpoint state (issue 21) ----------------------------------------- */
+
+/* Wait (hang guard only) until @p st holds @p want endpoints with MPA
+ * startup state: the worker frees it right after the ESTABLISHED event. */
+static void wait_startup_live(struct rnic_stack *st, uint64_t want, const char *who)
+{
+	struct rnic_iw_stats s;
+	for (int i = 0; i < HANG_S * 1000; i++) {
+		rnic_iw_stats(st, &s);
+		if (s.startup_live == want)
+			return;
+		usleep(1000);
+	}
+	CHECK(s.startup_live == want, "%s: %llu endpoints hold MPA startup state, expected %llu "
+	      "(hang guard)", who, (unsigned long long)s.startup_live, (unsigned long long)want);
+}
+
+/*
+ * An idle connected QP keeps no MPA startup state: both ends free it once
+ * in RDMA mode (plain, and peer-to-peer with a Read RTR, whose responder
+ * enters RDMA mode only when the RTR is in); the ORD table a Read needs
+ * comes with the first Read, and the connection works throughout.
+ */
+static void startup_freed_case(bool p2p)
+{
+	struct rnic_iw_stats a0, b0, a1, b1;
+	struct opts o = DEF;
+	uint16_t port;
+	o.p2p = p2p;
+	o.rtr = p2p ? RNIC_CM_RTR_READ : 0;
+	rnic_iw_stats(SA, &a0);
+	rnic_iw_stats(SB, &b0);
+	end_init(&a, "A", CA, bufA, &o);
+	end_init(&b, "B", CB, bufB, &o);
+	listen_new(&port);
+	connect_ab(port, &o);
+	wait_startup_live(SA, a0.startup_live, "A");
+	wait_startup_live(SB, b0.startup_live, "B");
+	rnic_iw_stats(SA, &a1);
+	rnic_iw_stats(SB, &b1);
+	CHECK(a1.alloc_failures == a0.alloc_failures && b1.alloc_failures == b0.alloc_failures,
+	      "allocation failures A %llu -> %llu, B %llu -> %llu",
+	      (unsigned long long)a0.alloc_failures, (unsigned long long)a1.alloc_failures,
+	      (unsigned long long)b0.alloc_failures, (unsigned long long)b1.alloc_failures);
+	do_read(&b, &a, 4096, 0, 0, 10);
+	do_write(&a, &b, 65536, 1, 3, 20);
+	do_send(&b, &a, 100, 0, 0, 30);
+	do_read(&a, &b, 65536, 0, 0, 40);
+}
+
+static void t_startup_freed(void) { startup_freed_case(false); }
+static void t_startup_freed_p2p(void) { startup_freed_case(true); }
+
+/*
+ * Lazy allocations that find no memory (rnic_iw_fail_allocs) end the
+ * operation that wanted it with a clear error and a counter, never a
+ * crash or a hang: the active side's startup state (connect fails with
+ * -ENOMEM), the passive side's (the TCP connection is refused with a
+ * reset: B's connect ends in an error event), the ORD table of the first
+ * Read (that Read completes with IBV_WC_GENERAL_ERR, the next one works).
+ */
+static void t_lazy_alloc_fail(void)
+{
+	struct rnic_iw_stats a0, b0, a1, b1;
+	struct rnic_cm_event ev;
+	uint16_t port;
+	rnic_iw_stats(SA, &a0);
+	rnic_iw_stats(SB, &b0);
+	end_init(&a, "A", CA, bufA, &DEF);
+	end_init(&b, "B", CB, bufB, &DEF);
+	listen_new(&port);
+	/* B's endpoint at connect */
+	rnic_iw_fail_allocs(SB, 1);
+	CHECK_RC(rnic_cm_create_id(b.cm, &b, &b.id), 0);
+	CHECK_RC(cm_connect_a(b.id, b.qp, port, NULL), -ENOMEM);
+	rnic_iw_stats(SB, &b1);
+	CHECK(b1.alloc_failures == b0.alloc_failures + 1, "B: alloc_failures %llu -> %llu",
+	      (unsigned long long)b0.alloc_failures, (unsigned long long)b1.alloc_failures);
+	CHECK_RC(rnic_cm_destroy_id(b.id), 0);
+	b.id = NULL;
+	CHECK_RC(rnic_destroy_qp(b.qp), 0);
+	b.qp = make_qp(&b, &DEF, NULL);
+	/* A's endpoint at accept: the TCP connection is refused */
+	rnic_iw_fail_allocs(SA, 1);
+	CHECK_RC(rnic_cm_create_id(b.cm, &b, &b.id), 0);
+	CHECK_RC(cm_connect_a(b.id, b.qp, port, NULL), 0);
+	get_event(b.cm, &ev, "B");
+	CHECK(ev.type == RNIC_CM_EVENT_CONNECT_ERROR || ev.type == RNIC_CM_EVENT_UNREACHABLE ||
+	      ev.type == RNIC_CM_EVENT_REJECTED, "B: %s (status %d) after A ran out of memory",
+	      rnic_cm_event_str(ev.type), ev.status);
+	rnic_iw_stats(SA, &a1);
+	CHECK(a1.alloc_failures == a0.alloc_failures + 1, "A: alloc_failures %llu -> %llu",
+	      (unsigned long long)a0.alloc_failures, (unsigned long long)a1.alloc_failures);
+	/* B's MPA request, sent right behind its final ACK, can arrive
+	 * after A's reset, pass the SYN cookie check again and bring a
+	 * request to A for a connection B has closed (seen here): refuse it */
+	while (rnic_cm_get_event(a.cm, &ev, 100) == 0) {
+		CHECK(ev.type == RNIC_CM_EVENT_CONNECT_REQUEST, "A: CM event %s (status %d)",
+		      rnic_cm_event_str(ev.type), ev.status);
+		/* its rc is not checked: B's reset may have closed it already */
+		(void)rnic_cm_reject(ev.id, NULL, 0);
+		CHECK_RC(rnic_cm_destroy_id(ev.id), 0);
+	}
+	CHECK_RC(rnic_cm_destroy_id(b.id), 0);
+	b.id = NULL;
+	CHECK_RC(rnic_destroy_qp(b.qp), 0);
+	b.qp = make_qp(&b, &DEF, NULL);
+	/* connected: B's first Write finds no job ring. The Write fails,
+	 * and with it the QP (an error completion puts it in ERR) */
+	uint8_t *src = a.buf + BASE, *dst = b.buf + BASE;
+	connect_ab(port, &DEF);
+	wait_startup_live(SB, b0.startup_live, "B");
+	rnic_iw_stats(SB, &b0);
+	rnic_iw_fail_allocs(SB, 1);
+	CHECK_RC(post1(&b, IBV_WR_RDMA_WRITE, 4, dst, 64, (uintptr_t)src, a.mr->rkey,
+		       IBV_SEND_SIGNALED), 0);
+	expect_wc(b.cq, b.qp, 4, IBV_WC_RDMA_WRITE, IBV_WC_GENERAL_ERR, ANY,
+		  "Write without a job ring");
+	rnic_iw_stats(SB, &b1);
+	CHECK(b1.alloc_failures == b0.alloc_failures + 1, "B: alloc_failures %llu -> %llu",
+	      (unsigned long long)b0.alloc_failures, (unsigned long long)b1.alloc_failures);
+	/* a new connection: B's first Read finds no ORD table */
+	for (struct end *e = &a; e != NULL; e = e == &a ? &b : NULL) {
+		CHECK_RC(rnic_cm_destroy_id(e->id), 0);
+		e->id = NULL;
+		CHECK_RC(rnic_destroy_qp(e->qp), 0);
+		e->qp = make_qp(e, &DEF, NULL);
+	}
+	struct ibv_wc wc;   /* B's flushed work, the old ids' events */
+	while (ibv_poll_cq(a.cq, 1, &wc) > 0 || ibv_poll_cq(b.cq, 1, &wc) > 0)
+		;
+	while (rnic_cm_get_event(a.cm, &ev, 0) == 0 || rnic_cm_get_event(b.cm, &ev, 0) == 0)
+		;
+	connect_ab(port, &DEF);
+	do_write(&b, &a, 4096, 0, 0, 10);
+	rnic_iw_stats(SB, &b0);
+	rnic_iw_fail_allocs(SB, 1);
+	CHECK_RC(post1(&b, IBV_WR_RDMA_READ, 5, dst, 64, (uintptr_t)src, a.mr->rkey,
+		       IBV_SEND_SIGNALED), 0);
+	expect_wc(b.cq, b.qp, 5, IBV_WC_RDMA_READ, IBV_WC_GENERAL_ERR, ANY,
+		  "Read without an ORD table");
+	rnic_iw_stats(SB, &b1);
+	CHECK(b1.alloc_failures == b0.alloc_failures + 1, "B: alloc_failures %llu -> %llu",
+	      (unsigned long long)b0.alloc_failures, (unsigned long long)b1.alloc_failures);
+}
+
+/*
+ * Telemetry by query (issue 21): /rnic/qp,QPN gives one QP's state,
+ * queues, counters and, on its worker, the endpoint's MSNs and TCP
+ * sequence numbers; /rnic/qps pages through QP numbers, at most COUNT a
+ * stack; bad parameters are refused.
+ */
+static void t_telemetry_qp(void)
+{
+	char out[16384], cmd[64];
+	pair_up(&DEF);
+	do_write(&b, &a, 4096, 0, 0, 10);
+	snprintf(cmd, sizeof(cmd), "/rnic/qp,%u,%u", b.qp->qp_num, SB->id);
+	CHECK(tel_query(cmd, out, sizeof(out)) > 0, "%s: no reply", cmd);
+	CHECK(tel_number(out, "qpn") == b.qp->qp_num, "%s: %s", cmd, out);
+	CHECK(tel_number(out, "state") == IBV_QPS_RTS, "%s: %s", cmd, out);
+	CHECK(strstr(out, "\"ep_state\":\"rts\"") != NULL, "%s: %s", cmd, out);
+	CHECK(tel_number(out, "mpa_startup_held") == 0 && tel_number(out, "transport_read") == 1,
+	      "%s: %s", cmd, out);
+	CHECK(tel_number(out, "tcp_snd_nxt") > 0 && tel_number(out, "tcp_rcv_nxt") > 0,
+	      "%s: %s", cmd, out);
+	CHECK(tel_number(out, "sq_size") >= DEF.sq && tel_number(out, "ops_out") >= 1,
+	      "%s: %s", cmd, out);
+	CHECK(tel_number(out, "msn_send") >= 2, "%s: %s", cmd, out);   /* the fence Send */
+	/* a page of one QP number per stack; the next page starts behind it */
+	CHECK(tel_query("/rnic/qps,0,1", out, sizeof(out)) > 0, "/rnic/qps: no reply");
+	CHECK(tel_number(out, "total") >= 1 && tel_number(out, "count") == 1, "/rnic/qps,0,1: %s",
+	      out);
+	CHECK(strstr(out, "\"qpn\":[") != NULL, "/rnic/qps,0,1: %s", out);
+	/* refused: a count over 256, a QPN out of range, not a number */
+	static const char *const bad[] = { "/rnic/qps,0,257", "/rnic/qps,0,0", "/rnic/qp,4294967296",
+					   "/rnic/qp", "/rnic/qp,x", "/rnic/qp,1,2,3" };
+	for (unsigned i = 0; i < RTE_DIM(bad); i++) {
+		CHECK(tel_query(bad[i], out, sizeof(out)) > 0, "%s: no reply", bad[i]);
+		CHECK(strstr(out, "null") != NULL, "%s: %s", bad[i], out);
+	}
+}
+
 /* --- peer-to-peer mode: the RTR (RFC 6581) ---------------------------------------------------- */
 
 /*
@@ -2280,6 +2465,10 @@ static const struct tcase cases[] = {
 	{ "p2p_reply_mismatch", t_p2p_reply_mismatch, true },
 	{ "mpa_timeout_active", t_mpa_timeout_active, true },
 	{ "mpa_timeout_passive", t_mpa_timeout_passive, true },
+	{ "startup_freed", t_startup_freed, true },
+	{ "startup_freed_p2p", t_startup_freed_p2p, true },
+	{ "lazy_alloc_fail", t_lazy_alloc_fail, true },
+	{ "telemetry_qp", t_telemetry_qp, true },
 	{ "send_sizes", t_send_sizes, true },
 	{ "write_sizes", t_write_sizes, true },
 	{ "read_sizes", t_read_sizes, true },

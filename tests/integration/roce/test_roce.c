@@ -53,6 +53,8 @@
 #include "rnic/rnic.h"
 #include "rnic/rnic_roce.h"
 #include "rnic/rnic_verbs.h"
+#include "engine/stack.h"   /* a stack's id, for telemetry's parameter */
+#include "../../unit/engine/tel_client.h"
 
 #define A_IP 0xc0000201u    /* 192.0.2.1, the 1500-byte pair */
 #define B_IP 0xc0000202u
@@ -1083,6 +1085,36 @@ static void t_query_qp(void)
 	do_op(K_WRITE, &b, &a, 1000, 0, 0, 1);
 }
 
+/* Telemetry by query (issue 21): /rnic/qp,QPN,STACK gives the QP's
+ * PSNs as rnic_query_qp() has them, its peer, queues and counters. */
+static void t_telemetry_qp(void)
+{
+	char out[16384], cmd[64];
+	pair_up(&DEF);
+	do_op(K_WRITE, &b, &a, 1000, 0, 0, 1);
+	struct ibv_qp_attr at;
+	struct ibv_qp_init_attr ia;
+	CHECK_RC(rnic_query_qp(b.qp, &at, RTR_MASK | RTS_MASK, &ia), 0);
+	char key[32];
+	unsigned sb = cur->st[1]->id;
+	snprintf(cmd, sizeof(cmd), "/rnic/qp,%u,%u", b.qp->qp_num, sb);
+	snprintf(key, sizeof(key), "\"stack%u\":{", sb);
+	CHECK(tel_query(cmd, out, sizeof(out)) > 0, "%s: no reply", cmd);
+	CHECK(strstr(out, key) != NULL && strstr(out, "},\"stack") == NULL, "%s: %s", cmd, out);
+	CHECK(tel_number(out, "qpn") == b.qp->qp_num && tel_number(out, "state") == IBV_QPS_RTS,
+	      "%s: %s", cmd, out);
+	CHECK(strstr(out, "\"transport\":\"roce\"") != NULL, "%s: %s", cmd, out);
+	CHECK(tel_number(out, "sq_psn") == at.sq_psn && tel_number(out, "rq_psn") == at.rq_psn,
+	      "%s: PSNs %u/%u by rnic_query_qp: %s", cmd, at.sq_psn, at.rq_psn, out);
+	CHECK(tel_number(out, "dest_qp_num") == a.qp->qp_num, "%s: %s", cmd, out);
+	CHECK(tel_number(out, "ops_out") >= 1 && tel_number(out, "sq_posted") == 0, "%s: %s",
+	      cmd, out);
+	snprintf(cmd, sizeof(cmd), "/rnic/qps,0,1,%u", sb);
+	CHECK(tel_query(cmd, out, sizeof(out)) > 0, "%s: no reply", cmd);
+	CHECK(tel_number(out, "count") == 1 && tel_number(out, "total") >= 1 &&
+	      strstr(out, key) != NULL && strstr(out, "},\"stack") == NULL, "%s: %s", cmd, out);
+}
+
 /* --- the fault injector did something -------------------------------------------------- */
 
 /* The lossy run: the injector did inject every kind of fault. */
@@ -1223,6 +1255,7 @@ static const struct tcase cases[] = {
 	{ "bad_atomic", t_bad_atomic, false },
 	{ "bad_modify", t_bad_modify, false },
 	{ "query_qp", t_query_qp, false },
+	{ "telemetry_qp", t_telemetry_qp, false },
 };
 
 static void conf_case_begin(void)

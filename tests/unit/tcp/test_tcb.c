@@ -787,6 +787,36 @@ static void pmtu_reduce(void **state)
 	h_app_fini(&sb);
 }
 
+/* The unit ring of a new TCB is small (an idle connection holds at most
+ * its last segment or two: issue 21's memory of an idle iWARP QP) and
+ * doubles as the send queue grows: 40 records queued behind the initial
+ * window are 40 units, all delivered in order. */
+static void unit_ring_grows(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	const unsigned n = 40;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, n * 100);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5003);
+	assert_non_null(c);
+	assert_int_equal(c->units_cap, TCP_UNITS_MIN);
+	assert_true(TCP_UNITS_MIN * sizeof(struct tcp_unit) <= 128);
+	assert_ptr_equal(c->units, c->units0);   /* inside the TCB: one allocation */
+	rnic_tcp_set_records(c, true);
+	for (unsigned i = 0; i < n; i++)
+		assert_int_equal(h_send(c, i * 100, 100), 0);
+	assert_true(c->u_tail - c->u_head >= n);
+	assert_true(c->units_cap >= n);
+	assert_ptr_not_equal(c->units, c->units0);
+	h_pump(pass_b2a, pass_b2a, NULL, 10000);
+	assert_int_equal(sb.got, n * 100);
+	assert_true(h_pattern_ok(sb.buf, 0, n * 100));
+	assert_int_equal(c->u_head, c->u_tail);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 /* Small sends queued behind a full congestion window: by default they
  * fill one segment; in record mode (iWARP's FPDU alignment) each send is a
  * segment of its own, never split or merged. */
@@ -2726,7 +2756,7 @@ int main(void)
 		T(backlog_full_no_state), T(listener_slot_reuse), T(lost_final_ack_completed_by_data),
 		T(lost_final_ack_and_first_segment),
 		T(lost_final_ack_then_dup_syn_ack),
-		T(data_and_delayed_ack), T(pmtu_reduce), T(records_not_merged), T(ooo_sack_fast_retransmit),
+		T(data_and_delayed_ack), T(pmtu_reduce), T(unit_ring_grows), T(records_not_merged), T(ooo_sack_fast_retransmit),
 		T(sack_blocks_most_recent_first), T(ooo_overlaps_merge),
 		T(dsack_reports_duplicates), T(random_segments_reassemble),
 		T(rto_retransmit), T(rto_after_sacked_head), T(tail_loss_probe), T(spurious_rto_undone), T(zero_window_probe),
