@@ -2112,6 +2112,23 @@ static void t_startup_freed_p2p(void) { startup_freed_case(true); }
  * reset: B's connect ends in an error event), the ORD table of the first
  * Read (that Read completes with IBV_WC_GENERAL_ERR, the next one works).
  */
+/* B's next work request (@p op, wr_id @p id) finds the allocation it
+ * makes on first use failing: it completes in error, counted once. */
+static void b_first_use_fails(struct end *b, enum ibv_wr_opcode op, uint64_t id,
+			      enum ibv_wc_opcode wop, uint8_t *dst, uint8_t *src, uint32_t rkey,
+			      const char *what)
+{
+	struct rnic_iw_stats s0, s1;
+
+	rnic_iw_stats(SB, &s0);
+	rnic_iw_fail_allocs(SB, 1);
+	CHECK_RC(post1(b, op, id, dst, 64, (uintptr_t)src, rkey, IBV_SEND_SIGNALED), 0);
+	expect_wc(b->cq, b->qp, id, wop, IBV_WC_GENERAL_ERR, ANY, what);
+	rnic_iw_stats(SB, &s1);
+	CHECK(s1.alloc_failures == s0.alloc_failures + 1, "B: alloc_failures %llu -> %llu",
+	      (unsigned long long)s0.alloc_failures, (unsigned long long)s1.alloc_failures);
+}
+
 static void t_lazy_alloc_fail(void)
 {
 	struct rnic_iw_stats a0, b0, a1, b1;
@@ -2163,15 +2180,8 @@ static void t_lazy_alloc_fail(void)
 	uint8_t *src = a.buf + BASE, *dst = b.buf + BASE;
 	connect_ab(port, &DEF);
 	wait_startup_live(SB, b0.startup_live, "B");
-	rnic_iw_stats(SB, &b0);
-	rnic_iw_fail_allocs(SB, 1);
-	CHECK_RC(post1(&b, IBV_WR_RDMA_WRITE, 4, dst, 64, (uintptr_t)src, a.mr->rkey,
-		       IBV_SEND_SIGNALED), 0);
-	expect_wc(b.cq, b.qp, 4, IBV_WC_RDMA_WRITE, IBV_WC_GENERAL_ERR, ANY,
-		  "Write without a job ring");
-	rnic_iw_stats(SB, &b1);
-	CHECK(b1.alloc_failures == b0.alloc_failures + 1, "B: alloc_failures %llu -> %llu",
-	      (unsigned long long)b0.alloc_failures, (unsigned long long)b1.alloc_failures);
+	b_first_use_fails(&b, IBV_WR_RDMA_WRITE, 4, IBV_WC_RDMA_WRITE, dst, src, a.mr->rkey,
+			  "Write without a job ring");
 	/* a new connection: B's first Read finds no ORD table */
 	for (struct end *e = &a; e != NULL; e = e == &a ? &b : NULL) {
 		CHECK_RC(rnic_cm_destroy_id(e->id), 0);
@@ -2186,15 +2196,8 @@ static void t_lazy_alloc_fail(void)
 		;
 	connect_ab(port, &DEF);
 	do_write(&b, &a, 4096, 0, 0, 10);
-	rnic_iw_stats(SB, &b0);
-	rnic_iw_fail_allocs(SB, 1);
-	CHECK_RC(post1(&b, IBV_WR_RDMA_READ, 5, dst, 64, (uintptr_t)src, a.mr->rkey,
-		       IBV_SEND_SIGNALED), 0);
-	expect_wc(b.cq, b.qp, 5, IBV_WC_RDMA_READ, IBV_WC_GENERAL_ERR, ANY,
-		  "Read without an ORD table");
-	rnic_iw_stats(SB, &b1);
-	CHECK(b1.alloc_failures == b0.alloc_failures + 1, "B: alloc_failures %llu -> %llu",
-	      (unsigned long long)b0.alloc_failures, (unsigned long long)b1.alloc_failures);
+	b_first_use_fails(&b, IBV_WR_RDMA_READ, 5, IBV_WC_RDMA_READ, dst, src, a.mr->rkey,
+			  "Read without an ORD table");
 }
 
 /*
