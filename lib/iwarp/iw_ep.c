@@ -18,9 +18,9 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
-#include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include "common/objalloc.h"
 #include "iwarp/iw_int.h"
 #include "rdma/rdma.h"
 #include "rnic/rnic_tcp.h"
@@ -231,15 +231,14 @@ void iw_ep_free(struct rnic_iw_ep *ep)
 	rte_pktmbuf_free(ep->stage);
 	ep->stage = NULL;
 	rnic_rq_fini(&ep->own_rq);
-	rte_free(ep->jobs);
-	rte_free(ep);
+	rnic_obj_free(ep->jobs);
+	rnic_obj_free(ep);
 }
 
 bool iw_job_room(struct rnic_iw_ep *ep, unsigned n)
 {
 	if (ep->jobs == NULL) {
-		ep->jobs = rte_malloc("rnic_iw_jobs", (size_t)ep->job_cap * sizeof(*ep->jobs),
-				      RTE_CACHE_LINE_SIZE);
+		ep->jobs = rnic_obj_alloc((size_t)ep->job_cap * sizeof(*ep->jobs));
 		if (ep->jobs == NULL) {
 			iw_debug("no memory for %u jobs", ep->job_cap);
 			return false;
@@ -288,7 +287,7 @@ void iw_ep_close(struct rnic_iw_ep *ep, int err)
 struct rnic_iw_ep *iw_ep_new(struct rnic_worker *w, const struct rnic_iw_ops *ops,
 			     const struct rnic_iw_params *p)
 {
-	struct rnic_iw_ep *ep = rte_zmalloc("rnic_iw_ep", sizeof(*ep), RTE_CACHE_LINE_SIZE);
+	struct rnic_iw_ep *ep = rnic_obj_zalloc(sizeof(*ep));
 	if (ep == NULL)
 		return NULL;
 	ep->job_cap = JOB_MAX;
