@@ -461,10 +461,9 @@ static void cr_leftovers(uint64_t *qps, uint64_t *tcbs)
 		if ((*qps == 0 && *tcbs == 0) || now_s() - t0 > CR_WAIT_S)
 			return;
 		drive();
-		if (o.threaded) {
-			struct timespec ts = { 0, 1000000 };
-			nanosleep(&ts, NULL);
-		}
+		/* TIME_WAIT lasts 2 s: no need to spin (the stats take locks) */
+		struct timespec ts = { 0, o.threaded ? 1000000 : 100000 };
+		nanosleep(&ts, NULL);
 	}
 }
 
