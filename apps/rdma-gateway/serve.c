@@ -24,7 +24,10 @@
 #include "rnic/rnic_verbs.h"
 #include "serve.h"
 
-#define GW_MAX_CLIENTS 256
+/* Clients connected or connecting at once, over all targets (beyond:
+ * RNIC_GW_BUSY "too many clients"). Each costs a QP (about 10 KiB with
+ * its transport's state) and this table's entry. */
+#define GW_MAX_CLIENTS 65536
 
 /* The protocol's messages fit the IB CM's rooms as well as MPA's, so every
  * target can be offered over RoCE (apps/common/rnic_gw.h). */
@@ -50,32 +53,52 @@ struct served {
 	uint64_t ops_per_s;
 };
 
+/* One client from its request to its end: the context of its CM id (so
+ * an event finds it at once), on the list of all (for the refresh and the
+ * stop). */
 struct client {
 	struct rnic_cm_id *id;
 	struct ibv_qp *qp;
-	struct ibv_cq *cq;
 	struct served *t;
 	int established;
+	struct client *prev, *next;
 };
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct rnic_cm_channel *ch;
+static struct ibv_cq *cq;   /* every client QP's: the gateway posts nothing */
 static struct served tg[GW_MAX_TARGETS];
 static unsigned n_tg;
 static struct rnic_cm_id *listeners[GW_MAX_TARGETS];
 static unsigned n_listeners;
-static struct client clients[GW_MAX_CLIENTS];
+static struct client *clients;   /* the list of all */
+static unsigned n_clients;
 static int stopping;
 
-static struct client *client_of(struct rnic_cm_id *id)
+/* A new client of @p t, on the list; NULL at GW_MAX_CLIENTS or without memory. */
+static struct client *client_new(struct served *t)
 {
-	for (unsigned i = 0; i < GW_MAX_CLIENTS; i++)
-		if (clients[i].id == id)
-			return &clients[i];
-	return NULL;
+	struct client *c = n_clients < GW_MAX_CLIENTS ? calloc(1, sizeof(*c)) : NULL;
+	if (c == NULL)
+		return NULL;
+	c->t = t;
+	c->next = clients;
+	if (clients != NULL)
+		clients->prev = c;
+	clients = c;
+	n_clients++;
+	return c;
 }
 
+/* The client an event is about: its id's context (listeners, whose
+ * context is their port, get no events but requests). */
+static struct client *client_of(const struct rnic_cm_event *ev)
+{
+	return ev->type == RNIC_CM_EVENT_CONNECT_REQUEST ? NULL : rnic_cm_id_context(ev->id);
+}
+
+/* Its totals to the target, its id, QP and list entry gone. */
 static void client_free(struct client *c)
 {
 	if (c->qp) {
@@ -89,11 +112,16 @@ static void client_free(struct client *c)
 		rnic_cm_destroy_id(c->id);
 	if (c->qp)
 		rnic_destroy_qp(c->qp);
-	if (c->cq)
-		rnic_destroy_cq(c->cq);
 	if (c->established && c->t->active)
 		__atomic_fetch_sub(&c->t->active, 1, __ATOMIC_RELAXED);
-	memset(c, 0, sizeof(*c));
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		clients = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	n_clients--;
+	free(c);
 }
 
 static void reject(struct rnic_cm_id *id, struct served *t, enum rnic_gw_status st,
@@ -159,24 +187,23 @@ static void on_request(const struct rnic_cm_event *ev)
 		reject(ev->id, t, RNIC_GW_READ_ONLY, "target is read-only");
 		return;
 	}
-	struct client *c = client_of(NULL);
+	struct client *c = client_new(t);
 	if (c == NULL) {
 		reject(ev->id, t, RNIC_GW_BUSY, "too many clients");
 		return;
 	}
-	c->t = t;
-	c->cq = rnic_create_cq(ctx, 8, NULL, NULL, 0);
-	struct ibv_qp_init_attr qa = { .send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
+	struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 				       .cap = { .max_send_wr = 1, .max_recv_wr = 1,
 						.max_send_sge = 1, .max_recv_sge = 1 } };
 	/* the listener hears both transports: the QP must be the request's */
-	c->qp = c->cq ? rnic_create_qp_transport(pd, &qa, ev->transport) : NULL;
+	c->qp = rnic_create_qp_transport(pd, &qa, ev->transport);
 	if (c->qp == NULL) {
 		client_free(c);
 		reject(ev->id, t, RNIC_GW_BUSY, "out of QPs");
 		return;
 	}
 	c->id = ev->id;
+	rnic_cm_id_set_context(ev->id, c);
 	struct rnic_gw_rep rep = { .version = RNIC_GW_VERSION,
 				   .flags = t->cfg->read_only ? 0 : RNIC_GW_WRITABLE,
 				   .stag = rte_cpu_to_be_32(t->mr->rkey),
@@ -188,7 +215,12 @@ static void on_request(const struct rnic_cm_event *ev)
 					.private_data_len = offsetof(struct rnic_gw_rep, reason),
 					.responder_resources = ev->ord ? ev->ord : 16,
 					.initiator_depth = 1 };
-	if (rnic_cm_accept(ev->id, c->qp, &p) != 0) {
+	int rc = rnic_cm_accept(ev->id, c->qp, &p);
+	if (rc != 0) {
+		static unsigned told;   /* the first few: a storm stays readable */
+		if (told++ < 8)
+			fprintf(stderr, "rdma-gateway: target %s: accept failed: %s\n",
+				t->cfg->name, strerror(-rc));
 		client_free(c);
 		__atomic_fetch_add(&t->rejected, 1, __ATOMIC_RELAXED);
 		return;
@@ -207,7 +239,7 @@ void gw_serve_poll(int timeout_ms)
 	}
 	while (rnic_cm_get_event(ch, &ev, timeout_ms) == 0) {
 		timeout_ms = 0;
-		struct client *c = client_of(ev.id);
+		struct client *c = client_of(&ev);
 		switch (ev.type) {
 		case RNIC_CM_EVENT_CONNECT_REQUEST:
 			on_request(&ev);
@@ -231,23 +263,30 @@ void gw_serve_refresh(uint64_t now_ms)
 	static uint64_t last_ms;
 	uint64_t dt = now_ms - last_ms;
 
+	uint64_t in[GW_MAX_TARGETS], out[GW_MAX_TARGETS], ops[GW_MAX_TARGETS];
 	for (unsigned i = 0; i < n_tg; i++) {
-		uint64_t in = tg[i].bytes_in, out = tg[i].bytes_out, ops = tg[i].ops_in;
-		for (unsigned k = 0; k < GW_MAX_CLIENTS; k++)
-			if (clients[k].t == &tg[i] && clients[k].qp) {
-				struct rnic_qp_stats s;
-				rnic_qp_stats(clients[k].qp, &s);
-				in += s.bytes_in;
-				out += s.bytes_out;
-				ops += s.ops_in;
-			}
+		in[i] = tg[i].bytes_in;
+		out[i] = tg[i].bytes_out;
+		ops[i] = tg[i].ops_in;
+	}
+	/* one pass over the clients, each adding to its target */
+	for (const struct client *c = clients; c != NULL; c = c->next)
+		if (c->qp) {
+			struct rnic_qp_stats s;
+			unsigned i = (unsigned)(c->t - tg);
+			rnic_qp_stats(c->qp, &s);
+			in[i] += s.bytes_in;
+			out[i] += s.bytes_out;
+			ops[i] += s.ops_in;
+		}
+	for (unsigned i = 0; i < n_tg; i++) {
 		/* the first refresh has nothing to compare with */
-		uint64_t rate = last_ms != 0 && dt > 0 && ops >= tg[i].tot_ops ?
-				(ops - tg[i].tot_ops) * 1000 / dt : 0;
+		uint64_t rate = last_ms != 0 && dt > 0 && ops[i] >= tg[i].tot_ops ?
+				(ops[i] - tg[i].tot_ops) * 1000 / dt : 0;
 		__atomic_store_n(&tg[i].ops_per_s, rate, __ATOMIC_RELAXED);
-		__atomic_store_n(&tg[i].tot_in, in, __ATOMIC_RELAXED);
-		__atomic_store_n(&tg[i].tot_out, out, __ATOMIC_RELAXED);
-		__atomic_store_n(&tg[i].tot_ops, ops, __ATOMIC_RELAXED);
+		__atomic_store_n(&tg[i].tot_in, in[i], __ATOMIC_RELAXED);
+		__atomic_store_n(&tg[i].tot_out, out[i], __ATOMIC_RELAXED);
+		__atomic_store_n(&tg[i].tot_ops, ops[i], __ATOMIC_RELAXED);
 	}
 	last_ms = now_ms;
 }
@@ -345,7 +384,8 @@ int gw_serve_start(struct rnic_stack *st, struct gw_target *t, unsigned n, char 
 	ctx = rnic_open_device(st);
 	pd = ctx ? rnic_alloc_pd(ctx) : NULL;
 	ch = pd ? rnic_cm_create_channel(ctx) : NULL;
-	if (ch == NULL) {
+	cq = ch ? rnic_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
+	if (cq == NULL) {
 		snprintf(err, errlen, "cannot open the verbs device: %s", strerror(errno));
 		return -1;
 	}
@@ -388,19 +428,12 @@ int gw_serve_stop(void)
 		rnic_cm_destroy_id(listeners[k]);
 	n_listeners = 0;
 	/* graceful: work in flight is flushed, then FIN; wait for the ends */
-	unsigned left = 0;
-	for (unsigned i = 0; i < GW_MAX_CLIENTS; i++)
-		if (clients[i].id && rnic_cm_disconnect(clients[i].id) == 0)
-			left++;
-	for (int waited = 0; left > 0 && waited < 20; waited++) {
+	for (struct client *c = clients; c != NULL; c = c->next)
+		rnic_cm_disconnect(c->id);
+	for (int waited = 0; n_clients > 0 && waited < 20; waited++)
 		gw_serve_poll(100);
-		left = 0;
-		for (unsigned i = 0; i < GW_MAX_CLIENTS; i++)
-			left += clients[i].id != NULL;
-	}
-	for (unsigned i = 0; i < GW_MAX_CLIENTS; i++)
-		if (clients[i].id)
-			client_free(&clients[i]);
+	while (clients != NULL)
+		client_free(clients);
 	for (unsigned i = 0; i < n_tg; i++) {
 		if (tg[i].mr)
 			rnic_dereg_mr(tg[i].mr);
@@ -418,11 +451,14 @@ int gw_serve_stop(void)
 	n_tg = 0;
 	if (ch)
 		rnic_cm_destroy_channel(ch);
+	if (cq)
+		rnic_destroy_cq(cq);
 	if (pd)
 		rnic_dealloc_pd(pd);
 	if (ctx)
 		rnic_close_device(ctx);
 	ch = NULL;
+	cq = NULL;
 	pd = NULL;
 	ctx = NULL;
 	return rc;

@@ -18,10 +18,10 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
-#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_telemetry.h>
 
+#include "common/objalloc.h"
 #include "iwarp/iw_int.h"
 #include "rdma/rdma.h"
 #include "rnic/rnic_tcp.h"
@@ -112,8 +112,9 @@ void rnic_iw_fail_allocs(struct rnic_stack *st, uint32_t n)
 }
 
 /*
- * The endpoint's lazy allocations (startup state, job ring, ORD table),
- * zeroed: one that finds no memory (or that a test made fail with
+ * The endpoint and its lazy allocations (startup state, job ring, ORD
+ * table), zeroed, from the C heap (common/objalloc.h; free with
+ * rnic_obj_free): one that finds no memory (or that a test made fail with
  * rnic_iw_fail_allocs) is counted in alloc_failures. The caller turns
  * NULL into an error of the operation that wanted the memory. Any worker.
  */
@@ -127,9 +128,9 @@ void *iw_alloc(struct rnic_stack *st, const char *what, size_t size)
 							     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			;
 		if (n == 0)
-			m = rte_zmalloc(what, size, RTE_CACHE_LINE_SIZE);
+			m = rnic_obj_zalloc(size);
 	} else {
-		m = rte_zmalloc(what, size, RTE_CACHE_LINE_SIZE);
+		m = rnic_obj_zalloc(size);
 	}
 	if (m == NULL) {
 		iw_debug("no memory for %s (%zu bytes)", what, size);
@@ -150,7 +151,7 @@ static void startup_free(struct rnic_iw_ep *ep)
 	ep->res.pdata = NULL;   /* it pointed into su->mrx */
 	ep->res.pd_len = 0;
 	ep->su = NULL;
-	rte_free(su);
+	rnic_obj_free(su);
 	struct iw_stack_state *s = iw_stack(ep->st);
 	if (s != NULL)
 		__atomic_fetch_sub(&s->startup_live, 1, __ATOMIC_RELAXED);
@@ -305,9 +306,9 @@ void iw_ep_free(struct rnic_iw_ep *ep)
 	ep->stage = NULL;
 	rnic_rq_fini(&ep->own_rq);
 	startup_free(ep);
-	rte_free(ep->ord);
-	rte_free(ep->jobs);
-	rte_free(ep);
+	rnic_obj_free(ep->ord);
+	rnic_obj_free(ep->jobs);
+	rnic_obj_free(ep);
 }
 
 bool iw_job_room(struct rnic_iw_ep *ep, unsigned n)
@@ -367,7 +368,7 @@ struct rnic_iw_ep *iw_ep_new(struct rnic_worker *w, const struct rnic_iw_ops *op
 		return NULL;
 	ep->su = iw_alloc(w->st, "rnic_iw_startup", sizeof(*ep->su));
 	if (ep->su == NULL) {
-		rte_free(ep);
+		rnic_obj_free(ep);
 		return NULL;
 	}
 	struct iw_stack_state *s = iw_stack(w->st);

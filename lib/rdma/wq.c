@@ -5,12 +5,13 @@
 #include <rte_common.h>
 #include <rte_malloc.h>
 
+#include "common/objalloc.h"
 #include "rdma/wq.h"
 
 int rnic_rq_init(struct rnic_rq *rq, uint32_t entries, bool shared)
 {
 	uint32_t size = rte_align32pow2(entries ? entries : 1);
-	rq->e = rte_zmalloc("rnic_rq", (size_t)size * sizeof(rq->e[0]), RTE_CACHE_LINE_SIZE);
+	rq->e = rnic_obj_zalloc((size_t)size * sizeof(rq->e[0]));
 	if (rq->e == NULL)
 		return -ENOMEM;
 	rq->size = size;
@@ -25,6 +26,6 @@ int rnic_rq_init(struct rnic_rq *rq, uint32_t entries, bool shared)
 
 void rnic_rq_fini(struct rnic_rq *rq)
 {
-	rte_free(rq->e);
+	rnic_obj_free(rq->e);
 	rq->e = NULL;
 }

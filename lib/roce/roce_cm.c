@@ -24,7 +24,11 @@
  * there (roce_qp.c) and the application's calls are made there with
  * rnic_worker_call_sync(). QP transitions use rnic_qp_modify() (the verbs modify), which
  * waits for the QP's worker: workers never wait for worker 0, so this
- * cannot deadlock. Control path only: connections are on a list.
+ * cannot deadlock. Control path only: connections are on a list (for the
+ * stack's end) and in two hash tables (ibcm_hash.h), by local comm ID and,
+ * for passive ones, by the REQ's identity, so a MAD finds its connection
+ * without a walk of every connection (TIMEWAIT ones included) it once
+ * took. A connection leaves the tables when its timewait ends (CM_DONE).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,6 +45,7 @@
 #include "port/port.h"
 #include "rnic/rnic_roce.h"
 #include "roce/ibcm.h"
+#include "roce/ibcm_hash.h"
 #include "roce/ibcm_wire.h"
 #include "roce/icrc.h"
 #include "roce/psn.h"
@@ -79,6 +84,8 @@ struct ibcm_listener {
 struct roce_cm {
 	struct rnic_stack *st;
 	TAILQ_HEAD(, rnic_ibcm_conn) conns;
+	struct ibcm_hash by_lid;     /* every connection but CM_DONE ones */
+	struct ibcm_hash by_req;     /* passive ones but CM_DONE */
 	struct ibcm_listener listen[CM_MAX_LISTEN];
 	uint32_t next_id;        /* local comm IDs */
 	uint64_t next_tid;
@@ -88,6 +95,8 @@ struct roce_cm {
 
 struct rnic_ibcm_conn {
 	TAILQ_ENTRY(rnic_ibcm_conn) link;
+	struct ibcm_hnode lid_node, req_node;
+	bool in_lid, in_req;     /* in cm->by_lid, cm->by_req */
 	struct roce_cm *cm;
 	enum cm_state state;
 	bool active;
@@ -242,13 +251,33 @@ static struct rnic_ibcm_conn *conn_new(struct roce_cm *cm, struct rnic_port *p)
 	} while (c->lid == 0);
 	rnic_timer_init(&c->timer, conn_timer_cb, c);
 	TAILQ_INSERT_TAIL(&cm->conns, c, link);
+	ibcm_hash_add(&cm->by_lid, &c->lid_node, ibcm_hash_lid(c->lid));
+	c->in_lid = true;
 	return c;
+}
+
+/* A passive connection's REQ identity is known: duplicates find it. */
+static void conn_hash_req(struct rnic_ibcm_conn *c)
+{
+	ibcm_hash_add(&c->cm->by_req, &c->req_node, ibcm_hash_req(&c->peer, c->rid, c->peer_guid));
+	c->in_req = true;
+}
+
+/* Out of the lookup tables: its timewait is over, or it goes. */
+static void conn_unhash(struct rnic_ibcm_conn *c)
+{
+	if (c->in_lid)
+		ibcm_hash_del(&c->cm->by_lid, &c->lid_node);
+	if (c->in_req)
+		ibcm_hash_del(&c->cm->by_req, &c->req_node);
+	c->in_lid = c->in_req = false;
 }
 
 static void conn_free(struct rnic_ibcm_conn *c)
 {
 	struct rnic_worker *w = cm_worker(c->cm);
 	rnic_timer_cancel(&w->timers, &c->timer);
+	conn_unhash(c);
 	TAILQ_REMOVE(&c->cm->conns, c, link);
 	free(c);
 }
@@ -295,10 +324,12 @@ static void conn_qp_error(struct rnic_ibcm_conn *c)
 
 static struct rnic_ibcm_conn *conn_by_lid(struct roce_cm *cm, uint32_t lid)
 {
-	struct rnic_ibcm_conn *c;
-	TAILQ_FOREACH(c, &cm->conns, link)
+	uint64_t h = ibcm_hash_lid(lid);
+	for (struct ibcm_hnode *n = ibcm_hash_first(&cm->by_lid, h); n; n = ibcm_hash_next(n)) {
+		struct rnic_ibcm_conn *c = container_of(n, struct rnic_ibcm_conn, lid_node);
 		if (c->lid == lid && c->state != CM_DONE)
 			return c;
+	}
 	return NULL;
 }
 
@@ -306,11 +337,13 @@ static struct rnic_ibcm_conn *conn_by_lid(struct roce_cm *cm, uint32_t lid)
 static struct rnic_ibcm_conn *conn_by_req(struct roce_cm *cm, const struct rnic_addr *peer,
 					  const struct rnic_ibcm_msg *m)
 {
-	struct rnic_ibcm_conn *c;
-	TAILQ_FOREACH(c, &cm->conns, link)
+	uint64_t h = ibcm_hash_req(peer, m->local_id, m->ca_guid);
+	for (struct ibcm_hnode *n = ibcm_hash_first(&cm->by_req, h); n; n = ibcm_hash_next(n)) {
+		struct rnic_ibcm_conn *c = container_of(n, struct rnic_ibcm_conn, req_node);
 		if (!c->active && c->state != CM_DONE && rnic_addr_eq(&c->peer, peer) &&
 		    c->rid == m->local_id && c->peer_guid == m->ca_guid)
 			return c;
+	}
 	return NULL;
 }
 
@@ -421,6 +454,7 @@ static void conn_timer_cb(struct rnic_timer *t, void *arg)
 	struct rnic_ibcm_conn *c = arg;
 	if (c->state == CM_TIMEWAIT) {
 		c->state = CM_DONE;
+		conn_unhash(c);
 		if (c->detached)
 			conn_free(c);
 		return;
@@ -557,6 +591,7 @@ static void rx_req(struct rx_ctx *x)
 	c->rid = m->local_id;
 	c->tid = m->tid;
 	c->peer_guid = m->ca_guid;
+	conn_hash_req(c);
 	c->rqpn = m->qpn;
 	c->rpsn = m->psn;
 	c->mtu = RTE_MIN(m->path_mtu, port_mtu(x->p, &c->peer));
@@ -1183,6 +1218,11 @@ int roce_cm_stack_init(struct rnic_stack *st)
 		return -ENOMEM;
 	cm->st = st;
 	TAILQ_INIT(&cm->conns);
+	if (ibcm_hash_init(&cm->by_lid, 1024) != 0 || ibcm_hash_init(&cm->by_req, 1024) != 0) {
+		ibcm_hash_fini(&cm->by_lid);
+		free(cm);
+		return -ENOMEM;
+	}
 	/* random first IDs: a peer still holding an earlier process's
 	 * connection does not take ours for it */
 	cm->next_id = (uint32_t)rte_rand();
@@ -1205,6 +1245,8 @@ void roce_cm_stack_fini(struct rnic_stack *st)
 	 * written to: ASan, roce_cm_ipv6 with a connection in TIMEWAIT) */
 	while (!TAILQ_EMPTY(&cm->conns))
 		conn_free(TAILQ_FIRST(&cm->conns));
+	ibcm_hash_fini(&cm->by_lid);
+	ibcm_hash_fini(&cm->by_req);
 	free(cm);
 	st->proto[RNIC_PROTO_ROCE] = NULL;
 }

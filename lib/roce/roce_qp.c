@@ -23,6 +23,7 @@
 #include <rte_telemetry.h>
 #include <rte_udp.h>
 
+#include "common/objalloc.h"
 #include "engine/engine_internal.h"
 #include "engine/stack.h"
 #include "engine/worker.h"
@@ -457,13 +458,12 @@ drop:
 
 static int roce_create(struct rnic_qp *qp)
 {
-	struct roce_qp *rq = rte_zmalloc("roce_qp", sizeof(*rq), RTE_CACHE_LINE_SIZE);
+	struct roce_qp *rq = rnic_obj_zalloc(sizeof(*rq));
 	if (rq == NULL)
 		return -ENOMEM;
-	rq->req.wq = rte_zmalloc("roce_wq", (size_t)qp->sq_size * sizeof(rq->req.wq[0]),
-				 RTE_CACHE_LINE_SIZE);
+	rq->req.wq = rnic_obj_zalloc((size_t)qp->sq_size * sizeof(rq->req.wq[0]));
 	if (rq->req.wq == NULL) {
-		rte_free(rq);
+		rnic_obj_free(rq);
 		return -ENOMEM;
 	}
 	rq->qp = qp;
@@ -487,9 +487,9 @@ static void roce_destroy(struct rnic_qp *qp)
 	}
 	roce_resp_unpark(rq);
 	roce_resp_fini(rq);
-	rte_free(rq->trace);
-	rte_free(rq->req.wq);
-	rte_free(rq);
+	rte_free(rq->trace);   /* roce_req.c's, from rte_zmalloc */
+	rnic_obj_free(rq->req.wq);
+	rnic_obj_free(rq);
 	qp->tp = NULL;
 }
 

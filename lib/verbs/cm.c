@@ -24,18 +24,13 @@
 #include "rdma/rdma.h"
 #include "rnic/rnic_cm.h"
 #include "rnic/rnic_roce.h"
+#include "verbs/cm_evq.h"
 #include "verbs/verbs.h"
-
-struct ev_node {
-	struct rnic_cm_event ev;
-	struct ev_node *next;
-};
 
 struct rnic_cm_channel {
 	struct rnic_device *dev;
 	int fd;
-	pthread_mutex_t lock;
-	struct ev_node *head, *tail;
+	struct cm_evq evq;
 	unsigned users;
 };
 
@@ -53,6 +48,7 @@ struct rnic_cm_id {
 	enum id_state state;
 	uint16_t port;
 	struct rnic_cm_id *listen_id;
+	struct cm_evq_owner events;     /* its queued events, for destroy */
 };
 
 static const char *const ev_names[] = {
@@ -84,13 +80,16 @@ static const struct rnic_cm_tops *id_cm(const struct rnic_cm_id *id)
 static void post_event_r(struct rnic_cm_id *id, enum rnic_cm_event_type t, int status,
 			 uint16_t reason, const void *pdata, uint16_t pd_len)
 {
-	struct ev_node *n = calloc(1, sizeof(*n));
+	struct cm_evq_node *n = calloc(1, sizeof(*n));
 	if (n == NULL)
 		return;
 	n->ev.type = t;
 	n->ev.rej_reason = reason;
 	n->ev.id = id;
-	n->ev.listen_id = id->listen_id;
+	/* the listener only on the request: a listener may go before its
+	 * children, and the queue links the event to it until then */
+	struct rnic_cm_id *l = t == RNIC_CM_EVENT_CONNECT_REQUEST ? id->listen_id : NULL;
+	n->ev.listen_id = l;
 	n->ev.status = status;
 	n->ev.transport = id->transport;
 	if (id->conn != NULL) {
@@ -108,13 +107,7 @@ static void post_event_r(struct rnic_cm_id *id, enum rnic_cm_event_type t, int s
 		memcpy(n->ev.private_data, pdata, pd_len);
 	n->ev.private_data_len = pdata ? pd_len : 0;
 	struct rnic_cm_channel *ch = id->ch;
-	pthread_mutex_lock(&ch->lock);
-	if (ch->tail)
-		ch->tail->next = n;
-	else
-		ch->head = n;
-	ch->tail = n;
-	pthread_mutex_unlock(&ch->lock);
+	cm_evq_push(&ch->evq, n, &id->events, l != NULL ? &l->events : NULL);
 	uint64_t one = 1;
 	ssize_t w = write(ch->fd, &one, sizeof(one));
 	(void)w;
@@ -142,6 +135,7 @@ static void *cm_request(struct rnic_tp_conn *c, void *lctx, enum rnic_transport 
 	id->listen_id = l;
 	id->state = ID_REQ;
 	id->transport = t;
+	cm_evq_owner_init(&id->events);
 	__atomic_fetch_add(&id->ch->users, 1, __ATOMIC_RELAXED);
 	post_event_r(id, RNIC_CM_EVENT_CONNECT_REQUEST, 0, 0, pdata, len);
 	return id;
@@ -195,7 +189,7 @@ struct rnic_cm_channel *rnic_cm_create_channel(struct ibv_context *ctx)
 		free(ch);
 		return NULL;
 	}
-	pthread_mutex_init(&ch->lock, NULL);
+	cm_evq_init(&ch->evq);
 	return ch;
 }
 
@@ -203,12 +197,8 @@ int rnic_cm_destroy_channel(struct rnic_cm_channel *ch)
 {
 	if (__atomic_load_n(&ch->users, __ATOMIC_ACQUIRE) != 0)
 		return -EBUSY;
-	for (struct ev_node *n = ch->head, *nx; n; n = nx) {
-		nx = n->next;
-		free(n);
-	}
+	cm_evq_fini(&ch->evq);
 	close(ch->fd);
-	pthread_mutex_destroy(&ch->lock);
 	free(ch);
 	return 0;
 }
@@ -222,14 +212,7 @@ int rnic_cm_get_event(struct rnic_cm_channel *ch, struct rnic_cm_event *ev, int 
 {
 	bool last_look = false;   /* timeout 0: one more look after a wake-up */
 	for (;;) {
-		pthread_mutex_lock(&ch->lock);
-		struct ev_node *n = ch->head;
-		if (n != NULL) {
-			ch->head = n->next;
-			if (ch->head == NULL)
-				ch->tail = NULL;
-		}
-		pthread_mutex_unlock(&ch->lock);
+		struct cm_evq_node *n = cm_evq_pop(&ch->evq);
 		if (n != NULL) {
 			*ev = n->ev;
 			free(n);
@@ -261,6 +244,7 @@ int rnic_cm_create_id(struct rnic_cm_channel *ch, void *context, struct rnic_cm_
 		return -ENOMEM;
 	id->ch = ch;
 	id->context = context;
+	cm_evq_owner_init(&id->events);
 	__atomic_fetch_add(&ch->users, 1, __ATOMIC_RELAXED);
 	*out = id;
 	return 0;
@@ -448,23 +432,9 @@ int rnic_cm_destroy_id(struct rnic_cm_id *id)
 		id_cm(id)->detach(id->w, &id->conn);
 	id->conn = NULL;
 	id_bind(id, NULL);
-	/* forget its queued events */
+	/* forget its queued events (its own lists: no walk of the channel's) */
 	struct rnic_cm_channel *ch = id->ch;
-	pthread_mutex_lock(&ch->lock);
-	struct ev_node **pp = &ch->head, *last = NULL;
-	while (*pp) {
-		struct ev_node *n = *pp;
-		if (n->ev.id == id) {
-			*pp = n->next;
-			free(n);
-		} else {
-			n->ev.listen_id = n->ev.listen_id == id ? NULL : n->ev.listen_id;
-			last = n;
-			pp = &n->next;
-		}
-	}
-	ch->tail = last;
-	pthread_mutex_unlock(&ch->lock);
+	cm_evq_forget(&ch->evq, &id->events);
 	__atomic_fetch_sub(&ch->users, 1, __ATOMIC_RELAXED);
 	free(id);
 	return 0;

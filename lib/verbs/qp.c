@@ -17,6 +17,7 @@
 #include <rte_common.h>
 #include <rte_malloc.h>
 
+#include "common/objalloc.h"
 #include "engine/stack.h"
 #include "engine/worker.h"
 #include "rdma/qp.h"
@@ -567,8 +568,8 @@ static void qp_free_queues(struct rnic_qp *qp)
 {
 	if (qp->qp.srq == NULL)
 		rnic_rq_fini(&qp->rq);
-	rte_free(qp->sq);
-	rte_free(qp);
+	rnic_obj_free(qp->sq);
+	rnic_obj_free(qp);
 }
 
 /* A QP with its queues and libibverbs fields, not yet numbered. @return
@@ -576,7 +577,7 @@ static void qp_free_queues(struct rnic_qp *qp)
 static struct rnic_qp *qp_alloc(struct ibv_pd *pd, const struct ibv_qp_init_attr *a,
 				enum rnic_transport t, const struct rnic_qp_tops *tops)
 {
-	struct rnic_qp *qp = rte_zmalloc("rnic_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE);
+	struct rnic_qp *qp = rnic_obj_zalloc(sizeof(*qp));
 	if (qp == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -595,14 +596,13 @@ static struct rnic_qp *qp_alloc(struct ibv_pd *pd, const struct ibv_qp_init_attr
 	qp->cap.max_inline_data = RNIC_MAX_INLINE;
 	qp->sq_sig_all = a->sq_sig_all;
 	qp->qp.srq = a->srq;
-	qp->sq = rte_zmalloc("rnic_sq", (size_t)qp->sq_size * sizeof(qp->sq[0]),
-			     RTE_CACHE_LINE_SIZE);
+	qp->sq = rnic_obj_zalloc((size_t)qp->sq_size * sizeof(qp->sq[0]));
 	int rc = qp->sq ? 0 : -ENOMEM;
 	if (rc == 0 && a->srq == NULL)
 		rc = rnic_rq_init(&qp->rq, qp->cap.max_recv_wr ? qp->cap.max_recv_wr : 1, false);
 	if (rc != 0) {
-		rte_free(qp->sq);
-		rte_free(qp);
+		rnic_obj_free(qp->sq);
+		rnic_obj_free(qp);
 		errno = ENOMEM;
 		return NULL;
 	}

@@ -7,35 +7,53 @@
 # iWARP once more with the 50 ms pause before RTS kept for siw
 # (--rts-delay), and tests/bench/kernel_conn_rate: the kernel's TCP
 # handshake, one message and a close over loopback, also one thread for
-# both ends. Prints a table on stderr and one JSON object on stdout; the
-# load average before and after is part of it (the machine is shared).
-# Usage: tests/bench/run-conn-rate.sh [build-dir] [conns] [window]
+# both ends. With a second build directory (an older commit's), its
+# rnic-perf runs each transport too, alternating with this build's, for a
+# before/after in the same minute. Prints a table on stderr and one JSON
+# object on stdout; the load average before and after is part of it (the
+# machine is shared), and so is each run's CPU time: "per CPU s" is the
+# rate the run would have had with a CPU to itself.
+# Usage: tests/bench/run-conn-rate.sh [build-dir] [conns] [window] [before-build-dir]
+# conns: at most 28,232 (B's TIME_WAITs hold its source ports for 2 s).
 set -eu
 build=${1:-build}
 n=${2:-20000}
 win=${3:-64}
+before=${4:-}
 perf="$build/apps/rnic-perf/rnic-perf"
 load() { cut -d' ' -f1-3 /proc/loadavg | sed 's/ /, /g'; }
 num() { echo "$1" | sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p"; }
+cr() { "$1" conn_rate --loopback --transport "$2" --conns "$n" --window "$win" --json \
+	2>/dev/null | tail -1; }
 l0=$(load)
-iw=$("$perf" conn_rate --loopback --transport iwarp --conns "$n" --window "$win" --json 2>/dev/null | tail -1)
-ro=$("$perf" conn_rate --loopback --transport roce --conns "$n" --window "$win" --json 2>/dev/null | tail -1)
+biw='' bro=''
+[ -n "$before" ] && biw=$(cr "$before/apps/rnic-perf/rnic-perf" iwarp)
+iw=$(cr "$perf" iwarp)
+[ -n "$before" ] && bro=$(cr "$before/apps/rnic-perf/rnic-perf" roce)
+ro=$(cr "$perf" roce)
 # 50 ms a connection: a few thousand are enough to see the cap
 iwd=$("$perf" conn_rate --loopback --transport iwarp --conns 2000 --window "$win" --rts-delay --json 2>/dev/null | tail -1)
 k=$("$build/tests/bench/kernel_conn_rate" --conns "$n" --window "$win" | tail -1)
 l1=$(load)
 {
-	printf '%-26s %10s %10s %8s\n' "connections (window $win)" completed seconds "per s"
-	for row in "rnic iWARP:$iw" "rnic RoCE:$ro" "rnic iWARP, 50 ms pause:$iwd" "kernel TCP, loopback:$k"; do
+	printf '%-30s %10s %10s %8s %10s\n' "connections (window $win)" completed seconds "per s" \
+		"per CPU s"
+	rows=("rnic iWARP:$iw" "rnic RoCE:$ro")
+	[ -n "$before" ] && rows+=("before: rnic iWARP:$biw" "before: rnic RoCE:$bro")
+	rows+=("rnic iWARP, 50 ms pause:$iwd" "kernel TCP, loopback:$k")
+	for row in "${rows[@]}"; do
 		name=${row%%:\{*}
-		j=${row#*:}
+		name=${name%:}
+		j=${row#"$name":}
 		c=$(num "$j" completed)
-		printf '%-26s %10s %10s %8s\n' "$name" "${c:-$(num "$j" conns)}" "$(num "$j" seconds)" \
-			"$(num "$j" conns_per_s)"
+		printf '%-30s %10s %10s %8s %10s\n' "$name" "${c:-$(num "$j" conns)}" \
+			"$(num "$j" seconds)" "$(num "$j" conns_per_s)" "$(num "$j" conns_per_cpu_s)"
 	done
 	echo "load average before: $l0, after: $l1"
 } >&2
 printf '{"bench": "conn_rate", "conns": %s, "window": %s, "load_before": [%s], "load_after": [%s], ' \
 	"$n" "$win" "$l0" "$l1"
-printf '"iwarp": %s, "roce": %s, "iwarp_rts_delay": %s, "kernel": %s}\n' \
+printf '"iwarp": %s, "roce": %s, "iwarp_rts_delay": %s, "kernel": %s' \
 	"${iw:-null}" "${ro:-null}" "${iwd:-null}" "${k:-null}"
+[ -n "$before" ] && printf ', "before_iwarp": %s, "before_roce": %s' "${biw:-null}" "${bro:-null}"
+printf '}\n'

@@ -48,6 +48,7 @@
 #include "rnic/rnic_cm.h"
 #include "rnic/rnic_roce.h"
 #include "rnic/rnic_verbs.h"
+#include "roce/ibcm_wire.h"
 
 #define A_IP 0xc0000201u    /* 192.0.2.1 */
 #define B_IP 0xc0000202u
@@ -681,11 +682,10 @@ static void wait_counter(struct rnic_stack *st, const char *name, uint64_t want)
 	      (unsigned long long)want);
 }
 
-static void t_bad_mads(void)
+/* A UD QP on A (slot 0) whose own Q_Key is the GSI's, and an AH to B's
+ * QP1: hand-built MADs go from A's address as its CM's would. */
+static struct ibv_ah *ud_to_b(struct ibv_qp **out)
 {
-	struct rnic_stack *sa = clean.st[0], *sb = clean.st[1];
-	ends(&clean);
-	listen_b(7006);
 	/* a UD QP on A whose own Q_Key is the GSI's: a Q_Key with the high bit
 	 * set in a work request means "the QP's" (IBA 10.2.5) */
 	struct ibv_qp_init_attr qa = { .send_cq = a.cq, .recv_cq = a.cq, .qp_type = IBV_QPT_UD,
@@ -706,6 +706,17 @@ static void t_bad_mads(void)
 				   .grh = { .dgid = gb, .sgid_index = 1, .hop_limit = 64 } };
 	struct ibv_ah *ah = rnic_create_ah(a.pd, &aha);
 	CHECK(ah != NULL, "create_ah: %s", strerror(errno));
+	*out = ud;
+	return ah;
+}
+
+static void t_bad_mads(void)
+{
+	struct rnic_stack *sa = clean.st[0], *sb = clean.st[1];
+	ends(&clean);
+	listen_b(7006);
+	struct ibv_qp *ud;
+	struct ibv_ah *ah = ud_to_b(&ud);
 	uint8_t *m = a.buf + 8192;
 	static const struct { unsigned off; uint8_t val; const char *ctr; } hdr_bad[] = {
 		{ 0, 2, "cm_base_version" }, { 1, 0x04, "cm_class" },
@@ -772,6 +783,83 @@ static void t_bad_mads(void)
 	disconnect_pair(&a, 1, &b, 0);
 }
 
+/* Many connections behind B's CM, most of them in TIMEWAIT: every MAD
+ * still finds its own (the CM looks connections up in hash tables by comm
+ * ID and by REQ identity, no longer by a walk of them all), and a REQ's
+ * duplicates are answered as before: an MRA while B decides, the REJ it
+ * got once B has rejected it. */
+#define MANY_CONNS 64
+static void t_many_timewait(void)
+{
+	struct rnic_stack *sb = clean.st[1];
+	ends(&clean);
+	listen_b(7300);
+	uint64_t unk = counter(sb, "cm_unknown_comm_id"), stale = counter(sb, "cm_stale");
+	uint64_t dup = counter(sb, "cm_dup_req");
+	for (int i = 0; i < MANY_CONNS; i++) {
+		connect_pair(&clean, 7300, 0, 0, RNIC_TRANSPORT_ROCE);
+		CHECK_RC(rnic_cm_disconnect(i % 2 ? a.id[0] : b.id[0]), 0);
+		get_ev(&a, RNIC_CM_EVENT_DISCONNECTED);
+		get_ev(&b, RNIC_CM_EVENT_DISCONNECTED);
+		struct end *e[2] = { &a, &b };
+		for (int k = 0; k < 2; k++) {
+			struct ibv_wc wc[8];
+			while (ibv_poll_cq(e[k]->cq, 8, wc) > 0)
+				;   /* B's receive, flushed */
+			CHECK_RC(rnic_cm_destroy_id(e[k]->id[0]), 0);
+			CHECK_RC(rnic_destroy_qp(e[k]->qp[0]), 0);
+			e[k]->id[0] = NULL;
+			e[k]->qp[0] = NULL;
+		}
+	}
+	/* each DREQ, DREP, REP and RTU found its connection */
+	CHECK(counter(sb, "cm_unknown_comm_id") == unk && counter(sb, "cm_stale") == stale &&
+	      counter(sb, "cm_dup_req") == dup, "B: unknown comm ID %llu, stale %llu, dup REQ "
+	      "%llu after %d connections", (unsigned long long)(counter(sb, "cm_unknown_comm_id") -
+	      unk), (unsigned long long)(counter(sb, "cm_stale") - stale),
+	      (unsigned long long)(counter(sb, "cm_dup_req") - dup), MANY_CONNS);
+
+	/* a REQ by hand, from A's address, three times over */
+	struct ibv_qp *ud;
+	struct ibv_ah *ah = ud_to_b(&ud);
+	struct rnic_ibcm_msg req = {
+		.attr = RNIC_IBCM_REQ, .tid = 0x5151, .local_id = 0x0badc0de,
+		.service_id = rnic_ibcm_service_id(7300), .ca_guid = 0x0200c0fffe000201ull,
+		.qpn = 0xabc01, .psn = 77, .rres = 1, .idepth = 1, .ts_type = RNIC_IBCM_TS_RC,
+		.path_mtu = IBV_MTU_1024, .retry_cnt = 7, .rnr_retry = 7,
+		.pdata_len = RNIC_IBCM_REQ_PDATA,
+	};
+	struct rnic_addr pa = addr_of(&clean, 0), pb = addr_of(&clean, 1);
+	rnic_cma_hdr_set((struct rnic_cma_hdr *)req.pdata, &pa, &pb, 0xc123);
+	CHECK_RC(rnic_ibcm_encode(&req, a.buf + 8192), 0);
+	uint64_t mra = counter(sb, "cm_mra_out"), rej = counter(sb, "cm_rej_out");
+	ud_to_qp1(ud, ah, 256, 0x80010000, false);
+	struct rnic_cm_event ev = get_ev(&b, RNIC_CM_EVENT_CONNECT_REQUEST);
+	b.id[1] = ev.id;
+	/* the same REQ while B decides: an MRA, no second request */
+	ud_to_qp1(ud, ah, 256, 0x80010000, false);
+	wait_counter(sb, "cm_dup_req", dup + 1);
+	wait_counter(sb, "cm_mra_out", mra + 1);
+	CHECK_RC(rnic_cm_reject(b.id[1], NULL, 0), 0);
+	wait_counter(sb, "cm_rej_out", rej + 1);
+	/* and once rejected (the connection in TIMEWAIT): the REJ it sent,
+	 * again (one more MAD out, not a new stale-connection REJ, which
+	 * cm_rej_out would count) */
+	uint64_t mads = counter(sb, "cm_mads_out");
+	ud_to_qp1(ud, ah, 256, 0x80010000, false);
+	wait_counter(sb, "cm_dup_req", dup + 2);
+	wait_counter(sb, "cm_mads_out", mads + 1);
+	CHECK(counter(sb, "cm_rej_out") == rej + 1, "B: a new REJ for a duplicate REQ");
+	struct rnic_cm_event none;
+	CHECK(rnic_cm_get_event(b.ch, &none, 100) == -EAGAIN, "B: event %s after duplicates",
+	      rnic_cm_event_str(none.type));
+	CHECK_RC(rnic_destroy_ah(ah), 0);
+	/* and a new connection still connects and carries data */
+	connect_pair(&clean, 7300, 2, 0, RNIC_TRANSPORT_ROCE);
+	move_data(2, 0, 71);
+	disconnect_pair(&a, 2, &b, 0);
+}
+
 /* The path MTU both ends agree on fits the family's headers: MTU 4170
  * takes 4096-byte packets over IPv4 and 2048-byte ones over IPv6 (the CM
  * once offered 4096 over IPv6 too, and the QP refused it at RTR) */
@@ -806,6 +894,7 @@ static const struct {
 	{ "limits", t_limits },
 	{ "slow_accept", t_slow_accept },
 	{ "bad_mads", t_bad_mads },
+	{ "many_timewait", t_many_timewait },
 	{ "loss", t_loss },
 	{ "vanished_peer", t_vanished_peer },   /* last: stops B of the lossy pair */
 };
