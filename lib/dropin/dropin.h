@@ -94,4 +94,8 @@ void rv_install_ops(struct ibv_context *ctx);
  * rdma_cm_id that still holds @p qp lets go of it (rdmacm.c). */
 void rv_cm_release_qp(struct ibv_qp *qp);
 
+/* Queued events that destroying ids looked at (RNIC_VERBS_STATS): 0 while
+ * every destroyed id had its events taken. */
+uint64_t rv_cm_forget_walked(void);
+
 #endif

@@ -377,12 +377,16 @@ static void at_exit(void)
 {
 	if (!started || forked_child)
 		return;
+	const char *say = getenv("RNIC_VERBS_STATS");
+	bool stats = say != NULL && *say != '\0' && strcmp(say, "0") != 0;
+	if (stats)
+		rv_log("rdma_cm: %lu queued events looked at by id destroys",
+		       (unsigned long)rv_cm_forget_walked());
 	if (proc.inline_drive) {
 		__atomic_store_n(&progress_stop, true, __ATOMIC_RELEASE);
 		progress_kick();
 		pthread_join(progress_tid, NULL);
-		const char *say = getenv("RNIC_VERBS_STATS");
-		if (say != NULL && *say != '\0' && strcmp(say, "0") != 0)
+		if (stats)
 			rv_log("pacing: %lu progress naps while the program drove, "
 			       "%lu lingers in ibv_poll_cq (%lu ran out)",
 			       (unsigned long)progress_app_naps, (unsigned long)linger.lingers,

@@ -72,8 +72,11 @@ struct rv_chan {
 
 struct rv_id {
 	struct rdma_cm_id id;
-	struct rnic_cm_id *rid;
-	struct rv_id *next;            /* the live ids */
+	struct rnic_cm_id *rid;        /* its context is this id */
+	struct rv_id *next, *prev;     /* the live ids */
+	unsigned queued;               /* undelivered events naming it (as id or
+					* listener); more after a dead one: only
+					* 0 matters, it spares chan_forget's walk */
 	bool sync;                     /* id.channel is its own */
 	bool addr_resolved;
 	bool listening;
@@ -143,11 +146,27 @@ static struct rv_chan *chan_new(void)
 	return c;
 }
 
+static struct rv_id *rv_id_of(struct rdma_cm_id *id)
+{
+	return (struct rv_id *)id;   /* the first member */
+}
+
+/* The ids @p e names count it as queued (+1) or delivered (-1). */
+static void event_count(struct rv_event *e, int d)
+{
+	if (e->ev.id != NULL)
+		__atomic_add_fetch(&rv_id_of(e->ev.id)->queued, (unsigned)d, __ATOMIC_RELAXED);
+	if (e->ev.listen_id != NULL)
+		__atomic_add_fetch(&rv_id_of(e->ev.listen_id)->queued, (unsigned)d,
+				   __ATOMIC_RELAXED);
+}
+
 /* Queue @p e and count it on the fd (any thread). */
 static void chan_push(struct rv_chan *c, struct rv_event *e)
 {
 	uint64_t one = 1;
 
+	event_count(e, 1);
 	pthread_mutex_lock(&c->lock);
 	if (c->tail != NULL)
 		c->tail->next = e;
@@ -159,14 +178,28 @@ static void chan_push(struct rv_chan *c, struct rv_event *e)
 	(void)w;
 }
 
+static uint64_t forget_walked;   /* queued events chan_forget looked at */
+
+uint64_t rv_cm_forget_walked(void)
+{
+	return __atomic_load_n(&forget_walked, __ATOMIC_RELAXED);
+}
+
 /* Mark the events of @p id (or whose listener is @p id) on @p c dead. */
 static void chan_forget(struct rv_chan *c, struct rv_id *id)
 {
+	/* nothing queued names it (the usual case, a connection whose events
+	 * were all taken): no walk of the channel's queue, which with many
+	 * ids on one channel made destroying them all quadratic */
+	if (__atomic_load_n(&id->queued, __ATOMIC_RELAXED) == 0)
+		return;
+	uint64_t n = 0;
 	pthread_mutex_lock(&c->lock);
-	for (struct rv_event *e = c->head; e != NULL; e = e->next)
+	for (struct rv_event *e = c->head; e != NULL; e = e->next, n++)
 		if (e->ev.id == &id->id || e->ev.listen_id == &id->id)
 			e->dead = true;
 	pthread_mutex_unlock(&c->lock);
+	__atomic_add_fetch(&forget_walked, n, __ATOMIC_RELAXED);
 }
 
 static void id_free(struct rv_id *id);
@@ -233,6 +266,27 @@ static void id_set_face(struct rv_id *id, int face, unsigned port_idx)
 	dpd_get(id, face);
 }
 
+/* On and off the live ids (cm_lock held). */
+static void id_link(struct rv_id *id)
+{
+	id->prev = NULL;
+	id->next = ids;
+	if (ids != NULL)
+		ids->prev = id;
+	ids = id;
+}
+
+static void id_unlink(struct rv_id *id)
+{
+	if (id->prev != NULL)
+		id->prev->next = id->next;
+	else if (ids == id)
+		ids = id->next;
+	if (id->next != NULL)
+		id->next->prev = id->prev;
+	id->next = id->prev = NULL;
+}
+
 /* A new id (cm_lock held): @p ch NULL makes it synchronous. */
 static struct rv_id *id_new(struct rv_chan *ch, void *context, enum rdma_port_space ps)
 {
@@ -262,18 +316,8 @@ static struct rv_id *id_new(struct rv_chan *ch, void *context, enum rdma_port_sp
 	id->id.context = context;
 	id->id.ps = ps;
 	id->id.qp_type = IBV_QPT_RC;
-	id->next = ids;
-	ids = id;
+	id_link(id);
 	return id;
-}
-
-static void id_unlink(struct rv_id *id)
-{
-	for (struct rv_id **pp = &ids; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == id) {
-			*pp = id->next;
-			return;
-		}
 }
 
 /* Free an id (cm_lock held): rnic's id, its events, its own channel. */
@@ -297,12 +341,12 @@ static void id_free(struct rv_id *id)
 	free(id);
 }
 
+/* The id of rnic's id @p rid (its context), or NULL (a request's new id
+ * before request_id()). rnic delivers no event of an id destroyed, and ids
+ * are destroyed and events taken under cm_lock, so the context is live. */
 static struct rv_id *id_by_rid(const struct rnic_cm_id *rid)
 {
-	for (struct rv_id *id = ids; id != NULL; id = id->next)
-		if (id->rid == rid)
-			return id;
-	return NULL;
+	return rid != NULL ? rnic_cm_id_context(rid) : NULL;
 }
 
 /* --- the dispatcher: rnic's events to the ids' channels --------------------- */
@@ -423,8 +467,7 @@ static struct rv_id *request_id(struct rv_id *l, const struct rnic_cm_event *r)
 	struct rnic_addr src = port_src(port, &r->peer);
 	sa_set(&id->id.route.addr.src_addr, &src, sa_port(&l->id.route.addr.src_addr));
 	sa_set(&id->id.route.addr.dst_addr, &r->peer, r->peer_port);
-	id->next = ids;
-	ids = id;
+	id_link(id);
 	return id;
 }
 
@@ -674,10 +717,12 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 		if (e != NULL && (c->head = e->next) == NULL)
 			c->tail = NULL;
 		pthread_mutex_unlock(&c->lock);
-		if (e != NULL && e->dead)
+		if (e != NULL && e->dead) {
 			event_drop(e);
-		else if (e != NULL)
+		} else if (e != NULL) {
 			e->child = NULL;   /* the program owns the new id now */
+			event_count(e, -1);
+		}
 		pthread_mutex_unlock(&cm_lock);
 		if (e != NULL && !e->dead) {
 			e->next = NULL;

@@ -21,6 +21,16 @@
  *         channels serve rdma_get_recv_comp / rdma_get_send_comp.
  * The client also checks first: an O_NONBLOCK channel with nothing in it
  * (EAGAIN), and calls rnic does not support (EOPNOTSUPP).
+ *
+ *   cm_check ids|ids-queued N ADDR
+ *
+ * N ids on one channel each resolve ADDR. ids: the first half's
+ * ADDR_RESOLVED are taken and those ids destroyed while the second half's
+ * events still wait, then the rest; with RNIC_VERBS_STATS=1 the library
+ * says how many queued events the destroys looked at (0: the ids had none
+ * queued; a walk of the channel's queue per destroy looked at N^2/4).
+ * ids-queued: every id destroyed with its event queued; none may be
+ * delivered after.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -252,6 +262,72 @@ static int client(const char *addr, uint16_t port, const char *mode, bool roce)
 	return 0;
 }
 
+static struct rdma_cm_id **ids_resolving(struct rdma_event_channel *ch, int n, const char *addr)
+{
+	struct rdma_cm_id **ids = calloc((size_t)n, sizeof(*ids));
+	struct sockaddr_in dst = { .sin_family = AF_INET };
+
+	if (ids == NULL || inet_pton(AF_INET, addr, &dst.sin_addr) != 1)
+		die("setup");
+	for (int i = 0; i < n; i++) {
+		if (rdma_create_id(ch, &ids[i], NULL, RDMA_PS_TCP) != 0)
+			die("rdma_create_id");
+		if (rdma_resolve_addr(ids[i], NULL, (struct sockaddr *)&dst, WAIT_MS) != 0)
+			die("rdma_resolve_addr");
+	}
+	return ids;
+}
+
+static void take_resolved(struct rdma_event_channel *ch, struct rdma_cm_id **ids, int from, int to)
+{
+	for (int i = from; i < to; i++) {
+		struct rdma_cm_event *ev = expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+		if (ev->id != ids[i]) {
+			printf("FAIL: ADDR_RESOLVED %d came for another id\n", i);
+			exit(1);
+		}
+		rdma_ack_cm_event(ev);
+	}
+}
+
+static void destroy_ids(struct rdma_cm_id **ids, int from, int to)
+{
+	for (int i = from; i < to; i++)
+		if (rdma_destroy_id(ids[i]) != 0)
+			die("rdma_destroy_id");
+}
+
+/* cm_check ids N ADDR: the first half's events taken, those ids destroyed
+ * while the second half's events still wait on the channel, then the rest.
+ * cm_check ids-queued N ADDR: every id destroyed with its event queued;
+ * none may be delivered after. */
+static int many_ids(int n, const char *addr, bool queued)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_event *ev;
+
+	if (ch == NULL)
+		die("rdma_create_event_channel");
+	struct rdma_cm_id **ids = ids_resolving(ch, n, addr);
+	if (!queued) {
+		take_resolved(ch, ids, 0, n / 2);
+		destroy_ids(ids, 0, n / 2);
+		take_resolved(ch, ids, n / 2, n);
+		destroy_ids(ids, n / 2, n);
+	} else {
+		destroy_ids(ids, 0, n);
+	}
+	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
+	if (rdma_get_cm_event(ch, &ev) == 0) {
+		printf("FAIL: an event (%s) of a destroyed id\n", rdma_event_str(ev->event));
+		return 1;
+	}
+	rdma_destroy_event_channel(ch);
+	free(ids);
+	printf("ids: %d made and destroyed, ok\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -260,7 +336,10 @@ int main(int argc, char **argv)
 	if (argc == 5 && strcmp(argv[1], "client") == 0)
 		return client(argv[2], (uint16_t)atoi(argv[3]), argv[4],
 			      getenv("RNIC_TRANSPORT") && strcmp(getenv("RNIC_TRANSPORT"), "roce") == 0);
+	if (argc == 4 && (strcmp(argv[1], "ids") == 0 || strcmp(argv[1], "ids-queued") == 0))
+		return many_ids(atoi(argv[2]), argv[3], strcmp(argv[1], "ids-queued") == 0);
 	fprintf(stderr, "usage: cm_check server PORT accept|reject|exit\n"
-			"       cm_check client ADDR PORT accept|reject|exit\n");
+			"       cm_check client ADDR PORT accept|reject|exit\n"
+			"       cm_check ids|ids-queued N ADDR\n");
 	return 2;
 }

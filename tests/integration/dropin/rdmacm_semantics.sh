@@ -4,7 +4,8 @@
 # bridged taps, over iWARP and RoCE: private data both ways, accept,
 # reject (status and private data as rdma_cm reports them), a peer that
 # exits without disconnecting, a disconnect after the peer's, an
-# O_NONBLOCK channel, unsupported calls (EOPNOTSUPP).
+# O_NONBLOCK channel, unsupported calls (EOPNOTSUPP); destroying many ids
+# on one channel.
 set -uo pipefail
 check=${RNIC_BUILD_DIR:?}/tests/integration/dropin/cm_check
 if [ ! -x "$check" ]; then
@@ -24,6 +25,22 @@ for tr in iwarp roce; do
 	done
 	grep -q "request on rnic0$([ "$tr" = roce ] && echo _roce) " "$work/accept-$tr.s" && ok ||
 		bad "the request over $tr did not come on the $tr device"
+done
+
+# many ids on one channel (one process, net_null): destroying an id whose
+# events were all taken looks at no queued event, even with other ids'
+# events waiting (it walked the channel's whole queue: N^2/4 here); ids
+# destroyed with their events queued leave nothing to deliver
+for mode in ids ids-queued; do
+	out=$(RNIC_VERBS_STATS=1 timeout 120 "$run" --vdev net_null0 --ip 10.9.0.1/24 -- \
+		"$check" "$mode" 2000 10.9.0.2 2>&1)
+	if ! grep -q "^ids: 2000 made and destroyed, ok" <<< "$out"; then
+		bad "cm_check $mode: $(grep -m1 FAIL <<< "$out")"
+	elif [ "$mode" = ids ] && ! grep -q "rdma_cm: 0 queued events looked at" <<< "$out"; then
+		bad "cm_check ids: destroys walked the queue: $(grep rdma_cm: <<< "$out")"
+	else
+		ok
+	fi
 done
 
 echo "rdmacm_semantics: $pass passed, $fails failed"
