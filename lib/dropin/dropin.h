@@ -54,8 +54,11 @@ void rv_app_call(void);
 
 /* ibv_poll_cq() returns completions: linger first when the program waits
  * for its peer spinning on memory (pace.h); never while @p sends_in_flight
- * (a send queue of those completions still has work outstanding). */
-void rv_reaped(bool sends_in_flight);
+ * (a send queue of those completions still has work outstanding). With
+ * @p watch (the bytes placed on the QP of the thread's last post, @p since
+ * then), the linger is skipped when they moved already and ends when they
+ * move; without, it ends at the next frame received. */
+void rv_reaped(bool sends_in_flight, const uint64_t *watch, uint64_t since);
 
 /* Around a program's blocking verbs wait (ibv_get_cq_event,
  * rdma_get_cm_event): the progress thread takes over at once. */

@@ -59,14 +59,26 @@ static bool sends_in_flight(const struct ibv_wc *wc, int n)
 	return false;
 }
 
+/* The thread's last post: the QP and the bytes placed on it by then. A
+ * program that spins on memory after its completion waits for the peer's
+ * answer on that QP (ib_write_lat), so the linger watches that QP's
+ * placed bytes, not any frame: an ACK is a frame too, and the answer may
+ * already have come in the burst that brought the completion. */
+static __thread uint32_t post_qpn = UINT32_MAX;   /* by number: the QP may go */
+static __thread uint64_t post_in;
+
 static int dropin_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	rv_app_call();
 	int got = rnic_cq_poll(cq, n, wc);
 	if (got == 0 && rv_progress() > 0)
 		got = rnic_cq_poll(cq, n, wc);
-	if (got > 0)
-		rv_reaped(sends_in_flight(wc, got));
+	if (got > 0) {
+		const struct rv_proc *p = rv_proc_if_started();
+		const struct rnic_qp *q = p != NULL && post_qpn != UINT32_MAX
+						  ? rnic_qp_by_num(p->st, post_qpn) : NULL;
+		rv_reaped(sends_in_flight(wc, got), q != NULL ? &q->xfer.bytes_in : NULL, post_in);
+	}
 	return got;
 }
 
@@ -80,6 +92,8 @@ static int dropin_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ib
 	const struct rnic_qp *q = rnic_qp_of(qp);
 
 	rv_app_call();
+	post_qpn = qp->qp_num;
+	post_in = __atomic_load_n(&q->xfer.bytes_in, __ATOMIC_RELAXED);
 	if (!rv_post_now(q->sq_prod - q->sq_retired))
 		return rnic_qp_post_send(qp, wr, bad);
 	rv_lock();

@@ -135,9 +135,10 @@ static void progress_kick(void)
 		syscall(SYS_futex, &nap_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* Keep driving until a frame arrives, at most the linger time (pace.h).
- * @return whether a frame came. */
-static bool linger_drive(uint64_t cycles)
+/* Keep driving until what the program waits for arrives, at most the
+ * linger time (pace.h): bytes placed on @p watch's QP beyond @p since, or
+ * without @p watch any frame. @return whether it came. */
+static bool linger_drive(uint64_t cycles, const uint64_t *watch, uint64_t since)
 {
 	uint64_t rx0 = rx_frames();
 	uint64_t now = rte_rdtsc(), end = now + cycles;
@@ -151,13 +152,14 @@ static bool linger_drive(uint64_t cycles)
 			now = rte_rdtsc();
 		}
 		__atomic_store_n(&app_drove_tsc, now, __ATOMIC_RELAXED);
-		if (rx_frames() != rx0)
+		if (watch != NULL ? __atomic_load_n(watch, __ATOMIC_RELAXED) != since
+				  : rx_frames() != rx0)
 			return true;
 	}
 	return false;
 }
 
-void rv_reaped(bool sends_in_flight)
+void rv_reaped(bool sends_in_flight, const uint64_t *watch, uint64_t since)
 {
 	if (!started || !proc.inline_drive)
 		return;
@@ -165,7 +167,10 @@ void rv_reaped(bool sends_in_flight)
 	bool want = rv_linger_wanted(&linger, sends_in_flight);
 	uint64_t cycles = linger.cycles;
 	rte_spinlock_unlock(&linger_lock);
-	bool got = want && linger_drive(cycles);
+	/* the answer came already (in the burst with the completion) */
+	if (want && watch != NULL && __atomic_load_n(watch, __ATOMIC_RELAXED) != since)
+		want = false;
+	bool got = want && linger_drive(cycles, watch, since);
 	rte_spinlock_lock(&linger_lock);
 	if (want)
 		rv_linger_done(&linger, got);
