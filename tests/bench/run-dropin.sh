@@ -15,7 +15,11 @@
 # perftest's pattern (--post-list 1 --cq-mod 100: one Write per
 # ibv_post_send, one signaled in 100, as perftest's defaults), which
 # separates what the drop-in costs from what the two tools' workloads
-# differ in. Each figure is
+# differ in; and both tools post chains of 32 Writes, one signaled in 32
+# (perftest -l 32 -Q 32, rnic-perf --cq-mod 32), the one pattern both
+# tools run without a handicap of their own (rnic-perf sends each single
+# post at once, a one-frame burst; perftest's defaults leave 28 Writes in
+# flight when it reaps, and it reads the clock at every post). Each figure is
 # the median of REPEAT runs (default 3), the two tools alternating; the
 # latency's p50 and p99 come from the same runs. The load average at the
 # start and the end is printed with the figures: on a shared 2-CPU machine
@@ -57,8 +61,8 @@ pair() {
 }
 
 # perftest under rnic-run: figure from its report
-pt() {   # pt TOOL SIZE ITERS -> M msg/s (bw, size 64), Gbit/s (bw), or usec "p50 p99" (lat)
-	local tool=$1 size=$2 n=$3 opts="-x 1 -F -s $2 -n $3"
+pt() {   # pt TOOL SIZE ITERS [OPTIONS] -> M msg/s (bw, size 64), Gbit/s (bw), or usec "p50 p99" (lat)
+	local tool=$1 size=$2 n=$3 opts="-x 1 -F -s $2 -n $3 ${4:-}"
 	[ "$tool" = ib_write_bw ] && [ "$size" -gt 64 ] && opts="$opts --report_gbits"
 	pair "$run $(srv_port) --transport roce -- $tool $opts" \
 	     "$run $(cli_port) --transport roce -- $tool $opts 127.0.0.1" ||
@@ -88,16 +92,20 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR
 
 load() { cut -d' ' -f1 /proc/loadavg; }
 declare -A fig
-cases="rate rate_pt bw bw_pt lat lat99"
+cases="rate rate_pt rate_32 bw bw_pt bw_32 lat lat99"
 pattern="--post-list 1 --cq-mod 100"   # perftest's defaults
 load_start=$(load)
 for i in $(seq "$repeat"); do
 	a=$(pt ib_write_bw 64 "$n_rate"); fig[rate,pt]+=" $a"; fig[rate_pt,pt]+=" $a"
 	fig[rate,rp]+=" $(rp write_bw 64 "$n_rate")"
 	fig[rate_pt,rp]+=" $(rp write_bw 64 "$n_rate" "$pattern")"
+	fig[rate_32,pt]+=" $(pt ib_write_bw 64 "$n_rate" "-l 32 -Q 32")"
+	fig[rate_32,rp]+=" $(rp write_bw 64 "$n_rate" "--cq-mod 32")"
 	a=$(pt ib_write_bw 65536 "$n_bw"); fig[bw,pt]+=" $a"; fig[bw_pt,pt]+=" $a"
 	fig[bw,rp]+=" $(rp write_bw 65536 "$n_bw")"
 	fig[bw_pt,rp]+=" $(rp write_bw 65536 "$n_bw" "$pattern")"
+	fig[bw_32,pt]+=" $(pt ib_write_bw 65536 "$n_bw" "-l 32 -Q 32")"
+	fig[bw_32,rp]+=" $(rp write_bw 65536 "$n_bw" "--cq-mod 32")"
 	read -r a b <<< "$(pt ib_write_lat 8 "$n_lat")"; fig[lat,pt]+=" $a"; fig[lat99,pt]+=" $b"
 	read -r a b <<< "$(rp write_lat 8 "$n_lat")";    fig[lat,rp]+=" $a"; fig[lat99,rp]+=" $b"
 done
@@ -112,6 +120,7 @@ for c in $cases; do
 	case $c in
 	rate) name="64 B Writes (M/s)";; bw) name="64 KiB Writes (Gbit/s)";; lat) name="8 B Write p50 (us)";;
 	rate_pt) name="  same, rnic-perf as perftest";; bw_pt) name="  same, rnic-perf as perftest";;
+	rate_32|bw_32) name="  both: chains of 32, 1 in 32";;
 	lat99) name="8 B Write p99 (us)";;
 	esac
 	out "$(printf '%-30s %14s %14s %8s' "$name" "$a" "$b" "$r")"
