@@ -252,14 +252,19 @@ icrc_have_clmul(void)
 
 /*
  * ICRC of a whole contiguous packet at @ip with a plain header (IPv4
- * without options, or IPv6) and at most ICRC_SHORT_MAX bytes of CRC input.
+ * without options, or IPv6), a length that is a multiple of 4, and at most
+ * ICRC_SHORT_MAX bytes of CRC input.
  * @return false otherwise, or when the CPU lacks the instruction: the
  * caller takes the ISA-L path.
  */
 static bool
 icrc_short(const uint8_t *ip, uint32_t ihl, uint32_t tot, uint32_t *icrc)
 {
-	if (ICRC_LRH_LEN + tot - RNIC_ROCE_ICRC_LEN > ICRC_SHORT_MAX || !icrc_have_clmul())
+	/* a length that is not a whole number of words (never sent: the pad
+	 * rounds the payload, but a received packet may claim one) has a
+	 * tail the fold does not join */
+	if (ICRC_LRH_LEN + tot - RNIC_ROCE_ICRC_LEN > ICRC_SHORT_MAX || (tot & 3u) != 0 ||
+	    !icrc_have_clmul())
 		return false;
 	if (ihl == ICRC_IP_MIN && (ip[0] >> 4) == 4)
 		*icrc = icrc_clmul(ip, tot, icrc_or4);
