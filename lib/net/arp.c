@@ -32,6 +32,9 @@
 #define ARP_REFRESH_US      200000u
 #define ARP_PROBES              10u
 #define ARP_PROBE_WINDOW_US 5000000u
+/* rnic_arp_ready() on a stale entry: ask the table again after this long
+ * (its refresh, or its failure, will have moved it by then). */
+#define ARP_READY_STALE_US   1000u
 /* A stale entry nobody uses (never asked again) is freed this long after
  * it expired. */
 #define ARP_STALE_GC_US    60000000u
@@ -389,6 +392,28 @@ void rnic_arp_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
 	rte_rwlock_write_unlock(&t->lock);
 	if (ask)
 		arp_send_request(w, p, ip);
+}
+
+int rnic_arp_ready(struct rnic_port *p, uint32_t ip, uint64_t *until_tsc)
+{
+	struct rnic_arp_table *t = p->arp;
+	uint64_t now = rte_rdtsc();
+	int rc = -EAGAIN;
+
+	if (ip == UINT32_MAX || ip == (p->ip | ~p->netmask)) {
+		*until_tsc = UINT64_MAX;   /* broadcast: never asked */
+		return 0;
+	}
+	rte_rwlock_read_lock(&t->lock);
+	const struct arp_entry *e = arp_find(t, ip);
+	/* what rnic_arp_resolve_and_send() sends at once: reachable, or
+	 * stale while its refreshes are still being answered */
+	if (e != NULL && e->state == ARP_REACHABLE && !arp_probes_failed(e, now)) {
+		*until_tsc = e->expire_tsc > now ? e->expire_tsc : now + us_to_tsc(ARP_READY_STALE_US);
+		rc = 0;
+	}
+	rte_rwlock_read_unlock(&t->lock);
+	return rc;
 }
 
 unsigned rnic_arp_poll(struct rnic_worker *w, struct rnic_port *p)

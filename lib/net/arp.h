@@ -55,4 +55,14 @@ void rnic_arp_input(struct rnic_worker *w, struct rnic_port *p,
 void rnic_arp_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
 			       struct rte_mbuf *m, uint32_t ip);
 
+/**
+ * Whether a frame to next hop @p ip would leave port @p p at once, sending
+ * nothing: 0 when its entry is reachable (or stale and still usable while
+ * it is refreshed), with *@p until_tsc the TSC up to which that answer may
+ * be reused without asking again (the entry's expiry; 1 ms ahead for a
+ * stale entry); -EAGAIN when rnic_arp_resolve_and_send() would hold the
+ * frame for ARP (or drop it once RNIC_ARP_PENDING frames wait).
+ */
+int rnic_arp_ready(struct rnic_port *p, uint32_t ip, uint64_t *until_tsc);
+
 #endif

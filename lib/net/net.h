@@ -133,6 +133,18 @@ int rnic_net_output_udp_fin_src(struct rnic_worker *w, struct rnic_port *p,
 				uint8_t tos, rnic_net_fin_fn fin);
 
 /**
+ * Whether an IPv4 datagram to @p dst_ip from port @p p and source @p src_ip
+ * (as rnic_net_output_ipv4_src() would route it) would leave at once: 0
+ * when its next hop is resolved, *@p until_tsc saying until when that may
+ * be taken for granted (rnic_arp_ready()); -EAGAIN when ARP would hold it;
+ * -EHOSTUNREACH with no route. Sends nothing. A sender with many frames
+ * for a new neighbour sends one and waits for this to say 0: ARP holds
+ * RNIC_ARP_PENDING frames per address and drops the rest.
+ */
+int rnic_net_next_hop_ready(struct rnic_worker *w, struct rnic_port *p, uint32_t src_ip,
+			    uint32_t dst_ip, uint64_t *until_tsc);
+
+/**
  * The port, source address and next hop a datagram to @p dst_ip takes:
  * *pp is the caller's port (NULL: route), *src_ip the caller's source (0:
  * w->tx_src_ip, else the port's address). A port whose address was taken

@@ -75,6 +75,16 @@ int rnic_net_out_select(struct rnic_worker *w, struct rnic_port **pp,
 	return 0;
 }
 
+int rnic_net_next_hop_ready(struct rnic_worker *w, struct rnic_port *p, uint32_t src_ip,
+			    uint32_t dst_ip, uint64_t *until_tsc)
+{
+	uint32_t nh;
+
+	if (rnic_net_out_select(w, &p, dst_ip, &src_ip, &nh) != 0)
+		return -EHOSTUNREACH;
+	return rnic_arp_ready(p, nh, until_tsc);
+}
+
 /*
  * Prepend Ethernet + IPv4 (no options, DF, TTL 64, software checksum: rnic
  * enables no TX offloads on its ports) and hand the frame to ARP, which

@@ -110,6 +110,8 @@ struct rnic_worker;
 	X(cm_field)         X(cm_comm_est)                                   \
 	/* IBA checks (issue 19): BTH P_Key, AETH syndrome type */               \
 	X(rx_bad_pkey)      X(bad_syndromes)                                    \
+	/* requests held while ARP resolves the next hop (roce_req_pump) */    \
+	X(arp_waits)                                                             \
 	/* per-QP memory taken on first use (roce_resp.c): none to be had */     \
 	X(resp_no_mem)
 
@@ -232,6 +234,7 @@ struct roce_req {
 	bool probe_sent;
 	bool rnr_wait;            /* the timer is an RNR wait: send nothing */
 	uint32_t sent_since_timeout;   /* packets that left since the last timeout */
+	bool hop_wait_sent;       /* a packet went to an unresolved next hop */
 	uint8_t excused_left;     /* timeouts that may still spend no retry */
 	uint64_t timer_armed_tsc; /* when the retransmission timer was armed, */
 	uint64_t timer_us;        /* ... for how long */
@@ -293,6 +296,7 @@ struct roce_qp {
 	uint32_t max_dest_rd_atomic;   /* IRD */
 	uint32_t qkey;            /* UD */
 	uint32_t ud_psn;          /* UD: PSN of the next datagram */
+	uint64_t hop_until;       /* the next hop known resolved until (TSC) */
 
 	/* IB CM, passive side (roce_cm.c): the RTS attributes the QP takes
 	 * on its first request packet in RTR when that comes before the RTU
@@ -349,6 +353,10 @@ void roce_pkt_send(struct roce_qp *rq, struct rte_mbuf *m);
  * whether it left: -EAGAIN when the port refused it (tail-dropped at a
  * full transmit queue, or no room to wait for ARP), 0 otherwise. */
 int roce_pkt_send_now(struct roce_qp *rq, struct rte_mbuf *m);
+/* Whether the QP's packets would leave at once: their next hop resolved
+ * (IPv4: ARP; IPv6 is not asked, its frames wait in ND's queue). Asks the
+ * ARP table only when the last answer has expired. */
+bool roce_next_hop_ready(struct roce_qp *rq);
 /* Have the worker's poller call roce_qp_pump() for @p rq. */
 void roce_qp_activate(struct roce_qp *rq);
 /* A fatal error on the worker: QP to ERR, the requester's work completes

@@ -45,10 +45,16 @@ void roce_l3_parse(const struct rte_mbuf *m, struct roce_l3 *l3)
 		l3->tos = (uint8_t)(rte_be_to_cpu_32(ip->vtc_flow) >> 20);
 		return;
 	}
+	/* built in place, not by rnic_addr_v4() (a call returning a struct
+	 * through memory, twice per received packet: 3 % of a 64-byte Write
+	 * run's main thread) */
 	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)h;
-	l3->src = rnic_addr_v4(rte_be_to_cpu_32(ip->src_addr));
-	l3->dst = rnic_addr_v4(rte_be_to_cpu_32(ip->dst_addr));
-	l3->tos = ip->type_of_service;
+	*l3 = (struct roce_l3){
+		.src = { .family = RNIC_AF_INET, .v4 = rte_be_to_cpu_32(ip->src_addr) },
+		.dst = { .family = RNIC_AF_INET, .v4 = rte_be_to_cpu_32(ip->dst_addr) },
+		.tos = ip->type_of_service,
+		.hdr = h,
+	};
 }
 
 uint32_t rnic_roce_flow_label(uint32_t lqpn, uint32_t rqpn)

@@ -135,6 +135,19 @@ void roce_pkt_send(struct roce_qp *rq, struct rte_mbuf *m)
 	roce_pkt_send_to(rq, m, NULL, &rq->dst, roce_cc_tos(rq));
 }
 
+bool roce_next_hop_ready(struct roce_qp *rq)
+{
+	uint64_t until;
+
+	if (likely(rq->w->now_tsc < rq->hop_until) || rq->dst.family != RNIC_AF_INET)
+		return true;
+	if (rnic_net_next_hop_ready(rq->w, rq->port, rq->src.v4, rq->dst.v4, &until) != 0)
+		return false;
+	rq->hop_until = until;
+	rq->req.hop_wait_sent = false;
+	return true;
+}
+
 /* Frames this worker lost on their way out: refused by a full transmit
  * queue (a tail drop) or with no room to wait for ARP. */
 static uint64_t tx_losses(const struct rnic_worker *w)
