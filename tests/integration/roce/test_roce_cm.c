@@ -431,7 +431,14 @@ static void t_connect_pdata(void)
 {
 	ends(&clean);
 	listen_b(7001);
+	uint64_t mads = counter(clean.st[0], "cm_mads_out");
+	uint64_t dups = counter(clean.st[1], "cm_dup_req");
 	connect_pair(&clean, 7001, 0, 0, RNIC_TRANSPORT_ROCE);
+	/* one REQ and one RTU on a clean link: no REQ twice (B answers a
+	 * second one with an MRA) */
+	CHECK(counter(clean.st[0], "cm_mads_out") - mads == 2, "A: %llu MADs for a connect",
+	      (unsigned long long)(counter(clean.st[0], "cm_mads_out") - mads));
+	CHECK(counter(clean.st[1], "cm_dup_req") == dups, "B: a duplicate REQ");
 	move_data(0, 0, 11);
 	disconnect_pair(&a, 0, &b, 0);
 }
