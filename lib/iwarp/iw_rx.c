@@ -25,18 +25,30 @@
 static void ep_mig_done(struct rnic_stag_mig *q);
 
 /* Ask the control component about @p stag; the FPDU waits (hdr runs again
- * with the answer, from ep_mig_done()). */
+ * with the answer, from ep_mig_done()). The first query allocates the
+ * migration state: without memory (counted) the stream ends with a
+ * reset, -ENOMEM, as the peer's request can be neither served nor
+ * refused with a Terminate. */
 static int ep_migrate(struct rnic_iw_ep *ep, uint32_t stag)
 {
-	ep->mig.st = ep->st;
-	ep->mig.w = ep->w;
-	ep->mig.stag = stag;
-	ep->mig.port = (uint8_t)iw_ep_port(ep);
-	ep->mig.done = ep_mig_done;
+	if (ep->mig == NULL) {
+		ep->mig = iw_alloc(ep->st, "rnic_iw_mig", sizeof(*ep->mig));
+		if (ep->mig == NULL) {
+			iw_ep_close(ep, -ENOMEM);
+			return -ENOMEM;
+		}
+		ep->mig->ep = ep;
+	}
+	struct rnic_stag_mig *q = &ep->mig->q;
+	q->st = ep->st;
+	q->w = ep->w;
+	q->stag = stag;
+	q->port = (uint8_t)iw_ep_port(ep);
+	q->done = ep_mig_done;
 	ep->mig_wait = true;
 	ep->migrations++;
 	ep->busy++;   /* alive until the answer */
-	rnic_stag_migrate(&ep->mig);
+	rnic_stag_migrate(q);
 	return RNIC_FPDU_WAIT;
 }
 
@@ -629,7 +641,7 @@ bool iw_rx_input(struct rnic_iw_ep *ep, const uint8_t **p, size_t *len)
 	*p += used;
 	*len -= used;
 	if (rc == -EINPROGRESS) {   /* a migration query: park the rest */
-		ep->park_left = *len;
+		ep->mig->park_left = *len;
 		return false;
 	}
 	if (rc == -EAGAIN || (rc == 0 && used == 0))
@@ -654,9 +666,9 @@ void iw_ep_feed(struct rnic_iw_ep *ep, struct rte_mbuf *head, struct rte_mbuf *s
 	for (; s != NULL && ep->state != EP_CLOSED; s = s->next, off = 0) {
 		iw_ep_input(ep, rte_pktmbuf_mtod_offset(s, const uint8_t *, off), s->data_len - off);
 		if (ep->mig_wait && ep->state != EP_CLOSED) {
-			ep->park = head;
-			ep->park_seg = s;
-			ep->park_off = (uint32_t)(s->data_len - ep->park_left);
+			ep->mig->park = head;
+			ep->mig->park_seg = s;
+			ep->mig->park_off = (uint32_t)(s->data_len - ep->mig->park_left);
 			rnic_tcp_hold(ep->c, true);
 			return;
 		}
@@ -668,13 +680,14 @@ void iw_ep_feed(struct rnic_iw_ep *ep, struct rte_mbuf *head, struct rte_mbuf *s
  * header is checked again, then the parked bytes and what TCP held. */
 static void ep_mig_done(struct rnic_stag_mig *q)
 {
-	struct rnic_iw_ep *ep = (struct rnic_iw_ep *)((char *)q - offsetof(struct rnic_iw_ep, mig));
-	struct rte_mbuf *head = ep->park, *s = ep->park_seg;
-	uint32_t off = ep->park_off;
+	struct iw_mig *m = (struct iw_mig *)((char *)q - offsetof(struct iw_mig, q));
+	struct rnic_iw_ep *ep = m->ep;
+	struct rte_mbuf *head = m->park, *s = m->park_seg;
+	uint32_t off = m->park_off;
 	ep->mig_wait = false;
 	ep->mig_answered = true;
-	ep->park = NULL;
-	ep->park_seg = NULL;
+	m->park = NULL;
+	m->park_seg = NULL;
 	/* the query's busy reference keeps the endpoint until the end here */
 	if (ep->state != EP_CLOSED) {
 		static const uint8_t none[1];
