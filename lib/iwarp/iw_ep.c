@@ -113,7 +113,7 @@ void rnic_iw_fail_allocs(struct rnic_stack *st, uint32_t n)
 
 /*
  * The endpoint and its lazy allocations (startup state, job ring, ORD
- * table, Terminate buffer, migration state), zeroed, from the C heap (common/objalloc.h; free with
+ * table, Terminate buffer, migration state, current receive), zeroed, from the C heap (common/objalloc.h; free with
  * rnic_obj_free): one that finds no memory (or that a test made fail with
  * rnic_iw_fail_allocs) is counted in alloc_failures. The caller turns
  * NULL into an error of the operation that wanted the memory. Any worker.
@@ -293,7 +293,7 @@ void iw_ep_flush(struct rnic_iw_ep *ep)
 	}
 	if (ep->in_msg) {   /* the receive a message was being placed into */
 		ep->in_msg = false;
-		iw_complete(ep, ep->cur.wr_id, IBV_WC_RECV, IBV_WC_WR_FLUSH_ERR, 0);
+		iw_complete(ep, ep->cur->wr_id, IBV_WC_RECV, IBV_WC_WR_FLUSH_ERR, 0);
 	}
 	/* a verbs QP's receive queue outlives the connection: the verbs
 	 * layer flushes it; our own goes here */
@@ -310,6 +310,8 @@ void iw_ep_free(struct rnic_iw_ep *ep)
 	ep->mig = NULL;
 	rnic_obj_free(ep->term_out);
 	ep->term_out = NULL;
+	rnic_obj_free(ep->cur);
+	ep->cur = NULL;
 	rte_pktmbuf_free(ep->stage);
 	ep->stage = NULL;
 	rnic_rq_fini(&ep->own_rq);

@@ -169,7 +169,10 @@ struct rnic_iw_ep {
 	uint32_t rx_msn[RNIC_DDP_QN_COUNT]; /* next MSN expected per queue number */
 	struct rnic_rq *rq;            /* receives: the QP's, an SRQ, or own_rq */
 	struct rnic_rq own_rq;         /* no entries until rnic_iw_post_recv() */
-	struct rnic_rwqe cur;          /* the receive a Send is placed into */
+	/* the receive a Send is placed into: allocated by the first
+	 * message that takes one (iw_rx.c rx_take), 144 B an idle QP
+	 * does not carry */
+	struct rnic_rwqe *cur;
 	bool in_msg;
 	uint32_t inreads;              /* Read and Atomic Requests being served (IRD) */
 
@@ -249,7 +252,7 @@ struct iw_stack_state {
 	uint64_t mpa_timeouts_active, mpa_timeouts_passive;
 	uint64_t rtr_sent, rtr_received;
 	/* lazy allocations (startup state, job ring, ORD table, Terminate
-	 * buffer, migration state) that found
+	 * buffer, migration state, current receive) that found
 	 * no memory; endpoints holding startup state now */
 	uint64_t alloc_failures;
 	int64_t startup_live;

@@ -177,6 +177,29 @@ static int rx_hdr_tagged(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi,
 	return 0;
 }
 
+/*
+ * The first segment of a Send (or an Immediate Data message) takes a
+ * receive into ep->cur, which the first such message allocates. @return
+ * 0, or what the parser's hdr callback returns: RNIC_FPDU_SKIP after the
+ * Terminate of an empty queue, -ENOMEM when ep->cur found no memory
+ * (counted): the stream ends with a reset, the receive stays queued (and
+ * is flushed with the QP).
+ */
+static int rx_take(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
+{
+	if (ep->cur == NULL) {
+		ep->cur = iw_alloc(ep->st, "rnic_iw_cur", sizeof(*ep->cur));
+		if (ep->cur == NULL) {
+			iw_ep_close(ep, -ENOMEM);
+			return -ENOMEM;
+		}
+	}
+	if (ep->rq == NULL || !rnic_rq_take(ep->rq, ep->cur))
+		return rx_fault(ep, fi, RNIC_TERM_DDP_U_NO_BUFFER);
+	ep->in_msg = true;
+	return 0;
+}
+
 /* A Send segment: the first takes a receive, each is scattered into it
  * at its MO. */
 static int rx_hdr_send(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, uint32_t mo)
@@ -184,11 +207,11 @@ static int rx_hdr_send(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, u
 	if (!ep->in_msg) {
 		if (mo != 0)
 			return rx_fault(ep, fi, RNIC_TERM_DDP_U_INVALID_MO);
-		if (ep->rq == NULL || !rnic_rq_take(ep->rq, &ep->cur))
-			return rx_fault(ep, fi, RNIC_TERM_DDP_U_NO_BUFFER);
-		ep->in_msg = true;
+		int rc = rx_take(ep, fi);
+		if (rc != 0)
+			return rc;
 	}
-	if ((uint64_t)mo + fi->payload_len > ep->cur.total)
+	if ((uint64_t)mo + fi->payload_len > ep->cur->total)
 		return rx_fault(ep, fi, RNIC_TERM_DDP_U_TOO_LONG);
 	ep->scatter = true;
 	ep->place_mo = mo;
@@ -203,9 +226,9 @@ static int rx_hdr_imm(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, ui
 		return rx_fault(ep, fi, RNIC_TERM_DDP_U_INVALID_MO);
 	if (!fi->last || fi->payload_len != 0)
 		return rx_fault(ep, fi, RNIC_TERM_DDP_U_TOO_LONG);
-	if (ep->rq == NULL || !rnic_rq_take(ep->rq, &ep->cur))
-		return rx_fault(ep, fi, RNIC_TERM_DDP_U_NO_BUFFER);
-	ep->in_msg = true;
+	int rc = rx_take(ep, fi);
+	if (rc != 0)
+		return rc;
 	memcpy(ep->imm_in, fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN, sizeof(ep->imm_in));
 	ep->place = ep->imm_in;
 	return 0;
@@ -309,7 +332,7 @@ static int frx_payload(void *arg, const struct rnic_fpdu_info *fi, uint32_t off,
 	if (ep->scatter || ep->place)
 		__atomic_store_n(&ep->xfer->bytes_in, ep->xfer->bytes_in + len, __ATOMIC_RELAXED);
 	if (ep->scatter)
-		scatter(&ep->cur, ep->place_mo + off, data, len);
+		scatter(ep->cur, ep->place_mo + off, data, len);
 	else if (ep->place)
 		memcpy(ep->place + off, data, len);
 	return 0;
@@ -449,7 +472,7 @@ static int rx_done_write(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
  * otherwise (Send with Immediate) a receive of 0 bytes. */
 static int rx_done_imm(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
 {
-	struct ibv_wc wc = { .wr_id = ep->cur.wr_id, .status = IBV_WC_SUCCESS,
+	struct ibv_wc wc = { .wr_id = ep->cur->wr_id, .status = IBV_WC_SUCCESS,
 			     .opcode = IBV_WC_RECV, .qp_num = ep->qpn,
 			     .wc_flags = IBV_WC_WITH_IMM };
 	memcpy(&wc.imm_data, ep->imm_in, sizeof(wc.imm_data));
@@ -473,7 +496,7 @@ static int rx_done_send(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
 		return 0;
 	const struct rnic_rdmap_op_info *oi = rnic_rdmap_op(fi->opcode);
 	const struct rnic_ddp_untagged_hdr *u = (const void *)fi->hdr;
-	struct ibv_wc wc = { .wr_id = ep->cur.wr_id, .status = IBV_WC_SUCCESS,
+	struct ibv_wc wc = { .wr_id = ep->cur->wr_id, .status = IBV_WC_SUCCESS,
 			     .opcode = IBV_WC_RECV, .qp_num = ep->qpn,
 			     .byte_len = rte_be_to_cpu_32(u->mo) + fi->payload_len };
 	enum rnic_stag_fault f = RNIC_STAG_OK;
