@@ -198,6 +198,7 @@ struct rnic_iw_ep {
 	/* placement of the FPDU being parsed */
 	uint8_t *place;                /* contiguous target, or NULL */
 	bool scatter;                  /* into cur's SGEs at place_mo */
+	bool rtr_in;                   /* the FPDU being parsed is the peer's RTR */
 	uint32_t place_mo;
 	/* the RDMAP header (or Terminate) of the FPDU being parsed, copied
 	 * by its hdr callback and read by its done callback: one FPDU is
@@ -213,9 +214,12 @@ struct rnic_iw_ep {
 	 * Immediate Data message right behind it completes as
 	 * IBV_WC_RECV_RDMA_WITH_IMM with that byte_len */
 	bool after_write;
+	/* STag migration (mig, below): a query is out (mig is there); hdr
+	 * runs again with the answer (bools here, where there is room) */
+	bool mig_wait;
+	bool mig_answered;
 	uint32_t last_write_len;
 	uint64_t write_acc;            /* bytes of the Write being received */
-	bool rtr_in;                   /* the FPDU being parsed is the peer's RTR */
 	struct rnic_timer tx_timer;    /* retries a transmit that found no mbuf */
 	/* FPDUs built but not yet handed to TCP, packed back to back into
 	 * one mbuf of at most one MSS: the next TCP segment (stage_flush) */
@@ -228,8 +232,6 @@ struct rnic_iw_ep {
 
 	/* STag migration: NULL until the first query (struct iw_mig) */
 	struct iw_mig *mig;
-	bool mig_wait;                 /* a query is out (mig is there) */
-	bool mig_answered;             /* hdr runs again with the answer */
 	uint64_t migrations;
 };
 
