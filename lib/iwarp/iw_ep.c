@@ -113,9 +113,10 @@ void rnic_iw_fail_allocs(struct rnic_stack *st, uint32_t n)
 
 /*
  * The endpoint and its lazy allocations (startup state, job ring, ORD
- * table, Terminate buffer, migration state, current receive), zeroed, from the C heap (common/objalloc.h; free with
- * rnic_obj_free): one that finds no memory (or that a test made fail with
- * rnic_iw_fail_allocs) is counted in alloc_failures. The caller turns
+ * table, Terminate buffer, migration state, current receive), zeroed,
+ * from the C heap (common/objalloc.h; free with rnic_obj_free): one that
+ * finds no memory (or that a test made fail with rnic_iw_fail_allocs) is
+ * counted in alloc_failures. The caller turns
  * NULL into an error of the operation that wanted the memory. Any worker.
  */
 void *iw_alloc(struct rnic_stack *st, const char *what, size_t size)
