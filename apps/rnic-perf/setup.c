@@ -621,12 +621,15 @@ static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common
 	return 0;
 }
 
-/* Bytes allocated now: every socket's rte_malloc heap (QPs, queues,
- * TCBs, memzones) and the C heap (CM ids and what else the library
- * callocs). Only differences mean anything. */
+/* Bytes allocated now: every socket's rte_malloc heap (memzones, what
+ * still comes from rte_malloc) and the C heap (QPs, queues, TCBs, CM ids:
+ * the chunks in use and, for the big ones glibc maps on their own, such
+ * as a probe QP's 1024-entry queue, the mapped bytes). Only differences
+ * mean anything. */
 static double mem_now(void)
 {
-	double n = (double)mallinfo2().uordblks;
+	struct mallinfo2 mi = mallinfo2();
+	double n = (double)mi.uordblks + (double)mi.hblkhd;
 
 	for (unsigned i = 0; i < rte_socket_count(); i++) {
 		struct rte_malloc_socket_stats ms;

@@ -337,10 +337,10 @@ static void tcp_recv(struct rnic_tcp_conn *c, void *ctx, struct rte_mbuf *m)
 	(void)c;
 	struct rnic_iw_ep *ep = ctx;
 	ep->busy++;
-	if (ep->mig_wait && ep->park != NULL) {
+	if (ep->mig_wait && ep->mig->park != NULL) {
 		/* TCP holds the stream while parked; should bytes come anyway,
 		 * they go behind the parked ones, in order */
-		if (rte_pktmbuf_chain(ep->park, m) != 0) {
+		if (rte_pktmbuf_chain(ep->mig->park, m) != 0) {
 			rte_pktmbuf_free(m);
 			iw_ep_close(ep, -ENOBUFS);
 		}

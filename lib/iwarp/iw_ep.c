@@ -113,9 +113,10 @@ void rnic_iw_fail_allocs(struct rnic_stack *st, uint32_t n)
 
 /*
  * The endpoint and its lazy allocations (startup state, job ring, ORD
- * table), zeroed, from the C heap (common/objalloc.h; free with
- * rnic_obj_free): one that finds no memory (or that a test made fail with
- * rnic_iw_fail_allocs) is counted in alloc_failures. The caller turns
+ * table, Terminate buffer, migration state, current receive), zeroed,
+ * from the C heap (common/objalloc.h; free with rnic_obj_free): one that
+ * finds no memory (or that a test made fail with rnic_iw_fail_allocs) is
+ * counted in alloc_failures. The caller turns
  * NULL into an error of the operation that wanted the memory. Any worker.
  */
 void *iw_alloc(struct rnic_stack *st, const char *what, size_t size)
@@ -239,14 +240,18 @@ void iw_terminate_off(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
 {
 	bool rdma_mode = ep->state == EP_RTS || ep->state == EP_RTS_WAIT ||
 			 ep->state == EP_RTR_WAIT;
-	if (!rdma_mode || !iw_job_room(ep, 1)) {
+	/* no room, no job ring or no Terminate buffer (counted): the stream
+	 * ends with a reset instead, the error the same */
+	if (ep->term_out == NULL && rdma_mode)
+		ep->term_out = iw_alloc(ep->st, "rnic_iw_term", RNIC_TERM_ULPDU_MAX);
+	if (!rdma_mode || ep->term_out == NULL || !iw_job_room(ep, 1)) {
 		if (ep->state != EP_CLOSED)
 			iw_ep_close(ep, -EPROTO);
 		return;
 	}
 	iw_debug("terminate: cause %d (%s)", cause, rnic_term_name(cause));
 	int n = rnic_term_build(cause, ep->msn[RNIC_DDP_QN_TERMINATE]++, off, ep->term_out,
-				sizeof(ep->term_out));
+				RNIC_TERM_ULPDU_MAX);
 	if (n < 0)
 		return;
 	struct job *j = iw_job_next(ep);
@@ -289,7 +294,7 @@ void iw_ep_flush(struct rnic_iw_ep *ep)
 	}
 	if (ep->in_msg) {   /* the receive a message was being placed into */
 		ep->in_msg = false;
-		iw_complete(ep, ep->cur.wr_id, IBV_WC_RECV, IBV_WC_WR_FLUSH_ERR, 0);
+		iw_complete(ep, ep->cur->wr_id, IBV_WC_RECV, IBV_WC_WR_FLUSH_ERR, 0);
 	}
 	/* a verbs QP's receive queue outlives the connection: the verbs
 	 * layer flushes it; our own goes here */
@@ -300,8 +305,14 @@ void iw_ep_flush(struct rnic_iw_ep *ep)
 
 void iw_ep_free(struct rnic_iw_ep *ep)
 {
-	rte_pktmbuf_free(ep->park);
-	ep->park = NULL;
+	if (ep->mig != NULL)
+		rte_pktmbuf_free(ep->mig->park);
+	rnic_obj_free(ep->mig);
+	ep->mig = NULL;
+	rnic_obj_free(ep->term_out);
+	ep->term_out = NULL;
+	rnic_obj_free(ep->cur);
+	ep->cur = NULL;
 	rte_pktmbuf_free(ep->stage);
 	ep->stage = NULL;
 	rnic_rq_fini(&ep->own_rq);

@@ -88,6 +88,22 @@ struct job {
  * with nothing in flight gets no ACK. */
 #define TX_RETRY_US 200
 
+/*
+ * STag migration (seed 000), allocated by the first query (ep_migrate)
+ * and kept: a tagged segment (or a Read Request) for an STag of another
+ * port waits for the control component; the rest of the received chunk
+ * is parked here, later bytes wait in TCP (hold). Most endpoints never
+ * ask, so an idle QP does not carry it (issue 21).
+ */
+struct iw_mig {
+	struct rnic_stag_mig q;        /* the query; its answer finds ep */
+	struct rnic_iw_ep *ep;
+	struct rte_mbuf *park;         /* the chunk being parsed, from park_seg */
+	struct rte_mbuf *park_seg;
+	uint32_t park_off;
+	size_t park_left;              /* bytes of the segment not parsed */
+};
+
 /* One outstanding Read or Atomic Request (ORD). */
 struct iw_ord {
 	uint64_t wr_id;
@@ -153,7 +169,10 @@ struct rnic_iw_ep {
 	uint32_t rx_msn[RNIC_DDP_QN_COUNT]; /* next MSN expected per queue number */
 	struct rnic_rq *rq;            /* receives: the QP's, an SRQ, or own_rq */
 	struct rnic_rq own_rq;         /* no entries until rnic_iw_post_recv() */
-	struct rnic_rwqe cur;          /* the receive a Send is placed into */
+	/* the receive a Send is placed into: allocated by the first
+	 * message that takes one (iw_rx.c rx_take), 144 B an idle QP
+	 * does not carry */
+	struct rnic_rwqe *cur;
 	bool in_msg;
 	uint32_t inreads;              /* Read and Atomic Requests being served (IRD) */
 
@@ -165,8 +184,9 @@ struct rnic_iw_ep {
 	struct job *jobs;
 	unsigned job_cap;
 	unsigned job_head, sent_head, built_head, job_tail;
-	/* the Terminate we send (one per endpoint: it closes the stream) */
-	uint8_t term_out[RNIC_TERM_ULPDU_MAX];
+	/* the Terminate we send (one per endpoint: it closes the stream),
+	 * RNIC_TERM_ULPDU_MAX bytes allocated when it is built */
+	uint8_t *term_out;
 
 	/* outstanding Reads and Atomics (ORD), answered in this order: a
 	 * table of ORD_MAX, allocated by the first Read or Atomic Request
@@ -178,19 +198,28 @@ struct rnic_iw_ep {
 	/* placement of the FPDU being parsed */
 	uint8_t *place;                /* contiguous target, or NULL */
 	bool scatter;                  /* into cur's SGEs at place_mo */
+	bool rtr_in;                   /* the FPDU being parsed is the peer's RTR */
 	uint32_t place_mo;
-	uint8_t rreq[28];
-	uint8_t areq[sizeof(struct rnic_rdmap_atomic_req_hdr)];
-	uint8_t aresp[sizeof(struct rnic_rdmap_atomic_resp_hdr)];
-	uint8_t imm_in[sizeof(struct rnic_rdmap_imm_hdr)];
+	/* the RDMAP header (or Terminate) of the FPDU being parsed, copied
+	 * by its hdr callback and read by its done callback: one FPDU is
+	 * parsed at a time, so they share the bytes */
+	union {
+		uint8_t rreq[28];
+		uint8_t areq[sizeof(struct rnic_rdmap_atomic_req_hdr)];
+		uint8_t aresp[sizeof(struct rnic_rdmap_atomic_resp_hdr)];
+		uint8_t imm_in[sizeof(struct rnic_rdmap_imm_hdr)];
+		uint8_t term_in[64];
+	};
 	/* the last complete message was an RDMA Write of this many bytes: an
 	 * Immediate Data message right behind it completes as
 	 * IBV_WC_RECV_RDMA_WITH_IMM with that byte_len */
 	bool after_write;
+	/* STag migration (mig, below): a query is out (mig is there); hdr
+	 * runs again with the answer (bools here, where there is room) */
+	bool mig_wait;
+	bool mig_answered;
 	uint32_t last_write_len;
 	uint64_t write_acc;            /* bytes of the Write being received */
-	uint8_t term_in[64];
-	bool rtr_in;                   /* the FPDU being parsed is the peer's RTR */
 	struct rnic_timer tx_timer;    /* retries a transmit that found no mbuf */
 	/* FPDUs built but not yet handed to TCP, packed back to back into
 	 * one mbuf of at most one MSS: the next TCP segment (stage_flush) */
@@ -201,16 +230,8 @@ struct rnic_iw_ep {
 	int term_err;                  /* we sent a Terminate: close with -EPROTO */
 	unsigned busy;                 /* inside iw_ep_input: free later */
 
-	/* STag migration (seed 000): a tagged segment (or a Read Request) for
-	 * an STag of another port waits for the control component; the rest
-	 * of the received chunk is parked, later bytes wait in TCP (hold) */
-	struct rnic_stag_mig mig;
-	bool mig_wait;                 /* a query is out */
-	bool mig_answered;             /* hdr runs again with the answer */
-	struct rte_mbuf *park;         /* the chunk being parsed, from park_seg */
-	struct rte_mbuf *park_seg;
-	uint32_t park_off;
-	size_t park_left;              /* bytes of the segment not parsed */
+	/* STag migration: NULL until the first query (struct iw_mig) */
+	struct iw_mig *mig;
 	uint64_t migrations;
 };
 
@@ -232,7 +253,8 @@ struct iw_stack_state {
 	uint32_t mpa_timeout_ms;       /* 0: RNIC_IW_MPA_TIMEOUT_MS */
 	uint64_t mpa_timeouts_active, mpa_timeouts_passive;
 	uint64_t rtr_sent, rtr_received;
-	/* lazy allocations (startup state, job ring, ORD table) that found
+	/* lazy allocations (startup state, job ring, ORD table, Terminate
+	 * buffer, migration state, current receive) that found
 	 * no memory; endpoints holding startup state now */
 	uint64_t alloc_failures;
 	int64_t startup_live;

@@ -25,18 +25,30 @@
 static void ep_mig_done(struct rnic_stag_mig *q);
 
 /* Ask the control component about @p stag; the FPDU waits (hdr runs again
- * with the answer, from ep_mig_done()). */
+ * with the answer, from ep_mig_done()). The first query allocates the
+ * migration state: without memory (counted) the stream ends with a
+ * reset, -ENOMEM, as the peer's request can be neither served nor
+ * refused with a Terminate. */
 static int ep_migrate(struct rnic_iw_ep *ep, uint32_t stag)
 {
-	ep->mig.st = ep->st;
-	ep->mig.w = ep->w;
-	ep->mig.stag = stag;
-	ep->mig.port = (uint8_t)iw_ep_port(ep);
-	ep->mig.done = ep_mig_done;
+	if (ep->mig == NULL) {
+		ep->mig = iw_alloc(ep->st, "rnic_iw_mig", sizeof(*ep->mig));
+		if (ep->mig == NULL) {
+			iw_ep_close(ep, -ENOMEM);
+			return -ENOMEM;
+		}
+		ep->mig->ep = ep;
+	}
+	struct rnic_stag_mig *q = &ep->mig->q;
+	q->st = ep->st;
+	q->w = ep->w;
+	q->stag = stag;
+	q->port = (uint8_t)iw_ep_port(ep);
+	q->done = ep_mig_done;
 	ep->mig_wait = true;
 	ep->migrations++;
 	ep->busy++;   /* alive until the answer */
-	rnic_stag_migrate(&ep->mig);
+	rnic_stag_migrate(q);
 	return RNIC_FPDU_WAIT;
 }
 
@@ -165,6 +177,29 @@ static int rx_hdr_tagged(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi,
 	return 0;
 }
 
+/*
+ * The first segment of a Send (or an Immediate Data message) takes a
+ * receive into ep->cur, which the first such message allocates. @return
+ * 0, or what the parser's hdr callback returns: RNIC_FPDU_SKIP after the
+ * Terminate of an empty queue, -ENOMEM when ep->cur found no memory
+ * (counted): the stream ends with a reset, the receive stays queued (and
+ * is flushed with the QP).
+ */
+static int rx_take(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
+{
+	if (ep->cur == NULL) {
+		ep->cur = iw_alloc(ep->st, "rnic_iw_cur", sizeof(*ep->cur));
+		if (ep->cur == NULL) {
+			iw_ep_close(ep, -ENOMEM);
+			return -ENOMEM;
+		}
+	}
+	if (ep->rq == NULL || !rnic_rq_take(ep->rq, ep->cur))
+		return rx_fault(ep, fi, RNIC_TERM_DDP_U_NO_BUFFER);
+	ep->in_msg = true;
+	return 0;
+}
+
 /* A Send segment: the first takes a receive, each is scattered into it
  * at its MO. */
 static int rx_hdr_send(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, uint32_t mo)
@@ -172,11 +207,11 @@ static int rx_hdr_send(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, u
 	if (!ep->in_msg) {
 		if (mo != 0)
 			return rx_fault(ep, fi, RNIC_TERM_DDP_U_INVALID_MO);
-		if (ep->rq == NULL || !rnic_rq_take(ep->rq, &ep->cur))
-			return rx_fault(ep, fi, RNIC_TERM_DDP_U_NO_BUFFER);
-		ep->in_msg = true;
+		int rc = rx_take(ep, fi);
+		if (rc != 0)
+			return rc;
 	}
-	if ((uint64_t)mo + fi->payload_len > ep->cur.total)
+	if ((uint64_t)mo + fi->payload_len > ep->cur->total)
 		return rx_fault(ep, fi, RNIC_TERM_DDP_U_TOO_LONG);
 	ep->scatter = true;
 	ep->place_mo = mo;
@@ -191,9 +226,9 @@ static int rx_hdr_imm(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, ui
 		return rx_fault(ep, fi, RNIC_TERM_DDP_U_INVALID_MO);
 	if (!fi->last || fi->payload_len != 0)
 		return rx_fault(ep, fi, RNIC_TERM_DDP_U_TOO_LONG);
-	if (ep->rq == NULL || !rnic_rq_take(ep->rq, &ep->cur))
-		return rx_fault(ep, fi, RNIC_TERM_DDP_U_NO_BUFFER);
-	ep->in_msg = true;
+	int rc = rx_take(ep, fi);
+	if (rc != 0)
+		return rc;
 	memcpy(ep->imm_in, fi->hdr + RNIC_DDP_UNTAGGED_HDR_LEN, sizeof(ep->imm_in));
 	ep->place = ep->imm_in;
 	return 0;
@@ -297,7 +332,7 @@ static int frx_payload(void *arg, const struct rnic_fpdu_info *fi, uint32_t off,
 	if (ep->scatter || ep->place)
 		__atomic_store_n(&ep->xfer->bytes_in, ep->xfer->bytes_in + len, __ATOMIC_RELAXED);
 	if (ep->scatter)
-		scatter(&ep->cur, ep->place_mo + off, data, len);
+		scatter(ep->cur, ep->place_mo + off, data, len);
 	else if (ep->place)
 		memcpy(ep->place + off, data, len);
 	return 0;
@@ -437,7 +472,7 @@ static int rx_done_write(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
  * otherwise (Send with Immediate) a receive of 0 bytes. */
 static int rx_done_imm(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
 {
-	struct ibv_wc wc = { .wr_id = ep->cur.wr_id, .status = IBV_WC_SUCCESS,
+	struct ibv_wc wc = { .wr_id = ep->cur->wr_id, .status = IBV_WC_SUCCESS,
 			     .opcode = IBV_WC_RECV, .qp_num = ep->qpn,
 			     .wc_flags = IBV_WC_WITH_IMM };
 	memcpy(&wc.imm_data, ep->imm_in, sizeof(wc.imm_data));
@@ -461,7 +496,7 @@ static int rx_done_send(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
 		return 0;
 	const struct rnic_rdmap_op_info *oi = rnic_rdmap_op(fi->opcode);
 	const struct rnic_ddp_untagged_hdr *u = (const void *)fi->hdr;
-	struct ibv_wc wc = { .wr_id = ep->cur.wr_id, .status = IBV_WC_SUCCESS,
+	struct ibv_wc wc = { .wr_id = ep->cur->wr_id, .status = IBV_WC_SUCCESS,
 			     .opcode = IBV_WC_RECV, .qp_num = ep->qpn,
 			     .byte_len = rte_be_to_cpu_32(u->mo) + fi->payload_len };
 	enum rnic_stag_fault f = RNIC_STAG_OK;
@@ -629,7 +664,7 @@ bool iw_rx_input(struct rnic_iw_ep *ep, const uint8_t **p, size_t *len)
 	*p += used;
 	*len -= used;
 	if (rc == -EINPROGRESS) {   /* a migration query: park the rest */
-		ep->park_left = *len;
+		ep->mig->park_left = *len;
 		return false;
 	}
 	if (rc == -EAGAIN || (rc == 0 && used == 0))
@@ -654,9 +689,9 @@ void iw_ep_feed(struct rnic_iw_ep *ep, struct rte_mbuf *head, struct rte_mbuf *s
 	for (; s != NULL && ep->state != EP_CLOSED; s = s->next, off = 0) {
 		iw_ep_input(ep, rte_pktmbuf_mtod_offset(s, const uint8_t *, off), s->data_len - off);
 		if (ep->mig_wait && ep->state != EP_CLOSED) {
-			ep->park = head;
-			ep->park_seg = s;
-			ep->park_off = (uint32_t)(s->data_len - ep->park_left);
+			ep->mig->park = head;
+			ep->mig->park_seg = s;
+			ep->mig->park_off = (uint32_t)(s->data_len - ep->mig->park_left);
 			rnic_tcp_hold(ep->c, true);
 			return;
 		}
@@ -668,13 +703,14 @@ void iw_ep_feed(struct rnic_iw_ep *ep, struct rte_mbuf *head, struct rte_mbuf *s
  * header is checked again, then the parked bytes and what TCP held. */
 static void ep_mig_done(struct rnic_stag_mig *q)
 {
-	struct rnic_iw_ep *ep = (struct rnic_iw_ep *)((char *)q - offsetof(struct rnic_iw_ep, mig));
-	struct rte_mbuf *head = ep->park, *s = ep->park_seg;
-	uint32_t off = ep->park_off;
+	struct iw_mig *m = (struct iw_mig *)((char *)q - offsetof(struct iw_mig, q));
+	struct rnic_iw_ep *ep = m->ep;
+	struct rte_mbuf *head = m->park, *s = m->park_seg;
+	uint32_t off = m->park_off;
 	ep->mig_wait = false;
 	ep->mig_answered = true;
-	ep->park = NULL;
-	ep->park_seg = NULL;
+	m->park = NULL;
+	m->park_seg = NULL;
 	/* the query's busy reference keeps the endpoint until the end here */
 	if (ep->state != EP_CLOSED) {
 		static const uint8_t none[1];

@@ -103,7 +103,15 @@ struct rnic_qp {
 	struct rnic_stack *st;
 	enum rnic_transport transport;
 	struct ibv_qp_cap cap;
+	/* the flags together, ahead of the pointers: no padding between
+	 * members (480 -> 472 bytes, issue 21) */
 	bool sq_sig_all;
+	bool draining;
+	bool drain_again;          /* room came while draining: go round again */
+	bool in_error;
+	/* a completion found its CQ full: IBV_EVENT_QP_FATAL raised, the
+	 * transport is stopped from the verbs poller (fatal_pending) */
+	bool fatal;
 
 	/* send queue: app threads produce under sq_lock; the worker hands
 	 * entries to the transport (sq_cons) and retires them in order */
@@ -123,15 +131,9 @@ struct rnic_qp {
 				       * the bound endpoint, NULL when none) */
 	volatile int db_pending;
 	volatile int conn;            /* enum rnic_qp_conn */
-	bool draining;
-	bool drain_again;          /* room came while draining: go round again */
-	bool in_error;
-	void *cm_id;
-	/* a completion found its CQ full: IBV_EVENT_QP_FATAL raised, the
-	 * transport is stopped from the verbs poller (fatal_pending) */
-	bool fatal;
-	volatile int fatal_pending;
+	volatile int fatal_pending;   /* see fatal */
 	unsigned async_got, async_acked;   /* async events taken / acked */
+	void *cm_id;
 
 	struct rnic_qp_xfer xfer;     /* written by the transport */
 	uint64_t send_wrs, recv_wrs, completions, flushed;

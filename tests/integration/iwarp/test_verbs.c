@@ -2110,7 +2110,10 @@ static void t_startup_freed_p2p(void) { startup_freed_case(true); }
  * crash or a hang: the active side's startup state (connect fails with
  * -ENOMEM), the passive side's (the TCP connection is refused with a
  * reset: B's connect ends in an error event), the ORD table of the first
- * Read (that Read completes with IBV_WC_GENERAL_ERR, the next one works).
+ * Read (that Read completes with IBV_WC_GENERAL_ERR, the next one works),
+ * the buffer of the first Terminate (the stream ends with a reset, no
+ * Terminate sent, the error -EPROTO all the same), the receive state of
+ * the first Send received (a reset, -ENOMEM, the receive flushed).
  */
 /* B's next work request (@p op, wr_id @p id) finds the allocation it
  * makes on first use failing: it completes in error, counted once. */
@@ -2127,6 +2130,73 @@ static void b_first_use_fails(struct end *b, enum ibv_wr_opcode op, uint64_t id,
 	rnic_iw_stats(SB, &s1);
 	CHECK(s1.alloc_failures == s0.alloc_failures + 1, "B: alloc_failures %llu -> %llu",
 	      (unsigned long long)s0.alloc_failures, (unsigned long long)s1.alloc_failures);
+}
+
+/* New QPs on both ends, connected again; the old ones' completions and
+ * events dropped. */
+static void reconnect(uint16_t port)
+{
+	struct rnic_cm_event ev;
+	struct ibv_wc wc;
+	for (struct end *e = &a; e != NULL; e = e == &a ? &b : NULL) {
+		CHECK_RC(rnic_cm_destroy_id(e->id), 0);
+		e->id = NULL;
+		CHECK_RC(rnic_destroy_qp(e->qp), 0);
+		e->qp = make_qp(e, &DEF, NULL);
+	}
+	while (ibv_poll_cq(a.cq, 1, &wc) > 0 || ibv_poll_cq(b.cq, 1, &wc) > 0)
+		;
+	while (rnic_cm_get_event(a.cm, &ev, 0) == 0 || rnic_cm_get_event(b.cm, &ev, 0) == 0)
+		;
+	connect_ab(port, &DEF);
+}
+
+/* A's first received Send finds no memory for the receive it takes: the
+ * stream ends with a reset (-ENOMEM at A), the receive is flushed. */
+static void lazy_recv_fails(uint16_t port)
+{
+	struct rnic_iw_stats a0, a1;
+	struct rnic_cm_event ev;
+	reconnect(port);
+	rnic_iw_stats(SA, &a0);
+	recv1(&a, 60, a.buf + BASE, 256);
+	rnic_iw_fail_allocs(SA, 1);
+	CHECK_RC(post1(&b, IBV_WR_SEND, 61, b.buf + BASE, 64, 0, 0, IBV_SEND_SIGNALED), 0);
+	expect_event(a.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "A");
+	CHECK(ev.status == -ENOMEM, "A (no memory for the receive): DISCONNECTED status %d, "
+	      "expected -ENOMEM", ev.status);
+	expect_event(b.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "B");
+	expect_wc(a.cq, a.qp, 60, ANY, IBV_WC_WR_FLUSH_ERR, ANY, "A's receive");
+	rnic_iw_stats(SA, &a1);
+	CHECK(a1.alloc_failures == a0.alloc_failures + 1, "A: alloc_failures %llu -> %llu",
+	      (unsigned long long)a0.alloc_failures, (unsigned long long)a1.alloc_failures);
+	CHECK(a.qp->state == IBV_QPS_ERR, "A's QP in state %d, expected ERR", a.qp->state);
+}
+
+/* A new connection: B's Write with a bad rkey makes A refuse it, and
+ * A's Terminate buffer (its first) finds no memory. */
+static void lazy_term_fails(uint16_t port)
+{
+	struct rnic_iw_stats a0, a1;
+	struct rnic_cm_event ev;
+	reconnect(port);
+	do_write(&a, &b, 4096, 0, 0, 50);   /* A's job ring is there */
+	rnic_iw_stats(SA, &a0);
+	rnic_iw_fail_allocs(SA, 1);
+	CHECK_RC(post1(&b, IBV_WR_RDMA_WRITE, 6, b.buf + BASE, 64, (uintptr_t)(a.buf + BASE),
+		       a.mr->rkey ^ 0xffu, IBV_SEND_SIGNALED), 0);
+	expect_event(a.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "A");
+	CHECK(ev.status == -EPROTO, "A (no Terminate buffer): DISCONNECTED status %d, expected "
+	      "-EPROTO", ev.status);
+	expect_event(b.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "B");
+	rnic_iw_stats(SA, &a1);
+	CHECK(a1.alloc_failures == a0.alloc_failures + 1, "A: alloc_failures %llu -> %llu",
+	      (unsigned long long)a0.alloc_failures, (unsigned long long)a1.alloc_failures);
+	struct rnic_qp_stats qa;
+	rnic_qp_stats(a.qp, &qa);
+	CHECK(qa.terminates_out == 0, "A sent %llu Terminates without a buffer",
+	      (unsigned long long)qa.terminates_out);
+	CHECK(a.qp->state == IBV_QPS_ERR, "A's QP in state %d, expected ERR", a.qp->state);
 }
 
 static void t_lazy_alloc_fail(void)
@@ -2183,21 +2253,12 @@ static void t_lazy_alloc_fail(void)
 	b_first_use_fails(&b, IBV_WR_RDMA_WRITE, 4, IBV_WC_RDMA_WRITE, dst, src, a.mr->rkey,
 			  "Write without a job ring");
 	/* a new connection: B's first Read finds no ORD table */
-	for (struct end *e = &a; e != NULL; e = e == &a ? &b : NULL) {
-		CHECK_RC(rnic_cm_destroy_id(e->id), 0);
-		e->id = NULL;
-		CHECK_RC(rnic_destroy_qp(e->qp), 0);
-		e->qp = make_qp(e, &DEF, NULL);
-	}
-	struct ibv_wc wc;   /* B's flushed work, the old ids' events */
-	while (ibv_poll_cq(a.cq, 1, &wc) > 0 || ibv_poll_cq(b.cq, 1, &wc) > 0)
-		;
-	while (rnic_cm_get_event(a.cm, &ev, 0) == 0 || rnic_cm_get_event(b.cm, &ev, 0) == 0)
-		;
-	connect_ab(port, &DEF);
+	reconnect(port);
 	do_write(&b, &a, 4096, 0, 0, 10);
 	b_first_use_fails(&b, IBV_WR_RDMA_READ, 5, IBV_WC_RDMA_READ, dst, src, a.mr->rkey,
 			  "Read without an ORD table");
+	lazy_term_fails(port);
+	lazy_recv_fails(port);
 }
 
 /*

@@ -50,6 +50,7 @@
 #include "rnic/rnic_cm.h"
 #include "rnic/rnic_roce.h"
 #include "rnic/rnic_verbs.h"
+#include "iwarp/iwarp.h"   /* rnic_iw_fail_allocs, rnic_iw_stats */
 
 #define KiB 1024u
 #define MiB (1024u * 1024u)
@@ -628,6 +629,38 @@ static void t_unknown(void)
 	       (unsigned long long)(q2.rejects_unknown - p2.rejects_unknown));
 }
 
+/* iWARP: the first migration query of B's endpoint finds no memory for
+ * its state (rnic_iw_fail_allocs): that connection ends with a reset,
+ * counted, nothing is placed, and the other QP goes on. */
+static void t_mig_nomem(void)
+{
+	enum { PIECE = 4 * KiB };
+	pair_up();
+	uint8_t *base = B.buf;
+	memset(base, 0x5a, 64 * KiB);
+	struct ibv_mr *mr = b_mr(0, 0, 64 * KiB, RW, 1);
+	uint8_t *src = src_at(64 * KiB);
+	fill(src, PIECE, 0xbeef);
+	struct rnic_iw_stats s0, s1;
+	rnic_iw_stats(M.st[1], &s0);
+	rnic_iw_fail_allocs(M.st[1], 1);
+	CHECK_RC(post_write(1, 40, src, PIECE, (uintptr_t)base, mr->rkey, IBV_SEND_SIGNALED), 0);
+	struct rnic_cm_event ev;
+	tpair_cm_expect(B.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, HANG_S * 1000, "B");
+	CHECK(ev.status == -ENOMEM && ev.id == B.id[1], "B: DISCONNECTED status %d for id %p, "
+	      "expected -ENOMEM for QP1's id %p", ev.status, (void *)ev.id, (void *)B.id[1]);
+	tpair_cm_expect(A.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, HANG_S * 1000, "A");
+	rnic_iw_stats(M.st[1], &s1);
+	CHECK(s1.alloc_failures == s0.alloc_failures + 1, "B: alloc_failures %llu -> %llu",
+	      (unsigned long long)s0.alloc_failures, (unsigned long long)s1.alloc_failures);
+	CHECK_UNTOUCHED(base, 64 * KiB, 0x5a, "B's MR after a Write whose query had no memory");
+	struct ibv_wc w;
+	wait_wc(A.cq[1], &w, 1, "A's Write");
+	/* QP0 (port 1, no migration) still works */
+	write_and_send(0, 50, src, PIECE, base, mr->rkey);
+	printf("    no memory for the migration state: reset, alloc_failures +1\n");
+}
+
 /* --- main ----------------------------------------------------------------------- */
 
 static bool case_cleanup(void)
@@ -660,6 +693,7 @@ static const struct {
 	{ "roce_invalidate", ROCE, t_invalidate },
 	{ "iwarp_unknown", IW, t_unknown },
 	{ "roce_unknown", ROCE, t_unknown },
+	{ "iwarp_mig_nomem", IW, t_mig_nomem },
 };
 
 int main(int argc, char **argv)

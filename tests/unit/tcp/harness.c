@@ -4,6 +4,7 @@
  * and the engine: output capture, routing, flow ownership, registration.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <string.h>
 
 #include <rte_ip.h>
@@ -133,8 +134,10 @@ void tcp_telemetry_init(void)
 {
 }
 
-/* lib/tcp's rte_free() goes through here (-Wl,--wrap=rte_free): freed TCBs
- * are poisoned, so a use after free reads nonsense and fails loudly. */
+/* lib/tcp's rte_free() and free() go through here (-Wl,--wrap=rte_free,
+ * --wrap=free; TCBs come from the C heap, common/objalloc.h): freed
+ * memory is poisoned, so a use after free reads nonsense and fails
+ * loudly. */
 void __real_rte_free(void *p);
 void __wrap_rte_free(void *p);
 void __wrap_rte_free(void *p)
@@ -143,6 +146,15 @@ void __wrap_rte_free(void *p)
 	if (p != NULL && rte_malloc_validate(p, &sz) == 0)
 		memset(p, 0xa5, sz);
 	__real_rte_free(p);
+}
+
+void __real_free(void *p);
+void __wrap_free(void *p);
+void __wrap_free(void *p)
+{
+	if (p != NULL)
+		memset(p, 0xa5, malloc_usable_size(p));
+	__real_free(p);
 }
 
 /* --- nodes ---------------------------------------------------------------- */
