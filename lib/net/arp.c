@@ -43,6 +43,12 @@
 #define CNT(t, f)  __atomic_fetch_add(&(t)->f, 1, __ATOMIC_RELAXED)
 #define LOAD(t, f) __atomic_load_n(&(t)->f, __ATOMIC_RELAXED)
 
+/* A change a struct rnic_arp_hint must see. Caller holds the write lock. */
+static inline void arp_changed(struct rnic_arp_table *t)
+{
+	__atomic_store_n(&t->gen, t->gen + 1, __ATOMIC_RELEASE);
+}
+
 static inline uint64_t us_to_tsc(uint64_t us)
 {
 	return us * (rte_get_tsc_hz() / 1000000);
@@ -155,6 +161,7 @@ static struct arp_entry *arp_slot(struct rnic_worker *w,
 					   __ATOMIC_RELAXED);
 		arp_drop_pending(w, victim);
 		memset(victim, 0, sizeof(*victim));
+		arp_changed(t);
 	}
 	return victim;
 }
@@ -239,6 +246,8 @@ static void arp_learn(struct rnic_worker *w, struct rnic_port *p, uint32_t ip,
 	if (e == NULL && create && (e = arp_slot(w, t, ip)) != NULL)
 		e->ip = ip;
 	if (e != NULL) {
+		if (e->state != ARP_REACHABLE || !rte_is_same_ether_addr(&e->mac, mac))
+			arp_changed(t);
 		e->mac = *mac;
 		e->state = ARP_REACHABLE;
 		e->expire_tsc = rte_rdtsc() + us_to_tsc(RNIC_ARP_TTL_US);
@@ -325,8 +334,22 @@ void rnic_arp_input(struct rnic_worker *w, struct rnic_port *p,
 void rnic_arp_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
 			       struct rte_mbuf *m, uint32_t ip)
 {
+	rnic_arp_resolve_hint(w, p, m, ip, NULL);
+}
+
+void rnic_arp_resolve_hint(struct rnic_worker *w, struct rnic_port *p,
+			   struct rte_mbuf *m, uint32_t ip, struct rnic_arp_hint *h)
+{
 	struct rnic_arp_table *t = p->arp;
 	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+
+	if (h != NULL && likely(h->port == p && h->ip == ip && w->now_tsc < h->until_tsc &&
+				h->gen == __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE))) {
+		eh->dst_addr = h->mac;
+		rnic_worker_tx(w, p, m);
+		return;
+	}
+
 	uint64_t now = rte_rdtsc();
 
 	if (ip == UINT32_MAX || ip == (p->ip | ~p->netmask)) {
@@ -338,6 +361,9 @@ void rnic_arp_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
 	struct arp_entry *e = arp_find(t, ip);
 	if (e != NULL && e->state == ARP_REACHABLE && e->expire_tsc > now) {
 		eh->dst_addr = e->mac;
+		if (h != NULL)
+			*h = (struct rnic_arp_hint){ .port = p, .ip = ip, .gen = t->gen,
+						     .until_tsc = e->expire_tsc, .mac = e->mac };
 		rte_rwlock_read_unlock(&t->lock);
 		rnic_worker_tx(w, p, m);
 		return;
@@ -381,6 +407,7 @@ void rnic_arp_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
 	if (e->state == ARP_REACHABLE) {  /* its refreshes failed: resolve again */
 		e->state = ARP_INCOMPLETE;
 		e->probes = 0;
+		arp_changed(t);
 	}
 	if (e->n_pending == 0)
 		e->first_tsc = now;
@@ -433,6 +460,7 @@ unsigned rnic_arp_poll(struct rnic_worker *w, struct rnic_port *p)
 		     (e->probes == 0 && now - e->expire_tsc >= us_to_tsc(ARP_STALE_GC_US)))) {
 			/* unanswered, or unused since it expired */
 			memset(e, 0, sizeof(*e));
+			arp_changed(t);
 			__atomic_fetch_add(&t->timeouts, 1, __ATOMIC_RELAXED);
 			work++;
 		} else if (stale && e->probes > 0 && n_ask < RTE_DIM(ask) &&
@@ -445,6 +473,7 @@ unsigned rnic_arp_poll(struct rnic_worker *w, struct rnic_port *p)
 			   now - e->first_tsc >= us_to_tsc(ARP_GIVE_UP_US)) {
 			arp_drop_pending(w, e);
 			memset(e, 0, sizeof(*e));
+			arp_changed(t);
 			__atomic_fetch_add(&t->timeouts, 1, __ATOMIC_RELAXED);
 			work++;
 		} else if (e->n_pending > 0 && n_ask < RTE_DIM(ask) &&

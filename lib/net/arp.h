@@ -42,6 +42,10 @@ struct rnic_arp_table {
 		 gratuitous_out, timeouts;
 	uint64_t evicted_frames;     /* held frames dropped to make room */
 	uint64_t refreshes_out;      /* requests refreshing a stale entry */
+	/* bumped (under the write lock, read without it) on every change a
+	 * struct rnic_arp_hint must not outlive: an entry added or freed, its
+	 * MAC changed, a reachable entry turned incomplete */
+	uint32_t gen;
 };
 
 /** Handle a received ARP frame (Ethernet header at data start). */
@@ -54,6 +58,15 @@ void rnic_arp_input(struct rnic_worker *w, struct rnic_port *p,
  */
 void rnic_arp_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
 			       struct rte_mbuf *m, uint32_t ip);
+
+/**
+ * rnic_arp_resolve_and_send() with the sender's next-hop memory @p h (NULL:
+ * none): a valid hint (same port and next hop, the table's generation, the
+ * worker's clock before the entry's expiry) gives the MAC without the lock
+ * and the probe; a frame sent from a fresh entry refills it.
+ */
+void rnic_arp_resolve_hint(struct rnic_worker *w, struct rnic_port *p,
+			   struct rte_mbuf *m, uint32_t ip, struct rnic_arp_hint *h);
 
 /**
  * Whether a frame to next hop @p ip would leave port @p p at once, sending

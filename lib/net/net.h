@@ -23,6 +23,24 @@ struct rnic_stack;
 #define RNIC_ARP_TTL_US   (60u * 1000 * 1000)
 #define RNIC_ARP_PENDING  16      /* frames held per unresolved address */
 
+/**
+ * A sender's memory of its last next hop (a RoCE QP keeps one): the port
+ * and IPv4 next hop a frame left by, the MAC ARP gave for it, the ARP
+ * table's generation then and the entry's expiry. While the frame's port
+ * and next hop are the same, the generation unchanged (every change of the
+ * table bumps it: an entry added, its MAC changed, an entry freed or
+ * evicted, a failed refresh) and the worker's clock before the expiry, the
+ * frame takes that MAC without the table's lock and probe. A route or
+ * failover change gives another port or next hop, so a miss. Zeroed: empty.
+ */
+struct rnic_arp_hint {
+	const struct rnic_port *port;
+	uint32_t ip;                  /* next hop, host order */
+	uint32_t gen;
+	uint64_t until_tsc;           /* the entry's expiry */
+	struct rte_ether_addr mac;
+};
+
 /** Set up / free a port's ARP table (called by lib/port). */
 int rnic_arp_table_create(struct rnic_port *p);
 void rnic_arp_table_free(struct rnic_port *p);
@@ -97,6 +115,13 @@ int rnic_net_output_ipv4_src(struct rnic_worker *w, struct rnic_port *p,
 			     struct rte_mbuf *m, uint32_t src_ip, uint32_t dst_ip,
 			     uint8_t proto, uint8_t tos, rnic_net_fin_fn fin);
 
+/** rnic_net_output_ipv4_src() with the sender's next-hop memory @p hint
+ *  (struct rnic_arp_hint; NULL: none). */
+int rnic_net_output_ipv4_hint(struct rnic_worker *w, struct rnic_port *p,
+			      struct rte_mbuf *m, uint32_t src_ip, uint32_t dst_ip,
+			      uint8_t proto, uint8_t tos, rnic_net_fin_fn fin,
+			      struct rnic_arp_hint *hint);
+
 /**
  * Answer a frame that arrived on @p p straight to its Ethernet source
  * @p l2_dst, with neither a route lookup nor ARP: the stateless replies of
@@ -126,11 +151,13 @@ int rnic_net_output_udp_fin(struct rnic_worker *w, struct rnic_port *p,
 			    struct rte_mbuf *m, uint32_t dst_ip, uint16_t sport,
 			    uint16_t dport, bool csum, uint8_t tos, rnic_net_fin_fn fin);
 
-/** rnic_net_output_udp_fin() from source address @p src_ip (0: the port's). */
+/** rnic_net_output_udp_fin() from source address @p src_ip (0: the port's).
+ *  @p hint: the sender's next-hop memory (struct rnic_arp_hint), or NULL. */
 int rnic_net_output_udp_fin_src(struct rnic_worker *w, struct rnic_port *p,
 				struct rte_mbuf *m, uint32_t src_ip, uint32_t dst_ip,
 				uint16_t sport, uint16_t dport, bool csum,
-				uint8_t tos, rnic_net_fin_fn fin);
+				uint8_t tos, rnic_net_fin_fn fin,
+				struct rnic_arp_hint *hint);
 
 /**
  * Whether an IPv4 datagram to @p dst_ip from port @p p and source @p src_ip

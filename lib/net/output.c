@@ -133,6 +133,14 @@ int rnic_net_output_ipv4_src(struct rnic_worker *w, struct rnic_port *p,
 			     struct rte_mbuf *m, uint32_t src_ip, uint32_t dst_ip,
 			     uint8_t proto, uint8_t tos, rnic_net_fin_fn fin)
 {
+	return rnic_net_output_ipv4_hint(w, p, m, src_ip, dst_ip, proto, tos, fin, NULL);
+}
+
+int rnic_net_output_ipv4_hint(struct rnic_worker *w, struct rnic_port *p,
+			      struct rte_mbuf *m, uint32_t src_ip, uint32_t dst_ip,
+			      uint8_t proto, uint8_t tos, rnic_net_fin_fn fin,
+			      struct rnic_arp_hint *hint)
+{
 	uint32_t nh;
 
 	if (rnic_net_out_select(w, &p, dst_ip, &src_ip, &nh) != 0) {
@@ -145,7 +153,7 @@ int rnic_net_output_ipv4_src(struct rnic_worker *w, struct rnic_port *p,
 	}
 	if (fin != NULL)
 		fin(m);
-	rnic_arp_resolve_and_send(w, p, m, nh);
+	rnic_arp_resolve_hint(w, p, m, nh, hint);
 	return 0;
 }
 

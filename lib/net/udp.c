@@ -104,7 +104,7 @@ int rnic_net_output_udp_fin(struct rnic_worker *w, struct rnic_port *p,
 			    uint16_t dport, bool csum, uint8_t tos, rnic_net_fin_fn fin)
 {
 	return rnic_net_output_udp_fin_src(w, p, m, 0, dst_ip, sport, dport,
-					   csum, tos, fin);
+					   csum, tos, fin, NULL);
 }
 
 /* Prepend the UDP header (checksum 0 for now) to @p m: @p *len is the
@@ -130,7 +130,8 @@ static struct rte_udp_hdr *udp_push(struct rnic_worker *w, struct rte_mbuf *m, u
 int rnic_net_output_udp_fin_src(struct rnic_worker *w, struct rnic_port *p,
 				struct rte_mbuf *m, uint32_t src_ip, uint32_t dst_ip,
 				uint16_t sport, uint16_t dport, bool csum,
-				uint8_t tos, rnic_net_fin_fn fin)
+				uint8_t tos, rnic_net_fin_fn fin,
+				struct rnic_arp_hint *hint)
 {
 	uint32_t len;
 	struct rte_udp_hdr *uh = udp_push(w, m, sport, dport,
@@ -150,7 +151,7 @@ int rnic_net_output_udp_fin_src(struct rnic_worker *w, struct rnic_port *p,
 		/* 0 on the wire means "none": a computed 0 is sent as 0xffff */
 		uh->dgram_cksum = ck == 0 ? 0xffff : ck;
 	}
-	return rnic_net_output_ipv4_src(w, p, m, src_ip, dst_ip, IPPROTO_UDP, tos, fin);
+	return rnic_net_output_ipv4_hint(w, p, m, src_ip, dst_ip, IPPROTO_UDP, tos, fin, hint);
 }
 
 int rnic_net_output_udp6(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,

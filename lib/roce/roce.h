@@ -31,6 +31,7 @@
 #include "engine/timer.h"
 #include "roce/cnp.h"
 #include "roce/dcqcn.h"
+#include "net/net.h"
 #include "roce/roce_addr.h"
 #include "roce/roce_wire.h"
 #include "rdma/qp.h"
@@ -297,6 +298,7 @@ struct roce_qp {
 	uint32_t qkey;            /* UD */
 	uint32_t ud_psn;          /* UD: PSN of the next datagram */
 	uint64_t hop_until;       /* the next hop known resolved until (TSC) */
+	struct rnic_arp_hint arp_hint;   /* its MAC, while ARP's table holds */
 
 	/* IB CM, passive side (roce_cm.c): the RTS attributes the QP takes
 	 * on its first request packet in RTR when that comes before the RTU

@@ -68,7 +68,8 @@ uint32_t rnic_roce_flow_label(uint32_t lqpn, uint32_t rqpn)
 
 int rnic_roce_output(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
 		     const struct rnic_addr *src, const struct rnic_addr *dst, uint16_t sport,
-		     uint8_t tos, uint32_t flow, void (*fin)(struct rte_mbuf *))
+		     uint8_t tos, uint32_t flow, void (*fin)(struct rte_mbuf *),
+		     struct rnic_arp_hint *hint)
 {
 	if (dst->family == RNIC_AF_INET6)
 		return rnic_net_output_udp6(w, p, m,
@@ -77,5 +78,5 @@ int rnic_roce_output(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf
 					    dst->v6, sport, RNIC_ROCE_UDP_PORT, false, tos, flow, fin);
 	uint32_t s = src != NULL && src->family == RNIC_AF_INET ? src->v4 : 0;
 	return rnic_net_output_udp_fin_src(w, p, m, s != 0 || p == NULL ? s : p->ip, dst->v4, sport,
-					   RNIC_ROCE_UDP_PORT, false, tos, fin);
+					   RNIC_ROCE_UDP_PORT, false, tos, fin, hint);
 }

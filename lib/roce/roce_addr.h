@@ -17,6 +17,7 @@
 
 struct rnic_port;
 struct rnic_worker;
+struct rnic_arp_hint;
 
 /*
  * The source address of a path from GID @p sgid_index of @p p to @p dgid:
@@ -49,6 +50,7 @@ uint32_t rnic_roce_flow_label(uint32_t lqpn, uint32_t rqpn);
  */
 int rnic_roce_output(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
 		     const struct rnic_addr *src, const struct rnic_addr *dst, uint16_t sport,
-		     uint8_t tos, uint32_t flow, void (*fin)(struct rte_mbuf *));
+		     uint8_t tos, uint32_t flow, void (*fin)(struct rte_mbuf *),
+		     struct rnic_arp_hint *hint);
 
 #endif

@@ -198,7 +198,7 @@ static void mad_send(struct roce_cm *cm, struct rnic_port *p, const struct rnic_
 	memcpy(b + op->length, mad, RNIC_MAD_LEN);
 	ctr(cm)->cm_mads_out++;
 	ctr(cm)->tx_pkts++;
-	rnic_roce_output(cm_worker(cm), p, m, src, dst, 0xc000u | 0x0001u, 0, 0, gsi_icrc);
+	rnic_roce_output(cm_worker(cm), p, m, src, dst, 0xc000u | 0x0001u, 0, 0, gsi_icrc, NULL);
 }
 
 static void conn_send_mad(struct rnic_ibcm_conn *c)

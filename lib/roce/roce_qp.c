@@ -127,7 +127,7 @@ void roce_pkt_send_to(struct roce_qp *rq, struct rte_mbuf *m, const struct rnic_
 				     rnic_roce_bth_dqpn(rte_pktmbuf_mtod(m,
 						const struct rnic_roce_bth *)));
 	rnic_roce_output(rq->w, rq->port, m, src != NULL ? src : &rq->src, dst, rq->sport, tos,
-			 flow, icrc_fin);
+			 flow, icrc_fin, &rq->arp_hint);
 }
 
 void roce_pkt_send(struct roce_qp *rq, struct rte_mbuf *m)

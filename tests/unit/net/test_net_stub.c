@@ -506,6 +506,92 @@ static void arp_reachable_expires(void **state)
 	assert_null(arp_entry_of(&P[0], PEER_IP));
 }
 
+/* Send 8 bytes of UDP to @p ip from port @p p with next-hop hint @p h. */
+static void send_hinted(struct rnic_worker *w, struct rnic_port *p, uint32_t ip,
+			struct rnic_arp_hint *h)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	assert_non_null(m);
+	rte_pktmbuf_append(m, 8);
+	assert_int_equal(rnic_net_output_udp_fin_src(w, p, m, 0, ip, 4791, 4791, false, 0,
+						     NULL, h), 0);
+}
+
+/* A sender's next-hop hint (a RoCE QP's): filled from a fresh entry, then
+ * used without the table; refused after any change of the table (the peer's
+ * new MAC, the entry freed or evicted) and once the entry's expiry passed,
+ * when the frame takes the table's way again. */
+static void arp_hint_follows_table(void **state)
+{
+	static const struct rte_ether_addr mac2 = {{0x02, 0, 0, 0, 0x77, 0x01}};
+	struct rnic_arp_hint h;
+	uint8_t f[64];
+	(void)state;
+
+	memset(&h, 0, sizeof(h));
+	learn_peer();
+	W[0].now_tsc = rte_rdtsc();
+	send_hinted(&W[0], &P[0], PEER_IP, &h);
+	assert_int_equal(stub_n_tx, 1);
+	assert_memory_equal(rte_pktmbuf_mtod(stub_tx[0].m, uint8_t *), &peer_mac, 6);
+	assert_ptr_equal(h.port, &P[0]);
+	assert_int_equal(h.ip, PEER_IP);
+	assert_memory_equal(&h.mac, &peer_mac, 6);
+	struct arp_entry *e = arp_entry_of(&P[0], PEER_IP);
+	assert_true(h.until_tsc == e->expire_tsc);
+	stub_reset();
+
+	/* the table is not read while the hint holds: an entry edited behind
+	 * its back (no generation change) does not show */
+	e->mac = mac2;
+	send_hinted(&W[0], &P[0], PEER_IP, &h);
+	assert_memory_equal(rte_pktmbuf_mtod(stub_tx[0].m, uint8_t *), &peer_mac, 6);
+	e->mac = peer_mac;
+	stub_reset();
+
+	/* the peer's address moves to another MAC (its gratuitous ARP, as
+	 * after a failover): the next frame goes to the new one */
+	rx(&W[0], &P[0], f, build_arp(f, RTE_ARP_OP_REQUEST, PEER_IP, PEER_IP, &mac2));
+	stub_reset();
+	send_hinted(&W[0], &P[0], PEER_IP, &h);
+	assert_int_equal(stub_n_tx, 1);
+	assert_memory_equal(rte_pktmbuf_mtod(stub_tx[0].m, uint8_t *), &mac2, 6);
+	assert_memory_equal(&h.mac, &mac2, 6);
+	stub_reset();
+
+	/* the worker's clock past the entry's expiry: the table's way, which
+	 * sends the frame to the stale entry and asks again */
+	e->expire_tsc = rte_rdtsc() - 1;
+	W[0].now_tsc = h.until_tsc;
+	send_hinted(&W[0], &P[0], PEER_IP, &h);
+	assert_int_equal(stub_n_tx, 2);
+	assert_int_equal(rte_pktmbuf_mtod(stub_tx[0].m, uint8_t *)[13], 0x00);   /* IPv4 */
+	assert_int_equal(rte_pktmbuf_mtod(stub_tx[1].m, uint8_t *)[13], 0x06);   /* ARP */
+	stub_reset();
+
+	/* the entry freed (its refreshes unanswered): the next frame waits for
+	 * ARP however fresh the hint looks */
+	rx(&W[0], &P[0], f, build_arp(f, RTE_ARP_OP_REPLY, PEER_IP, US_IP, &mac2));
+	stub_reset();
+	W[0].now_tsc = rte_rdtsc();
+	send_hinted(&W[0], &P[0], PEER_IP, &h);        /* refills the hint */
+	assert_true(W[0].now_tsc < h.until_tsc);
+	stub_reset();
+	e->expire_tsc = rte_rdtsc() - 1;
+	e->probes = 10;
+	e->probe_start_tsc = rte_rdtsc() - sec_tsc(5.1);
+	assert_int_equal(rnic_arp_poll(&W[0], &P[0]), 1);
+	assert_null(arp_entry_of(&P[0], PEER_IP));
+	stub_reset();
+	send_hinted(&W[0], &P[0], PEER_IP, &h);
+	assert_int_equal(stub_n_tx, 1);
+	assert_int_equal(rte_pktmbuf_mtod(stub_tx[0].m, uint8_t *)[13], 0x06);   /* ARP request */
+	assert_int_equal(arp_entry_of(&P[0], PEER_IP)->n_pending, 1);
+	/* the one drop: the gratuitous ARP, not addressed to us */
+	assert_int_equal(W[0].drops[RNIC_DROP_ARP_NOT_FOR_US], 1);
+	assert_int_equal(total_drops(&W[0]), 1);
+}
+
 /* A full table evicts unresolved entries first, then the oldest resolved. */
 static void arp_table_full_eviction(void **state)
 {
@@ -1193,6 +1279,7 @@ int main(void)
 		T(arp_pending_limit_and_ageing),
 		T(arp_reachable_expires),
 		T(arp_table_full_eviction),
+		T(arp_hint_follows_table),
 		T(ethernet_drops),
 		T(ipv4_each_malformation),
 		T(ipv4_accepts),
