@@ -494,7 +494,11 @@ static int send_data(struct rnic_iw_ep *ep, struct job *j)
 		struct iovec iov[RNIC_MAX_SGE];
 		unsigned niov = gather(j->sge, j->num_sge, j->off, n, iov);
 		int rc;
-		if (zc_wanted(ep, n, niov) && (j->zc != NULL || (j->zc = zc_new()) != NULL))
+		/* Read Responses copy: a zero-copy one would hold its IRD
+		 * slot and job until the requester freed the mbufs, and the
+		 * requester may ask again as soon as it has the data */
+		if (j->kind != JOB_READ_RESP && zc_wanted(ep, n, niov) &&
+		    (j->zc != NULL || (j->zc = zc_new()) != NULL))
 			rc = send_fpdu_zc(ep, j->zc, &h, oi->hdr_len, iov, niov, n);
 		else
 			rc = send_fpdu(ep, &h, oi->hdr_len, iov, niov, n);

@@ -2546,7 +2546,8 @@ static void t_zc_abort(void)
 	      "expected %llu", (unsigned long long)rnic_iw_zc_live(), (unsigned long long)live0);
 }
 
-/* Writes, Sends and Read Responses of 64 KiB go zero-copy, and arrive. */
+/* Writes and Sends of 64 KiB go zero-copy and arrive; a 64 KiB Read (its
+ * responses copy) beside them. */
 static void t_zc_used(void)
 {
 	struct rnic_iw_stats sa, sb;
