@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "conn_rate.h"
+#include "iwarp/iwarp.h"
 #include "perf.h"
 
 static void usage(FILE *f)
@@ -515,6 +516,9 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 			       "\"tcp_csum\": \"%s\"", perf_drive_names[o->drive],
 			       o->lo_mtu ? o->lo_mtu : PERF_LO_MTU, r->hugepages ? "true" : "false",
 			       o->lo_sw_csum ? "software" : "link");
+		if (o->transport == RNIC_TRANSPORT_IWARP)
+			printf(", \"zero_copy_tx\": %s, \"zc_fpdus\": %lu",
+			       rnic_iw_zero_copy_tx() ? "true" : "false", (unsigned long)r->zc_fpdus);
 		if (r->mem_valid)
 			printf(", \"setup_s\": %.3f, \"qp_mem\": {\"per_qp\": %.0f, \"create\": %.0f, "
 			       "\"connect\": %.0f, \"queues\": %.0f, \"beyond_queues\": %.0f}",

@@ -213,6 +213,7 @@ struct perf_result {
 	uint64_t duplicates, missing, out_of_order, bad_payload;
 	uint64_t events;                 /* CQ events delivered to the handlers */
 	bool hugepages;                  /* --loopback: the pools are on hugepages */
+	uint64_t zc_fpdus;               /* --loopback iWARP: data FPDUs sent zero-copy */
 	bool stalled;                    /* the run ended on the stall timeout */
 	/* --ports 2, --fail-port */
 	uint64_t migrated_stags;         /* imports installed, every port of both stacks */

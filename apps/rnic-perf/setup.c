@@ -27,6 +27,7 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
+#include "iwarp/iwarp.h"
 #include "rnic/rnic_roce.h"
 
 #include "perf.h"
@@ -582,6 +583,10 @@ static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common
 		snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "%" PRIu64,
 			 RTE_MAX(need >> 20, (uint64_t)1024));
 	}
+	/* iWARP zero copy lends memory by its virtual address: IOVA as VA
+	 * (the ring ports do no DMA, so the mode costs nothing here) */
+	if (o->transport == RNIC_TRANSPORT_IWARP && rnic_iw_zero_copy_tx())
+		snprintf(c[0].eal_args[c[0].n_eal_args++], 128, "--iova-mode=va");
 	if (rnic_eal_init("rnic-perf", &c[0], 2 * c[0].workers) != 0)
 		return -1;
 	if (rnic_ring_pair(LO_RING, c[0].workers) != 0 ||
@@ -770,6 +775,11 @@ int perf_loopback(const struct perf_opts *o, const struct rnic_config *common,
 		perf_set_inline(own_a ? st[0] : NULL, own_b ? st[1] : NULL);
 		rc = perf_run(o, sides, 2, ends, 2 * o->qps, r);
 		perf_set_inline(NULL, NULL);
+	}
+	for (int i = 0; i < 2 && o->transport == RNIC_TRANSPORT_IWARP; i++) {
+		struct rnic_iw_stats is;
+		rnic_iw_stats(st[i], &is);
+		r->zc_fpdus += is.zc_fpdus_out;
 	}
 	for (int i = 0; i < 2; i++)
 		if ((i ? own_b : own_a) && rnic_stack_start(st[i]) != 0) {

@@ -100,6 +100,7 @@ void rnic_iw_stats(const struct rnic_stack *st, struct rnic_iw_stats *s)
 	s->rtr_sent = __atomic_load_n(&t->rtr_sent, __ATOMIC_RELAXED);
 	s->rtr_received = __atomic_load_n(&t->rtr_received, __ATOMIC_RELAXED);
 	s->alloc_failures = __atomic_load_n(&t->alloc_failures, __ATOMIC_RELAXED);
+	s->zc_fpdus_out = __atomic_load_n(&t->zc_fpdus_out, __ATOMIC_RELAXED);
 	int64_t live = __atomic_load_n(&t->startup_live, __ATOMIC_RELAXED);
 	s->startup_live = live > 0 ? (uint64_t)live : 0;
 }
@@ -281,6 +282,7 @@ void iw_ep_flush(struct rnic_iw_ep *ep)
 	ep->sent_head = ep->built_head = ep->job_tail;
 	for (; ep->job_head != ep->job_tail; ep->job_head++) {
 		struct job *j = iw_job_at(ep, ep->job_head);
+		iw_zc_forget(j);
 		if ((j->kind == JOB_SEND || j->kind == JOB_WRITE) && !j->rtr)
 			iw_complete(ep, j->wr_id, j->kind == JOB_SEND ? IBV_WC_SEND : IBV_WC_RDMA_WRITE,
 				    IBV_WC_WR_FLUSH_ERR, 0);

@@ -71,6 +71,9 @@ struct job {
 	uint32_t req_id;
 	uint64_t add_swap, add_swap_mask, compare, compare_mask;
 	uint64_t orig;             /* response: the word before the operation */
+	/* zero-copy transmit (iw_tx.c): the mbufs attached to this job's
+	 * memory; it retires only once they are all freed */
+	struct iw_zc *zc;
 };
 
 /* Receives of an endpoint without a verbs QP (rnic_iw_post_recv): the
@@ -253,6 +256,7 @@ struct iw_stack_state {
 	uint32_t mpa_timeout_ms;       /* 0: RNIC_IW_MPA_TIMEOUT_MS */
 	uint64_t mpa_timeouts_active, mpa_timeouts_passive;
 	uint64_t rtr_sent, rtr_received;
+	uint64_t zc_fpdus_out;         /* data FPDUs sent zero-copy */
 	/* lazy allocations (startup state, job ring, ORD table, Terminate
 	 * buffer, migration state, current receive) that found
 	 * no memory; endpoints holding startup state now */
@@ -315,6 +319,11 @@ static inline struct job *iw_job_next(struct rnic_iw_ep *ep)
 	memset(j, 0, sizeof(*j));
 	return j;
 }
+
+/* --- iw_tx.c: zero-copy transmit --- */
+/* A flushed job lets go of its zero-copy state; mbufs still in flight
+ * free it when the last one goes. */
+void iw_zc_forget(struct job *j);
 
 /* --- iw_ep.c: lifecycle --- */
 void *iw_alloc(struct rnic_stack *st, const char *what, size_t size);

@@ -12,8 +12,10 @@
 
 #include <rte_byteorder.h>
 #include <rte_common.h>
+#include <rte_eal.h>
 #include <rte_mbuf.h>
 
+#include "iwarp/crc32c.h"
 #include "iwarp/iw_int.h"
 #include "iwarp/rdmap_op.h"
 #include "rnic/rnic_tcp.h"
@@ -107,6 +109,121 @@ int iw_mpa_tx_queue(struct rnic_iw_ep *ep, uint16_t n)
 	return rc == -ENOBUFS ? 0 : rc;
 }
 
+/* ------------------------------------------------------- zero-copy transmit */
+
+/* A data FPDU of at least this much payload lends the memory instead of
+ * copying it (docs/iwarp.md, Zero-copy transmit: below it the three
+ * mbufs of the chain cost more than the copy saves). */
+#define ZC_MIN_PAYLOAD 4096
+/* header, payload pieces and trailer must fit one TCP unit's chain */
+#define ZC_MAX_PIECES 6
+/* how soon a job waiting for its memory back looks again */
+#define ZC_POLL_US 20
+
+enum { ZC_WIRE_DONE = 1, ZC_JOB_GONE = 2 };
+
+/*
+ * The zero-copy state of one job. Its shared info counts the mbufs
+ * attached to the job's memory (TCP's queued units, their clones on the
+ * wire and at the receiver) plus one build guard the job holds until its
+ * last data FPDU went to TCP; DPDK calls zc_wire_done() when the count
+ * reaches zero, on whichever thread freed the last mbuf. The job and the
+ * wire side each drop their claim in @p state; the last one frees.
+ */
+struct iw_zc {
+	struct rte_mbuf_ext_shared_info shinfo;
+	uint32_t state;   /* ZC_WIRE_DONE | ZC_JOB_GONE */
+	bool guard;       /* the build guard is still counted (owner only) */
+};
+
+bool rnic_iw_zero_copy_tx(void)
+{
+	static int on = -1;
+	if (on < 0) {
+		const char *e = getenv("RNIC_IW_ZERO_COPY_TX");
+		on = e != NULL && strcmp(e, "1") == 0;
+	}
+	return on;
+}
+
+static uint64_t zc_live;   /* struct iw_zc allocated, process-wide */
+
+uint64_t rnic_iw_zc_live(void)
+{
+	return __atomic_load_n(&zc_live, __ATOMIC_RELAXED);
+}
+
+static void zc_free(struct iw_zc *zc)
+{
+	free(zc);
+	__atomic_fetch_sub(&zc_live, 1, __ATOMIC_RELAXED);
+}
+
+static void zc_wire_done(void *addr, void *opaque)
+{
+	(void)addr;
+	struct iw_zc *zc = opaque;
+	if (__atomic_fetch_or(&zc->state, ZC_WIRE_DONE, __ATOMIC_ACQ_REL) & ZC_JOB_GONE)
+		zc_free(zc);
+}
+
+static struct iw_zc *zc_new(void)
+{
+	struct iw_zc *zc = calloc(1, sizeof(*zc));
+	if (zc == NULL)
+		return NULL;
+	zc->shinfo.free_cb = zc_wire_done;
+	zc->shinfo.fcb_opaque = zc;
+	rte_mbuf_ext_refcnt_set(&zc->shinfo, 1);   /* the build guard */
+	zc->guard = true;
+	__atomic_fetch_add(&zc_live, 1, __ATOMIC_RELAXED);
+	return zc;
+}
+
+/* The job's data is all with TCP: no more mbufs will be attached. */
+static void zc_drop_guard(struct iw_zc *zc)
+{
+	if (!zc->guard)
+		return;
+	zc->guard = false;
+	if (rte_mbuf_ext_refcnt_update(&zc->shinfo, -1) == 0)
+		zc_wire_done(NULL, zc);
+}
+
+void iw_zc_forget(struct job *j)
+{
+	struct iw_zc *zc = j->zc;
+	if (zc == NULL)
+		return;
+	j->zc = NULL;
+	zc_drop_guard(zc);
+	if (__atomic_fetch_or(&zc->state, ZC_JOB_GONE, __ATOMIC_ACQ_REL) & ZC_WIRE_DONE)
+		zc_free(zc);
+}
+
+/* Whether no mbuf refers to @p j's memory any more (its zero-copy state
+ * is freed then). */
+static bool zc_released(struct job *j)
+{
+	struct iw_zc *zc = j->zc;
+	if (zc == NULL)
+		return true;
+	if (!(__atomic_load_n(&zc->state, __ATOMIC_ACQUIRE) & ZC_WIRE_DONE))
+		return false;
+	j->zc = NULL;
+	zc_free(zc);   /* the wire side is done with it */
+	return true;
+}
+
+/* Whether the data FPDU of @p len payload bytes in @p niov pieces goes
+ * zero-copy: the switch is on, no markers interleave the payload, it is
+ * large enough, and the ports see the memory by its virtual address. */
+static bool zc_wanted(const struct rnic_iw_ep *ep, uint32_t len, unsigned niov)
+{
+	return len >= ZC_MIN_PAYLOAD && niov <= ZC_MAX_PIECES && !ep->res.markers_tx &&
+	       rnic_iw_zero_copy_tx() && rte_eal_iova_mode() == RTE_IOVA_VA;
+}
+
 /*
  * Hand the stage (FPDUs built back to back) to TCP as one segment.
  * @return 0 when it went (or there was none), -EAGAIN when TCP has no
@@ -117,8 +234,12 @@ int iw_mpa_tx_queue(struct rnic_iw_ep *ep, uint16_t n)
 static int stage_flush(struct rnic_iw_ep *ep)
 {
 	struct rte_mbuf *m = ep->stage;
-	if (m == NULL)
+	if (m == NULL) {
+		/* nothing staged: what was framed went straight to TCP
+		 * (zero-copy chains) */
+		ep->sent_head = ep->built_head;
 		return 0;
+	}
 	if (ep->c == NULL) {
 		rte_pktmbuf_free(m);
 		ep->stage = NULL;
@@ -193,6 +314,65 @@ static int send_fpdu(struct rnic_iw_ep *ep, const void *hdr, size_t hdr_len,
 		__atomic_store_n(&ep->xfer->fpdus_packed, ep->xfer->fpdus_packed + 1,
 				 __ATOMIC_RELAXED);
 	ep->stats_fpdus_out++;
+	__atomic_store_n(&ep->xfer->bytes_out, ep->xfer->bytes_out + len, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
+ * Send one data FPDU as a chain of its own, lending the payload: a head
+ * mbuf (ULPDU_Length and the DDP/RDMAP header), one mbuf per piece
+ * attached to the memory as an external buffer counted in @p zc, and a
+ * trailer mbuf (pad and CRC). The CRC is taken over the memory in place.
+ * Staged FPDUs go first. @return as send_fpdu().
+ */
+static int send_fpdu_zc(struct rnic_iw_ep *ep, struct iw_zc *zc, const void *hdr,
+			size_t hdr_len, const struct iovec *iov, unsigned niov, uint32_t len)
+{
+	uint32_t ulpdu = (uint32_t)hdr_len + len;
+	uint32_t pad = rnic_mpa_pad_len(ulpdu);
+	size_t flen = rnic_fpdu_tx_len(&ep->ftx, ulpdu);
+	struct rte_mbuf *m[ZC_MAX_PIECES + 2];
+	unsigned n = niov + 2;
+	int rc;
+
+	if ((rc = stage_flush(ep)) != 0)
+		return rc;
+	if (rnic_tcp_send_space(ep->c) < flen)
+		return -EAGAIN;
+	if (rte_pktmbuf_alloc_bulk(rnic_tcp_pool(ep->c), m, n) != 0)
+		return tx_stalled(ep);
+	rte_be16_t ulen = rte_cpu_to_be_16((uint16_t)ulpdu);
+	uint8_t *h = (uint8_t *)rte_pktmbuf_append(m[0], (uint16_t)(sizeof(ulen) + hdr_len));
+	memcpy(h, &ulen, sizeof(ulen));
+	memcpy(h + sizeof(ulen), hdr, hdr_len);
+	uint32_t crc = ep->ftx.crc ? rnic_crc32c(0, h, sizeof(ulen) + hdr_len) : 0;
+	for (unsigned i = 0; i < niov; i++) {
+		struct rte_mbuf *p = m[1 + i];
+		rte_mbuf_ext_refcnt_update(&zc->shinfo, 1);
+		rte_pktmbuf_attach_extbuf(p, iov[i].iov_base,
+					  (rte_iova_t)(uintptr_t)iov[i].iov_base,
+					  (uint16_t)iov[i].iov_len, &zc->shinfo);
+		rte_pktmbuf_append(p, (uint16_t)iov[i].iov_len);
+		if (ep->ftx.crc)
+			crc = rnic_crc32c(crc, iov[i].iov_base, iov[i].iov_len);
+	}
+	uint8_t *t = (uint8_t *)rte_pktmbuf_append(m[n - 1], (uint16_t)(pad + RNIC_MPA_CRC_LEN));
+	memset(t, 0, pad + RNIC_MPA_CRC_LEN);
+	if (ep->ftx.crc)
+		rnic_crc32c_put(t + pad, rnic_crc32c(crc, t, pad));
+	for (unsigned i = 0; i + 1 < n; i++)
+		m[i]->next = m[i + 1];
+	m[0]->nb_segs = (uint16_t)n;
+	m[0]->pkt_len = (uint32_t)flen;
+
+	rc = rnic_tcp_send(ep->c, m[0]);
+	if (rc != 0) {
+		rte_pktmbuf_free(m[0]);   /* drops the chain's references */
+		return rc == -ENOBUFS ? tx_stalled(ep) : rc;
+	}
+	ep->ftx.pos += (uint32_t)flen;
+	ep->stats_fpdus_out++;
+	iw_count(&iw_stack(ep->st)->zc_fpdus_out);
 	__atomic_store_n(&ep->xfer->bytes_out, ep->xfer->bytes_out + len, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -313,11 +493,21 @@ static int send_data(struct rnic_iw_ep *ep, struct job *j)
 				rte_cpu_to_be_32(j->off) };
 		struct iovec iov[RNIC_MAX_SGE];
 		unsigned niov = gather(j->sge, j->num_sge, j->off, n, iov);
-		int rc = send_fpdu(ep, &h, oi->hdr_len, iov, niov, n);
+		int rc;
+		/* Read Responses copy: a zero-copy one would hold its IRD
+		 * slot and job until the requester freed the mbufs, and the
+		 * requester may ask again as soon as it has the data */
+		if (j->kind != JOB_READ_RESP && zc_wanted(ep, n, niov) &&
+		    (j->zc != NULL || (j->zc = zc_new()) != NULL))
+			rc = send_fpdu_zc(ep, j->zc, &h, oi->hdr_len, iov, niov, n);
+		else
+			rc = send_fpdu(ep, &h, oi->hdr_len, iov, niov, n);
 		if (rc != 0)
 			return rc;
 		j->off += n;
 	} while (j->off < j->len);
+	if (j->zc != NULL)
+		zc_drop_guard(j->zc);   /* the data is all with TCP */
 	if (!oi->tagged)
 		ep->msn[oi->qn]++;
 	j->data_done = true;
@@ -349,6 +539,14 @@ static bool retire_jobs(struct rnic_iw_ep *ep)
 {
 	while (ep->job_head != ep->sent_head) {
 		struct job *j = iw_job_at(ep, ep->job_head);
+		if (!zc_released(j)) {
+			/* mbufs still lend its memory: ACKs and the tx timer
+			 * bring us back (the last free may happen elsewhere) */
+			if (!rnic_timer_pending(&ep->tx_timer))
+				rnic_timer_arm(&ep->w->timers, &ep->tx_timer, ep->w->now_tsc,
+					       ZC_POLL_US);
+			break;
+		}
 		ep->job_head++;
 		if (j->rtr) {   /* the connection's, not the ULP's */
 			if (j->kind == JOB_READ_RESP)

@@ -92,7 +92,24 @@ struct rnic_iw_stats {
 					    request failed instead */
 	uint64_t startup_live;         /**< endpoints holding MPA startup state
 					    (not yet in RDMA mode) */
+	uint64_t zc_fpdus_out;         /**< data FPDUs whose payload was lent
+					    to TCP, not copied (zero copy) */
 };
+
+/**
+ * Whether large data FPDUs without markers go zero-copy: the payload is
+ * attached to the mbufs from registered memory and the work request
+ * completes once the last of them is freed (docs/iwarp.md). Read once from
+ * RNIC_IW_ZERO_COPY_TX ("1" on, else off).
+ */
+bool rnic_iw_zero_copy_tx(void);
+
+/**
+ * Jobs of the whole process whose memory is lent to mbufs now, or whose
+ * zero-copy state waits for the last such mbuf (tests: 0 once everything
+ * is freed).
+ */
+uint64_t rnic_iw_zc_live(void);
 
 /** Read the counters of @p st (lock-free, any thread). */
 void rnic_iw_stats(const struct rnic_stack *st, struct rnic_iw_stats *s);

@@ -614,6 +614,35 @@ void rnic_port_close(struct rnic_port *p)
  * capture shows the frame as it would be on a wire and a corrupted frame
  * fails the receiver's check. Frames that are not Ethernet/IPv4/TCP in
  * full are left as they are (the receiver drops them anyway). */
+/*
+ * The TCP checksum of @p len bytes of chain @p m from @p off, given the
+ * pseudo header's sum @p phdr. Not rte_ipv4/6_udptcp_cksum_mbuf(): DPDK
+ * 22.11's rte_raw_cksum_mbuf() byte-swaps the unreduced 32-bit sum of a
+ * piece that starts at an odd offset truncated to 16 bits, so a chain
+ * with odd-length pieces (a zero-copy FPDU of a multi-SGE work request,
+ * lib/iwarp/iw_tx.c) got a wrong checksum and was dropped by the receiver
+ * for ever. Each piece's sum is reduced here before it is swapped.
+ */
+static uint16_t port_tcp_cksum_chain(const struct rte_mbuf *m, uint32_t off, uint32_t len,
+				     uint32_t phdr)
+{
+	uint32_t sum = phdr, done = 0;
+	while (m != NULL && off >= m->data_len) {
+		off -= m->data_len;
+		m = m->next;
+	}
+	for (; m != NULL && done < len; m = m->next, off = 0) {
+		uint32_t n = RTE_MIN((uint32_t)m->data_len - off, len - done);
+		uint16_t part = rte_raw_cksum(rte_pktmbuf_mtod_offset(m, const void *, off), n);
+		sum += (done & 1) ? rte_bswap16(part) : part;
+		done += n;
+	}
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	uint16_t c = (uint16_t)~sum;
+	return c == 0 ? 0xffff : c;
+}
+
 /* The same for TCP over IPv6 (rnic sends it without extension headers). */
 static void port_csum_finish6(struct rte_mbuf *m)
 {
@@ -628,7 +657,7 @@ static void port_csum_finish6(struct rte_mbuf *m)
 		return;
 	struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, off);
 	th->cksum = 0;
-	th->cksum = rte_ipv6_udptcp_cksum_mbuf(m, ip, (uint16_t)off);
+	th->cksum = port_tcp_cksum_chain(m, off, plen, rte_ipv6_phdr_cksum(ip, 0));
 }
 
 static void port_csum_finish(struct rte_mbuf *m)
@@ -654,7 +683,7 @@ static void port_csum_finish(struct rte_mbuf *m)
 		return;
 	struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, off);
 	th->cksum = 0;
-	th->cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip, (uint16_t)off);
+	th->cksum = port_tcp_cksum_chain(m, off, tot - ihl, rte_ipv4_phdr_cksum(ip, 0));
 }
 
 /* A burst from the PMD. On a ring link, a frame whose TCP checksum was left

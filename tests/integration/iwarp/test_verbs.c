@@ -1791,6 +1791,12 @@ struct raw {
 	uint8_t in[8192];
 	size_t in_len;                 /* written by the worker (release) */
 	double closed_at;
+	/* keep: hold what arrives instead of freeing it (a receiver that
+	 * does not drain); kept_len: its bytes (release) */
+	int keep;
+	struct rte_mbuf *kept[256];
+	unsigned n_kept;
+	size_t kept_len;
 };
 static struct raw raw[2];
 static uint16_t raw_port;          /* TCP listener of a raw peer, for the cleanup */
@@ -1840,6 +1846,12 @@ static void raw_recv(struct rnic_tcp_conn *c, void *ctx, struct rte_mbuf *m)
 		n += k;
 	}
 	__atomic_store_n(&r->in_len, n, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&r->keep, __ATOMIC_ACQUIRE) && r->n_kept < RTE_DIM(r->kept)) {
+		r->kept[r->n_kept++] = m;
+		__atomic_store_n(&r->kept_len, r->kept_len + rte_pktmbuf_pkt_len(m),
+				 __ATOMIC_RELEASE);
+		return;
+	}
 	rte_pktmbuf_free(m);
 }
 
@@ -1960,10 +1972,22 @@ static void raw_abort_on(struct rnic_worker *w, void *arg)
 	}
 }
 
+/* Free what a keeping raw peer holds (on its worker). */
+static void raw_release_on(struct rnic_worker *w, void *arg)
+{
+	(void)w;
+	struct raw *r = arg;
+	__atomic_store_n(&r->keep, 0, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < r->n_kept; i++)
+		rte_pktmbuf_free(r->kept[i]);
+	r->n_kept = 0;
+}
+
 /* Cleanup: reset raw peers a case left open, forget them. */
 static void raw_reset(void)
 {
 	for (unsigned i = 0; i < RTE_DIM(raw); i++) {
+		raw_release_on(NULL, &raw[i]);
 		if (raw[i].c != NULL && !raw[i].closed)
 			rnic_worker_call_sync(rnic_tcp_worker(raw[i].c), raw_abort_on, &raw[i]);
 		memset(&raw[i], 0, sizeof(raw[i]));
@@ -2505,6 +2529,104 @@ static void t_p2p_reply_mismatch(void)
 	CHECK(b.qp->state == IBV_QPS_ERR, "B: QP state %d", b.qp->state);
 }
 
+/* --- zero-copy transmit ------------------------------------------------------------------ */
+
+static uint16_t test_mtu;   /* RNIC_TEST_MTU, 0: the port default */
+
+/* The zero-copy cases need RNIC_IW_ZERO_COPY_TX=1 and RNIC_TEST_MTU=9000
+ * (verbs_conformance_iwarp_zc_*): at the default MTU no FPDU carries the
+ * 4 KiB of payload that zero copy starts at. */
+static void zc_need(void)
+{
+	if (!rnic_iw_zero_copy_tx() || test_mtu < 9000)
+		skip_case("zero copy is off or the MTU is under 9000 (run with "
+			  "RNIC_IW_ZERO_COPY_TX=1 RNIC_TEST_MTU=9000)");
+}
+
+/* A in RTS with a raw peer that keeps every mbuf it receives, and a
+ * signaled 16 KiB Write of A's that went to it zero-copy (two FPDUs).
+ * @return the live zero-copy count before the Write. */
+static uint64_t zc_write_held(uint8_t *req)
+{
+	struct rnic_cm_event ev;
+	uint8_t fpdu[32];
+	struct rnic_iw_stats s0, s1;
+	p2p_raw_accepted(req);
+	raw_send(&raw[0], fpdu, rtr_fpdu(fpdu, true));
+	expect_event(a.cm, RNIC_CM_EVENT_ESTABLISHED, &ev, "A");
+	__atomic_store_n(&raw[0].keep, 1, __ATOMIC_RELEASE);
+	uint64_t live0 = rnic_iw_zc_live();
+	rnic_iw_stats(SA, &s0);
+	fill(a.buf, 16384, 77);
+	CHECK_RC(post1(&a, IBV_WR_RDMA_WRITE, 1, a.buf, 16384, 0, 1, IBV_SEND_SIGNALED), 0);
+	double t0 = now_s();
+	while (__atomic_load_n(&raw[0].kept_len, __ATOMIC_ACQUIRE) < 16384) {
+		CHECK(now_s() - t0 < HANG_S, "the peer got %zu of 16384 bytes (hang guard)",
+		      raw[0].kept_len);
+		usleep(1000);
+	}
+	rnic_iw_stats(SA, &s1);
+	CHECK(s1.zc_fpdus_out - s0.zc_fpdus_out == 2, "%llu FPDUs went zero-copy, expected 2",
+	      (unsigned long long)(s1.zc_fpdus_out - s0.zc_fpdus_out));
+	return live0;
+}
+
+/* The Write completes only once the receiver frees the last mbuf that
+ * refers to A's memory: TCP has its ACK long before (the peer's stack
+ * acknowledges what it hands up), the completion waits for the release. */
+static void t_zc_completion_waits(void)
+{
+	uint8_t req[64];
+	struct ibv_wc wc;
+	zc_need();
+	uint64_t live0 = zc_write_held(req);
+	usleep(300 * 1000);   /* time for the ACKs: not a timing assertion */
+	CHECK(ibv_poll_cq(a.cq, 1, &wc) == 0, "Write %llu completed while the receiver holds "
+	      "its memory", (unsigned long long)wc.wr_id);
+	CHECK(rnic_iw_zc_live() == live0 + 1, "zero-copy jobs live %llu, expected %llu",
+	      (unsigned long long)rnic_iw_zc_live(), (unsigned long long)live0 + 1);
+	CHECK_RC(rnic_worker_call_sync(rnic_tcp_worker(raw[0].c), raw_release_on, &raw[0]), 0);
+	expect_wc(a.cq, a.qp, 1, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, ANY, "A's Write");
+	CHECK(rnic_iw_zc_live() == live0, "zero-copy jobs live %llu after the completion, "
+	      "expected %llu", (unsigned long long)rnic_iw_zc_live(), (unsigned long long)live0);
+}
+
+/* An abort while the receiver holds the memory: the Write is flushed, its
+ * zero-copy state outlives the endpoint and goes with the last mbuf. */
+static void t_zc_abort(void)
+{
+	uint8_t req[64];
+	zc_need();
+	uint64_t live0 = zc_write_held(req);
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_ERR };
+	CHECK_RC(rnic_modify_qp(a.qp, &at, IBV_QP_STATE), 0);
+	expect_wc(a.cq, a.qp, 1, IBV_WC_RDMA_WRITE, IBV_WC_WR_FLUSH_ERR, ANY, "A's Write");
+	CHECK(rnic_iw_zc_live() == live0 + 1, "zero-copy jobs live %llu while the peer holds "
+	      "the mbufs, expected %llu", (unsigned long long)rnic_iw_zc_live(),
+	      (unsigned long long)live0 + 1);
+	struct rnic_worker *w = rnic_stack_worker(SB, 0);
+	CHECK_RC(rnic_worker_call_sync(w, raw_release_on, &raw[0]), 0);
+	CHECK(rnic_iw_zc_live() == live0, "zero-copy jobs live %llu after the release, "
+	      "expected %llu", (unsigned long long)rnic_iw_zc_live(), (unsigned long long)live0);
+}
+
+/* Writes and Sends of 64 KiB go zero-copy and arrive; a 64 KiB Read (its
+ * responses copy) beside them. */
+static void t_zc_used(void)
+{
+	struct rnic_iw_stats sa, sb;
+	zc_need();
+	pair_up(&DEF);
+	do_write(&a, &b, 65536, 0, 0, 1);
+	do_send(&b, &a, 65536, 0, 0, 2);
+	do_read(&a, &b, 65536, 0, 0, 3);
+	rnic_iw_stats(SA, &sa);
+	rnic_iw_stats(SB, &sb);
+	CHECK(sa.zc_fpdus_out + sb.zc_fpdus_out > 0, "no FPDU went zero-copy");
+	printf("  zero-copy FPDUs: A %llu, B %llu\n", (unsigned long long)sa.zc_fpdus_out,
+	       (unsigned long long)sb.zc_fpdus_out);
+}
+
 /* --- the fault injector did something -------------------------------------------------- */
 
 /* The lossy run: the injector did inject every kind of fault. */
@@ -2562,6 +2684,9 @@ static const struct tcase cases[] = {
 	{ "atomic_within_ord", t_atomic_ord, true },
 	{ "atomic_misaligned", t_atomic_misaligned, true },
 	{ "atomic_no_right", t_atomic_no_right, true },
+	{ "zc_completion_waits", t_zc_completion_waits, false },
+	{ "zc_abort", t_zc_abort, false },
+	{ "zc_used", t_zc_used, true },
 };
 
 static void conf_case_begin(void)
@@ -2610,6 +2735,8 @@ int main(int argc, char **argv)
 	faults = link == 1;
 	ipv6 = getenv("RNIC_TEST_IPV6") && strcmp(getenv("RNIC_TEST_IPV6"), "0") != 0;
 	strict = getenv("RNIC_TEST_STRICT") && strcmp(getenv("RNIC_TEST_STRICT"), "0") != 0;
+	if (getenv("RNIC_TEST_MTU"))
+		test_mtu = (uint16_t)atoi(getenv("RNIC_TEST_MTU"));
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	struct rnic_config c[2];
 	if (check_eal_init(argv[0], &c[0], 2) != 0)
@@ -2638,6 +2765,8 @@ int main(int argc, char **argv)
 			p->prefix_len = 24;
 		}
 		p->mbufs = 32767;
+		if (test_mtu != 0)
+			p->mtu = test_mtu;
 		/* RNIC_TEST_PCAP=PREFIX: each port writes PREFIX.a/b.pcapng */
 		if (getenv("RNIC_TEST_PCAP"))
 			snprintf(p->pcap, sizeof(p->pcap), "%s.%c.pcapng", getenv("RNIC_TEST_PCAP"),
@@ -2683,6 +2812,11 @@ int main(int argc, char **argv)
 	rnic_stack_stop(SA);
 	rnic_stack_destroy(SB);
 	rnic_stack_destroy(SA);
+	if (rnic_iw_zc_live() != 0) {   /* everything freed, aborts included */
+		fprintf(stderr, "zero-copy jobs still live at the end: %llu\n",
+			(unsigned long long)rnic_iw_zc_live());
+		n_fail++;
+	}
 	free(bufA);
 	free(bufB);
 	return conf_summary("iwarp verbs", faults, now_s() - t0);
