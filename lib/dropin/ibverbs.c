@@ -489,15 +489,14 @@ int ibv_destroy_ah(struct ibv_ah *ah)
 /* The address of a UD sender from its completion and the GRH in front of
  * the received data (IBA 11.2.5.1; RoCEv2 carries the IP header's
  * addresses there as GIDs, IPv4-mapped). */
-/* The GID index of @p gid on @p port_num of @p ctx, or -1. */
-static int gid_index_of(struct ibv_context *ctx, uint8_t port_num, const union ibv_gid *gid)
+/* The GID index of @p gid on @p port_num, or -1 (the port's GID table). */
+static int gid_index_of(uint8_t port_num, const union ibv_gid *gid)
 {
-	union ibv_gid g;
-
-	for (int i = 0; i < RNIC_GID_MAX; i++)
-		if (rnic_query_gid(ctx, port_num, i, &g) == 0 && memcmp(&g, gid, sizeof(g)) == 0)
-			return i;
-	return -1;
+	const struct rv_proc *p = rv_proc_if_started();
+	if (p == NULL || port_num < 1 || port_num > p->st->n_ports)
+		return -1;
+	struct rnic_addr a = rnic_gid_addr(gid->raw);
+	return rnic_gid_find(p->st->ports[port_num - 1], &a);
 }
 
 /*
@@ -539,7 +538,7 @@ int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ib
 		errno = EINVAL;   /* neither header: not a RoCE v2 datagram */
 		return -1;
 	}
-	int idx = gid_index_of(context, port_num, &local);
+	int idx = gid_index_of(port_num, &local);
 	if (idx < 0) {
 		errno = ENOENT;   /* it came to an address this port does not hold */
 		return -1;

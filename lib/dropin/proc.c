@@ -266,14 +266,16 @@ static void *progress_main(void *arg)
 		nap_ns = 0;
 		bool drove = drive_trylock();
 		if (drove) {
-			uint64_t rx0 = rx_frames();
-			if (drive_once() != 0)
-				last_work = now;
 			/* the pattern needs a reap within the window: a program
 			 * that never reaps (perftest's passive side) costs no
-			 * lock per loop (a racy read: the lock decides) */
+			 * frame count and no lock per loop (a racy read: the
+			 * lock decides) */
 			uint64_t reap = __atomic_load_n(&linger.reap_tsc, __ATOMIC_RELAXED);
-			if (reap != 0 && now - reap < linger.window && rx_frames() != rx0) {
+			bool watch = reap != 0 && now - reap < linger.window;
+			uint64_t rx0 = watch ? rx_frames() : 0;
+			if (drive_once() != 0)
+				last_work = now;
+			if (watch && rx_frames() != rx0) {
 				rte_spinlock_lock(&linger_lock);
 				rv_linger_progress_rx(&linger,
 						      __atomic_load_n(&app_calls, __ATOMIC_RELAXED),

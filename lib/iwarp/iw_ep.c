@@ -123,17 +123,11 @@ void rnic_iw_fail_allocs(struct rnic_stack *st, uint32_t n)
 void *iw_alloc(struct rnic_stack *st, const char *what, size_t size)
 {
 	struct iw_stack_state *s = iw_stack(st);
-	void *m = NULL;
-	if (s != NULL) {
-		uint32_t n = __atomic_load_n(&s->fail_allocs, __ATOMIC_RELAXED);
-		while (n > 0 && !__atomic_compare_exchange_n(&s->fail_allocs, &n, n - 1, false,
-							     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			;
-		if (n == 0)
-			m = rnic_obj_zalloc(size);
-	} else {
-		m = rnic_obj_zalloc(size);
-	}
+	uint32_t n = s != NULL ? __atomic_load_n(&s->fail_allocs, __ATOMIC_RELAXED) : 0;
+	while (n > 0 && !__atomic_compare_exchange_n(&s->fail_allocs, &n, n - 1, false,
+						     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	void *m = n == 0 ? rnic_obj_zalloc(size) : NULL;   /* n > 0: a test's failure */
 	if (m == NULL) {
 		iw_debug("no memory for %s (%zu bytes)", what, size);
 		if (s != NULL)

@@ -45,13 +45,19 @@ static void seen(struct rv_linger *l)
 	assert_false(rv_linger_wanted(l, false));
 }
 
+/* ... and the progress thread received frames at @p t, no call since. */
+static void seen_then_frames_at(struct rv_linger *l, uint64_t t)
+{
+	seen(l);
+	rv_linger_progress_rx(l, 5, false, t);
+}
+
 static void linger_on_when_frames_come_while_the_program_spins(void **state)
 {
 	struct rv_linger l;
 
 	(void)state;
-	seen(&l);
-	rv_linger_progress_rx(&l, 5, false, 1200);
+	seen_then_frames_at(&l, 1200);
 	assert_true(rv_linger_wanted(&l, false));
 }
 
@@ -64,8 +70,7 @@ static void pattern_seen_after_a_long_nap(void **state)
 	struct rv_linger l;
 
 	(void)state;
-	seen(&l);
-	rv_linger_progress_rx(&l, 5, false, 1000 + 1500);
+	seen_then_frames_at(&l, 1000 + 1500);
 	assert_true(rv_linger_wanted(&l, false));
 }
 
@@ -74,8 +79,7 @@ static void no_linger_while_sends_are_in_flight(void **state)
 	struct rv_linger l;
 
 	(void)state;
-	seen(&l);
-	rv_linger_progress_rx(&l, 5, false, 1200);
+	seen_then_frames_at(&l, 1200);
 	assert_true(rv_linger_wanted(&l, false));    /* its last send done: it waits */
 	assert_false(rv_linger_wanted(&l, true));    /* it reaps as it pipelines */
 }
@@ -108,8 +112,7 @@ static void linger_off_after_strikes_in_a_row(void **state)
 	struct rv_linger l;
 
 	(void)state;
-	seen(&l);
-	rv_linger_progress_rx(&l, 5, false, 1200);
+	seen_then_frames_at(&l, 1200);
 	for (int i = 0; i < RV_LINGER_STRIKES - 1; i++)
 		rv_linger_done(&l, false);
 	rv_linger_done(&l, true);                    /* a frame came: count anew */
