@@ -266,9 +266,11 @@ icrc_short(const uint8_t *ip, uint32_t ihl, uint32_t tot, uint32_t *icrc)
 	if (ICRC_LRH_LEN + tot - RNIC_ROCE_ICRC_LEN > ICRC_SHORT_MAX || (tot & 3u) != 0 ||
 	    !icrc_have_clmul())
 		return false;
-	if (ihl == ICRC_IP_MIN && (ip[0] >> 4) == 4)
+	/* by version first: an IPv4 header with 20 bytes of options is as
+	 * long as an IPv6 one */
+	if ((ip[0] >> 4) == 4 && ihl == ICRC_IP_MIN)
 		*icrc = icrc_clmul(ip, tot, icrc_or4);
-	else if (ihl == ICRC_IP6_LEN)
+	else if ((ip[0] >> 4) == 6)
 		*icrc = icrc_clmul(ip, tot, icrc_or6);
 	else
 		return false;

@@ -363,13 +363,12 @@ crc32_bitwise(uint32_t crc, const uint8_t *p, size_t len)
 	return ~crc;
 }
 
-/* The ICRC of the packet at @p (IPv4 with @v6 false), masked byte by byte
- * here and run through the bitwise CRC. */
+/* The ICRC of the packet at @p (IPv4 with @v6 false, @ihl bytes of IP
+ * header), masked byte by byte here and run through the bitwise CRC. */
 static uint32_t
-icrc_reference(const uint8_t *p, uint32_t tot, int v6)
+icrc_reference(const uint8_t *p, uint32_t tot, int v6, uint32_t ihl)
 {
 	static uint8_t ps[MAXPKT + 8];
-	uint32_t ihl = v6 ? 40 : 20;
 
 	memset(ps, 0xff, 8);
 	memcpy(ps + 8, p, tot - 4);
@@ -401,8 +400,12 @@ test_every_short_length(void **state)
 	uint32_t seed = 12345;
 
 	(void)state;
-	for (int v6 = 0; v6 <= 1; v6++) {
-		uint32_t ihl = v6 ? 40 : 20;
+	/* IPv4 with every header length (options: never sent, but a
+	 * received packet may carry them; the fuzzer found a 40-byte IPv4
+	 * header taken for IPv6 by the short fold), then IPv6 */
+	for (uint32_t hl = 5; hl <= 16; hl++) {
+		int v6 = hl == 16;
+		uint32_t ihl = v6 ? 40 : hl * 4;
 		/* every length, also those no sender makes (not a multiple of
 		 * 4: a received packet may claim one; the fuzzer found the fold
 		 * getting them wrong) */
@@ -417,15 +420,15 @@ test_every_short_length(void **state)
 				pkt[5] = (uint8_t)(tot - 40);
 				pkt[6] = 17;
 			} else {
-				pkt[0] = 0x45;
+				pkt[0] = (uint8_t)(0x40 | hl);
 				pkt[2] = (uint8_t)(tot >> 8);
 				pkt[3] = (uint8_t)tot;
 			}
-			uint32_t want = icrc_reference(pkt, tot, v6), got = 0;
+			uint32_t want = icrc_reference(pkt, tot, v6, ihl), got = 0;
 			assert_int_equal(rnic_roce_icrc_compute(pkt, tot, &got), 0);
 			if (got != want)
-				fail_msg("IPv%d, %u bytes: %08x, want %08x", v6 ? 6 : 4, tot, got,
-					 want);
+				fail_msg("IPv%d, header %u, %u bytes: %08x, want %08x", v6 ? 6 : 4,
+					 ihl, tot, got, want);
 			fake_seg(&m, mem, 14, (uint16_t)(tot + 14));
 			memcpy(mem + 28, pkt, tot);
 			got = 0;
