@@ -138,13 +138,15 @@ int rnic_net_output_udp_fin_src(struct rnic_worker *w, struct rnic_port *p,
 					  UINT16_MAX - sizeof(struct rte_ipv4_hdr), &len);
 	if (uh == NULL)
 		return -ENOBUFS;
-	/* the source the IPv4 layer will write, for the pseudo header */
-	uint32_t nh;
-	if (rnic_net_out_select(w, &p, dst_ip, &src_ip, &nh) != 0) {
-		rnic_worker_drop(w, RNIC_DROP_IP_NO_ROUTE, m);
-		return -EHOSTUNREACH;
-	}
 	if (csum) {
+		/* the source the IPv4 layer will write, for the pseudo header
+		 * (without a checksum, RoCEv2's case, the IPv4 layer alone
+		 * picks the port and source: once per datagram) */
+		uint32_t nh;
+		if (rnic_net_out_select(w, &p, dst_ip, &src_ip, &nh) != 0) {
+			rnic_worker_drop(w, RNIC_DROP_IP_NO_ROUTE, m);
+			return -EHOSTUNREACH;
+		}
 		uint16_t ck = (uint16_t)~rnic_net_l4_cksum(m, 0,
 				rte_cpu_to_be_32(src_ip), rte_cpu_to_be_32(dst_ip),
 				IPPROTO_UDP, (uint16_t)len);
