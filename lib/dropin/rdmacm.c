@@ -61,6 +61,10 @@ struct rv_event {
 	struct rv_event *next;
 	struct rv_id *child;     /* CONNECT_REQUEST: its new id, until delivered */
 	bool dead;               /* its id was destroyed before delivery */
+	/* until delivered or dead, on the event list of each id it names:
+	 * slot 0 ev.id's, slot 1 ev.listen_id's (ev_lock) */
+	struct rv_id *on[2];
+	struct rv_event *on_prev[2], *on_next[2];
 	uint8_t pdata[RNIC_CM_PDATA_MAX];
 };
 
@@ -74,9 +78,8 @@ struct rv_id {
 	struct rdma_cm_id id;
 	struct rnic_cm_id *rid;        /* its context is this id */
 	struct rv_id *next, *prev;     /* the live ids */
-	unsigned queued;               /* undelivered events naming it (as id or
-					* listener); more after a dead one: only
-					* 0 matters, it spares chan_forget's walk */
+	struct rv_event *evs;          /* undelivered events naming it, as id or
+					* listener, on any channel (ev_lock) */
 	bool sync;                     /* id.channel is its own */
 	bool addr_resolved;
 	bool listening;
@@ -90,6 +93,8 @@ struct rv_id {
 };
 
 static pthread_mutex_t cm_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The ids' event lists (a leaf: taken under a channel's lock or cm_lock). */
+static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rnic_cm_channel *rch;    /* every rnic id reports here */
 static struct rv_id *ids;
 static pthread_once_t cm_once = PTHREAD_ONCE_INIT;
@@ -151,14 +156,50 @@ static struct rv_id *rv_id_of(struct rdma_cm_id *id)
 	return (struct rv_id *)id;   /* the first member */
 }
 
-/* The ids @p e names count it as queued (+1) or delivered (-1). */
-static void event_count(struct rv_event *e, int d)
+/* Which of @p e's two list slots is on @p id's list. */
+static unsigned ev_slot(const struct rv_event *e, const struct rv_id *id)
 {
-	if (e->ev.id != NULL)
-		__atomic_add_fetch(&rv_id_of(e->ev.id)->queued, (unsigned)d, __ATOMIC_RELAXED);
-	if (e->ev.listen_id != NULL)
-		__atomic_add_fetch(&rv_id_of(e->ev.listen_id)->queued, (unsigned)d,
-				   __ATOMIC_RELAXED);
+	return e->on[0] == id ? 0 : 1;
+}
+
+/* Put @p e on the lists of the ids it names (ev_lock held). */
+static void ev_link(struct rv_event *e)
+{
+	struct rv_id *want[2] = {
+		e->ev.id != NULL ? rv_id_of(e->ev.id) : NULL,
+		e->ev.listen_id != NULL ? rv_id_of(e->ev.listen_id) : NULL,
+	};
+	if (want[1] == want[0])
+		want[1] = NULL;   /* one id, one place on its list */
+	for (unsigned k = 0; k < 2; k++) {
+		struct rv_id *id = want[k];
+		if (id == NULL)
+			continue;
+		e->on[k] = id;
+		e->on_prev[k] = NULL;
+		e->on_next[k] = id->evs;
+		if (id->evs != NULL)
+			id->evs->on_prev[ev_slot(id->evs, id)] = e;
+		id->evs = e;
+	}
+}
+
+/* Take @p e off its ids' lists, if it is on them (ev_lock held). */
+static void ev_unlink(struct rv_event *e)
+{
+	for (unsigned k = 0; k < 2; k++) {
+		struct rv_id *id = e->on[k];
+		if (id == NULL)
+			continue;
+		struct rv_event *pv = e->on_prev[k], *nx = e->on_next[k];
+		if (pv != NULL)
+			pv->on_next[ev_slot(pv, id)] = nx;
+		else
+			id->evs = nx;
+		if (nx != NULL)
+			nx->on_prev[ev_slot(nx, id)] = pv;
+		e->on[k] = NULL;
+	}
 }
 
 /* Queue @p e and count it on the fd (any thread). */
@@ -166,8 +207,10 @@ static void chan_push(struct rv_chan *c, struct rv_event *e)
 {
 	uint64_t one = 1;
 
-	event_count(e, 1);
 	pthread_mutex_lock(&c->lock);
+	pthread_mutex_lock(&ev_lock);
+	ev_link(e);
+	pthread_mutex_unlock(&ev_lock);
 	if (c->tail != NULL)
 		c->tail->next = e;
 	else
@@ -178,27 +221,31 @@ static void chan_push(struct rv_chan *c, struct rv_event *e)
 	(void)w;
 }
 
-static uint64_t forget_walked;   /* queued events chan_forget looked at */
+static uint64_t forget_walked;   /* queued events id destroys looked at */
 
 uint64_t rv_cm_forget_walked(void)
 {
 	return __atomic_load_n(&forget_walked, __ATOMIC_RELAXED);
 }
 
-/* Mark the events of @p id (or whose listener is @p id) on @p c dead. */
-static void chan_forget(struct rv_chan *c, struct rv_id *id)
+/*
+ * Mark the undelivered events of @p id (or whose listener is @p id) dead,
+ * on whatever channel they wait (an id may have moved since). Its own
+ * list: destroying many ids of one channel with their events still queued
+ * walked the channel's whole queue for each (quadratic), and missed the
+ * events left on a channel the id had moved from.
+ */
+static void id_forget_events(struct rv_id *id)
 {
-	/* nothing queued names it (the usual case, a connection whose events
-	 * were all taken): no walk of the channel's queue, which with many
-	 * ids on one channel made destroying them all quadratic */
-	if (__atomic_load_n(&id->queued, __ATOMIC_RELAXED) == 0)
-		return;
 	uint64_t n = 0;
-	pthread_mutex_lock(&c->lock);
-	for (struct rv_event *e = c->head; e != NULL; e = e->next, n++)
-		if (e->ev.id == &id->id || e->ev.listen_id == &id->id)
-			e->dead = true;
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_lock(&ev_lock);
+	while (id->evs != NULL) {
+		struct rv_event *e = id->evs;
+		e->dead = true;
+		ev_unlink(e);   /* off the other id's list too: it is dead */
+		n++;
+	}
+	pthread_mutex_unlock(&ev_lock);
 	__atomic_add_fetch(&forget_walked, n, __ATOMIC_RELAXED);
 }
 
@@ -207,6 +254,9 @@ static void id_free(struct rv_id *id);
 /* An event that will not be delivered: its undelivered new id goes too. */
 static void event_drop(struct rv_event *e)
 {
+	pthread_mutex_lock(&ev_lock);
+	ev_unlink(e);   /* a live id it names stays */
+	pthread_mutex_unlock(&ev_lock);
 	if (e->child != NULL)
 		id_free(e->child);
 	free(e);
@@ -324,7 +374,7 @@ static struct rv_id *id_new(struct rv_chan *ch, void *context, enum rdma_port_sp
 static void id_free(struct rv_id *id)
 {
 	id_unlink(id);
-	chan_forget(chan_of(id->id.channel), id);
+	id_forget_events(id);
 	if (id->rid != NULL) {
 		rv_lock();
 		rnic_cm_destroy_id(id->rid);
@@ -721,7 +771,9 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 			event_drop(e);
 		} else if (e != NULL) {
 			e->child = NULL;   /* the program owns the new id now */
-			event_count(e, -1);
+			pthread_mutex_lock(&ev_lock);
+			ev_unlink(e);
+			pthread_mutex_unlock(&ev_lock);
 		}
 		pthread_mutex_unlock(&cm_lock);
 		if (e != NULL && !e->dead) {

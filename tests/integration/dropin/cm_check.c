@@ -22,7 +22,7 @@
  * The client also checks first: an O_NONBLOCK channel with nothing in it
  * (EAGAIN), and calls rnic does not support (EOPNOTSUPP).
  *
- *   cm_check ids|ids-queued N ADDR
+ *   cm_check ids|ids-queued|ids-moved N ADDR
  *
  * N ids on one channel each resolve ADDR. ids: the first half's
  * ADDR_RESOLVED are taken and those ids destroyed while the second half's
@@ -30,7 +30,11 @@
  * says how many queued events the destroys looked at (0: the ids had none
  * queued; a walk of the channel's queue per destroy looked at N^2/4).
  * ids-queued: every id destroyed with its event queued; none may be
- * delivered after.
+ * delivered after (and each destroy looks at its own event only: N in
+ * all, not the N^2/2 of a walk of the channel's queue).
+ * ids-moved: as ids-queued, but half the ids moved to another channel
+ * (rdma_migrate_id) before their destroy: the events they left queued on
+ * the first channel are not delivered either (they named freed ids).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -297,32 +301,49 @@ static void destroy_ids(struct rdma_cm_id **ids, int from, int to)
 			die("rdma_destroy_id");
 }
 
+/* An O_NONBLOCK read of @p ch must find nothing. @return 0, or 1 (said). */
+static int nothing_left(struct rdma_event_channel *ch, const char *which)
+{
+	struct rdma_cm_event *ev;
+
+	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
+	if (rdma_get_cm_event(ch, &ev) == 0) {
+		printf("FAIL: an event (%s) of a destroyed id on the %s channel\n",
+		       rdma_event_str(ev->event), which);
+		return 1;
+	}
+	return 0;
+}
+
 /* cm_check ids N ADDR: the first half's events taken, those ids destroyed
  * while the second half's events still wait on the channel, then the rest.
  * cm_check ids-queued N ADDR: every id destroyed with its event queued;
- * none may be delivered after. */
-static int many_ids(int n, const char *addr, bool queued)
+ * none may be delivered after. ids-moved: half of them moved to a second
+ * channel first. */
+static int many_ids(int n, const char *addr, const char *mode)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_cm_event *ev;
+	struct rdma_event_channel *ch2 = rdma_create_event_channel();
 
-	if (ch == NULL)
+	if (ch == NULL || ch2 == NULL)
 		die("rdma_create_event_channel");
 	struct rdma_cm_id **ids = ids_resolving(ch, n, addr);
-	if (!queued) {
+	if (strcmp(mode, "ids") == 0) {
 		take_resolved(ch, ids, 0, n / 2);
 		destroy_ids(ids, 0, n / 2);
 		take_resolved(ch, ids, n / 2, n);
 		destroy_ids(ids, n / 2, n);
 	} else {
+		if (strcmp(mode, "ids-moved") == 0)
+			for (int i = 0; i < n; i += 2)
+				if (rdma_migrate_id(ids[i], ch2) != 0)
+					die("rdma_migrate_id");
 		destroy_ids(ids, 0, n);
 	}
-	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
-	if (rdma_get_cm_event(ch, &ev) == 0) {
-		printf("FAIL: an event (%s) of a destroyed id\n", rdma_event_str(ev->event));
+	if (nothing_left(ch, "first") || nothing_left(ch2, "second"))
 		return 1;
-	}
 	rdma_destroy_event_channel(ch);
+	rdma_destroy_event_channel(ch2);
 	free(ids);
 	printf("ids: %d made and destroyed, ok\n", n);
 	return 0;
@@ -336,10 +357,11 @@ int main(int argc, char **argv)
 	if (argc == 5 && strcmp(argv[1], "client") == 0)
 		return client(argv[2], (uint16_t)atoi(argv[3]), argv[4],
 			      getenv("RNIC_TRANSPORT") && strcmp(getenv("RNIC_TRANSPORT"), "roce") == 0);
-	if (argc == 4 && (strcmp(argv[1], "ids") == 0 || strcmp(argv[1], "ids-queued") == 0))
-		return many_ids(atoi(argv[2]), argv[3], strcmp(argv[1], "ids-queued") == 0);
+	if (argc == 4 && (strcmp(argv[1], "ids") == 0 || strcmp(argv[1], "ids-queued") == 0 ||
+			  strcmp(argv[1], "ids-moved") == 0))
+		return many_ids(atoi(argv[2]), argv[3], argv[1]);
 	fprintf(stderr, "usage: cm_check server PORT accept|reject|exit\n"
 			"       cm_check client ADDR PORT accept|reject|exit\n"
-			"       cm_check ids|ids-queued N ADDR\n");
+			"       cm_check ids|ids-queued|ids-moved N ADDR\n");
 	return 2;
 }
