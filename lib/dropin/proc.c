@@ -414,9 +414,18 @@ static void at_exit(void)
 		return;
 	const char *say = getenv("RNIC_VERBS_STATS");
 	bool stats = say != NULL && *say != '\0' && strcmp(say, "0") != 0;
-	if (stats)
+	if (stats) {
 		rv_log("rdma_cm: %lu queued events looked at by id destroys",
 		       (unsigned long)rv_cm_forget_walked());
+		/* read while the progress thread may still drive: a snapshot */
+		for (unsigned i = 0; i < proc.st->n_workers; i++) {
+			const struct rnic_worker_stats *ws = &proc.st->workers[i]->stats;
+			rv_log("worker %u: %lu loops (%lu busy), %lu frames in, %lu out in %lu "
+			       "bursts", i, (unsigned long)ws->loops,
+			       (unsigned long)ws->busy_loops, (unsigned long)ws->rx_pkts,
+			       (unsigned long)ws->tx_pkts, (unsigned long)ws->tx_flushes);
+		}
+	}
 	if (proc.inline_drive) {
 		__atomic_store_n(&progress_stop, true, __ATOMIC_RELEASE);
 		progress_kick();

@@ -102,6 +102,7 @@ static void fill_workers(const struct rnic_stack *st, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "idle_sleeps", w->stats.idle_sleeps);
 		rte_tel_data_add_dict_u64(c, "rx_pkts", w->stats.rx_pkts);
 		rte_tel_data_add_dict_u64(c, "tx_pkts", w->stats.tx_pkts);
+		rte_tel_data_add_dict_u64(c, "tx_flushes", w->stats.tx_flushes);
 		rte_tel_data_add_dict_u64(c, "rx_bytes", w->stats.rx_bytes);
 		rte_tel_data_add_dict_u64(c, "tx_bytes", w->stats.tx_bytes);
 		rte_tel_data_add_dict_u64(c, "redirected_out", w->stats.redirected_out);

@@ -210,6 +210,7 @@ unsigned rnic_worker_flush(struct rnic_worker *w)
 		}
 		w->stats.tx_pkts += sent;
 		w->stats.tx_bytes += bytes;
+		w->stats.tx_flushes++;
 		sent_total += sent;
 		b->n = 0;
 	}

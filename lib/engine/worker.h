@@ -56,6 +56,8 @@ struct rnic_worker_stats {
 	uint64_t idle_sleeps;        /* adaptive mode: idle loops that slept */
 	uint64_t rx_pkts, tx_pkts;
 	uint64_t rx_bytes, tx_bytes;
+	uint64_t tx_flushes;         /* buffers handed to a port: tx_pkts over
+				      * this is the mean transmit burst */
 	uint64_t redirected_out, redirected_in;
 	uint64_t cmds;
 	uint64_t icmp_echo_replies;
