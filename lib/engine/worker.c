@@ -261,10 +261,18 @@ int rnic_worker_call_sync(struct rnic_worker *w,
 	while (rnic_worker_call(w, &c) == -ENOBUFS)
 		rte_pause();
 	for (unsigned spins = 0; !__atomic_load_n(&c.done, __ATOMIC_ACQUIRE); spins++) {
-		if (spins < CALL_SPINS)
+		/* the stack stopped after we looked: its worker may have left
+		 * (its last drain of commands before ours came in), and nobody
+		 * would run the command; the callers run what is left */
+		if (!__atomic_load_n(&w->st->running, __ATOMIC_ACQUIRE)) {
+			rte_spinlock_lock(&w->orphan_lock);
+			poll_cmd(w, NULL);
+			rte_spinlock_unlock(&w->orphan_lock);
+		} else if (spins < CALL_SPINS) {
 			rte_pause();
-		else
+		} else {
 			sched_yield();
+		}
 	}
 	return 0;
 }

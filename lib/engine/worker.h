@@ -17,6 +17,7 @@
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
+#include <rte_spinlock.h>
 
 #include "rnic/rnic.h"
 #include "common/burst.h"
@@ -81,6 +82,8 @@ struct rnic_worker {
 	struct rnic_stack *st;
 	struct rte_ring *redirect;   /* mbufs from other workers (MP/SC) */
 	struct rte_ring *cmd;        /* struct rnic_cmd * (MP/SC) */
+	rte_spinlock_t orphan_lock;  /* callers that run commands a stopped
+				      * worker left (one consumer at a time) */
 
 	/* owner-modified */
 	struct rnic_timer_wheel timers;

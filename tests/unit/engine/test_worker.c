@@ -7,6 +7,7 @@
  * two stacks, adaptive idle, the gratuitous ARP at start, the status line
  * and the /rnic/ telemetry endpoints read through the telemetry socket.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -532,6 +533,56 @@ static void call_inline_and_on_lcores(void **state)
 	assert_int_equal(stub.opened, stub.closed);
 }
 
+struct late_call {
+	struct rnic_worker *w;
+	struct call_rec r;
+	int rc;
+	int finished;
+};
+
+static void *late_caller(void *arg)
+{
+	struct late_call *lc = arg;
+	lc->rc = rnic_worker_call_sync(lc->w, record_call, &lc->r);
+	__atomic_store_n(&lc->finished, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A command posted after the worker's last drain, just before its stack
+ * stopped: the worker thread has left, and the caller used to spin for
+ * ever. Here the worker is stopped by hand (its lcore waited for) with the
+ * stack still marked running, a thread calls, then the stack stops: the
+ * call returns with the command run once. */
+static void call_after_worker_left(void **state)
+{
+	(void)state;
+	struct rnic_config c = make_cfg(1, 1, RNIC_POLL_BUSY);
+	memset(&stub, 0, sizeof(stub));
+	struct rnic_stack *st = rnic_stack_create(&c);
+	assert_non_null(st);
+	assert_int_equal(rnic_stack_start(st), 0);
+	struct rnic_worker *w = st->workers[0];
+	__atomic_store_n(&w->stop, true, __ATOMIC_RELEASE);
+	rte_eal_wait_lcore(w->lcore);          /* gone; st->running still true */
+
+	struct late_call lc = { .w = w };
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, late_caller, &lc), 0);
+	sleep_ms(50);
+	assert_int_equal(__atomic_load_n(&lc.finished, __ATOMIC_ACQUIRE), 0);   /* waiting */
+	rnic_stack_stop(st);
+	for (int i = 0; i < 2000 && !__atomic_load_n(&lc.finished, __ATOMIC_ACQUIRE); i++)
+		sleep_ms(1);
+	if (!__atomic_load_n(&lc.finished, __ATOMIC_ACQUIRE))
+		fail_msg("rnic_worker_call_sync still waits 2 s after its stack stopped");
+	pthread_join(t, NULL);
+	assert_int_equal(lc.rc, 0);
+	assert_int_equal(lc.r.n, 1);
+	assert_ptr_equal(lc.r.w, w);
+	rnic_stack_destroy(st);
+	assert_int_equal(stub.opened, stub.closed);
+}
+
 /* The adaptive idle rule, step by step on a worker that is not started
  * (no clock involved): the first IDLE_LOOPS_BEFORE_SLEEP (256) empty loops
  * in a row spin, every further one sleeps and is counted; work resets the
@@ -725,6 +776,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(tx_buffer_drops),
 		cmocka_unit_test(redirect),
 		cmocka_unit_test(call_inline_and_on_lcores),
+		cmocka_unit_test(call_after_worker_left),
 		cmocka_unit_test(adaptive_idle),
 		cmocka_unit_test(idle_loop),
 		cmocka_unit_test(status_line),
