@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_ether.h>
 #include <rte_mbuf.h>
@@ -205,6 +206,28 @@ int rnic_net_cksum_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len,
 uint16_t rnic_net_l4_cksum(const struct rte_mbuf *m, uint32_t off,
 			   uint32_t src_be, uint32_t dst_be, uint8_t proto,
 			   uint16_t l4_len);
+
+/**
+ * Checksum of the 20-byte IPv4 header at @p ip (no options; its checksum
+ * field 0), as rte_ipv4_cksum() gives it: five 32-bit words summed and
+ * folded, where DPDK 22.11 adds ten 16-bit ones in a loop (its samples in
+ * a 64-byte RoCE Write's profile were mostly that loop's).
+ */
+static inline uint16_t rnic_ipv4_hdr_cksum(const void *ip)
+{
+	const uint8_t *b = ip;
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < 5; i++) {
+		uint32_t w;
+		memcpy(&w, b + 4 * i, sizeof(w));
+		sum += w;
+	}
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	return (uint16_t)~sum;
+}
 
 /** ARP cache counters summed over the stack's ports. */
 struct rnic_arp_stats {

@@ -121,7 +121,7 @@ static struct rte_ether_hdr *ipv4_prepend(struct rnic_worker *w, struct rnic_por
 	ip->hdr_checksum = 0;
 	ip->src_addr = rte_cpu_to_be_32(src_ip);
 	ip->dst_addr = rte_cpu_to_be_32(dst_ip);
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	ip->hdr_checksum = rnic_ipv4_hdr_cksum(ip);
 	eh->src_addr = p->mac;
 	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
 	m->l2_len = sizeof(*eh);
