@@ -35,8 +35,9 @@
  * clock and by the process's CPU time (cpu_s, conns_per_cpu_s: what the
  * rate would be with the CPU to itself, as it is not on a shared machine).
  * B closes, so B's TIME_WAITs (2 s) hold its source ports to A's one
- * port: more than 28,232 connections (the ephemeral range) within 2 s
- * fail with EADDRNOTAVAIL.
+ * port: more than 28,232 connections (the ephemeral range) within
+ * tw_reuse_ms (TCP may take a TIME_WAIT's 4-tuple over after that long;
+ * --tw-reuse-ms, default the stack's 1000 ms) fail with EADDRNOTAVAIL.
  *
  * At the end every connection must have exchanged its message and closed
  * on both sides, and the stacks must hold no connected QP and (once
@@ -111,7 +112,8 @@ static struct {
 	enum rnic_transport tr;
 	unsigned conns, window;
 	bool threaded, rts_delay, json;
-} o = { .tr = RNIC_TRANSPORT_IWARP, .conns = 10000, .window = 64 };
+	long tw_reuse_ms;   /* -1: the stack's default */
+} o = { .tr = RNIC_TRANSPORT_IWARP, .conns = 10000, .window = 64, .tw_reuse_ms = -1 };
 
 struct cr_side {
 	struct rnic_stack *st;
@@ -362,7 +364,8 @@ static int usage(FILE *f, int rc)
 {
 	fprintf(f, "usage: rnic-perf conn_rate --loopback [--transport iwarp|roce] [--conns N]\n"
 		   "                           [--window W (1..%d)] [--drive one|threaded]\n"
-		   "                           [--rts-delay] [--json]\n", CR_MAX_WINDOW);
+		   "                           [--rts-delay] [--tw-reuse-ms MS] [--json]\n",
+		CR_MAX_WINDOW);
 	return rc;
 }
 
@@ -391,6 +394,15 @@ static int parse(int argc, char **argv)
 			if (strcmp(v, "one") && strcmp(v, "threaded"))
 				return usage(stderr, -1);
 			o.threaded = !strcmp(v, "threaded");
+			i++;
+		} else if (!strcmp(a, "--tw-reuse-ms")) {
+			char *end;
+			unsigned long n = strtoul(v, &end, 10);
+			if (*end || *v == '\0' || n > 60000) {
+				fprintf(stderr, "rnic-perf conn_rate: bad --tw-reuse-ms %s (0..60000)\n", v);
+				return -1;
+			}
+			o.tw_reuse_ms = (long)n;
 			i++;
 		} else if (!strcmp(a, "--conns") || !strcmp(a, "--window")) {
 			char *end;
@@ -435,6 +447,15 @@ static int cr_stacks(struct rnic_config *common, struct rnic_stack *st[2])
 		c[i].ports[0].prefix_len = 24;
 		c[i].ports[0].mbufs = 16383;
 		st[i] = rnic_stack_create(&c[i]);
+		if (st[i] != NULL && o.tw_reuse_ms >= 0) {
+			struct rnic_tcp_params tp;
+			rnic_tcp_params_default(&tp);
+			tp.tw_reuse_ms = (uint32_t)o.tw_reuse_ms;
+			if (rnic_tcp_config(st[i], &tp) != 0) {
+				fprintf(stderr, "rnic-perf conn_rate: TCP parameters refused\n");
+				return -1;
+			}
+		}
 		if (st[i] == NULL || rnic_stack_start(st[i]) != 0) {
 			fprintf(stderr, "rnic-perf conn_rate: stack %c: %s\n", 'A' + i,
 				strerror(errno));
@@ -552,6 +573,10 @@ int perf_conn_rate_main(int argc, char **argv, struct rnic_config *cfg)
 			       100.0 * (double)in_run[p] / (double)cyc);
 		for (int k = 0; k < ST_N; k++)
 			printf(", \"%s_us\": %.1f", stage_names[k], stage_avg_us(k));
+		struct rnic_tcp_stats tb;
+		rnic_tcp_stats(B.st, &tb);
+		printf(", \"tw_reuse_ms\": %ld, \"tw_reused\": %lu", o.tw_reuse_ms,
+		       (unsigned long)tb.tw_reused);
 		printf(", \"qps_after\": %lu, \"tcbs_after\": %lu}\n", (unsigned long)qps_left,
 		       (unsigned long)tcbs_left);
 	} else {

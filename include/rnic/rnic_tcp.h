@@ -67,6 +67,15 @@ struct rnic_tcp_params {
 	uint32_t rto_init_us;    /**< initial RTO (default 200 ms) */
 	uint32_t delack_us;      /**< delayed-ACK timeout (default 500 us) */
 	uint32_t time_wait_ms;   /**< TIME_WAIT duration (default 2000 ms) */
+	/** An active open may take over the 4-tuple of a connection of ours
+	 *  in TIME_WAIT for at least this long, if that one used timestamps
+	 *  (as Linux's tcp_tw_reuse and its 1 s delay): the new connection's
+	 *  sequence numbers start past the old one's, and its timestamps are
+	 *  newer than any the old one sent, so the peer's PAWS (RFC 7323)
+	 *  tells an old duplicate from new data. Without it one address pair
+	 *  and port open at most the ephemeral range (28,232) per TIME_WAIT.
+	 *  Default 1000 ms; 0 = never. */
+	uint32_t tw_reuse_ms;
 	uint32_t keepalive_s;    /**< idle time before keepalive probes, 0 = off */
 	/** User timeout (RFC 9293 section 3.8.3, RFC 5482, as Linux's
 	 *  TCP_USER_TIMEOUT): how long a SYN, data, a FIN or a zero-window
@@ -217,6 +226,7 @@ struct rnic_tcp_stats {
 	uint64_t pmtu_reductions;/**< MSS lowered by an ICMPv6 packet too big (RFC 8201) */
 	uint64_t ooo_nomem;      /**< out-of-order segments dropped: no memory for the
 				      connection's out-of-order queue (allocated on first use) */
+	uint64_t tw_reused;      /**< active opens that took over a TIME_WAIT 4-tuple */
 };
 /** Read the TCP counters of @p st (any thread, lock-free). */
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);

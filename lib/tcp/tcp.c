@@ -46,6 +46,7 @@ void rnic_tcp_params_default(struct rnic_tcp_params *p)
 	p->rto_init_us = 200000;
 	p->delack_us = 500;
 	p->time_wait_ms = 2000;
+	p->tw_reuse_ms = 1000;
 	p->keepalive_s = 0;
 	p->user_timeout_ms = USER_TIMEOUT_MS;
 	p->nagle = false;
@@ -593,6 +594,28 @@ static struct rnic_port *connect_route(struct rnic_worker *w, const struct rnic_
 	return p;
 }
 
+/*
+ * May an active open take over @p c's 4-tuple? It is ours, in TIME_WAIT
+ * for at least tw_reuse_ms (its timer restarts when the peer's FIN comes
+ * again: the peer is still closing), and it used timestamps, so the new
+ * connection's (the same offset for the 4-tuple, a clock of 1 ms ticks
+ * that has moved on) are newer than any it sent.
+ */
+static bool tw_reusable(const struct rnic_tcp_conn *c)
+{
+	const struct tcp_stack *ts = tcp_s(c->w->st);
+	const struct rnic_timer_wheel *wh = &c->w->timers;
+	if (c->state != TCP_TIME_WAIT || !c->tw_armed || !c->ts_ok ||
+	    ts->params.tw_reuse_ms == 0 || !rnic_timer_pending(&c->misc_timer))
+		return false;
+	uint64_t due = c->misc_timer.expire_tick * wh->tsc_per_tick;
+	uint64_t left_us = due > c->w->now_tsc ? rnic_tsc_to_us(due - c->w->now_tsc) : 0;
+	uint64_t total_us = (uint64_t)ts->params.time_wait_ms * 1000;
+	/* at least 2 ms: two ticks of the timestamp clock */
+	uint64_t need_us = (uint64_t)RTE_MAX(ts->params.tw_reuse_ms, 2u) * 1000;
+	return total_us > left_us && total_us - left_us >= need_us;
+}
+
 /* The worker a flow's replies land on. */
 static unsigned connect_owner(struct rnic_worker *w, const struct tcp_key *k)
 {
@@ -613,22 +636,41 @@ int rnic_tcp_connect_addr(struct rnic_worker *w, const struct rnic_addr *dst,
 	struct rnic_port *p = connect_route(w, dst, dst_port, &k);
 	if (p == NULL)
 		return -EHOSTUNREACH;
-	/* a source port whose replies hash to this worker */
+	/* a source port whose replies hash to this worker, free or with a
+	 * TIME_WAIT that may be taken over (as Linux, the first that will
+	 * do: ports go round in order, so the next one's TIME_WAIT is the
+	 * oldest; no scan of the whole range for a free one first) */
 	unsigned span = EPHEMERAL_HI - EPHEMERAL_LO + 1;
+	struct rnic_tcp_conn *old = NULL;
 	for (unsigned i = 0; i < span; i++) {
 		uint16_t port = (uint16_t)(EPHEMERAL_LO + (tw->next_port++ % span));
 		k.lport = rte_cpu_to_be_16(port);
-		if (connect_owner(w, &k) == w->id &&
-		    tcp_lookup(w, &k) == NULL)
-			break;
+		if (connect_owner(w, &k) == w->id) {
+			old = tcp_lookup(w, &k);
+			if (old == NULL || tw_reusable(old))
+				break;
+		}
+		old = NULL;
 		k.lport = 0;
 	}
 	if (k.lport == 0)
 		return -EADDRNOTAVAIL;
+	uint32_t iss_floor = 0;
+	bool reused = old != NULL;
+	if (reused) {
+		/* past anything the old connection sent, as Linux does (its
+		 * snd_nxt plus a maximal unscaled window and 2) */
+		iss_floor = old->snd_nxt + 65535 + 2;
+		tcp_set_state(old, TCP_CLOSED);
+		tcp_conn_free(old);
+		tw->st.tw_reused++;
+	}
 	struct rnic_tcp_conn *c = tcp_conn_new(w, p, &k);
 	if (c == NULL)
 		return -ENOMEM;
 	c->iss = tcp_isn(&ts->keys, tcp_key_flow(&k), tcp_now_us());
+	if (reused && seq_lt(c->iss, iss_floor))
+		c->iss = iss_floor;
 	c->snd_una = c->iss;
 	c->snd_nxt = c->snd_max = c->iss;
 	c->ops = ops;

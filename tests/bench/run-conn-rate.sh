@@ -14,7 +14,10 @@
 # machine is shared), and so is each run's CPU time: "per CPU s" is the
 # rate the run would have had with a CPU to itself.
 # Usage: tests/bench/run-conn-rate.sh [build-dir] [conns] [window] [before-build-dir]
-# conns: at most 28,232 (B's TIME_WAITs hold its source ports for 2 s).
+# conns: at most 28,232 (B's TIME_WAITs hold its source ports for 2 s, and
+# TCP takes one over only after 1 s, Linux's tcp_tw_reuse delay). One more
+# iWARP run is sustained: 100,000 connections between the same address
+# pair and port with --tw-reuse-ms 5 (TIME_WAITs taken over after 5 ms).
 set -eu
 build=${1:-build}
 n=${2:-20000}
@@ -33,6 +36,8 @@ iw=$(cr "$perf" iwarp)
 ro=$(cr "$perf" roce)
 # 50 ms a connection: a few thousand are enough to see the cap
 iwd=$("$perf" conn_rate --loopback --transport iwarp --conns 2000 --window "$win" --rts-delay --json 2>/dev/null | tail -1)
+iws=$("$perf" conn_rate --loopback --transport iwarp --conns 100000 --window "$win" --tw-reuse-ms 5 \
+	--json 2>/dev/null | tail -1)
 k=$("$build/tests/bench/kernel_conn_rate" --conns "$n" --window "$win" | tail -1)
 l1=$(load)
 {
@@ -40,7 +45,8 @@ l1=$(load)
 		"per CPU s"
 	rows=("rnic iWARP:$iw" "rnic RoCE:$ro")
 	[ -n "$before" ] && rows+=("before: rnic iWARP:$biw" "before: rnic RoCE:$bro")
-	rows+=("rnic iWARP, 50 ms pause:$iwd" "kernel TCP, loopback:$k")
+	rows+=("rnic iWARP, 50 ms pause:$iwd" "rnic iWARP, 100,000, reuse:$iws"
+	       "kernel TCP, loopback:$k")
 	for row in "${rows[@]}"; do
 		name=${row%%:\{*}
 		name=${name%:}
@@ -53,7 +59,7 @@ l1=$(load)
 } >&2
 printf '{"bench": "conn_rate", "conns": %s, "window": %s, "load_before": [%s], "load_after": [%s], ' \
 	"$n" "$win" "$l0" "$l1"
-printf '"iwarp": %s, "roce": %s, "iwarp_rts_delay": %s, "kernel": %s' \
-	"${iw:-null}" "${ro:-null}" "${iwd:-null}" "${k:-null}"
+printf '"iwarp": %s, "roce": %s, "iwarp_rts_delay": %s, "iwarp_sustained": %s, "kernel": %s' \
+	"${iw:-null}" "${ro:-null}" "${iwd:-null}" "${iws:-null}" "${k:-null}"
 [ -n "$before" ] && printf ', "before_iwarp": %s, "before_roce": %s' "${biw:-null}" "${bro:-null}"
 printf '}\n'

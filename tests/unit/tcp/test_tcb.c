@@ -1568,6 +1568,88 @@ static void fin_to_time_wait(void **state)
 	h_app_fini(&sb);
 }
 
+/* Close the connection of A (client, closes first) and B: A holds it in
+ * TIME_WAIT. @return A's TCB, in TIME_WAIT. */
+static struct rnic_tcp_conn *a_time_wait(struct h_app *ca, struct h_app *sb, uint16_t port)
+{
+	struct rnic_tcp_conn *c = h_connect(ca, sb, port);
+	assert_non_null(c);
+	assert_int_equal(rnic_tcp_close(c), 0);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(rnic_tcp_close(sb->c), 0);
+	h_pump(NULL, NULL, NULL, 100);
+	c = only_conn(&h_a);
+	assert_int_equal(c->state, TCP_TIME_WAIT);
+	return c;
+}
+
+/* Active open onto a 4-tuple A holds in TIME_WAIT (Linux's tcp_tw_reuse):
+ * not before tw_reuse_ms (1 s) of it, then yes, with sequence numbers past
+ * the old connection's and the handshake completing with B; never when
+ * the old connection had no timestamps. */
+static void time_wait_reuse(void **state)
+{
+	(void)state;
+	struct h_app ca, sb, ca2, sb2;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 100);
+	h_app_init(&ca2, 0);
+	h_app_init(&sb2, 100);
+	struct rnic_tcp_conn *old = a_time_wait(&ca, &sb, 5003);
+	uint16_t lport = rte_be_to_cpu_16(old->key.lport);
+	uint32_t old_nxt = old->snd_nxt;
+	struct tcp_worker *tw = tcp_w(&h_a.w);
+	uint64_t reused0 = h_stats(&h_a).tw_reused;
+
+	/* 0.5 s into TIME_WAIT: the port stays taken, the next one is used */
+	h_advance(500 * 1000);
+	struct rnic_tcp_conn *c;
+	tw->next_port = (uint16_t)(lport - 32768);
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 5003, &h_app_ops, &ca2, &c), 0);
+	assert_int_not_equal(rte_be_to_cpu_16(c->key.lport), lport);
+	assert_int_equal(h_stats(&h_a).tw_reused, reused0);
+	rnic_tcp_abort(c);
+	h_pump(NULL, NULL, NULL, 100);
+
+	/* 1.1 s into it (of 2 s): the 4-tuple is taken over */
+	h_advance(600 * 1000);
+	assert_int_equal(old->state, TCP_TIME_WAIT);
+	tw->next_port = (uint16_t)(lport - 32768);
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 5003, &h_app_ops, &ca2, &c), 0);
+	assert_int_equal(rte_be_to_cpu_16(c->key.lport), lport);
+	assert_int_equal(h_stats(&h_a).tw_reused, reused0 + 1);
+	assert_true(seq_ge(c->iss, old_nxt + 65537));
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(c->state, TCP_ESTABLISHED);
+	assert_non_null(sb.c);   /* B accepted the new connection */
+	assert_int_equal(h_send(c, 0, 100), 0);
+	h_pump(NULL, NULL, NULL, 100);
+	assert_int_equal(sb.got, 100);
+	rnic_tcp_abort(c);
+	h_pump(NULL, NULL, NULL, 100);
+	h_advance(3000 * 1000);
+
+	/* without timestamps on the old connection: never */
+	struct tcp_stack *ts = tcp_s(&h_a.st);
+	ts->params.timestamps = false;
+	old = a_time_wait(&ca2, &sb2, 5004);
+	ts->params.timestamps = true;
+	assert_false(old->ts_ok);
+	lport = rte_be_to_cpu_16(old->key.lport);
+	h_advance(1500 * 1000);
+	tw->next_port = (uint16_t)(lport - 32768);
+	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 5004, &h_app_ops, &ca2, &c), 0);
+	assert_int_not_equal(rte_be_to_cpu_16(c->key.lport), lport);
+	assert_int_equal(h_stats(&h_a).tw_reused, reused0 + 1);
+	rnic_tcp_abort(c);
+	h_pump(NULL, NULL, NULL, 100);
+	h_advance(3000 * 1000);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+	h_app_fini(&ca2);
+	h_app_fini(&sb2);
+}
+
 static void simultaneous_close(void **state)
 {
 	(void)state;
@@ -2761,7 +2843,7 @@ int main(void)
 		T(dsack_reports_duplicates), T(random_segments_reassemble),
 		T(rto_retransmit), T(rto_after_sacked_head), T(tail_loss_probe), T(spurious_rto_undone), T(zero_window_probe),
 		T(sent_callback_respects_window),
-		T(fin_to_time_wait), T(simultaneous_close), T(orphan_close),
+		T(fin_to_time_wait), T(time_wait_reuse), T(simultaneous_close), T(orphan_close),
 		T(rst_validation), T(paws_drop),
 		T(malformed_dropped_and_counted), T(handoff_in_order),
 		T(odd_sized_writes), T(pool_reserve_refuses_sends), T(csum_matches_reference), T(tcb_cache_bounded),
