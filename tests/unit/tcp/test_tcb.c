@@ -2165,6 +2165,33 @@ static void newreno_partial_ack(void **state)
 	h_app_fini(&sb);
 }
 
+/* The out-of-order queue is allocated by the first segment out of order
+ * (issue 21): with no memory for it that segment is dropped and counted
+ * in ooo_nomem (rnic_tcp_fail_allocs), the next one finds memory, and the
+ * sender's recovery delivers every byte. */
+static void ooo_no_memory(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	const size_t n = 64 * 1024;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, n);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	assert_null(sb.c->ooo);
+	struct drop_set d = { .seq = { c->snd_nxt + 2 * c->mss }, .n = 1 };
+	rnic_tcp_fail_allocs(&h_b.st, 1);
+	assert_int_equal(h_send(c, 0, n), 0);
+	h_pump(drop_listed, NULL, &d, 100000);
+	assert_true(d.done[0]);
+	assert_int_equal(h_stats(&h_b).ooo_nomem, 1);
+	assert_non_null(sb.c->ooo);
+	assert_int_equal(sb.got, n);
+	assert_true(h_pattern_ok(sb.buf, 0, n));
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 static bool drop_all(const struct h_seg *s, unsigned idx, void *arg)
 {
 	(void)s; (void)idx; (void)arg;
@@ -2802,7 +2829,7 @@ int main(void)
 		T(data_and_delayed_ack), T(pmtu_reduce), T(unit_ring_grows), T(records_not_merged), T(ooo_sack_fast_retransmit),
 		T(sack_blocks_most_recent_first), T(ooo_overlaps_merge),
 		T(dsack_reports_duplicates), T(random_segments_reassemble),
-		T(rto_retransmit), T(rto_after_sacked_head), T(tail_loss_probe), T(spurious_rto_undone), T(spurious_rto_no_memory),
+		T(rto_retransmit), T(rto_after_sacked_head), T(tail_loss_probe), T(spurious_rto_undone), T(spurious_rto_no_memory), T(ooo_no_memory),
 		T(zero_window_probe),
 		T(sent_callback_respects_window),
 		T(fin_to_time_wait), T(simultaneous_close), T(orphan_close),
