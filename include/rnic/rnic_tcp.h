@@ -226,10 +226,17 @@ struct rnic_tcp_stats {
 	uint64_t pmtu_reductions;/**< MSS lowered by an ICMPv6 packet too big (RFC 8201) */
 	uint64_t ooo_nomem;      /**< out-of-order segments dropped: no memory for the
 				      connection's out-of-order queue (allocated on first use) */
+	uint64_t undo_nomem;     /**< RTOs that could not be made undoable (Eifel,
+				      RFC 3522): no memory for the undo state
+				      (allocated by the first such RTO) */
 	uint64_t tw_reused;      /**< active opens that took over a TIME_WAIT 4-tuple */
 };
 /** Read the TCP counters of @p st (any thread, lock-free). */
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);
+
+/** Tests: make the next @p n lazy allocations of @p st's connections (the
+ *  out-of-order queue, the Eifel undo state) fail as if the heap were out. */
+void rnic_tcp_fail_allocs(struct rnic_stack *st, uint32_t n);
 
 #ifdef __cplusplus
 }

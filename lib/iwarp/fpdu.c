@@ -259,7 +259,6 @@ fpdu_discard(struct rnic_fpdu_rx *rx, enum rnic_term_cause cause)
 	rx->has_pending = true;
 	rx->pending = (uint8_t)cause;
 	rx->skip = true;
-	rx->stats.hdr_errors++;
 	fpdu_enter(rx, RNIC_FPDU_ST_PAYLOAD, rx->info.ulpdu_len - rx->hdr_got);
 }
 
@@ -292,10 +291,8 @@ fpdu_marker(struct rnic_fpdu_rx *rx, const uint8_t *p, size_t avail,
 	if (((rx->fpdu_start - rx->marker_base) & MK_MASK) == 0)
 		len_pos += RNIC_MPA_MARKER_LEN;
 	uint16_t want = mk_pos == rx->fpdu_start ? 0 : (uint16_t)(mk_pos - len_pos);
-	if (rte_be_to_cpu_16(mk.fpduptr) != want) {
-		rx->stats.marker_errors++;
+	if (rte_be_to_cpu_16(mk.fpduptr) != want)
 		return fpdu_fail(rx, RNIC_TERM_MPA_MARKER);
-	}
 	return 0;
 }
 
@@ -434,13 +431,10 @@ fpdu_st_crc(struct rnic_fpdu_rx *rx, const uint8_t *p, uint32_t n)
 	rx->got += n;
 	if (rx->got < rx->need)
 		return 0;
-	if (rx->crc && rnic_crc32c_get(rx->crc_buf) != rx->crc_acc) {
-		rx->stats.crc_errors++;
+	if (rx->crc && rnic_crc32c_get(rx->crc_buf) != rx->crc_acc)
 		return fpdu_fail(rx, RNIC_TERM_MPA_CRC);
-	}
 	if (rx->has_pending)
 		return fpdu_fail(rx, (enum rnic_term_cause)rx->pending);
-	rx->stats.fpdus++;
 	if (rx->ops->done != NULL)
 		rc = rx->ops->done(rx->arg, &rx->info);
 	/* Next FPDU starts here, before any marker due at this position. */

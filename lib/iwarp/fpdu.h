@@ -109,14 +109,10 @@ enum rnic_fpdu_stage {
 	RNIC_FPDU_ST_ERROR,     /* stream is dead; see err */
 };
 
-struct rnic_fpdu_rx_stats {
-	uint64_t fpdus;
-	uint64_t crc_errors;
-	uint64_t marker_errors;
-	uint64_t hdr_errors;
-};
-
-/* Per-connection receive cursor: everything needed to resume mid-FPDU. */
+/* Per-connection receive cursor: everything needed to resume mid-FPDU.
+ * It counts nothing: its owner counts the FPDUs its done callback sees,
+ * and an error ends the stream (err says which), so per-cursor error
+ * counters would hold 0 or 1 (issue 21: 32 B an endpoint carried). */
 struct rnic_fpdu_rx {
 	const struct rnic_fpdu_rx_ops *ops;
 	void *arg;
@@ -141,7 +137,6 @@ struct rnic_fpdu_rx {
 	uint32_t crc_acc;
 	struct rnic_fpdu_info info;
 	uint8_t hdr[RNIC_IWARP_HDR_MAX];
-	struct rnic_fpdu_rx_stats stats;
 };
 
 void rnic_fpdu_rx_init(struct rnic_fpdu_rx *rx, bool crc, bool markers,

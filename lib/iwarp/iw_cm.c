@@ -50,14 +50,15 @@ struct iw_listener {
  */
 void iw_mpa_timer_start(struct rnic_iw_ep *ep)
 {
-	uint32_t ms = ep->p.mpa_timeout_ms;
+	if (ep->su == NULL)   /* never: startup state lives until RTS */
+		return;
+	uint32_t ms = ep->su->p.mpa_timeout_ms;
 	if (ms == 0)
 		ms = __atomic_load_n(&iw_stack(ep->st)->mpa_timeout_ms, __ATOMIC_RELAXED);
 	if (ms == 0)
 		ms = RNIC_IW_MPA_TIMEOUT_MS;
-	if (ep->su != NULL)   /* always: startup state lives until RTS */
-		rnic_timer_arm(&ep->w->timers, &ep->su->mpa_timer, ep->w->now_tsc,
-			       (uint64_t)ms * 1000);
+	rnic_timer_arm(&ep->w->timers, &ep->su->mpa_timer, ep->w->now_tsc,
+		       (uint64_t)ms * 1000);
 }
 
 void iw_mpa_timer_stop(struct rnic_iw_ep *ep)
@@ -214,7 +215,7 @@ static bool mpa_reply_in(struct rnic_iw_ep *ep)
 	ep->state = EP_RTS_WAIT;
 	/* siw 6.1 attaches its socket to the QP only after sending the
 	 * reply: give it time before our first FPDU */
-	rnic_timer_arm(&ep->w->timers, &su->rts_timer, ep->w->now_tsc, ep->p.rts_delay_us);
+	rnic_timer_arm(&ep->w->timers, &su->rts_timer, ep->w->now_tsc, su->p.rts_delay_us);
 	return true;
 }
 
@@ -229,7 +230,7 @@ static bool mpa_request_in(struct rnic_iw_ep *ep, size_t left)
 		 ep->res.p2p, ep->res.rtr, ep->res.err);
 	void *ctx = NULL;
 	if (arc == 0 && ep->ops && ep->ops->request)
-		ctx = ep->ops->request(ep, ep->listen_ctx, ep->res.pdata, ep->res.pd_len);
+		ctx = ep->ops->request(ep, ep->su->listen_ctx, ep->res.pdata, ep->res.pd_len);
 	if (ctx == RNIC_IW_DEFER && arc == 0) {
 		/* the application decides later; FPDUs cannot come before
 		 * our reply, so nothing more should arrive */
@@ -401,7 +402,6 @@ static void tcp_connected(struct rnic_tcp_conn *c, void *ctx)
 static void iw_ep_set_peer(struct rnic_iw_ep *ep, const struct rnic_tcp_conn *c)
 {
 	rnic_tcp_endpoints(c, NULL, NULL, &ep->peer, &ep->peer_port);
-	ep->peer_ip = ep->peer.family == RNIC_AF_INET ? ep->peer.v4 : 0;
 }
 
 static void *tcp_accept(struct rnic_tcp_conn *c, void *lctx)
@@ -412,7 +412,7 @@ static void *tcp_accept(struct rnic_tcp_conn *c, void *lctx)
 		return NULL;
 	ep->c = c;
 	ep->tcp_up = true;
-	ep->listen_ctx = l->ctx;
+	ep->su->listen_ctx = l->ctx;
 	iw_ep_set_peer(ep, c);
 	rnic_mpa_rx_init(&ep->su->mrx, false);
 	ep->state = EP_MPA_REQ;
@@ -504,7 +504,6 @@ int rnic_iw_connect_addr(struct rnic_worker *w, const struct rnic_addr *dst, uin
 	ep->ctx = ctx;
 	ep->active = true;
 	ep->peer = *dst;
-	ep->peer_ip = dst->family == RNIC_AF_INET ? dst->v4 : 0;
 	ep->peer_port = port;
 	if (pd_len)   /* memcpy from NULL is undefined even for 0 bytes */
 		memcpy(ep->su->pdata, pdata, pd_len);
@@ -547,7 +546,7 @@ int rnic_iw_attach_stream(struct rnic_tcp_conn *c, bool active,
 		ep->su->pd_len = pd_len;
 		tcp_connected(c, ep);   /* the MPA request goes out */
 	} else {
-		ep->listen_ctx = ctx;
+		ep->su->listen_ctx = ctx;
 		rnic_mpa_rx_init(&ep->su->mrx, false);
 		ep->state = EP_MPA_REQ;
 		iw_mpa_timer_start(ep);

@@ -107,9 +107,28 @@ void rnic_iw_stats(const struct rnic_stack *st, struct rnic_iw_stats *s)
 
 void rnic_iw_fail_allocs(struct rnic_stack *st, uint32_t n)
 {
+	rnic_iw_fail_allocs_after(st, 0, n);
+}
+
+void rnic_iw_fail_allocs_after(struct rnic_stack *st, uint32_t skip, uint32_t n)
+{
 	struct iw_stack_state *t = iw_stack(st);
-	if (t != NULL)
-		__atomic_store_n(&t->fail_allocs, n, __ATOMIC_RELAXED);
+	if (t == NULL)
+		return;
+	__atomic_store_n(&t->fail_allocs, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->fail_skip, skip, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->fail_allocs, n, __ATOMIC_RELAXED);
+}
+
+/* Take one from the counter at @p c unless it is 0. @return its value
+ * before (0: nothing taken). */
+static uint32_t take_one(uint32_t *c)
+{
+	uint32_t n = __atomic_load_n(c, __ATOMIC_RELAXED);
+	while (n > 0 && !__atomic_compare_exchange_n(c, &n, n - 1, false, __ATOMIC_RELAXED,
+						     __ATOMIC_RELAXED))
+		;
+	return n;
 }
 
 /*
@@ -123,11 +142,11 @@ void rnic_iw_fail_allocs(struct rnic_stack *st, uint32_t n)
 void *iw_alloc(struct rnic_stack *st, const char *what, size_t size)
 {
 	struct iw_stack_state *s = iw_stack(st);
-	uint32_t n = s != NULL ? __atomic_load_n(&s->fail_allocs, __ATOMIC_RELAXED) : 0;
-	while (n > 0 && !__atomic_compare_exchange_n(&s->fail_allocs, &n, n - 1, false,
-						     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-	void *m = n == 0 ? rnic_obj_zalloc(size) : NULL;   /* n > 0: a test's failure */
+	uint32_t n = 0;   /* > 0: a test's failure */
+	if (s != NULL && __atomic_load_n(&s->fail_allocs, __ATOMIC_RELAXED) > 0 &&
+	    take_one(&s->fail_skip) == 0)
+		n = take_one(&s->fail_allocs);
+	void *m = n == 0 ? rnic_obj_zalloc(size) : NULL;
 	if (m == NULL) {
 		iw_debug("no memory for %s (%zu bytes)", what, size);
 		if (s != NULL)
@@ -253,7 +272,6 @@ void iw_terminate_off(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
 	j->kind = JOB_TERM;
 	j->len = (uint32_t)n;
 	ep->job_tail++;
-	ep->terms_out++;
 	__atomic_store_n(&ep->xfer->terms_out, ep->xfer->terms_out + 1, __ATOMIC_RELAXED);
 	ep->term_err = -EPROTO;
 	iw_pump(ep);
@@ -312,6 +330,7 @@ void iw_ep_free(struct rnic_iw_ep *ep)
 	rte_pktmbuf_free(ep->stage);
 	ep->stage = NULL;
 	rnic_rq_fini(&ep->own_rq);
+	rnic_obj_free(ep->own_xfer);
 	startup_free(ep);
 	rnic_obj_free(ep->ord);
 	rnic_obj_free(ep->jobs);
@@ -374,7 +393,9 @@ struct rnic_iw_ep *iw_ep_new(struct rnic_worker *w, const struct rnic_iw_ops *op
 	if (ep == NULL)
 		return NULL;
 	ep->su = iw_alloc(w->st, "rnic_iw_startup", sizeof(*ep->su));
-	if (ep->su == NULL) {
+	ep->own_xfer = ep->su != NULL ? iw_alloc(w->st, "rnic_iw_xfer", sizeof(*ep->own_xfer)) : NULL;
+	if (ep->own_xfer == NULL) {
+		rnic_obj_free(ep->su);
 		rnic_obj_free(ep);
 		return NULL;
 	}
@@ -384,24 +405,25 @@ struct rnic_iw_ep *iw_ep_new(struct rnic_worker *w, const struct rnic_iw_ops *op
 	struct rnic_mpa_params *mp = &ep->su->mp;
 	ep->job_cap = JOB_MAX;
 	ep->rq = &ep->own_rq;
-	ep->xfer = &ep->own_xfer;
+	ep->xfer = ep->own_xfer;
 	ep->w = w;
 	ep->st = w->st;
 	ep->ops = ops;
+	struct rnic_iw_params *ip = &ep->su->p;
 	if (p)
-		ep->p = *p;
+		*ip = *p;
 	else
-		rnic_iw_params_default(&ep->p);
-	if (ep->p.ird > ORD_MAX)
-		ep->p.ird = ORD_MAX;
-	if (ep->p.ord > ORD_MAX)
-		ep->p.ord = ORD_MAX;
+		rnic_iw_params_default(ip);
+	if (ip->ird > ORD_MAX)
+		ip->ird = ORD_MAX;
+	if (ip->ord > ORD_MAX)
+		ip->ord = ORD_MAX;
 	rnic_mpa_params_default(mp);
-	mp->crc = ep->p.crc;
-	mp->ird = ep->p.ird;
-	mp->ord = ep->p.ord;
-	mp->p2p = ep->p.p2p;
-	mp->rtr_types = ep->p.rtr_types ? ep->p.rtr_types & RNIC_MPA_RTR_ALL : RNIC_MPA_RTR_ALL;
+	mp->crc = ip->crc;
+	mp->ird = ip->ird;
+	mp->ord = ip->ord;
+	mp->p2p = ip->p2p;
+	mp->rtr_types = ip->rtr_types ? ip->rtr_types & RNIC_MPA_RTR_ALL : RNIC_MPA_RTR_ALL;
 	rnic_timer_init(&ep->su->rts_timer, iw_rts_timer_cb, ep);
 	rnic_timer_init(&ep->tx_timer, iw_tx_timer_cb, ep);
 	rnic_timer_init(&ep->su->mpa_timer, iw_mpa_timer_cb, ep);
@@ -419,8 +441,11 @@ void rnic_iw_bind_qp(struct rnic_iw_ep *ep, const struct rnic_iw_qp_hooks *h,
 		uint32_t want = rte_align32pow2(sq_depth + ORD_MAX + 2);
 		ep->job_cap = RTE_MIN(want, (uint32_t)JOB_MAX);
 	}
-	if (xfer != NULL)
+	if (xfer != NULL) {
 		ep->xfer = xfer;
+		rnic_obj_free(ep->own_xfer);
+		ep->own_xfer = NULL;
+	}
 	ep->hooks = h;
 	ep->qp = qp;
 	ep->pd = pd;
@@ -445,7 +470,7 @@ void rnic_iw_conn_info(const struct rnic_iw_ep *ep, uint16_t *ird, uint16_t *ord
 {
 	*ird = ep->res.ird;
 	*ord = ep->res.ord;
-	*peer_ip = ep->peer_ip;
+	*peer_ip = ep->peer.family == RNIC_AF_INET ? ep->peer.v4 : 0;
 	*peer_port = ep->peer_port;
 }
 
@@ -545,8 +570,8 @@ void rnic_iw_ep_counters(const struct rnic_iw_ep *ep, uint64_t *fpdus_in,
 {
 	*fpdus_in = ep->stats_fpdus_in;
 	*fpdus_out = ep->stats_fpdus_out;
-	*terms_in = ep->terms_in;
-	*terms_out = ep->terms_out;
+	*terms_in = __atomic_load_n(&ep->xfer->terms_in, __ATOMIC_RELAXED);
+	*terms_out = __atomic_load_n(&ep->xfer->terms_out, __ATOMIC_RELAXED);
 }
 
 int rnic_iw_disconnect(struct rnic_iw_ep *ep)

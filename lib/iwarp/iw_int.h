@@ -105,6 +105,7 @@ struct iw_mig {
 	struct rte_mbuf *park_seg;
 	uint32_t park_off;
 	size_t park_left;              /* bytes of the segment not parsed */
+	uint64_t queries;              /* queries sent (ep_migrate) */
 };
 
 /* One outstanding Read or Atomic Request (ORD). */
@@ -127,6 +128,8 @@ struct iw_ord {
  * established() is the last callback that sees it.
  */
 struct iw_startup {
+	struct rnic_iw_params p;       /* the caller's (MPA offer, timers) */
+	void *listen_ctx;              /* responder: the listener's context */
 	struct rnic_mpa_params mp;     /* our offer */
 	struct rnic_mpa_rx mrx;        /* the peer's request or reply */
 	uint8_t pdata[RNIC_MPA_PD_MAX];/* our private data (initiator) */
@@ -143,14 +146,14 @@ struct rnic_iw_ep {
 	struct rnic_stack *st;
 	const struct rnic_iw_ops *ops;
 	void *ctx;
-	void *listen_ctx;
-	struct rnic_iw_params p;
 	enum ep_state state;
 	bool active;
 	bool tcp_up;                   /* the TCP connection was established */
 	bool rdma_mode;                /* reached RDMA mode (iw_verbs.c) */
-	uint32_t peer_ip;              /* IPv4 peers (host order), else 0 */
+	bool in_msg;                   /* a Send is being placed into cur */
 	uint16_t peer_port;
+	bool scatter;                  /* placement: into cur's SGEs at place_mo */
+	bool rtr_in;                   /* the FPDU being parsed is the peer's RTR */
 	struct rnic_addr peer;         /* the peer's address, either family */
 
 	/* verbs binding (NULL/0 for rnic_iw_* users) */
@@ -158,6 +161,7 @@ struct rnic_iw_ep {
 	void *qp;
 	const void *pd;
 	uint32_t qpn;
+	uint32_t inreads;              /* Read and Atomic Requests being served (IRD) */
 
 	/* MPA startup: NULL once the endpoint is in RDMA mode (iw_startup_done) */
 	struct iw_startup *su;
@@ -165,19 +169,19 @@ struct rnic_iw_ep {
 	struct rnic_mpa_result res;
 
 	struct rnic_fpdu_tx ftx;
+	uint32_t tx_pos;               /* MPA stream positions (markers) */
 	struct rnic_fpdu_rx frx;
-	uint32_t tx_pos, rx_pos;       /* MPA stream positions (markers) */
+	uint32_t rx_pos;
 
 	uint32_t msn[RNIC_DDP_QN_COUNT];    /* next MSN to send per queue number */
 	uint32_t rx_msn[RNIC_DDP_QN_COUNT]; /* next MSN expected per queue number */
+	uint32_t last_write_len;       /* (after_write, below) */
 	struct rnic_rq *rq;            /* receives: the QP's, an SRQ, or own_rq */
 	struct rnic_rq own_rq;         /* no entries until rnic_iw_post_recv() */
 	/* the receive a Send is placed into: allocated by the first
 	 * message that takes one (iw_rx.c rx_take), 144 B an idle QP
 	 * does not carry */
 	struct rnic_rwqe *cur;
-	bool in_msg;
-	uint32_t inreads;              /* Read and Atomic Requests being served (IRD) */
 
 	/* a ring of job_cap (a power of two) jobs, allocated when the first
 	 * job is queued (iw_job_room): an endpoint that never sends has none.
@@ -187,6 +191,7 @@ struct rnic_iw_ep {
 	struct job *jobs;
 	unsigned job_cap;
 	unsigned job_head, sent_head, built_head, job_tail;
+	uint32_t next_req_id;          /* Atomic Request Identifiers */
 	/* the Terminate we send (one per endpoint: it closes the stream),
 	 * RNIC_TERM_ULPDU_MAX bytes allocated when it is built */
 	uint8_t *term_out;
@@ -196,13 +201,10 @@ struct rnic_iw_ep {
 	 * (iw_ord_table); [ord_head, ord_tail) are outstanding */
 	struct iw_ord *ord;
 	unsigned ord_head, ord_tail;
-	uint32_t next_req_id;          /* Atomic Request Identifiers */
 
 	/* placement of the FPDU being parsed */
 	uint8_t *place;                /* contiguous target, or NULL */
-	bool scatter;                  /* into cur's SGEs at place_mo */
-	bool rtr_in;                   /* the FPDU being parsed is the peer's RTR */
-	uint32_t place_mo;
+	uint32_t place_mo;             /* (and scatter, rtr_in above) */
 	/* the RDMAP header (or Terminate) of the FPDU being parsed, copied
 	 * by its hdr callback and read by its done callback: one FPDU is
 	 * parsed at a time, so they share the bytes */
@@ -221,21 +223,23 @@ struct rnic_iw_ep {
 	 * runs again with the answer (bools here, where there is room) */
 	bool mig_wait;
 	bool mig_answered;
-	uint32_t last_write_len;
+	int term_err;                  /* we sent a Terminate: close with -EPROTO */
+	unsigned busy;                 /* inside iw_ep_input: free later */
 	uint64_t write_acc;            /* bytes of the Write being received */
 	struct rnic_timer tx_timer;    /* retries a transmit that found no mbuf */
 	/* FPDUs built but not yet handed to TCP, packed back to back into
 	 * one mbuf of at most one MSS: the next TCP segment (stage_flush) */
 	struct rte_mbuf *stage;
-	uint64_t stats_fpdus_in, stats_fpdus_out, terms_out, terms_in;
-	struct rnic_qp_xfer own_xfer;
-	struct rnic_qp_xfer *xfer;     /* the bound QP's, or own_xfer */
-	int term_err;                  /* we sent a Terminate: close with -EPROTO */
-	unsigned busy;                 /* inside iw_ep_input: free later */
+	uint64_t stats_fpdus_in, stats_fpdus_out;
+	/* bytes, messages, Terminates: the bound QP's, else own_xfer's */
+	struct rnic_qp_xfer *xfer;
+	/* the counters of an endpoint without a verbs QP: allocated with
+	 * the endpoint, freed when a QP is bound (a verbs QP counts in its
+	 * own; issue 21: 56 B an idle QP does not carry) */
+	struct rnic_qp_xfer *own_xfer;
 
 	/* STag migration: NULL until the first query (struct iw_mig) */
 	struct iw_mig *mig;
-	uint64_t migrations;
 };
 
 /* STag of the RTR's Write or Read: never placed (zero bytes), not 0
@@ -262,8 +266,9 @@ struct iw_stack_state {
 	 * no memory; endpoints holding startup state now */
 	uint64_t alloc_failures;
 	int64_t startup_live;
-	/* tests: fail this many lazy allocations (rnic_iw_fail_allocs) */
-	uint32_t fail_allocs;
+	/* tests: fail this many lazy allocations once fail_skip more have
+	 * been made (rnic_iw_fail_allocs_after) */
+	uint32_t fail_allocs, fail_skip;
 };
 
 static inline struct iw_stack_state *iw_stack(const struct rnic_stack *st)

@@ -46,7 +46,7 @@ static int ep_migrate(struct rnic_iw_ep *ep, uint32_t stag)
 	q->port = (uint8_t)iw_ep_port(ep);
 	q->done = ep_mig_done;
 	ep->mig_wait = true;
-	ep->migrations++;
+	ep->mig->queries++;
 	ep->busy++;   /* alive until the answer */
 	rnic_stag_migrate(q);
 	return RNIC_FPDU_WAIT;
@@ -567,7 +567,6 @@ static int rx_done_atomic_resp(struct rnic_iw_ep *ep, const struct rnic_fpdu_inf
 static int rx_done_term(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
 {
 	(void)fi;
-	ep->terms_in++;
 	__atomic_store_n(&ep->xfer->terms_in, ep->xfer->terms_in + 1, __ATOMIC_RELAXED);
 	ep->rx_msn[RNIC_DDP_QN_TERMINATE]++;
 	iw_debug("Terminate received: %02x %02x %02x %02x", ep->term_in[0],

@@ -117,6 +117,9 @@ void rnic_iw_stats(const struct rnic_stack *st, struct rnic_iw_stats *s);
 /** Tests: make the next @p n lazy allocations of @p st's endpoints fail
  *  as if memory were out (counted in alloc_failures). Any thread. */
 void rnic_iw_fail_allocs(struct rnic_stack *st, uint32_t n);
+/** Tests: the same, after @p skip more allocations have succeeded (an
+ *  endpoint is made of three: itself, its startup state, its counters). */
+void rnic_iw_fail_allocs_after(struct rnic_stack *st, uint32_t skip, uint32_t n);
 
 /** Listen for MPA requests on TCP @p port. Any thread. */
 int rnic_iw_listen(struct rnic_stack *st, uint16_t port,

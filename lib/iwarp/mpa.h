@@ -48,18 +48,18 @@ struct rnic_mpa_params {
 };
 
 /* Outcome of the negotiation for one end. */
-struct rnic_mpa_result {
+struct rnic_mpa_result {    /* 24 B: kept by every iWARP endpoint */
+	const uint8_t *pdata;   /* the peer's ULP private data (in the rx) */
+	uint16_t pd_len;
+	uint16_t ird;
+	uint16_t ord;
 	uint8_t rev;
 	bool enhanced;          /* the RFC 6581 header was exchanged */
 	bool crc;
 	bool markers_tx;        /* the peer asked for markers: insert them */
 	bool markers_rx;        /* we asked: expect and remove them */
-	uint16_t ird;
-	uint16_t ord;
 	bool p2p;
 	uint8_t rtr;            /* the one RTR type in use, or NONE */
-	const uint8_t *pdata;   /* the peer's ULP private data (in the rx) */
-	uint16_t pd_len;
 	uint8_t err;            /* enum rnic_term_cause after -EPROTO */
 };
 

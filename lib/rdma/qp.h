@@ -101,10 +101,13 @@ struct rnic_qp {
 	struct ibv_qp qp;             /* first */
 	struct rnic_device *dev;      /* the consumer's device (opaque here) */
 	struct rnic_stack *st;
-	enum rnic_transport transport;
-	struct ibv_qp_cap cap;
-	/* the flags together, ahead of the pointers: no padding between
-	 * members (480 -> 472 bytes, issue 21) */
+	/* struct ibv_qp_cap without max_inline_data (RNIC_MAX_INLINE for
+	 * every QP), in the fewest bytes its limits allow (RNIC_MAX_QP_WR,
+	 * RNIC_MAX_SGE); then the flags: no padding between members (480 ->
+	 * 472 -> 456 bytes, issue 21; pahole shows none) */
+	uint32_t max_send_wr, max_recv_wr;
+	uint16_t max_send_sge, max_recv_sge;
+	uint8_t transport;            /* enum rnic_transport */
 	bool sq_sig_all;
 	bool draining;
 	bool drain_again;          /* room came while draining: go round again */
@@ -115,10 +118,12 @@ struct rnic_qp {
 
 	/* send queue: app threads produce under sq_lock; the worker hands
 	 * entries to the transport (sq_cons) and retires them in order */
+	uint32_t sq_size;
 	struct rnic_swqe *sq;
-	uint32_t sq_size, sq_mask;
+	uint32_t sq_mask;
 	volatile uint32_t sq_prod, sq_cons, sq_retired;
 	rte_spinlock_t sq_lock;
+	unsigned async_got;           /* async events taken (async_acked: acked) */
 
 	struct rnic_rq rq;            /* unused when an SRQ is attached */
 	struct rnic_rq *rqp;          /* &rq or the SRQ's */
@@ -132,7 +137,7 @@ struct rnic_qp {
 	volatile int db_pending;
 	volatile int conn;            /* enum rnic_qp_conn */
 	volatile int fatal_pending;   /* see fatal */
-	unsigned async_got, async_acked;   /* async events taken / acked */
+	unsigned async_acked;
 	void *cm_id;
 
 	struct rnic_qp_xfer xfer;     /* written by the transport */

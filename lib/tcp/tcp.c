@@ -74,6 +74,44 @@ uint32_t tcp_ts_offset(const struct tcp_cookie_keys *k, const struct tcp_key *ke
 	return (uint32_t)(rnic_siphash24(k->isn_key, key, sizeof(*key)) >> 32);
 }
 
+/*
+ * Whether a lazy allocation of @p c (the out-of-order queue, the Eifel
+ * undo state) is to fail as if the heap were out: a test asked for it
+ * with rnic_tcp_fail_allocs().
+ */
+bool tcp_alloc_fails(const struct rnic_tcp_conn *c)
+{
+	struct tcp_stack *ts = tcp_s(c->w->st);
+	uint32_t n = __atomic_load_n(&ts->fail_allocs, __ATOMIC_RELAXED);
+	while (n > 0 && !__atomic_compare_exchange_n(&ts->fail_allocs, &n, n - 1, false,
+						     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return n > 0;
+}
+
+void rnic_tcp_fail_allocs(struct rnic_stack *st, uint32_t n)
+{
+	struct tcp_stack *ts = tcp_s(st);
+	if (ts != NULL)
+		__atomic_store_n(&ts->fail_allocs, n, __ATOMIC_RELAXED);
+}
+
+/*
+ * The Eifel undo state of @p c, allocated by the first RTO that arms it
+ * and kept (a connection that had one timeout is likely to have more).
+ * NULL when there is no memory: that RTO cannot be undone, and
+ * undo_nomem counts it; the connection goes on as without timestamps.
+ */
+struct tcp_undo *tcp_undo_state(struct rnic_tcp_conn *c)
+{
+	if (c->undo == NULL) {
+		c->undo = tcp_alloc_fails(c) ? NULL : rnic_obj_alloc(sizeof(*c->undo));
+		if (c->undo == NULL)
+			tcp_w(c->w)->st.undo_nomem++;
+	}
+	return c->undo;
+}
+
 static void rtx_timer_cb(struct rnic_timer *t, void *arg);
 static void dack_timer_cb(struct rnic_timer *t, void *arg);
 static void misc_timer_cb(struct rnic_timer *t, void *arg);
@@ -127,6 +165,7 @@ static void tcb_put(struct tcp_worker *tw, struct rnic_tcp_conn *c)
 		return;
 	}
 	rte_free(c->ooo);
+	rnic_obj_free(c->undo);
 	rnic_obj_free(c);
 }
 
@@ -138,6 +177,7 @@ static void tcb_cache_drain(struct tcp_worker *tw)
 		tw->tcb_cache = c->cache_next;
 		tw->st.tcbs_cached--;
 		rte_free(c->ooo);
+		rnic_obj_free(c->undo);
 		rnic_obj_free(c);
 	}
 }
@@ -192,7 +232,6 @@ struct rnic_tcp_conn *tcp_lookup(struct rnic_worker *w, const struct tcp_key *k)
 void tcp_set_state(struct rnic_tcp_conn *c, enum tcp_state s)
 {
 	c->state = s;
-	c->stats.state = s;
 }
 
 /* The connection stops counting against its listener's backlog (once). */
@@ -387,11 +426,11 @@ static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 	}
 	tw->st.rtos++;
 	c->rtt_fence_tsc = c->w->now_tsc;
-	if (c->ts_ok && c->rto_retries == 1) {
+	if (c->ts_ok && c->rto_retries == 1 && tcp_undo_state(c) != NULL) {
 		/* the first ACK will tell whether the original arrived */
 		c->undo_armed = true;
-		c->undo_tsval = tcp_ts_now(c);
-		c->undo_cc = c->cc;
+		c->undo->tsval = tcp_ts_now(c);
+		c->undo->cc = c->cc;
 	}
 	c->cc_ops->on_rto(&c->cc, c->mss, c->snd_max - c->snd_una);
 	c->in_recovery = false;
@@ -957,7 +996,12 @@ void rnic_tcp_set_ops(struct rnic_tcp_conn *c, const struct rnic_tcp_ops *ops,
 
 void rnic_tcp_info(const struct rnic_tcp_conn *c, struct rnic_tcp_info *i)
 {
-	*i = c->stats;
+	*i = (struct rnic_tcp_info){
+		.bytes_sent = c->stats.bytes_sent,
+		.bytes_acked = c->stats.bytes_acked,
+		.bytes_received = c->stats.bytes_received,
+		.retransmits = c->stats.retransmits,
+	};
 	i->state = c->state;
 	i->mss = c->mss;
 	i->cwnd = c->cc.cwnd;

@@ -348,9 +348,9 @@ static void enter_recovery(struct rnic_tcp_conn *c)
 static void eifel_check(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 {
 	c->undo_armed = false;
-	if (!s->o.ts_ok || !seq_lt(s->o.tsecr, c->undo_tsval))
+	if (!s->o.ts_ok || !seq_lt(s->o.tsecr, c->undo->tsval))
 		return;
-	c->cc = c->undo_cc;
+	c->cc = c->undo->cc;
 	for (uint32_t i = c->u_head; i != c->u_next; i++)
 		c->units[i & (c->units_cap - 1)].lost = false;
 	c->lost_bytes = 0;
@@ -572,7 +572,8 @@ static bool ooo_insert(struct rnic_tcp_conn *c, uint32_t seq, uint32_t len,
 		       struct rte_mbuf *m)
 {
 	if (c->ooo == NULL) {
-		c->ooo = rte_malloc("rnic_tcb_ooo", TCP_OOO_MAX * sizeof(c->ooo[0]), 0);
+		c->ooo = tcp_alloc_fails(c) ? NULL :
+			 rte_malloc("rnic_tcb_ooo", TCP_OOO_MAX * sizeof(c->ooo[0]), 0);
 		if (c->ooo == NULL) {
 			tcp_w(c->w)->st.ooo_nomem++;
 			rte_pktmbuf_free(m);

@@ -171,14 +171,39 @@ static inline uint16_t tcp_mss_for(const struct rnic_port *p, const struct tcp_k
 	return (uint16_t)(p->mtu - (tcp_key_v4(k) ? 40 : 60));
 }
 
+/* Eifel (RFC 3522): what undoing an RTO needs, allocated by the first RTO
+ * that can be undone (a connection with timestamps) and kept with the TCB
+ * (issue 21: 56 B that a connection without timeouts never needs). */
+struct tcp_undo {
+	struct tcp_cc_state cc;      /* congestion state before the RTO */
+	uint32_t tsval;              /* our timestamp when the RTO fired */
+};
+
+/* The per-connection counters rnic_tcp_info() reports (the rest of its
+ * figures it reads from the TCB's state). */
+struct tcp_conn_counters {
+	uint64_t bytes_sent, bytes_acked, bytes_received, retransmits;
+};
+
+/*
+ * The TCB. Members are grouped by use and ordered so that the compiler
+ * leaves no holes (pahole shows none; issue 21 counts every byte of an
+ * idle connection): the bools and small counters of a group fill the
+ * room its 32-bit members leave before the next 64-bit one.
+ */
 struct rnic_tcp_conn {
 	/* identity (read-mostly) */
 	struct tcp_key key;
+	enum tcp_state state;
 	struct rnic_worker *w;
 	struct rnic_port *port;
-	enum tcp_state state;
 	const struct rnic_tcp_ops *ops;
-	void *ctx;
+	union {
+		void *ctx;
+		/* a dead TCB in the worker's TCB cache (tcb_put) has no
+		 * consumer: its link takes the room */
+		struct rnic_tcp_conn *cache_next;
+	};
 	struct tcp_listener *listener;   /* passive opens: counted in backlog */
 	const struct tcp_cc_ops *cc_ops;
 
@@ -188,25 +213,27 @@ struct rnic_tcp_conn {
 	uint32_t max_snd_wnd;
 	uint8_t snd_wscale, rcv_wscale;
 	uint16_t mss;                /* payload per segment (options excluded) */
-	bool fin_queued, fin_sent;
 	uint32_t fin_seq;
+	bool fin_queued, fin_sent;
+	bool fin_rcvd;               /* a FIN arrived (maybe out of order) */
+	/* options in use */
+	bool ts_ok, sack_ok;
+	bool tlp_armed;              /* rtx_timer is the probe timeout */
+	bool tlp_out;                /* a probe is out, no ACK of new data since */
+	bool in_recovery;
 
 	/* receive sequence space */
 	uint32_t irs, rcv_nxt;
 	uint32_t rcv_adv;            /* right edge promised (exact) */
 	uint32_t rcv_wedge;          /* right edge the peer was told (rounded up) */
-	bool fin_rcvd;               /* a FIN arrived (maybe out of order) */
 	uint32_t fin_rcvd_seq;
 	uint32_t rcvbuf;
-
-	/* options in use */
-	bool ts_ok, sack_ok;
 	uint32_t ts_recent, ts_recent_age_ms, ts_offset;
 
 	/* send queue: units in [head, tail) of the ring; una..nxt are sent */
+	uint32_t units_cap;
 	struct tcp_unit *units;      /* ring of units_cap (power of two): units0
 				      * or, grown, its own allocation */
-	uint32_t units_cap;
 	uint32_t u_head, u_tail, u_next;  /* u_next: first unit not yet sent */
 	uint32_t queued_bytes;
 	uint32_t write_seq;          /* sequence number of the next queued byte */
@@ -215,36 +242,37 @@ struct rnic_tcp_conn {
 	uint32_t high_sacked;        /* highest SACKed sequence */
 	uint32_t recover;            /* NewReno/RFC 6675 recovery point */
 	uint32_t high_rxt;           /* RFC 6675 HighRxt: end of the highest retransmission */
-	uint64_t rack_tsc;           /* RFC 8985: newest send time of delivered data */
-	bool tlp_armed;              /* rtx_timer is the probe timeout */
-	bool tlp_out;                /* a probe is out, no ACK of new data since */
-	bool in_recovery;
 	uint32_t dupacks;
+	uint64_t rack_tsc;           /* RFC 8985: newest send time of delivered data */
 
 	/* receive: out-of-order queue sorted by seq (ooo[], the last member);
 	 * held in-order data */
 	unsigned n_ooo;
 	uint32_t ooo_bytes;
 	uint32_t ooo_recent;         /* seq of the latest out-of-order arrival */
-	bool dsack;                  /* report [dsack_start, dsack_end) (RFC 2883) */
 	uint32_t dsack_start, dsack_end;
+	uint32_t held_bytes;
 	struct rte_mbuf *held;       /* hand-off: in-order bytes kept */
 	struct rte_mbuf *held_tail;
-	uint32_t held_bytes;
+	bool dsack;                  /* report [dsack_start, dsack_end) (RFC 2883) */
 	bool hold;
 
 	/* ACK policy */
+	bool ack_now;
+	/* Eifel (RFC 3522): undo an RTO whose original transmission arrived
+	 * (the state before it in *undo) */
+	bool undo_armed;
 	unsigned unacked_segs;       /* received, not yet acknowledged */
 	unsigned quickacks;          /* immediate ACKs left (start-up) */
-	bool ack_now;
-
-	struct tcp_cc_state cc;
+	unsigned probes;             /* keepalive probes unanswered */
 	struct tcp_rtt rtt;
-	/* Eifel (RFC 3522): undo an RTO whose original transmission arrived */
-	bool undo_armed;
-	uint32_t undo_tsval;         /* our timestamp when the RTO fired */
-	struct tcp_cc_state undo_cc; /* congestion state before it */
-	unsigned syn_retries, rto_retries, probes;
+	struct tcp_cc_state cc;
+	uint8_t syn_retries, rto_retries;  /* at most SYN_RETRIES, RTO_RETRIES + 1 */
+	bool in_table, app_closed, notified_closed, eof_sent;
+	bool records;          /* each send of <= 1 MSS is a segment (rnic_tcp_set_records) */
+	bool tw_armed;               /* misc_timer now counts TIME_WAIT */
+	unsigned busy;               /* lib/tcp frames using it across callbacks */
+	bool free_pending;           /* closed meanwhile: the last put frees */
 	uint64_t syn_tsc;            /* our first SYN: the handshake RTT sample */
 	uint64_t rtt_fence_tsc;      /* units sent before give no RTT sample:
 				      * the last RTO or local stall */
@@ -260,13 +288,7 @@ struct rnic_tcp_conn {
 	uint64_t wait_tsc;
 	uint64_t user_timeout_tsc;
 
-	bool in_table, app_closed, notified_closed, eof_sent;
-	bool records;          /* each send of <= 1 MSS is a segment (rnic_tcp_set_records) */
-	bool tw_armed;               /* misc_timer now counts TIME_WAIT */
-	unsigned busy;               /* lib/tcp frames using it across callbacks */
-	bool free_pending;           /* closed meanwhile: the last put frees */
-	struct rnic_tcp_info stats;
-	struct rnic_tcp_conn *cache_next;  /* in the worker's TCB cache */
+	struct tcp_conn_counters stats;
 	/* the unit ring while it has TCP_UNITS_MIN entries: a ring of its
 	 * own only once it grows (tcp_units_reserve), so an idle connection
 	 * is one allocation, without a second allocator header (issue 21) */
@@ -275,8 +297,11 @@ struct rnic_tcp_conn {
 	/* Last, and not cleared when a cached TCB is reused: the out-of-order
 	 * queue, TCP_OOO_MAX entries allocated by the first segment out of
 	 * order (6 KiB that a connection without loss never needs); only
-	 * entries below n_ooo are ever read. */
+	 * entries below n_ooo are ever read. The Eifel undo state, allocated
+	 * by the first RTO that arms it (tcp_undo_state), valid while
+	 * undo_armed. */
 	struct tcp_ooo *ooo;
+	struct tcp_undo *undo;
 };
 
 /* Freed TCBs a worker keeps for reuse: a handshake then costs no heap
@@ -310,7 +335,12 @@ struct tcp_stack {
 	struct tcp_cookie_keys keys;
 	uint64_t tsc_per_epoch;           /* cookie epoch length in TSC ticks */
 	struct rnic_timer rotate_timer;   /* on worker 0 */
+	uint32_t fail_allocs;             /* tests: lazy allocations to fail */
 };
+
+/* Lazy allocations of a TCB (tcp.c). */
+bool tcp_alloc_fails(const struct rnic_tcp_conn *c);
+struct tcp_undo *tcp_undo_state(struct rnic_tcp_conn *c);
 
 /* The timestamp clock (RFC 7323): 1 ms ticks of the worker's loop clock,
  * the same for the stateless SYN-ACK and the TCB, and cheaper than a TSC

@@ -32,7 +32,7 @@ static void tel_one(struct rnic_stack *st, void *arg)
 	T(spurious_rtos); T(tail_probes); T(pool_short); T(failover_moves);
 	T(user_timeouts); T(keepalive_timeouts); T(retry_timeouts); T(handshake_acks);
 	T(tcbs_cached); T(tcb_reuses); T(sack_reneging); T(pmtu_reductions);
-	T(ooo_nomem); T(tw_reused);
+	T(ooo_nomem); T(undo_nomem); T(tw_reused);
 #undef T
 	snprintf(key, sizeof(key), "stack%u", st->id);
 	rte_tel_data_add_dict_container(d, key, c, 0);

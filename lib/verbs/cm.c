@@ -37,19 +37,22 @@ struct rnic_cm_channel {
 enum id_state { ID_IDLE, ID_LISTEN, ID_STREAM_WAIT, ID_REQ, ID_CONNECTING, ID_CONNECTED, ID_CLOSING,
 		ID_CLOSED, ID_REJECTED };
 
+/* 88 bytes, a 96-byte heap chunk: one per connection (issue 21), so the
+ * enums are kept in a byte each. */
 struct rnic_cm_id {
 	struct rnic_cm_channel *ch;
 	void *context;
 	struct rnic_qp *qp;
 	struct rnic_tp_conn *conn;      /* the transport's; read where it lives */
-	enum rnic_transport transport;
-	unsigned listening;             /* listener: bit t = transport t listens */
 	struct rnic_worker *w;          /* where the connection lives */
-	enum id_state state;
-	uint16_t port;
 	struct rnic_cm_id *listen_id;
+	uint16_t port;
+	uint8_t transport;              /* enum rnic_transport */
+	uint8_t listening;              /* listener: bit t = transport t listens */
+	uint8_t state;                  /* enum id_state */
 	struct cm_evq_owner events;     /* its queued events, for destroy */
 };
+_Static_assert(RNIC_TRANSPORT_COUNT <= 8, "listening holds a bit per transport");
 
 static const char *const ev_names[] = {
 	[RNIC_CM_EVENT_CONNECT_REQUEST] = "CONNECT_REQUEST",

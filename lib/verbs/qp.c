@@ -324,10 +324,22 @@ static void ring_doorbell(struct rnic_qp *qp)
 
 /* --- posting ----------------------------------------------------------------- */
 
+/* The QP's limits as libibverbs has them. */
+static struct ibv_qp_cap qp_cap(const struct rnic_qp *qp)
+{
+	return (struct ibv_qp_cap){
+		.max_send_wr = qp->max_send_wr,
+		.max_recv_wr = qp->max_recv_wr,
+		.max_send_sge = qp->max_send_sge,
+		.max_recv_sge = qp->max_recv_sge,
+		.max_inline_data = RNIC_MAX_INLINE,
+	};
+}
+
 static int check_send_wr(struct rnic_qp *qp, const struct ibv_send_wr *wr, uint32_t *total)
 {
 	struct rnic_device *d = qp->dev;
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge ||
 	    (wr->num_sge > 0 && wr->sg_list == NULL))
 		return EINVAL;
 	*total = 0;
@@ -375,7 +387,7 @@ static int check_send_wr(struct rnic_qp *qp, const struct ibv_send_wr *wr, uint3
 		uint64_t sum = 0;
 		for (int i = 0; i < wr->num_sge; i++)
 			sum += wr->sg_list[i].length;
-		if (sum > qp->cap.max_inline_data)
+		if (sum > RNIC_MAX_INLINE)
 			return EINVAL;
 		*total = (uint32_t)sum;
 		return 0;
@@ -409,7 +421,7 @@ int rnic_qp_post_send(struct ibv_qp *iqp, struct ibv_send_wr *wr, struct ibv_sen
 		if (rc != 0)
 			break;
 		uint32_t p = qp->sq_prod;
-		if (p - __atomic_load_n(&qp->sq_retired, __ATOMIC_ACQUIRE) >= qp->cap.max_send_wr) {
+		if (p - __atomic_load_n(&qp->sq_retired, __ATOMIC_ACQUIRE) >= qp->max_send_wr) {
 			rc = ENOMEM;   /* full: *bad names the first WR not posted */
 			__atomic_fetch_add(&qp->sq_full, 1, __ATOMIC_RELAXED);
 			break;
@@ -508,8 +520,8 @@ int rnic_qp_post_recv(struct ibv_qp *iqp, struct ibv_recv_wr *wr, struct ibv_rec
 		return EINVAL;
 	}
 	if (state == IBV_QPS_ERR) {   /* flushed at once (IBA 10.8.3.1) */
-		int rc = post_rq(qp->dev, iqp->pd, &qp->rq, qp->cap.max_recv_sge,
-				 qp->cap.max_recv_wr, wr, bad, &qp->recv_wrs, &qp->rq_full);
+		int rc = post_rq(qp->dev, iqp->pd, &qp->rq, qp->max_recv_sge,
+				 qp->max_recv_wr, wr, bad, &qp->recv_wrs, &qp->rq_full);
 		if (__atomic_load_n(&qp->conn, __ATOMIC_ACQUIRE) == QP_CLOSED &&
 		    qp->w != NULL)
 			ring_doorbell(qp);   /* the worker flushes in order */
@@ -517,7 +529,7 @@ int rnic_qp_post_recv(struct ibv_qp *iqp, struct ibv_recv_wr *wr, struct ibv_rec
 			qp_flush(qp);
 		return rc;
 	}
-	return post_rq(qp->dev, iqp->pd, &qp->rq, qp->cap.max_recv_sge, qp->cap.max_recv_wr,
+	return post_rq(qp->dev, iqp->pd, &qp->rq, qp->max_recv_sge, qp->max_recv_wr,
 		       wr, bad, &qp->recv_wrs, &qp->rq_full);
 }
 
@@ -587,19 +599,19 @@ static struct rnic_qp *qp_alloc(struct ibv_pd *pd, const struct ibv_qp_init_attr
 	qp->transport = t;
 	qp->tops = tops;
 	qp->up = &rnic_verbs_qp_upcalls;
-	qp->cap = a->cap;
-	qp->cap.max_send_wr = RTE_MAX(qp->cap.max_send_wr, 1u);
-	qp->cap.max_send_sge = RTE_MAX(qp->cap.max_send_sge, 1u);
-	qp->cap.max_recv_sge = RTE_MAX(qp->cap.max_recv_sge, 1u);
-	qp->sq_size = rte_align32pow2(qp->cap.max_send_wr);
+	/* the limits were checked above */
+	qp->max_send_wr = RTE_MAX(a->cap.max_send_wr, 1u);
+	qp->max_recv_wr = a->cap.max_recv_wr;
+	qp->max_send_sge = (uint16_t)RTE_MAX(a->cap.max_send_sge, 1u);
+	qp->max_recv_sge = (uint16_t)RTE_MAX(a->cap.max_recv_sge, 1u);
+	qp->sq_size = rte_align32pow2(qp->max_send_wr);
 	qp->sq_mask = qp->sq_size - 1;
-	qp->cap.max_inline_data = RNIC_MAX_INLINE;
 	qp->sq_sig_all = a->sq_sig_all;
 	qp->qp.srq = a->srq;
 	qp->sq = rnic_obj_zalloc((size_t)qp->sq_size * sizeof(qp->sq[0]));
 	int rc = qp->sq ? 0 : -ENOMEM;
 	if (rc == 0 && a->srq == NULL)
-		rc = rnic_rq_init(&qp->rq, qp->cap.max_recv_wr ? qp->cap.max_recv_wr : 1, false);
+		rc = rnic_rq_init(&qp->rq, qp->max_recv_wr ? qp->max_recv_wr : 1, false);
 	if (rc != 0) {
 		rnic_obj_free(qp->sq);
 		rnic_obj_free(qp);
@@ -609,8 +621,8 @@ static struct rnic_qp *qp_alloc(struct ibv_pd *pd, const struct ibv_qp_init_attr
 	rte_spinlock_init(&qp->sq_lock);
 	qp->rqp = a->srq ? &srq_of(a->srq)->rq : &qp->rq;
 	if (a->srq != NULL) {
-		qp->cap.max_recv_wr = 0;
-		qp->cap.max_recv_sge = 0;
+		qp->max_recv_wr = 0;
+		qp->max_recv_sge = 0;
 	}
 	qp->qp.context = pd->context;
 	qp->qp.qp_context = a->qp_context;
@@ -677,7 +689,7 @@ struct ibv_qp *rnic_create_qp_transport(struct ibv_pd *pd, struct ibv_qp_init_at
 	__atomic_fetch_add(&cq_of(a->recv_cq)->users, 1, __ATOMIC_RELAXED);
 	if (a->srq)
 		__atomic_fetch_add(&srq_of(a->srq)->users, 1, __ATOMIC_RELAXED);
-	a->cap = qp->cap;
+	a->cap = qp_cap(qp);
 	return &qp->qp;
 }
 
@@ -765,7 +777,7 @@ int rnic_query_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask,
 	(void)mask;
 	memset(attr, 0, sizeof(*attr));
 	attr->qp_state = attr->cur_qp_state = __atomic_load_n(&iqp->state, __ATOMIC_ACQUIRE);
-	attr->cap = qp->cap;
+	attr->cap = qp_cap(qp);
 	attr->path_mtu = IBV_MTU_1024;
 	if (qp->tops->query != NULL)
 		qp->tops->query(qp, attr);
@@ -775,7 +787,7 @@ int rnic_query_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask,
 		init->send_cq = iqp->send_cq;
 		init->recv_cq = iqp->recv_cq;
 		init->srq = iqp->srq;
-		init->cap = qp->cap;
+		init->cap = qp_cap(qp);
 		init->qp_type = iqp->qp_type;
 		init->sq_sig_all = qp->sq_sig_all;
 	}

@@ -165,7 +165,7 @@ ddp_validate(const uint8_t *u, size_t len, bool markers, uint32_t start)
 	rc = fpdu_obs_feed(rx, &obs, wire, (size_t)wlen, &used);
 	if (want == RNIC_TERM_MAX) {
 		FUZZ_CHECK(rc == -EAGAIN && obs.dones == 1);
-		FUZZ_CHECK(rx->stats.hdr_errors == 0);
+		FUZZ_CHECK(rx->err == 0 && !rx->has_pending);
 	} else {
 		struct rnic_term_offender off;
 		uint8_t term[RNIC_TERM_ULPDU_MAX];

@@ -2244,6 +2244,28 @@ static void t_lazy_alloc_fail(void)
 	b.id = NULL;
 	CHECK_RC(rnic_destroy_qp(b.qp), 0);
 	b.qp = make_qp(&b, &DEF, NULL);
+	/* the endpoint's other two allocations at connect: its startup
+	 * state, its own counters (freed when the QP is bound); the
+	 * endpoint made before is freed again */
+	for (uint32_t skip = 1; skip <= 2; skip++) {
+		struct rnic_iw_stats s0, s1;
+		rnic_iw_stats(SB, &s0);
+		rnic_iw_fail_allocs_after(SB, skip, 1);
+		CHECK_RC(rnic_cm_create_id(b.cm, &b, &b.id), 0);
+		CHECK_RC(cm_connect_a(b.id, b.qp, port, NULL), -ENOMEM);
+		rnic_iw_stats(SB, &s1);
+		CHECK(s1.alloc_failures == s0.alloc_failures + 1,
+		      "B (allocation %u fails): alloc_failures %llu -> %llu", skip + 1,
+		      (unsigned long long)s0.alloc_failures, (unsigned long long)s1.alloc_failures);
+		CHECK(s1.startup_live == s0.startup_live, "B (allocation %u fails): startup_live "
+		      "%llu -> %llu", skip + 1, (unsigned long long)s0.startup_live,
+		      (unsigned long long)s1.startup_live);
+		CHECK_RC(rnic_cm_destroy_id(b.id), 0);
+		b.id = NULL;
+		CHECK_RC(rnic_destroy_qp(b.qp), 0);
+		b.qp = make_qp(&b, &DEF, NULL);
+	}
+	rnic_iw_fail_allocs(SB, 0);
 	/* A's endpoint at accept: the TCP connection is refused */
 	rnic_iw_fail_allocs(SA, 1);
 	CHECK_RC(rnic_cm_create_id(b.cm, &b, &b.id), 0);

@@ -1406,6 +1406,49 @@ static void spurious_rto_undone(void **state)
 	h_app_fini(&sb);
 }
 
+/* The Eifel undo state is allocated by the first RTO that can be undone
+ * (issue 21): when there is no memory for it, that RTO is counted in
+ * undo_nomem and stays (nothing is undone, no crash), and the connection
+ * delivers everything; the next RTO finds memory and is undone again. */
+static void spurious_rto_no_memory(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	p.sack = false;   /* no tail loss probe first: the RTO itself */
+	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 64 * 1024);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	assert_null(c->undo);
+	for (int round = 0; round < 2; round++) {
+		rnic_tcp_fail_allocs(&h_a.st, round == 0 ? 1 : 0);
+		assert_int_equal(h_send(c, (size_t)round * 8 * 1448, 8 * 1448), 0);
+		while (h_a.n_out)   /* B gets the data, its ACKs wait past the RTO */
+			h_input(&h_b, h_take(&h_a));
+		h_advance(tcp_rtt_rto(&c->rtt, 5000) + 2000);
+		assert_int_equal(h_stats(&h_a).rtos, round + 1);
+		assert_int_equal(c->undo_armed, round == 1);
+		h_flush(&h_a);
+		while (h_b.n_out)
+			h_input(&h_a, h_take(&h_b));
+		h_pump(NULL, NULL, NULL, 100);
+		assert_int_equal(c->snd_una, c->snd_max);
+		assert_int_equal(h_stats(&h_a).undo_nomem, 1);
+		assert_int_equal(h_stats(&h_a).spurious_rtos, round);
+		if (round == 0)
+			assert_null(c->undo);
+		else
+			assert_non_null(c->undo);
+	}
+	assert_int_equal(sb.got, 2 * 8 * 1448);
+	assert_true(h_pattern_ok(sb.buf, 0, sb.got));
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 static void zero_window_probe(void **state)
 {
 	(void)state;
@@ -2204,6 +2247,33 @@ static void newreno_partial_ack(void **state)
 	h_app_fini(&sb);
 }
 
+/* The out-of-order queue is allocated by the first segment out of order
+ * (issue 21): with no memory for it that segment is dropped and counted
+ * in ooo_nomem (rnic_tcp_fail_allocs), the next one finds memory, and the
+ * sender's recovery delivers every byte. */
+static void ooo_no_memory(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	const size_t n = 64 * 1024;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, n);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	assert_null(sb.c->ooo);
+	struct drop_set d = { .seq = { c->snd_nxt + 2 * c->mss }, .n = 1 };
+	rnic_tcp_fail_allocs(&h_b.st, 1);
+	assert_int_equal(h_send(c, 0, n), 0);
+	h_pump(drop_listed, NULL, &d, 100000);
+	assert_true(d.done[0]);
+	assert_int_equal(h_stats(&h_b).ooo_nomem, 1);
+	assert_non_null(sb.c->ooo);
+	assert_int_equal(sb.got, n);
+	assert_true(h_pattern_ok(sb.buf, 0, n));
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 static bool drop_all(const struct h_seg *s, unsigned idx, void *arg)
 {
 	(void)s; (void)idx; (void)arg;
@@ -2841,7 +2911,8 @@ int main(void)
 		T(data_and_delayed_ack), T(pmtu_reduce), T(unit_ring_grows), T(records_not_merged), T(ooo_sack_fast_retransmit),
 		T(sack_blocks_most_recent_first), T(ooo_overlaps_merge),
 		T(dsack_reports_duplicates), T(random_segments_reassemble),
-		T(rto_retransmit), T(rto_after_sacked_head), T(tail_loss_probe), T(spurious_rto_undone), T(zero_window_probe),
+		T(rto_retransmit), T(rto_after_sacked_head), T(tail_loss_probe), T(spurious_rto_undone), T(spurious_rto_no_memory), T(ooo_no_memory),
+		T(zero_window_probe),
 		T(sent_callback_respects_window),
 		T(fin_to_time_wait), T(time_wait_reuse), T(simultaneous_close), T(orphan_close),
 		T(rst_validation), T(paws_drop),
