@@ -80,11 +80,6 @@ void roce_sgl_copy_in(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 
 /* --- packets ---------------------------------------------------------------- */
 
-/* At least the longest header after the UDP one (BTH and atomic ETH: 40
- * bytes), in whole 16-byte stores. */
-#define ROCE_HDR_ZERO 48u
-_Static_assert(RNIC_ROCE_BTH_LEN + RNIC_ROCE_ATMETH_LEN <= ROCE_HDR_ZERO, "headers");
-
 struct rte_mbuf *roce_pkt_new(struct roce_qp *rq, uint8_t opcode, uint32_t psn,
 			      bool ackreq, bool se, uint32_t paylen, uint8_t **hdr,
 			      uint8_t **pay)
@@ -98,16 +93,8 @@ struct rte_mbuf *roce_pkt_new(struct roce_qp *rq, uint8_t opcode, uint32_t psn,
 		rq->rw->c.no_mbuf++;
 		return NULL;
 	}
-	/* zeroing in fixed sizes where the buffer has room past the packet
-	 * (always, below the MTU's last bytes): a memset of op->length
-	 * compiles to a rep stos and of pad + ICRC to a libc call, each
-	 * costing more than the stores of a 64-byte Write's whole header */
-	bool roomy = rte_pktmbuf_tailroom(m) >= RTE_MAX(ROCE_HDR_ZERO, len + 4);
 	uint8_t *b = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
-	if (likely(roomy))
-		memset(b, 0, ROCE_HDR_ZERO);
-	else
-		memset(b, 0, op->length);
+	memset(b, 0, op->length);
 	struct rnic_roce_bth *bth = (struct rnic_roce_bth *)b;
 	rnic_roce_bth_set_opcode(bth, opcode);
 	rnic_roce_bth_set_se(bth, se);
@@ -117,10 +104,7 @@ struct rte_mbuf *roce_pkt_new(struct roce_qp *rq, uint8_t opcode, uint32_t psn,
 	rnic_roce_bth_set_dqpn(bth, rq->dest_qpn);
 	rnic_roce_bth_set_ackreq(bth, ackreq);
 	rnic_roce_bth_set_psn(bth, psn);
-	if (likely(roomy))
-		memset(b + op->length + paylen, 0, 8);   /* pad (0-3) and ICRC */
-	else
-		memset(b + op->length + paylen, 0, pad + RNIC_ROCE_ICRC_LEN);
+	memset(b + op->length + paylen, 0, pad + RNIC_ROCE_ICRC_LEN);
 	*hdr = b + RNIC_ROCE_BTH_LEN;
 	*pay = b + op->length;
 	return m;
