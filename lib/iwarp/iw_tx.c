@@ -584,6 +584,7 @@ static bool retire_jobs(struct rnic_iw_ep *ep)
 void iw_pump(struct rnic_iw_ep *ep)
 {
 	bool was_full = ep->job_tail - ep->job_head >= ep->job_cap / 2;
+	unsigned head = ep->job_head;
 	if (ep->c == NULL || mpa_tx_flush(ep) != 0)
 		return;   /* FPDUs go only behind our MPA frame */
 	int rc = 0;
@@ -600,7 +601,11 @@ void iw_pump(struct rnic_iw_ep *ep)
 		stage_flush(ep);
 	if (!retire_jobs(ep) || rc != 0)
 		return;
-	if (was_full && ep->hooks != NULL && ep->hooks->tx_room != NULL &&
+	/* room only when a job left the ring: a zero-copy job still waiting
+	 * for its memory frees nothing, and the verbs layer, told otherwise,
+	 * posts nothing, kicks us and is told again, forever, on the worker
+	 * that would take the ACKs that free the memory */
+	if (was_full && ep->job_head != head && ep->hooks != NULL && ep->hooks->tx_room != NULL &&
 	    ep->state == EP_RTS)
 		ep->hooks->tx_room(ep->qp);
 }

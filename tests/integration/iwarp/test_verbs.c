@@ -2627,6 +2627,61 @@ static void t_zc_used(void)
 	       (unsigned long long)sb.zc_fpdus_out);
 }
 
+/*
+ * 256 Writes of 4 KiB (the smallest zero-copy payload) posted in one list:
+ * half the job ring then holds jobs that wait for their memory back.
+ * iw_pump() told the verbs layer "room" after every pump although no job
+ * had left the ring; the verbs layer's drain loop posted nothing, kicked
+ * and was told again, forever, on the worker that would take the ACKs
+ * that free the memory (rnic-perf write_bw --size 4096 hung). A worker
+ * caught in that loop cannot be cleaned up after: the case then reports
+ * and ends the process.
+ */
+static void t_zc_small_writes(void)
+{
+	enum { N = 256, LEN = 4096 };
+	static struct ibv_sge sge[N];
+	static struct ibv_send_wr wr[N];
+	struct ibv_send_wr *bad = NULL;
+	struct ibv_wc wc[N];
+	zc_need();
+	hang_s = 15;   /* a hang shows in seconds, and 1 MiB takes far less */
+	pair_up(&DEF);
+	fill(a.buf + BASE, N * LEN, 41);
+	memset(b.buf + BASE, 0, N * LEN);
+	for (unsigned i = 0; i < N; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)(a.buf + BASE + i * LEN), LEN, a.mr->lkey };
+		wr[i] = (struct ibv_send_wr){ .wr_id = i, .next = i + 1 < N ? &wr[i + 1] : NULL,
+					     .sg_list = &sge[i], .num_sge = 1,
+					     .opcode = IBV_WR_RDMA_WRITE,
+					     .send_flags = IBV_SEND_SIGNALED };
+		wr[i].wr.rdma.remote_addr = (uintptr_t)(b.buf + BASE + i * LEN);
+		wr[i].wr.rdma.rkey = b.mr->rkey;
+	}
+	CHECK_RC(ibv_post_send(a.qp, wr, &bad), 0);
+	int got = 0;
+	double t0 = now_s();
+	while (got < N && now_s() - t0 < HANG_S) {
+		int k = ibv_poll_cq(a.cq, N - got, wc + got);
+		CHECK(k >= 0, "ibv_poll_cq = %d", k);
+		got += k;
+		if (k == 0)
+			usleep(100);
+	}
+	if (got < N) {   /* the worker may be stuck: no cleanup is possible */
+		fprintf(stderr, "  FAIL %s: %d of %d Writes completed in %d s (hang guard); "
+			"ending the process\n", case_name, got, N, HANG_S);
+		fflush(NULL);
+		_exit(1);
+	}
+	for (int i = 0; i < N; i++)
+		CHECK(wc[i].wr_id == (uint64_t)i && wc[i].status == IBV_WC_SUCCESS,
+		      "completion %d: wr_id %llu status %s", i, (unsigned long long)wc[i].wr_id,
+		      rnic_wc_status_str(wc[i].status));
+	fence_send(&a, &b, N);
+	CHECK_DATA(b.buf + BASE, a.buf + BASE, N * LEN, "the 256 Writes");
+}
+
 /* --- the fault injector did something -------------------------------------------------- */
 
 /* The lossy run: the injector did inject every kind of fault. */
@@ -2687,6 +2742,7 @@ static const struct tcase cases[] = {
 	{ "zc_completion_waits", t_zc_completion_waits, false },
 	{ "zc_abort", t_zc_abort, false },
 	{ "zc_used", t_zc_used, true },
+	{ "zc_small_writes", t_zc_small_writes, true },
 };
 
 static void conf_case_begin(void)
