@@ -494,10 +494,7 @@ static int send_data(struct rnic_iw_ep *ep, struct job *j)
 		struct iovec iov[RNIC_MAX_SGE];
 		unsigned niov = gather(j->sge, j->num_sge, j->off, n, iov);
 		int rc;
-		/* Read Responses copy: a zero-copy one would hold its IRD
-		 * slot and job until the requester freed the mbufs, and the
-		 * requester may ask again as soon as it has the data */
-		if (j->kind != JOB_READ_RESP && zc_wanted(ep, n, niov) &&
+		if (zc_wanted(ep, n, niov) &&
 		    (j->zc != NULL || (j->zc = zc_new()) != NULL))
 			rc = send_fpdu_zc(ep, j->zc, &h, oi->hdr_len, iov, niov, n);
 		else
@@ -539,6 +536,12 @@ static bool retire_jobs(struct rnic_iw_ep *ep)
 {
 	while (ep->job_head != ep->sent_head) {
 		struct job *j = iw_job_at(ep, ep->job_head);
+		/* A Read Response completes nothing: once TCP has all of it,
+		 * its IRD slot is free (the requester may ask again as soon as
+		 * it has the data) and its zero-copy state goes with the last
+		 * mbuf, which only refers to the memory (docs/iwarp.md) */
+		if (j->kind == JOB_READ_RESP)
+			iw_zc_forget(j);
 		if (!zc_released(j)) {
 			/* mbufs still lend its memory: ACKs and the tx timer
 			 * bring us back (the last free may happen elsewhere) */

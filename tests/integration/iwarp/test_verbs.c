@@ -2610,8 +2610,7 @@ static void t_zc_abort(void)
 	      "expected %llu", (unsigned long long)rnic_iw_zc_live(), (unsigned long long)live0);
 }
 
-/* Writes and Sends of 64 KiB go zero-copy and arrive; a 64 KiB Read (its
- * responses copy) beside them. */
+/* Writes, Sends and Read Responses of 64 KiB go zero-copy and arrive. */
 static void t_zc_used(void)
 {
 	struct rnic_iw_stats sa, sb;
@@ -2682,6 +2681,122 @@ static void t_zc_small_writes(void)
 	CHECK_DATA(b.buf + BASE, a.buf + BASE, N * LEN, "the 256 Writes");
 }
 
+/*
+ * 64 Reads of 16 KiB in one list at IRD = ORD = 1: B's Read Responses go
+ * zero-copy (two FPDUs each), and A asks again as soon as each answer is
+ * in. B's IRD slot is free once TCP has the whole response; holding it
+ * until A's stack freed the mbufs made the next request exceed IRD (a
+ * Terminate).
+ */
+static void t_zc_reads(void)
+{
+	enum { N = 64, LEN = 16384 };
+	static struct ibv_sge sge[N];
+	static struct ibv_send_wr wr[N];
+	struct ibv_send_wr *bad = NULL;
+	struct ibv_wc wc;
+	struct rnic_iw_stats s0, s1;
+	struct opts o = DEF;
+	zc_need();
+	o.ird = o.ord = 1;
+	pair_up(&o);
+	fill(b.buf + BASE, N * LEN, 43);
+	memset(a.buf + BASE, 0, N * LEN);
+	for (unsigned i = 0; i < N; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)(a.buf + BASE + i * LEN), LEN, a.mr->lkey };
+		wr[i] = (struct ibv_send_wr){ .wr_id = i, .next = i + 1 < N ? &wr[i + 1] : NULL,
+					     .sg_list = &sge[i], .num_sge = 1,
+					     .opcode = IBV_WR_RDMA_READ,
+					     .send_flags = IBV_SEND_SIGNALED };
+		wr[i].wr.rdma.remote_addr = (uintptr_t)(b.buf + BASE + i * LEN);
+		wr[i].wr.rdma.rkey = b.mr->rkey;
+	}
+	rnic_iw_stats(SB, &s0);
+	CHECK_RC(ibv_post_send(a.qp, wr, &bad), 0);
+	for (unsigned i = 0; i < N; i++)
+		expect_wc(a.cq, a.qp, i, IBV_WC_RDMA_READ, IBV_WC_SUCCESS, LEN, "A's Read");
+	rnic_iw_stats(SB, &s1);
+	CHECK_DATA(a.buf + BASE, b.buf + BASE, N * LEN, "the 64 Reads");
+	CHECK(s1.zc_fpdus_out - s0.zc_fpdus_out >= 2 * N, "B sent %llu FPDUs zero-copy, "
+	      "expected at least %u (its Read Responses)",
+	      (unsigned long long)(s1.zc_fpdus_out - s0.zc_fpdus_out), 2 * N);
+	CHECK(ibv_poll_cq(b.cq, 1, &wc) == 0, "B: a completion (wr_id %llu status %s) for "
+	      "serving Reads", (unsigned long long)wc.wr_id, rnic_wc_status_str(wc.status));
+}
+
+/* A Read Request FPDU with CRC (MSN @p msn): @p len bytes of A's memory
+ * at @p src, to a sink STag the raw peer never checks. @return its length. */
+static size_t read_req_fpdu(uint8_t *f, uint32_t msn, const uint8_t *src, uint32_t len,
+			    uint32_t src_stag)
+{
+	uint64_t to = (uintptr_t)src;
+	memset(f, 0, 52);
+	f[1] = 46;                 /* ULPDU_Length: 18 + 28, no pad */
+	f[2] = 0x41;               /* DDP: L, DV 1 */
+	f[3] = 0x41;               /* RDMAP: RV 1, Read Request */
+	f[11] = 1;                 /* QN 1 */
+	for (int i = 0; i < 4; i++) {
+		f[12 + i] = (uint8_t)(msn >> (24 - 8 * i));
+		f[20 + i] = (uint8_t)(0x1234u >> (24 - 8 * i));   /* sink STag; TO 0 */
+		f[32 + i] = (uint8_t)(len >> (24 - 8 * i));
+		f[36 + i] = (uint8_t)(src_stag >> (24 - 8 * i));
+	}
+	for (int i = 0; i < 8; i++)
+		f[40 + i] = (uint8_t)(to >> (56 - 8 * i));
+	uint32_t c = crc32c(f, 48);
+	for (int i = 0; i < 4; i++)
+		f[48 + i] = (uint8_t)(c >> (8 * i));
+	return 52;
+}
+
+/*
+ * A's IRD slot is free once TCP has the whole Read Response, not when the
+ * requester let go of the mbufs: a raw requester that keeps every mbuf
+ * (so A's zero-copy responses stay lent) asks for IRD Reads of 16 KiB,
+ * takes their data, and asks once more. Holding the slot until the
+ * release answered the last request with a Terminate.
+ */
+static void t_zc_read_ird(void)
+{
+	enum { LEN = 16384 };
+	struct rnic_cm_event ev;
+	struct rnic_iw_stats s0, s1;
+	uint8_t req[64], fpdu[52];
+	zc_need();
+	p2p_raw_accepted(req);
+	raw_send(&raw[0], fpdu, rtr_fpdu(fpdu, true));
+	expect_event(a.cm, RNIC_CM_EVENT_ESTABLISHED, &ev, "A");
+	__atomic_store_n(&raw[0].keep, 1, __ATOMIC_RELEASE);
+	fill(a.buf + BASE, LEN * 8, 47);
+	rnic_iw_stats(SA, &s0);
+	uint32_t ird = ev.ird;
+	CHECK(ird >= 1 && ird <= 4, "A's IRD %u, expected 1 to 4", ird);
+	for (uint32_t m = 1; m <= ird + 1; m++) {
+		if (m == ird + 1) {   /* all answered: every slot must be free */
+			double t0 = now_s();
+			while (__atomic_load_n(&raw[0].kept_len, __ATOMIC_ACQUIRE) < ird * LEN) {
+				CHECK(now_s() - t0 < HANG_S, "the peer got %zu of %u bytes "
+				      "(hang guard)", raw[0].kept_len, ird * LEN);
+				usleep(1000);
+			}
+		}
+		raw_send(&raw[0], fpdu, read_req_fpdu(fpdu, m, a.buf + BASE + (m - 1) * LEN, LEN,
+						      a.mr->rkey));
+	}
+	double t0 = now_s();
+	while (__atomic_load_n(&raw[0].kept_len, __ATOMIC_ACQUIRE) < (ird + 1) * LEN) {
+		CHECK(!__atomic_load_n(&raw[0].closed, __ATOMIC_ACQUIRE), "A closed the "
+		      "connection after %zu bytes (a Terminate for IRD?)", raw[0].kept_len);
+		CHECK(now_s() - t0 < HANG_S, "the peer got %zu of %u bytes (hang guard)",
+		      raw[0].kept_len, (ird + 1) * LEN);
+		usleep(1000);
+	}
+	rnic_iw_stats(SA, &s1);
+	CHECK(s1.zc_fpdus_out - s0.zc_fpdus_out >= 2 * (ird + 1), "A sent %llu FPDUs "
+	      "zero-copy, expected at least %u", (unsigned long long)(s1.zc_fpdus_out -
+	      s0.zc_fpdus_out), 2 * (ird + 1));
+}
+
 /* --- the fault injector did something -------------------------------------------------- */
 
 /* The lossy run: the injector did inject every kind of fault. */
@@ -2743,6 +2858,8 @@ static const struct tcase cases[] = {
 	{ "zc_abort", t_zc_abort, false },
 	{ "zc_used", t_zc_used, true },
 	{ "zc_small_writes", t_zc_small_writes, true },
+	{ "zc_reads", t_zc_reads, true },
+	{ "zc_read_ird", t_zc_read_ird, false },
 };
 
 static void conf_case_begin(void)
