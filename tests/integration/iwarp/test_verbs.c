@@ -2627,25 +2627,29 @@ static void t_zc_used(void)
 }
 
 /*
- * 256 Writes of 4 KiB (the smallest zero-copy payload) posted in one list:
- * half the job ring then holds jobs that wait for their memory back.
- * iw_pump() told the verbs layer "room" after every pump although no job
- * had left the ring; the verbs layer's drain loop posted nothing, kicked
- * and was told again, forever, on the worker that would take the ACKs
- * that free the memory (rnic-perf write_bw --size 4096 hung). A worker
- * caught in that loop cannot be cleaned up after: the case then reports
- * and ends the process.
+ * Half the job ring of zero-copy Writes that wait for their memory back:
+ * 128 Writes of 8 KiB (one zero-copy FPDU each at MTU 9000) posted in one
+ * list on a QP of 128 entries (a ring of 256), 1 MiB in all, within TCP's
+ * send buffer. iw_pump() told the verbs layer "room" after every pump
+ * although no job had left the ring; the verbs layer's drain loop posted
+ * nothing, kicked and was told again, forever, on the worker that would
+ * take the ACKs that free the memory (rnic-perf write_bw --size 4096 hung
+ * when 4 KiB still went zero-copy). A worker caught in that loop cannot be
+ * cleaned up after: the case then reports and ends the process.
  */
-static void t_zc_small_writes(void)
+static void t_zc_ring_half_full(void)
 {
-	enum { N = 256, LEN = 4096 };
+	enum { N = 128, LEN = 8192 };
 	static struct ibv_sge sge[N];
 	static struct ibv_send_wr wr[N];
 	struct ibv_send_wr *bad = NULL;
 	struct ibv_wc wc[N];
+	struct opts o = DEF;
+	struct rnic_iw_stats s0, s1;
 	zc_need();
 	hang_s = 15;   /* a hang shows in seconds, and 1 MiB takes far less */
-	pair_up(&DEF);
+	o.sq = N;
+	pair_up(&o);
 	fill(a.buf + BASE, N * LEN, 41);
 	memset(b.buf + BASE, 0, N * LEN);
 	for (unsigned i = 0; i < N; i++) {
@@ -2657,6 +2661,7 @@ static void t_zc_small_writes(void)
 		wr[i].wr.rdma.remote_addr = (uintptr_t)(b.buf + BASE + i * LEN);
 		wr[i].wr.rdma.rkey = b.mr->rkey;
 	}
+	rnic_iw_stats(SA, &s0);
 	CHECK_RC(ibv_post_send(a.qp, wr, &bad), 0);
 	int got = 0;
 	double t0 = now_s();
@@ -2677,8 +2682,11 @@ static void t_zc_small_writes(void)
 		CHECK(wc[i].wr_id == (uint64_t)i && wc[i].status == IBV_WC_SUCCESS,
 		      "completion %d: wr_id %llu status %s", i, (unsigned long long)wc[i].wr_id,
 		      rnic_wc_status_str(wc[i].status));
+	rnic_iw_stats(SA, &s1);
+	CHECK(s1.zc_fpdus_out - s0.zc_fpdus_out == N, "%llu of the %d Writes went zero-copy",
+	      (unsigned long long)(s1.zc_fpdus_out - s0.zc_fpdus_out), N);
 	fence_send(&a, &b, N);
-	CHECK_DATA(b.buf + BASE, a.buf + BASE, N * LEN, "the 256 Writes");
+	CHECK_DATA(b.buf + BASE, a.buf + BASE, N * LEN, "the 128 Writes");
 }
 
 /*
@@ -2857,7 +2865,7 @@ static const struct tcase cases[] = {
 	{ "zc_completion_waits", t_zc_completion_waits, false },
 	{ "zc_abort", t_zc_abort, false },
 	{ "zc_used", t_zc_used, true },
-	{ "zc_small_writes", t_zc_small_writes, true },
+	{ "zc_ring_half_full", t_zc_ring_half_full, true },
 	{ "zc_reads", t_zc_reads, true },
 	{ "zc_read_ird", t_zc_read_ird, false },
 };
