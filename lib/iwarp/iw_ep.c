@@ -53,6 +53,8 @@ static int iwarp_stack_init(struct rnic_stack *st)
 	if (s == NULL)
 		return -ENOMEM;
 	pthread_mutex_init(&s->listeners_lock, NULL);
+	for (unsigned i = 0; i < st->n_ports; i++)   /* the ports are open */
+		s->port_dma |= st->ports[i]->cfg.pci[0] != '\0';
 	st->proto[RNIC_PROTO_IWARP] = s;
 	int rc = rnic_transport_register(st, RNIC_TRANSPORT_IWARP, &iw_tops);
 	if (rc != 0) {

@@ -261,6 +261,9 @@ struct iw_stack_state {
 	uint64_t mpa_timeouts_active, mpa_timeouts_passive;
 	uint64_t rtr_sent, rtr_received;
 	uint64_t zc_fpdus_out;         /* data FPDUs sent zero-copy */
+	/* a port is a PCI device, which would DMA from memory never mapped
+	 * for it: no zero copy on this stack (docs/iwarp.md) */
+	bool port_dma;
 	/* lazy allocations (startup state, job ring, ORD table, Terminate
 	 * buffer, migration state, current receive) that found
 	 * no memory; endpoints holding startup state now */

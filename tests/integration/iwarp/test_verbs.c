@@ -2632,8 +2632,7 @@ static void t_zc_abort(void)
 	      "expected %llu", (unsigned long long)rnic_iw_zc_live(), (unsigned long long)live0);
 }
 
-/* Writes and Sends of 64 KiB go zero-copy and arrive; a 64 KiB Read (its
- * responses copy) beside them. */
+/* Writes, Sends and Read Responses of 64 KiB go zero-copy and arrive. */
 static void t_zc_used(void)
 {
 	struct rnic_iw_stats sa, sb;
@@ -2647,6 +2646,185 @@ static void t_zc_used(void)
 	CHECK(sa.zc_fpdus_out + sb.zc_fpdus_out > 0, "no FPDU went zero-copy");
 	printf("  zero-copy FPDUs: A %llu, B %llu\n", (unsigned long long)sa.zc_fpdus_out,
 	       (unsigned long long)sb.zc_fpdus_out);
+}
+
+/*
+ * Half the job ring of zero-copy Writes that wait for their memory back:
+ * 128 Writes of 8 KiB (one zero-copy FPDU each at MTU 9000) posted in one
+ * list on a QP of 128 entries (a ring of 256), 1 MiB in all, within TCP's
+ * send buffer. iw_pump() told the verbs layer "room" after every pump
+ * although no job had left the ring; the verbs layer's drain loop posted
+ * nothing, kicked and was told again, forever, on the worker that would
+ * take the ACKs that free the memory (rnic-perf write_bw --size 4096 hung
+ * when 4 KiB still went zero-copy). A worker caught in that loop cannot be
+ * cleaned up after: the case then reports and ends the process.
+ */
+static void t_zc_ring_half_full(void)
+{
+	enum { N = 128, LEN = 8192 };
+	static struct ibv_sge sge[N];
+	static struct ibv_send_wr wr[N];
+	struct ibv_send_wr *bad = NULL;
+	struct ibv_wc wc[N];
+	struct opts o = DEF;
+	struct rnic_iw_stats s0, s1;
+	zc_need();
+	hang_s = 15;   /* a hang shows in seconds, and 1 MiB takes far less */
+	o.sq = N;
+	pair_up(&o);
+	fill(a.buf + BASE, N * LEN, 41);
+	memset(b.buf + BASE, 0, N * LEN);
+	for (unsigned i = 0; i < N; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)(a.buf + BASE + i * LEN), LEN, a.mr->lkey };
+		wr[i] = (struct ibv_send_wr){ .wr_id = i, .next = i + 1 < N ? &wr[i + 1] : NULL,
+					     .sg_list = &sge[i], .num_sge = 1,
+					     .opcode = IBV_WR_RDMA_WRITE,
+					     .send_flags = IBV_SEND_SIGNALED };
+		wr[i].wr.rdma.remote_addr = (uintptr_t)(b.buf + BASE + i * LEN);
+		wr[i].wr.rdma.rkey = b.mr->rkey;
+	}
+	rnic_iw_stats(SA, &s0);
+	CHECK_RC(ibv_post_send(a.qp, wr, &bad), 0);
+	int got = 0;
+	double t0 = now_s();
+	while (got < N && now_s() - t0 < HANG_S) {
+		int k = ibv_poll_cq(a.cq, N - got, wc + got);
+		CHECK(k >= 0, "ibv_poll_cq = %d", k);
+		got += k;
+		if (k == 0)
+			usleep(100);
+	}
+	if (got < N) {   /* the worker may be stuck: no cleanup is possible */
+		fprintf(stderr, "  FAIL %s: %d of %d Writes completed in %d s (hang guard); "
+			"ending the process\n", case_name, got, N, HANG_S);
+		fflush(NULL);
+		_exit(1);
+	}
+	for (int i = 0; i < N; i++)
+		CHECK(wc[i].wr_id == (uint64_t)i && wc[i].status == IBV_WC_SUCCESS,
+		      "completion %d: wr_id %llu status %s", i, (unsigned long long)wc[i].wr_id,
+		      rnic_wc_status_str(wc[i].status));
+	rnic_iw_stats(SA, &s1);
+	CHECK(s1.zc_fpdus_out - s0.zc_fpdus_out == N, "%llu of the %d Writes went zero-copy",
+	      (unsigned long long)(s1.zc_fpdus_out - s0.zc_fpdus_out), N);
+	fence_send(&a, &b, N);
+	CHECK_DATA(b.buf + BASE, a.buf + BASE, N * LEN, "the 128 Writes");
+}
+
+/*
+ * 64 Reads of 16 KiB in one list at IRD = ORD = 1: B's Read Responses go
+ * zero-copy (two FPDUs each), and A asks again as soon as each answer is
+ * in. B's IRD slot is free once TCP has the whole response; holding it
+ * until A's stack freed the mbufs made the next request exceed IRD (a
+ * Terminate).
+ */
+static void t_zc_reads(void)
+{
+	enum { N = 64, LEN = 16384 };
+	static struct ibv_sge sge[N];
+	static struct ibv_send_wr wr[N];
+	struct ibv_send_wr *bad = NULL;
+	struct ibv_wc wc;
+	struct rnic_iw_stats s0, s1;
+	struct opts o = DEF;
+	zc_need();
+	o.ird = o.ord = 1;
+	pair_up(&o);
+	fill(b.buf + BASE, N * LEN, 43);
+	memset(a.buf + BASE, 0, N * LEN);
+	for (unsigned i = 0; i < N; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)(a.buf + BASE + i * LEN), LEN, a.mr->lkey };
+		wr[i] = (struct ibv_send_wr){ .wr_id = i, .next = i + 1 < N ? &wr[i + 1] : NULL,
+					     .sg_list = &sge[i], .num_sge = 1,
+					     .opcode = IBV_WR_RDMA_READ,
+					     .send_flags = IBV_SEND_SIGNALED };
+		wr[i].wr.rdma.remote_addr = (uintptr_t)(b.buf + BASE + i * LEN);
+		wr[i].wr.rdma.rkey = b.mr->rkey;
+	}
+	rnic_iw_stats(SB, &s0);
+	CHECK_RC(ibv_post_send(a.qp, wr, &bad), 0);
+	for (unsigned i = 0; i < N; i++)
+		expect_wc(a.cq, a.qp, i, IBV_WC_RDMA_READ, IBV_WC_SUCCESS, LEN, "A's Read");
+	rnic_iw_stats(SB, &s1);
+	CHECK_DATA(a.buf + BASE, b.buf + BASE, N * LEN, "the 64 Reads");
+	CHECK(s1.zc_fpdus_out - s0.zc_fpdus_out >= 2 * N, "B sent %llu FPDUs zero-copy, "
+	      "expected at least %u (its Read Responses)",
+	      (unsigned long long)(s1.zc_fpdus_out - s0.zc_fpdus_out), 2 * N);
+	CHECK(ibv_poll_cq(b.cq, 1, &wc) == 0, "B: a completion (wr_id %llu status %s) for "
+	      "serving Reads", (unsigned long long)wc.wr_id, rnic_wc_status_str(wc.status));
+}
+
+/* A Read Request FPDU with CRC (MSN @p msn): @p len bytes of A's memory
+ * at @p src, to a sink STag the raw peer never checks. @return its length. */
+static size_t read_req_fpdu(uint8_t *f, uint32_t msn, const uint8_t *src, uint32_t len,
+			    uint32_t src_stag)
+{
+	uint64_t to = (uintptr_t)src;
+	memset(f, 0, 52);
+	f[1] = 46;                 /* ULPDU_Length: 18 + 28, no pad */
+	f[2] = 0x41;               /* DDP: L, DV 1 */
+	f[3] = 0x41;               /* RDMAP: RV 1, Read Request */
+	f[11] = 1;                 /* QN 1 */
+	for (int i = 0; i < 4; i++) {
+		f[12 + i] = (uint8_t)(msn >> (24 - 8 * i));
+		f[20 + i] = (uint8_t)(0x1234u >> (24 - 8 * i));   /* sink STag; TO 0 */
+		f[32 + i] = (uint8_t)(len >> (24 - 8 * i));
+		f[36 + i] = (uint8_t)(src_stag >> (24 - 8 * i));
+	}
+	for (int i = 0; i < 8; i++)
+		f[40 + i] = (uint8_t)(to >> (56 - 8 * i));
+	uint32_t c = crc32c(f, 48);
+	for (int i = 0; i < 4; i++)
+		f[48 + i] = (uint8_t)(c >> (8 * i));
+	return 52;
+}
+
+/*
+ * A's IRD slot is free once TCP has the whole Read Response, not when the
+ * requester let go of the mbufs: a raw requester that keeps every mbuf
+ * (so A's zero-copy responses stay lent) asks for IRD Reads of 16 KiB,
+ * takes their data, and asks once more. Holding the slot until the
+ * release answered the last request with a Terminate.
+ */
+static void t_zc_read_ird(void)
+{
+	enum { LEN = 16384 };
+	struct rnic_cm_event ev;
+	struct rnic_iw_stats s0, s1;
+	uint8_t req[64], fpdu[52];
+	zc_need();
+	p2p_raw_accepted(req);
+	raw_send(&raw[0], fpdu, rtr_fpdu(fpdu, true));
+	expect_event(a.cm, RNIC_CM_EVENT_ESTABLISHED, &ev, "A");
+	__atomic_store_n(&raw[0].keep, 1, __ATOMIC_RELEASE);
+	fill(a.buf + BASE, LEN * 8, 47);
+	rnic_iw_stats(SA, &s0);
+	uint32_t ird = ev.ird;
+	CHECK(ird >= 1 && ird <= 4, "A's IRD %u, expected 1 to 4", ird);
+	for (uint32_t m = 1; m <= ird + 1; m++) {
+		if (m == ird + 1) {   /* all answered: every slot must be free */
+			double t0 = now_s();
+			while (__atomic_load_n(&raw[0].kept_len, __ATOMIC_ACQUIRE) < ird * LEN) {
+				CHECK(now_s() - t0 < HANG_S, "the peer got %zu of %u bytes "
+				      "(hang guard)", raw[0].kept_len, ird * LEN);
+				usleep(1000);
+			}
+		}
+		raw_send(&raw[0], fpdu, read_req_fpdu(fpdu, m, a.buf + BASE + (m - 1) * LEN, LEN,
+						      a.mr->rkey));
+	}
+	double t0 = now_s();
+	while (__atomic_load_n(&raw[0].kept_len, __ATOMIC_ACQUIRE) < (ird + 1) * LEN) {
+		CHECK(!__atomic_load_n(&raw[0].closed, __ATOMIC_ACQUIRE), "A closed the "
+		      "connection after %zu bytes (a Terminate for IRD?)", raw[0].kept_len);
+		CHECK(now_s() - t0 < HANG_S, "the peer got %zu of %u bytes (hang guard)",
+		      raw[0].kept_len, (ird + 1) * LEN);
+		usleep(1000);
+	}
+	rnic_iw_stats(SA, &s1);
+	CHECK(s1.zc_fpdus_out - s0.zc_fpdus_out >= 2 * (ird + 1), "A sent %llu FPDUs "
+	      "zero-copy, expected at least %u", (unsigned long long)(s1.zc_fpdus_out -
+	      s0.zc_fpdus_out), 2 * (ird + 1));
 }
 
 /* --- the fault injector did something -------------------------------------------------- */
@@ -2709,6 +2887,9 @@ static const struct tcase cases[] = {
 	{ "zc_completion_waits", t_zc_completion_waits, false },
 	{ "zc_abort", t_zc_abort, false },
 	{ "zc_used", t_zc_used, true },
+	{ "zc_ring_half_full", t_zc_ring_half_full, true },
+	{ "zc_reads", t_zc_reads, true },
+	{ "zc_read_ird", t_zc_read_ird, false },
 };
 
 static void conf_case_begin(void)
