@@ -139,9 +139,9 @@ struct iw_zc {
 bool rnic_iw_zero_copy_tx(void)
 {
 	static int on = -1;
-	if (on < 0) {   /* on unless switched off (docs/iwarp.md, the measurement) */
+	if (on < 0) {   /* off unless switched on (docs/iwarp.md, the decision) */
 		const char *e = getenv("RNIC_IW_ZERO_COPY_TX");
-		on = e == NULL || strcmp(e, "0") != 0;
+		on = e != NULL && strcmp(e, "1") == 0;
 	}
 	return on;
 }

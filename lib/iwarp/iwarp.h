@@ -100,7 +100,7 @@ struct rnic_iw_stats {
  * Whether large data FPDUs without markers go zero-copy: the payload is
  * attached to the mbufs from registered memory and the work request
  * completes once the last of them is freed (docs/iwarp.md). Read once from
- * RNIC_IW_ZERO_COPY_TX: on unless it is "0". Large FPDUs still copy where
+ * RNIC_IW_ZERO_COPY_TX: on when it is "1". Large FPDUs still copy where
  * IOVA is PA or a port is a PCI device.
  */
 bool rnic_iw_zero_copy_tx(void);
