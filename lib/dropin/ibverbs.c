@@ -94,8 +94,13 @@ static int dropin_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ib
 	rv_app_call();
 	post_qpn = qp->qp_num;
 	post_in = __atomic_load_n(&q->xfer.bytes_in, __ATOMIC_RELAXED);
-	if (!rv_post_now(q->sq_prod - q->sq_retired))
-		return rnic_qp_post_send(qp, wr, bad);
+	if (!rv_post_now(q->sq_prod - q->sq_retired)) {
+		bool burst = rv_post_burst(q->sq_prod - q->sq_cons);
+		int rc = rnic_qp_post_send(qp, wr, bad);   /* the doorbell */
+		if (burst)
+			rv_progress();
+		return rc;
+	}
 	rv_lock();
 	int rc = rnic_qp_post_send(qp, wr, bad);
 	rv_unlock();
