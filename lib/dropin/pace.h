@@ -49,9 +49,10 @@ static inline bool rv_post_burst(uint32_t unsent)
 /* The progress thread's nap while the program drives: it starts at
  * RV_NAP_MIN_NS and doubles while the program keeps driving, up to
  * RV_NAP_MAX_NS (every wakeup takes a CPU from a busy thread where there
- * are few: with 0.8 ms, ib_write_lat's p99 was 17.5-54 µs against 4.9-16.5
- * µs with 4 ms, quiet machine, three pairs each); back to the start once
- * the program stopped. */
+ * are few: 64 KiB ib_write_bw, quiet machine, four alternating pairs with
+ * the post burst: 2.21-2.31 GB/s with 0.8 ms, 2.29-2.50 with 4 ms;
+ * ib_write_lat's p99 is 5 or 15-20 µs run by run either way); back to
+ * the start once the program stopped. */
 #define RV_NAP_MIN_NS 50000ull
 #define RV_NAP_MAX_NS 4000000ull
 
