@@ -24,8 +24,8 @@ static void post_now_only_into_an_idle_queue(void **state)
 	assert_false(rv_post_now(127));
 }
 
-/* Behind work in flight, every 32nd unsent entry drives the stack once. */
-static void post_burst_every_32(void **state)
+/* Behind work in flight, every 16th unsent entry drives the stack once. */
+static void post_burst_every_16(void **state)
 {
 	(void)state;
 	assert_false(rv_post_burst(0));
@@ -144,7 +144,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(post_now_only_into_an_idle_queue),
-		cmocka_unit_test(post_burst_every_32),
+		cmocka_unit_test(post_burst_every_16),
 		cmocka_unit_test(nap_grows_while_the_program_drives),
 		cmocka_unit_test(linger_on_when_frames_come_while_the_program_spins),
 		cmocka_unit_test(pattern_seen_after_a_long_nap),
