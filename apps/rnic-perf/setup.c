@@ -40,23 +40,32 @@
 #define LO_B1_IP 0xc0000204u
 #define LO_MBUFS 32767
 /* A port's pool holds at most this many bytes of frames: the pool is
- * cycled through (the mempool's shared ring is FIFO), and at MTU 9000 32767
- * mbufs are 300 MB, more than the last-level cache (64 KiB Writes: 36.7
- * against 34.4 Gbit/s with 12000 mbufs). */
-#define LO_POOL_BYTES (128u << 20)
+ * cycled through (the mempool's shared ring is FIFO: in the split layout
+ * the other thread frees our frames into its own cache, and ours refills
+ * from the ring), so every frame built touches lines last used a whole
+ * pool ago. At MTU 9000 32767 mbufs are 300 MB (64 KiB Writes: 36.7
+ * against 34.4 Gbit/s with 12000 mbufs); 128 MB (13,547 mbufs) still cost
+ * RoCE a quarter of its 64 B rate: split layout, quiet machine, 128 MB
+ * against 16 MB (the floor below, 4,098 mbufs, then applies): RoCE 64 B
+ * 3.67/4.01 against 5.05/4.74 M/s, 64 KiB 34.0/34.8 against 47.1/45.0
+ * Gbit/s; iWARP 64 B 7.20/7.61 against 7.41/7.53, 64 KiB 44.2/43.8
+ * against 48.8/45.1. */
+#define LO_POOL_BYTES (16u << 20)
 #define LO_MBUF_EXTRA 448u      /* Ethernet, headroom and the mbuf header */
 
 /* The ring ports' pool size at @p mtu: LO_POOL_BYTES of frames, at most
  * LO_MBUFS. */
-static unsigned lo_mbufs(unsigned mtu, unsigned qps)
+static unsigned lo_mbufs(unsigned mtu, unsigned qps, unsigned workers)
 {
 	unsigned n = LO_POOL_BYTES / (mtu + LO_MBUF_EXTRA);
 	n = n < LO_MBUFS ? n : LO_MBUFS;
 	/* but never fewer than the connections can hold: an iWARP
 	 * connection stages its FPDUs in one mbuf and TCP needs another to
 	 * send it; with more connections than mbufs every one held a stage
-	 * and none could send (30,000 pairs at MTU 9000 hung) */
-	unsigned per_conns = 2 * qps + 4096;
+	 * and none could send (30,000 pairs at MTU 9000 hung), nor fewer
+	 * than the port's queues and worker caches take (the port refuses
+	 * less: 5,888 for two workers) */
+	unsigned per_conns = 2 * qps + 4096 * (workers ? workers : 1);
 	return n > per_conns ? n : per_conns;
 }
 
@@ -572,7 +581,7 @@ static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common
 	 * queue entry, two QPs a pair */
 	uint64_t qp = (o->transport == RNIC_TRANSPORT_IWARP ? 176ull << 10 : 16ull << 10) +
 		      (1024ull * o->tx_depth);
-	uint64_t need = 2ull * o->ports * lo_mbufs(mtu, o->qps) * (mtu + LO_MBUF_EXTRA) + (256ull << 20) +
+	uint64_t need = 2ull * o->ports * lo_mbufs(mtu, o->qps, common->workers) * (mtu + LO_MBUF_EXTRA) + (256ull << 20) +
 			2ull * o->qps * qp;
 
 	c[0] = *common;
@@ -606,7 +615,7 @@ static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common
 			pc->ip = k ? (i ? LO_B1_IP : LO_A1_IP) : (i ? LO_B_IP : LO_A_IP);
 			pc->prefix_len = 24;
 			pc->mtu = (uint16_t)mtu;
-			pc->mbufs = lo_mbufs(mtu, o->qps);
+			pc->mbufs = lo_mbufs(mtu, o->qps, c[0].workers);
 			pc->sw_csum = o->lo_sw_csum;
 		}
 	}
