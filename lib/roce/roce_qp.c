@@ -104,7 +104,10 @@ struct rte_mbuf *roce_pkt_new(struct roce_qp *rq, uint8_t opcode, uint32_t psn,
 	rnic_roce_bth_set_dqpn(bth, rq->dest_qpn);
 	rnic_roce_bth_set_ackreq(bth, ackreq);
 	rnic_roce_bth_set_psn(bth, psn);
-	memset(b + op->length + paylen, 0, pad + RNIC_ROCE_ICRC_LEN);
+	/* the pad is zero on the wire; the ICRC is written when the frame
+	 * goes out (icrc_fin): no libc call for a few bytes */
+	for (uint32_t i = 0; i < pad; i++)
+		b[op->length + paylen + i] = 0;
 	*hdr = b + RNIC_ROCE_BTH_LEN;
 	*pay = b + op->length;
 	return m;
