@@ -19,7 +19,7 @@
 # (perftest -l 32 -Q 32, rnic-perf --cq-mod 32), the one pattern both
 # tools run without a handicap of their own (rnic-perf sends each single
 # post at once, a one-frame burst; perftest's defaults leave 28 Writes in
-# flight when it reaps, and it reads the clock at every post). Each figure is
+# flight when it reaps). Each figure is
 # the median of REPEAT runs (default 3), the two tools alternating; the
 # latency's p50 and p99 come from the same runs. The load average at the
 # start and the end is printed with the figures: on a shared 2-CPU machine
