@@ -2659,6 +2659,22 @@ static void t_zc_used(void)
  * when 4 KiB still went zero-copy). A worker caught in that loop cannot be
  * cleaned up after: the case then reports and ends the process.
  */
+/* @p n work requests of @p op and @p len bytes each in one list, the
+ * i-th from @p local + i * len to @p remote + i * len, all signaled. */
+static void wr_chain(struct ibv_send_wr *wr, struct ibv_sge *sge, unsigned n, uint32_t len,
+		     enum ibv_wr_opcode op, uint8_t *local, uint32_t lkey, uint8_t *remote,
+		     uint32_t rkey)
+{
+	for (unsigned i = 0; i < n; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)(local + i * len), len, lkey };
+		wr[i] = (struct ibv_send_wr){ .wr_id = i, .next = i + 1 < n ? &wr[i + 1] : NULL,
+					     .sg_list = &sge[i], .num_sge = 1, .opcode = op,
+					     .send_flags = IBV_SEND_SIGNALED };
+		wr[i].wr.rdma.remote_addr = (uintptr_t)(remote + i * len);
+		wr[i].wr.rdma.rkey = rkey;
+	}
+}
+
 static void t_zc_ring_half_full(void)
 {
 	enum { N = 128, LEN = 8192 };
@@ -2674,15 +2690,8 @@ static void t_zc_ring_half_full(void)
 	pair_up(&o);
 	fill(a.buf + BASE, N * LEN, 41);
 	memset(b.buf + BASE, 0, N * LEN);
-	for (unsigned i = 0; i < N; i++) {
-		sge[i] = (struct ibv_sge){ (uintptr_t)(a.buf + BASE + i * LEN), LEN, a.mr->lkey };
-		wr[i] = (struct ibv_send_wr){ .wr_id = i, .next = i + 1 < N ? &wr[i + 1] : NULL,
-					     .sg_list = &sge[i], .num_sge = 1,
-					     .opcode = IBV_WR_RDMA_WRITE,
-					     .send_flags = IBV_SEND_SIGNALED };
-		wr[i].wr.rdma.remote_addr = (uintptr_t)(b.buf + BASE + i * LEN);
-		wr[i].wr.rdma.rkey = b.mr->rkey;
-	}
+	wr_chain(wr, sge, N, LEN, IBV_WR_RDMA_WRITE, a.buf + BASE, a.mr->lkey, b.buf + BASE,
+		 b.mr->rkey);
 	rnic_iw_stats(SA, &s0);
 	CHECK_RC(ibv_post_send(a.qp, wr, &bad), 0);
 	int got = 0;
@@ -2732,15 +2741,8 @@ static void t_zc_reads(void)
 	pair_up(&o);
 	fill(b.buf + BASE, N * LEN, 43);
 	memset(a.buf + BASE, 0, N * LEN);
-	for (unsigned i = 0; i < N; i++) {
-		sge[i] = (struct ibv_sge){ (uintptr_t)(a.buf + BASE + i * LEN), LEN, a.mr->lkey };
-		wr[i] = (struct ibv_send_wr){ .wr_id = i, .next = i + 1 < N ? &wr[i + 1] : NULL,
-					     .sg_list = &sge[i], .num_sge = 1,
-					     .opcode = IBV_WR_RDMA_READ,
-					     .send_flags = IBV_SEND_SIGNALED };
-		wr[i].wr.rdma.remote_addr = (uintptr_t)(b.buf + BASE + i * LEN);
-		wr[i].wr.rdma.rkey = b.mr->rkey;
-	}
+	wr_chain(wr, sge, N, LEN, IBV_WR_RDMA_READ, a.buf + BASE, a.mr->lkey, b.buf + BASE,
+		 b.mr->rkey);
 	rnic_iw_stats(SB, &s0);
 	CHECK_RC(ibv_post_send(a.qp, wr, &bad), 0);
 	for (unsigned i = 0; i < N; i++)

@@ -1364,22 +1364,37 @@ static void tail_loss_probe(void **state)
 
 /* An RTO whose original segment did arrive (the ACK was only late): the
  * first ACK echoes the original's timestamp, and the RTO is undone. */
+/* A connection from A (without SACK: no tail loss probe before the RTO
+ * itself) to B with room for 64 KiB. */
+static struct rnic_tcp_conn *rto_pair(struct h_app *ca, struct h_app *sb)
+{
+	struct rnic_tcp_params p;
+	rnic_tcp_params_default(&p);
+	p.sack = false;
+	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
+	h_app_init(ca, 0);
+	h_app_init(sb, 64 * 1024);
+	struct rnic_tcp_conn *c = h_connect(ca, sb, 5001);
+	assert_non_null(c);
+	return c;
+}
+
+/* Send 8 segments from stream offset @p off and hand them all to B: its
+ * ACKs wait in the link. */
+static void rto_send_acks_held(struct rnic_tcp_conn *c, size_t off)
+{
+	assert_int_equal(h_send(c, off, 8 * 1448), 0);
+	while (h_a.n_out)
+		h_input(&h_b, h_take(&h_a));
+}
+
 static void spurious_rto_undone(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	struct rnic_tcp_params p;
-	rnic_tcp_params_default(&p);
-	p.sack = false;   /* no tail loss probe first: the RTO itself */
-	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 64 * 1024);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
-	assert_int_equal(h_send(c, 0, 8 * 1448), 0);
+	struct rnic_tcp_conn *c = rto_pair(&ca, &sb);
 	/* B gets the data, its ACK waits in the link past the RTO */
-	while (h_a.n_out)
-		h_input(&h_b, h_take(&h_a));
+	rto_send_acks_held(c, 0);
 	assert_int_equal(sb.got, 8 * 1448);
 	struct tcp_cc_state before = c->cc;
 	h_advance(tcp_rtt_rto(&c->rtt, 5000) + 2000);   /* >= 1 ms: a new TSval */
@@ -1414,20 +1429,11 @@ static void spurious_rto_no_memory(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	struct rnic_tcp_params p;
-	rnic_tcp_params_default(&p);
-	p.sack = false;   /* no tail loss probe first: the RTO itself */
-	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 64 * 1024);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = rto_pair(&ca, &sb);
 	assert_null(c->undo);
 	for (int round = 0; round < 2; round++) {
 		rnic_tcp_fail_allocs(&h_a.st, round == 0 ? 1 : 0);
-		assert_int_equal(h_send(c, (size_t)round * 8 * 1448, 8 * 1448), 0);
-		while (h_a.n_out)   /* B gets the data, its ACKs wait past the RTO */
-			h_input(&h_b, h_take(&h_a));
+		rto_send_acks_held(c, (size_t)round * 8 * 1448);   /* ACKs wait past the RTO */
 		h_advance(tcp_rtt_rto(&c->rtt, 5000) + 2000);
 		assert_int_equal(h_stats(&h_a).rtos, round + 1);
 		assert_int_equal(c->undo_armed, round == 1);
