@@ -84,9 +84,10 @@ static int dropin_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 
 /* A post into an idle send queue, from the thread that gets the drive
  * lock, runs to completion: the work goes out now, not at the next loop
- * of whoever drives. Behind work still in flight it only rings the
- * doorbell (pace.h): the program's next ibv_poll_cq() sends all of it in
- * bursts. */
+ * of whoever drives. Behind work still in flight it rings the doorbell
+ * (pace.h): the program's next ibv_poll_cq() sends all of it in bursts,
+ * and every RV_POST_BURST unsent entries the post itself drives the stack
+ * once (rv_post_burst) if the drive lock is free. */
 static int dropin_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	const struct rnic_qp *q = rnic_qp_of(qp);
