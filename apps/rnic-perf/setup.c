@@ -615,7 +615,7 @@ static int lo_stacks(const struct perf_opts *o, const struct rnic_config *common
 			pc->ip = k ? (i ? LO_B1_IP : LO_A1_IP) : (i ? LO_B_IP : LO_A_IP);
 			pc->prefix_len = 24;
 			pc->mtu = (uint16_t)mtu;
-			pc->mbufs = lo_mbufs(mtu, o->qps, c[0].workers);
+			pc->mbufs = lo_mbufs(mtu, o->qps, common->workers);
 			pc->sw_csum = o->lo_sw_csum;
 		}
 	}

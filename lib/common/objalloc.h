@@ -14,6 +14,7 @@
 #ifndef RNIC_COMMON_OBJALLOC_H
 #define RNIC_COMMON_OBJALLOC_H
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,21 @@ static inline void *rnic_obj_zalloc(size_t size)
 	if (p != NULL)
 		memset(p, 0, size);
 	return p;
+}
+
+/**
+ * Tests make lazy allocations fail as if the heap were out, counting them
+ * down (rnic_iw_fail_allocs, rnic_tcp_fail_allocs): take one from the
+ * countdown at @p n unless it is 0, from any worker. @return its value
+ * before (0: nothing taken, the allocation goes ahead).
+ */
+static inline uint32_t rnic_obj_fail_take(uint32_t *n)
+{
+	uint32_t v = __atomic_load_n(n, __ATOMIC_RELAXED);
+	while (v > 0 && !__atomic_compare_exchange_n(n, &v, v - 1, false, __ATOMIC_RELAXED,
+						     __ATOMIC_RELAXED))
+		;
+	return v;
 }
 
 /** Free what rnic_obj_zalloc() gave (NULL: nothing). */

@@ -122,17 +122,6 @@ void rnic_iw_fail_allocs_after(struct rnic_stack *st, uint32_t skip, uint32_t n)
 	__atomic_store_n(&t->fail_allocs, n, __ATOMIC_RELAXED);
 }
 
-/* Take one from the counter at @p c unless it is 0. @return its value
- * before (0: nothing taken). */
-static uint32_t take_one(uint32_t *c)
-{
-	uint32_t n = __atomic_load_n(c, __ATOMIC_RELAXED);
-	while (n > 0 && !__atomic_compare_exchange_n(c, &n, n - 1, false, __ATOMIC_RELAXED,
-						     __ATOMIC_RELAXED))
-		;
-	return n;
-}
-
 /*
  * The endpoint and its lazy allocations (startup state, job ring, ORD
  * table, Terminate buffer, migration state, current receive), zeroed,
@@ -146,8 +135,8 @@ void *iw_alloc(struct rnic_stack *st, const char *what, size_t size)
 	struct iw_stack_state *s = iw_stack(st);
 	uint32_t n = 0;   /* > 0: a test's failure */
 	if (s != NULL && __atomic_load_n(&s->fail_allocs, __ATOMIC_RELAXED) > 0 &&
-	    take_one(&s->fail_skip) == 0)
-		n = take_one(&s->fail_allocs);
+	    rnic_obj_fail_take(&s->fail_skip) == 0)
+		n = rnic_obj_fail_take(&s->fail_allocs);
 	void *m = n == 0 ? rnic_obj_zalloc(size) : NULL;
 	if (m == NULL) {
 		iw_debug("no memory for %s (%zu bytes)", what, size);

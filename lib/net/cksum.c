@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Internet checksums (RFC 1071) over mbuf chains.
- *
- * DPDK 22.11's rte_raw_cksum_mbuf() (and the UDP/TCP helpers built on it)
- * truncates a segment's partial sum to 16 bits before byte-swapping the
- * sum of a segment that starts at an odd offset, losing its carries: a
- * chain whose first segment has an odd length gets a wrong checksum. These
- * fold each segment's sum first.
+ * Internet checksums (RFC 1071) over mbuf chains, with pseudo headers:
+ * each segment's sum folded before it is swapped (common/mbuf_cksum.h
+ * says why DPDK 22.11's rte_raw_cksum_mbuf() is not used).
  */
 #include <errno.h>
 #include <string.h>
@@ -14,6 +10,7 @@
 #include <rte_byteorder.h>
 #include <rte_ip.h>
 
+#include "common/mbuf_cksum.h"
 #include "net/ipv6.h"
 #include "net/net.h"
 
@@ -22,25 +19,7 @@ int rnic_net_cksum_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len,
 {
 	if ((uint64_t)off + len > rte_pktmbuf_pkt_len(m))
 		return -EINVAL;
-	uint32_t sum = 0, done = 0;
-	const struct rte_mbuf *seg = m;
-	while (len > 0 && off >= rte_pktmbuf_data_len(seg)) {
-		off -= rte_pktmbuf_data_len(seg);
-		seg = seg->next;
-	}
-	while (done < len) {
-		uint32_t n = RTE_MIN(rte_pktmbuf_data_len(seg) - off, len - done);
-		uint16_t part = rte_raw_cksum(rte_pktmbuf_mtod_offset(seg,
-						const void *, off), n);
-		/* a part starting at an odd position has its bytes swapped */
-		sum += (done & 1) ? rte_bswap16(part) : part;
-		done += n;
-		off = 0;
-		seg = seg->next;
-	}
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	*sum_out = (uint16_t)sum;
+	*sum_out = rnic_mbuf_cksum(m, off, len, 0);
 	return 0;
 }
 

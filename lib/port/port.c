@@ -24,6 +24,7 @@
 #include <rte_telemetry.h>
 
 #include "common/burst.h"
+#include "common/mbuf_cksum.h"
 #include "port/port.h"
 
 #define PORT_POOL_CACHE 256
@@ -609,41 +610,20 @@ void rnic_port_close(struct rnic_port *p)
 
 /* --- checksums on in-process ring links ----------------------------------- */
 
-/* Write the TCP checksum of a frame whose sender left it to the link
- * (csum_link): before a capture or the fault injector sees it, so that a
- * capture shows the frame as it would be on a wire and a corrupted frame
- * fails the receiver's check. Frames that are not Ethernet/IPv4/TCP in
- * full are left as they are (the receiver drops them anyway). */
-/*
- * The TCP checksum of @p len bytes of chain @p m from @p off, given the
- * pseudo header's sum @p phdr. Not rte_ipv4/6_udptcp_cksum_mbuf(): DPDK
- * 22.11's rte_raw_cksum_mbuf() byte-swaps the unreduced 32-bit sum of a
- * piece that starts at an odd offset truncated to 16 bits, so a chain
- * with odd-length pieces (a zero-copy FPDU of a multi-SGE work request,
- * lib/iwarp/iw_tx.c) got a wrong checksum and was dropped by the receiver
- * for ever. Each piece's sum is reduced here before it is swapped.
- */
+/* The TCP checksum of @p len bytes of chain @p m from @p off, given the
+ * pseudo header's sum @p phdr: not rte_ipv4/6_udptcp_cksum_mbuf(), whose
+ * sum of a chain with odd-length pieces (a zero-copy FPDU of a multi-SGE
+ * work request, lib/iwarp/iw_tx.c) is wrong (common/mbuf_cksum.h); the
+ * receiver dropped such a segment for ever. */
 static uint16_t port_tcp_cksum_chain(const struct rte_mbuf *m, uint32_t off, uint32_t len,
 				     uint32_t phdr)
 {
-	uint32_t sum = phdr, done = 0;
-	while (m != NULL && off >= m->data_len) {
-		off -= m->data_len;
-		m = m->next;
-	}
-	for (; m != NULL && done < len; m = m->next, off = 0) {
-		uint32_t n = RTE_MIN((uint32_t)m->data_len - off, len - done);
-		uint16_t part = rte_raw_cksum(rte_pktmbuf_mtod_offset(m, const void *, off), n);
-		sum += (done & 1) ? rte_bswap16(part) : part;
-		done += n;
-	}
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	uint16_t c = (uint16_t)~sum;
+	uint16_t c = (uint16_t)~rnic_mbuf_cksum(m, off, len, phdr);
 	return c == 0 ? 0xffff : c;
 }
 
-/* The same for TCP over IPv6 (rnic sends it without extension headers). */
+/* port_csum_finish() (below) for TCP over IPv6 (rnic sends it without
+ * extension headers). */
 static void port_csum_finish6(struct rte_mbuf *m)
 {
 	const uint32_t off = sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv6_hdr);
@@ -660,6 +640,11 @@ static void port_csum_finish6(struct rte_mbuf *m)
 	th->cksum = port_tcp_cksum_chain(m, off, plen, rte_ipv6_phdr_cksum(ip, 0));
 }
 
+/* Write the TCP checksum of a frame whose sender left it to the link
+ * (csum_link): before a capture or the fault injector sees it, so that a
+ * capture shows the frame as it would be on a wire and a corrupted frame
+ * fails the receiver's check. Frames that are not Ethernet/IPv4/TCP in
+ * full are left as they are (the receiver drops them anyway). */
 static void port_csum_finish(struct rte_mbuf *m)
 {
 	m->ol_flags &= ~RTE_MBUF_F_TX_TCP_CKSUM;

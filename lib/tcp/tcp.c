@@ -81,12 +81,7 @@ uint32_t tcp_ts_offset(const struct tcp_cookie_keys *k, const struct tcp_key *ke
  */
 bool tcp_alloc_fails(const struct rnic_tcp_conn *c)
 {
-	struct tcp_stack *ts = tcp_s(c->w->st);
-	uint32_t n = __atomic_load_n(&ts->fail_allocs, __ATOMIC_RELAXED);
-	while (n > 0 && !__atomic_compare_exchange_n(&ts->fail_allocs, &n, n - 1, false,
-						     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-	return n > 0;
+	return rnic_obj_fail_take(&tcp_s(c->w->st)->fail_allocs) > 0;
 }
 
 void rnic_tcp_fail_allocs(struct rnic_stack *st, uint32_t n)

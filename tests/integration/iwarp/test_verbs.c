@@ -2648,6 +2648,30 @@ static void t_zc_used(void)
 	       (unsigned long long)sb.zc_fpdus_out);
 }
 
+/* @p n work requests of @p op (a Write from A to B or a Read of B by
+ * A) and @p len bytes each, in one list, the i-th at BASE + i * len on
+ * both sides, all signaled and posted on A's QP; the source filled with
+ * pattern @p seed, the sink cleared. */
+static void post_chain(unsigned n, uint32_t len, enum ibv_wr_opcode op, unsigned seed)
+{
+	static struct ibv_sge sge[128];
+	static struct ibv_send_wr wr[128];
+	struct ibv_send_wr *bad = NULL;
+	CHECK(n <= RTE_DIM(wr), "a chain of %u", n);
+	bool rd = op == IBV_WR_RDMA_READ;
+	fill((rd ? b.buf : a.buf) + BASE, (size_t)n * len, seed);
+	memset((rd ? a.buf : b.buf) + BASE, 0, (size_t)n * len);
+	for (unsigned i = 0; i < n; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)(a.buf + BASE + i * len), len, a.mr->lkey };
+		wr[i] = (struct ibv_send_wr){ .wr_id = i, .next = i + 1 < n ? &wr[i + 1] : NULL,
+					     .sg_list = &sge[i], .num_sge = 1, .opcode = op,
+					     .send_flags = IBV_SEND_SIGNALED };
+		wr[i].wr.rdma.remote_addr = (uintptr_t)(b.buf + BASE + i * len);
+		wr[i].wr.rdma.rkey = b.mr->rkey;
+	}
+	CHECK_RC(ibv_post_send(a.qp, wr, &bad), 0);
+}
+
 /*
  * Half the job ring of zero-copy Writes that wait for their memory back:
  * 128 Writes of 8 KiB (one zero-copy FPDU each at MTU 9000) posted in one
@@ -2659,28 +2683,9 @@ static void t_zc_used(void)
  * when 4 KiB still went zero-copy). A worker caught in that loop cannot be
  * cleaned up after: the case then reports and ends the process.
  */
-/* @p n work requests of @p op and @p len bytes each in one list, the
- * i-th from @p local + i * len to @p remote + i * len, all signaled. */
-static void wr_chain(struct ibv_send_wr *wr, struct ibv_sge *sge, unsigned n, uint32_t len,
-		     enum ibv_wr_opcode op, uint8_t *local, uint32_t lkey, uint8_t *remote,
-		     uint32_t rkey)
-{
-	for (unsigned i = 0; i < n; i++) {
-		sge[i] = (struct ibv_sge){ (uintptr_t)(local + i * len), len, lkey };
-		wr[i] = (struct ibv_send_wr){ .wr_id = i, .next = i + 1 < n ? &wr[i + 1] : NULL,
-					     .sg_list = &sge[i], .num_sge = 1, .opcode = op,
-					     .send_flags = IBV_SEND_SIGNALED };
-		wr[i].wr.rdma.remote_addr = (uintptr_t)(remote + i * len);
-		wr[i].wr.rdma.rkey = rkey;
-	}
-}
-
 static void t_zc_ring_half_full(void)
 {
 	enum { N = 128, LEN = 8192 };
-	static struct ibv_sge sge[N];
-	static struct ibv_send_wr wr[N];
-	struct ibv_send_wr *bad = NULL;
 	struct ibv_wc wc[N];
 	struct opts o = DEF;
 	struct rnic_iw_stats s0, s1;
@@ -2688,12 +2693,8 @@ static void t_zc_ring_half_full(void)
 	hang_s = 15;   /* a hang shows in seconds, and 1 MiB takes far less */
 	o.sq = N;
 	pair_up(&o);
-	fill(a.buf + BASE, N * LEN, 41);
-	memset(b.buf + BASE, 0, N * LEN);
-	wr_chain(wr, sge, N, LEN, IBV_WR_RDMA_WRITE, a.buf + BASE, a.mr->lkey, b.buf + BASE,
-		 b.mr->rkey);
 	rnic_iw_stats(SA, &s0);
-	CHECK_RC(ibv_post_send(a.qp, wr, &bad), 0);
+	post_chain(N, LEN, IBV_WR_RDMA_WRITE, 41);
 	int got = 0;
 	double t0 = now_s();
 	while (got < N && now_s() - t0 < HANG_S) {
@@ -2730,21 +2731,14 @@ static void t_zc_ring_half_full(void)
 static void t_zc_reads(void)
 {
 	enum { N = 64, LEN = 16384 };
-	static struct ibv_sge sge[N];
-	static struct ibv_send_wr wr[N];
-	struct ibv_send_wr *bad = NULL;
 	struct ibv_wc wc;
 	struct rnic_iw_stats s0, s1;
 	struct opts o = DEF;
 	zc_need();
 	o.ird = o.ord = 1;
 	pair_up(&o);
-	fill(b.buf + BASE, N * LEN, 43);
-	memset(a.buf + BASE, 0, N * LEN);
-	wr_chain(wr, sge, N, LEN, IBV_WR_RDMA_READ, a.buf + BASE, a.mr->lkey, b.buf + BASE,
-		 b.mr->rkey);
 	rnic_iw_stats(SB, &s0);
-	CHECK_RC(ibv_post_send(a.qp, wr, &bad), 0);
+	post_chain(N, LEN, IBV_WR_RDMA_READ, 43);
 	for (unsigned i = 0; i < N; i++)
 		expect_wc(a.cq, a.qp, i, IBV_WC_RDMA_READ, IBV_WC_SUCCESS, LEN, "A's Read");
 	rnic_iw_stats(SB, &s1);
