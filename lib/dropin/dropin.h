@@ -60,6 +60,11 @@ void rv_app_call(void);
  * move; without, it ends at the next frame received. */
 void rv_reaped(bool sends_in_flight, const uint64_t *watch, uint64_t since);
 
+/* A post that follows the thread's last reap with no call between, after
+ * bytes were placed on the QP of its previous post since that reap: the
+ * program waited for them spinning on memory (pace.h, rv_linger_posted). */
+void rv_posted_after_placement(void);
+
 /* Around a program's blocking verbs wait (ibv_get_cq_event,
  * rdma_get_cm_event): the progress thread takes over at once. */
 void rv_block_begin(void);

@@ -66,6 +66,10 @@ static bool sends_in_flight(const struct ibv_wc *wc, int n)
  * already have come in the burst that brought the completion. */
 static __thread uint32_t post_qpn = UINT32_MAX;   /* by number: the QP may go */
 static __thread uint64_t post_in;
+/* The same QP's placed bytes at the thread's last reap (rv_linger_posted);
+ * reap_qpn UINT32_MAX: nothing to compare. */
+static __thread uint32_t reap_qpn = UINT32_MAX;
+static __thread uint64_t reap_in;
 
 static int dropin_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
@@ -78,6 +82,9 @@ static int dropin_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		const struct rnic_qp *q = p != NULL && post_qpn != UINT32_MAX
 						  ? rnic_qp_by_num(p->st, post_qpn) : NULL;
 		rv_reaped(sends_in_flight(wc, got), q != NULL ? &q->xfer.bytes_in : NULL, post_in);
+		reap_qpn = q != NULL ? post_qpn : UINT32_MAX;
+		if (q != NULL)
+			reap_in = __atomic_load_n(&q->xfer.bytes_in, __ATOMIC_RELAXED);
 	}
 	return got;
 }
@@ -95,6 +102,9 @@ static int dropin_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ib
 	rv_app_call();
 	post_qpn = qp->qp_num;
 	post_in = __atomic_load_n(&q->xfer.bytes_in, __ATOMIC_RELAXED);
+	if (reap_qpn == post_qpn && post_in != reap_in)
+		rv_posted_after_placement();
+	reap_qpn = UINT32_MAX;
 	if (!rv_post_now(q->sq_prod - q->sq_retired)) {
 		bool burst = rv_post_burst(q->sq_prod - q->sq_cons);
 		int rc = rnic_qp_post_send(qp, wr, bad);   /* the doorbell */

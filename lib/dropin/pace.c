@@ -35,6 +35,15 @@ void rv_linger_progress_rx(struct rv_linger *l, unsigned calls, bool blocked, ui
 	}
 }
 
+void rv_linger_posted(struct rv_linger *l, unsigned calls, bool placed, uint64_t now)
+{
+	if (l->cycles != 0 && !l->on && placed && l->reap_tsc != 0 &&
+	    calls == l->reap_calls + 1 && now - l->reap_tsc < l->window) {
+		l->on = true;
+		l->strikes = 0;
+	}
+}
+
 void rv_linger_done(struct rv_linger *l, bool got_rx)
 {
 	l->lingers++;

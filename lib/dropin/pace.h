@@ -53,13 +53,34 @@ static inline bool rv_post_burst(uint32_t unsent)
  * RV_NAP_MIN_NS and doubles while the program keeps driving, up to
  * RV_NAP_MAX_NS (every wakeup takes a CPU from a busy thread where there
  * are few: 64 KiB ib_write_bw, quiet machine, four alternating pairs with
- * the post burst: 2.21-2.31 GB/s with 0.8 ms, 2.29-2.50 with 4 ms;
- * ib_write_lat's p99 is 5 or 15-20 µs run by run either way); back to
- * the start once the program stopped. */
+ * the post burst: 2.21-2.31 GB/s with 0.8 ms, 2.29-2.50 with 4 ms);
+ * back to the start once the program stopped (rv_nap_absent). */
 #define RV_NAP_MIN_NS 50000ull
 #define RV_NAP_MAX_NS 4000000ull
 
 uint64_t rv_nap_next(uint64_t nap_ns, bool app_drives);
+
+/*
+ * The program stopped driving: the progress thread drives in its place,
+ * and the nap it takes once the program drives again depends on how long
+ * the program was away (@p absent_ns) or whether a program thread waits in
+ * a verbs call (@p blocked). Away for less than RV_APP_GONE_NS, the program
+ * was only kept off its CPU (a context switch, an interrupt, the peer
+ * process's thread): the nap keeps its length. Starting over from
+ * RV_NAP_MIN_NS there made every such hiccup a train of short naps, and
+ * each wakeup takes the CPU from a spinning thread where CPUs are few,
+ * which makes the next hiccup: ib_write_lat between two processes on two
+ * CPUs ran either with about 30 naps and a p99 of 5 µs or with 110-200
+ * naps and a p99 of 14-16 µs (with the nap kept: 20-30 naps, 5 µs, in 12
+ * runs of 12, together with rv_linger_posted). A program that blocks or stays away longer has
+ * changed its pattern: the naps start over. @return the nap to keep.
+ */
+#define RV_APP_GONE_NS 1000000ull
+
+static inline uint64_t rv_nap_absent(uint64_t nap_ns, uint64_t absent_ns, bool blocked)
+{
+	return blocked || absent_ns >= RV_APP_GONE_NS ? 0 : nap_ns;
+}
 
 /*
  * Linger: a program that, once it took a completion, waits for the peer by
@@ -104,6 +125,16 @@ void rv_linger_reaped(struct rv_linger *l, unsigned calls, uint64_t now);
 /* The progress thread received frames at @p now. @p blocked: a program
  * thread waits in a verbs call (ibv_get_cq_event, rdma_get_cm_event). */
 void rv_linger_progress_rx(struct rv_linger *l, unsigned calls, bool blocked, uint64_t now);
+
+/* The program posts (its call @p calls, at @p now) and @p placed: bytes
+ * were placed on the QP of its last post since its last reap. With no
+ * call between that reap and this post, the program waited for them
+ * without a verbs call: the pattern, seen from the program's own thread.
+ * The progress thread alone saw it late or never where CPUs are few: it
+ * naps while the program drives, then competes for a CPU with two
+ * spinning programs, so the first exchanges of ib_write_lat waited
+ * milliseconds each for it until its turn came. */
+void rv_linger_posted(struct rv_linger *l, unsigned calls, bool placed, uint64_t now);
 
 /* Should ibv_poll_cq(), having found completions, linger? Not while a
  * send queue of those completions still has work in flight

@@ -63,6 +63,8 @@ static uint32_t nap_word;        /* the progress thread naps on it (futex) */
 static rte_spinlock_t linger_lock = RTE_SPINLOCK_INITIALIZER;
 static struct rv_linger linger;  /* pace.h */
 static uint64_t progress_app_naps;   /* naps because the program drove */
+static uint64_t progress_restarts;   /* nap lengths started over (pace.h) */
+static uint64_t progress_served;     /* its loops that found work */
 
 void rv_log(const char *fmt, ...)
 {
@@ -199,6 +201,15 @@ void rv_reaped(bool sends_in_flight, const uint64_t *watch, uint64_t since)
 	}
 }
 
+void rv_posted_after_placement(void)
+{
+	if (!started || !proc.inline_drive || __atomic_load_n(&linger.on, __ATOMIC_RELAXED))
+		return;
+	rte_spinlock_lock(&linger_lock);
+	rv_linger_posted(&linger, __atomic_load_n(&app_calls, __ATOMIC_RELAXED), true, rte_rdtsc());
+	rte_spinlock_unlock(&linger_lock);
+}
+
 static void progress_nap(uint64_t ns)
 {
 	const struct timespec t = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
@@ -254,16 +265,19 @@ static void *progress_main(void *arg)
 	while (!__atomic_load_n(&progress_stop, __ATOMIC_ACQUIRE)) {
 		/* signed: the program may have driven after this loop's clock */
 		int64_t since_app = (int64_t)(now - __atomic_load_n(&app_drove_tsc, __ATOMIC_RELAXED));
-		bool app_drives = __atomic_load_n(&app_blocked, __ATOMIC_ACQUIRE) == 0 &&
-				  since_app < (int64_t)(APP_POLLING_US * us);
-		if (app_drives) {
+		bool blocked = __atomic_load_n(&app_blocked, __ATOMIC_ACQUIRE) != 0;
+		if (!blocked && since_app < (int64_t)(APP_POLLING_US * us)) {
 			nap_ns = rv_nap_next(nap_ns, true);
 			progress_nap(nap_ns);
 			progress_app_naps++;
 			now = rte_rdtsc();
 			continue;
 		}
-		nap_ns = 0;
+		uint64_t absent_ns = since_app <= 0 ? 0 : (uint64_t)since_app / us * 1000;
+		uint64_t kept = rv_nap_absent(nap_ns, absent_ns, blocked);
+		if (kept != nap_ns)
+			progress_restarts++;
+		nap_ns = kept;
 		bool drove = drive_trylock();
 		if (drove) {
 			/* the pattern needs a reap within the window: a program
@@ -273,8 +287,10 @@ static void *progress_main(void *arg)
 			uint64_t reap = __atomic_load_n(&linger.reap_tsc, __ATOMIC_RELAXED);
 			bool watch = reap != 0 && now - reap < linger.window;
 			uint64_t rx0 = watch ? rx_frames() : 0;
-			if (drive_once() != 0)
+			if (drive_once() != 0) {
 				last_work = now;
+				progress_served++;
+			}
 			if (watch && rx_frames() != rx0) {
 				rte_spinlock_lock(&linger_lock);
 				rv_linger_progress_rx(&linger,
@@ -431,9 +447,11 @@ static void at_exit(void)
 		progress_kick();
 		pthread_join(progress_tid, NULL);
 		if (stats)
-			rv_log("pacing: %lu progress naps while the program drove, "
-			       "%lu lingers in ibv_poll_cq (%lu ran out)",
-			       (unsigned long)progress_app_naps, (unsigned long)linger.lingers,
+			rv_log("pacing: %lu progress naps while the program drove (%lu times "
+			       "started over), %lu progress loops with work, %lu lingers in "
+			       "ibv_poll_cq (%lu ran out)",
+			       (unsigned long)progress_app_naps, (unsigned long)progress_restarts,
+			       (unsigned long)progress_served, (unsigned long)linger.lingers,
 			       (unsigned long)linger.timeouts);
 	} else {
 		rnic_stack_stop(proc.st);

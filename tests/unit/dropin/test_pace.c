@@ -3,8 +3,8 @@
  * The drop-in's pacing decisions (lib/dropin/pace.h): which posts run to
  * completion at once, how the progress thread's nap grows while the
  * program drives, and when ibv_poll_cq() lingers for the peer's next
- * frame (on only after the progress thread saw the program wait for
- * frames without a call, off again after RV_LINGER_STRIKES lingers that
+ * frame (on only after the progress thread, or the program's own next
+ * post, saw the program wait for frames without a call, off again after RV_LINGER_STRIKES lingers that
  * ran out).
  */
 #include <setjmp.h>
@@ -140,6 +140,49 @@ static void linger_off_after_strikes_in_a_row(void **state)
 	assert_true(rv_linger_wanted(&l, false));
 }
 
+/* The program was only kept off its CPU for a moment: the nap keeps its
+ * length; away longer, or blocked in a verbs wait, the naps start over. */
+static void nap_kept_through_a_short_absence(void **state)
+{
+	(void)state;
+	assert_int_equal(rv_nap_absent(RV_NAP_MAX_NS, 0, false), RV_NAP_MAX_NS);
+	assert_int_equal(rv_nap_absent(RV_NAP_MAX_NS, RV_APP_GONE_NS - 1, false), RV_NAP_MAX_NS);
+	assert_int_equal(rv_nap_absent(RV_NAP_MAX_NS, RV_APP_GONE_NS, false), 0);
+	assert_int_equal(rv_nap_absent(RV_NAP_MAX_NS, 0, true), 0);
+	/* kept, the next nap goes on from there, not from the shortest */
+	assert_int_equal(rv_nap_next(rv_nap_absent(RV_NAP_MAX_NS / 4, 100000, false), true),
+			 RV_NAP_MAX_NS / 2);
+}
+
+/* The program's own post tells the pattern: its first call after the reap
+ * is a post, and bytes were placed on its QP in between. */
+static void linger_on_when_the_program_posts_after_placement(void **state)
+{
+	struct rv_linger l;
+
+	(void)state;
+	seen(&l);
+	rv_linger_posted(&l, 6, true, 1200);
+	assert_true(rv_linger_wanted(&l, false));
+
+	seen(&l);
+	rv_linger_posted(&l, 6, false, 1200);        /* nothing placed: it computed */
+	assert_false(rv_linger_wanted(&l, false));
+	rv_linger_posted(&l, 7, true, 1200);         /* a call between: it drove */
+	assert_false(rv_linger_wanted(&l, false));
+	rv_linger_posted(&l, 6, true, 3000);         /* a window later */
+	assert_false(rv_linger_wanted(&l, false));
+
+	rv_linger_init(&l, 500, 2000);               /* never reaped */
+	rv_linger_posted(&l, 1, true, 100);
+	assert_false(rv_linger_wanted(&l, false));
+
+	rv_linger_init(&l, 0, 2000);                 /* RNIC_POLL_LINGER_US=0 */
+	rv_linger_reaped(&l, 5, 1000);
+	rv_linger_posted(&l, 6, true, 1200);
+	assert_false(rv_linger_wanted(&l, false));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -151,6 +194,8 @@ int main(void)
 		cmocka_unit_test(no_linger_while_sends_are_in_flight),
 		cmocka_unit_test(no_linger_for_a_program_that_calls_blocks_or_waits_long),
 		cmocka_unit_test(linger_off_after_strikes_in_a_row),
+		cmocka_unit_test(nap_kept_through_a_short_absence),
+		cmocka_unit_test(linger_on_when_the_program_posts_after_placement),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
