@@ -315,9 +315,15 @@ static int bw_step(struct run *R, struct perf_end *e)
 		if (credit < n)
 			n = credit;
 	}
-	if (n > R->o->post_list)
-		n = R->o->post_list;
-	return n == 0 ? 0 : post_ops(R, e, (unsigned)n);
+	/* one post of up to post_list operations at a time until the window
+	 * is full, then back to polling, as perftest's loop does */
+	while (n > 0) {
+		unsigned k = n > R->o->post_list ? R->o->post_list : (unsigned)n;
+		if (post_ops(R, e, k) != 0)
+			return -1;
+		n -= k;
+	}
+	return 0;
 }
 
 /* --duration is over: issue nothing new, but finish with a signaled one
