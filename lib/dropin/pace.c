@@ -19,8 +19,18 @@ void rv_linger_init(struct rv_linger *l, uint64_t cycles, uint64_t window)
 
 void rv_linger_reaped(struct rv_linger *l, unsigned calls, uint64_t now)
 {
-	l->reap_tsc = now;
-	l->reap_calls = calls;
+	/* atomic: the progress thread reads reap_tsc without the lock */
+	__atomic_store_n(&l->reap_tsc, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->reap_calls, calls, __ATOMIC_RELAXED);
+}
+
+void rv_linger_hit(struct rv_linger *l, unsigned calls, uint64_t now)
+{
+	/* a count that only this program's polling threads move: a lost
+	 * increment between two of them is a statistic off by one */
+	__atomic_store_n(&l->lingers, __atomic_load_n(&l->lingers, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+	rv_linger_reaped(l, calls, now);
 }
 
 void rv_linger_progress_rx(struct rv_linger *l, unsigned calls, bool blocked, uint64_t now)

@@ -151,4 +151,9 @@ static inline bool rv_linger_wanted(const struct rv_linger *l, bool sends_in_fli
 /* A linger ended: @p got_rx a frame arrived, else it ran out. */
 void rv_linger_done(struct rv_linger *l, bool got_rx);
 
+/* The common case without the lock: a linger got its frame with no strike
+ * to clear (strikes 0), and the reap at @p now, call @p calls: what
+ * rv_linger_done(l, true) and rv_linger_reaped() do then. */
+void rv_linger_hit(struct rv_linger *l, unsigned calls, uint64_t now);
+
 #endif

@@ -179,19 +179,32 @@ void rv_reaped(bool sends_in_flight, const uint64_t *watch, uint64_t since)
 {
 	if (!started || !proc.inline_drive)
 		return;
-	rte_spinlock_lock(&linger_lock);
-	bool want = rv_linger_wanted(&linger, sends_in_flight);
+	/* No lock on the way of the common case, a linger that got its
+	 * frame: each locked instruction here stands between the peer's
+	 * answer and the program's next post, and the first one after a
+	 * drive waits for the drive's stores into the shared memif ring
+	 * (the answer's ACK): 150-230 ns for this tail with its two lock
+	 * pairs against about 10 without, ib_write_lat's p50 1.38-1.41 µs
+	 * against 1.30-1.38. The flags read without the lock are a hint; the
+	 * lock guards the decisions (strikes, the pattern turned off). */
+	bool want = __atomic_load_n(&linger.on, __ATOMIC_RELAXED) &&
+		    rv_linger_wanted(&linger, sends_in_flight);
 	uint64_t cycles = linger.cycles;
-	rte_spinlock_unlock(&linger_lock);
 	/* the answer came already (in the burst with the completion) */
 	if (want && watch != NULL && __atomic_load_n(watch, __ATOMIC_RELAXED) != since)
 		want = false;
 	bool got = want && linger_drive(cycles, watch, since);
-	rte_spinlock_lock(&linger_lock);
-	if (want)
-		rv_linger_done(&linger, got);
-	rv_linger_reaped(&linger, __atomic_load_n(&app_calls, __ATOMIC_RELAXED), rte_rdtsc());
-	rte_spinlock_unlock(&linger_lock);
+	unsigned calls = __atomic_load_n(&app_calls, __ATOMIC_RELAXED);
+	uint64_t now = __atomic_load_n(&proc.st->workers[0]->now_tsc, __ATOMIC_RELAXED);
+	if (got && __atomic_load_n(&linger.strikes, __ATOMIC_RELAXED) == 0) {
+		rv_linger_hit(&linger, calls, now);
+	} else {
+		rte_spinlock_lock(&linger_lock);
+		if (want)
+			rv_linger_done(&linger, got);
+		rv_linger_reaped(&linger, calls, now);
+		rte_spinlock_unlock(&linger_lock);
+	}
 	if (want && !got) {
 		/* nothing came: the program goes back to spinning (or to its own
 		 * work) and stops driving, so the progress thread, which may be
