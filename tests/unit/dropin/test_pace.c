@@ -183,6 +183,28 @@ static void linger_on_when_the_program_posts_after_placement(void **state)
 	assert_false(rv_linger_wanted(&l, false));
 }
 
+/* The lock-free common case does what a linger that got its frame and
+ * the reap after it do under the lock. */
+static void linger_hit_as_done_and_reaped(void **state)
+{
+	struct rv_linger a, b;
+
+	(void)state;
+	seen_then_frames_at(&a, 1200);
+	seen_then_frames_at(&b, 1200);
+	rv_linger_done(&a, true);
+	rv_linger_reaped(&a, 9, 4000);
+	rv_linger_hit(&b, 9, 4000);
+	assert_int_equal(a.lingers, b.lingers);
+	assert_int_equal(a.timeouts, b.timeouts);
+	assert_int_equal(a.strikes, b.strikes);
+	assert_int_equal(a.on, b.on);
+	assert_int_equal(a.reap_tsc, b.reap_tsc);
+	assert_int_equal(a.reap_calls, b.reap_calls);
+	assert_int_equal(b.lingers, 1);
+	assert_int_equal(b.reap_calls, 9);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -196,6 +218,7 @@ int main(void)
 		cmocka_unit_test(linger_off_after_strikes_in_a_row),
 		cmocka_unit_test(nap_kept_through_a_short_absence),
 		cmocka_unit_test(linger_on_when_the_program_posts_after_placement),
+		cmocka_unit_test(linger_hit_as_done_and_reaped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
