@@ -66,10 +66,21 @@ static bool sends_in_flight(const struct ibv_wc *wc, int n)
  * already have come in the burst that brought the completion. */
 static __thread uint32_t post_qpn = UINT32_MAX;   /* by number: the QP may go */
 static __thread uint64_t post_in;
-/* The same QP's placed bytes at the thread's last reap (rv_linger_posted);
- * reap_qpn UINT32_MAX: nothing to compare. */
+/* The same QP's placed bytes at the thread's last reap, when that reap
+ * took a send completion of that QP (rv_linger_posted: the program took
+ * its own operation's completion and then waited for its peer; a server
+ * that reaps a request and answers it while the next request comes in is
+ * not that pattern); reap_qpn UINT32_MAX: nothing to compare. */
 static __thread uint32_t reap_qpn = UINT32_MAX;
 static __thread uint64_t reap_in;
+
+static bool reaped_send_of(const struct ibv_wc *wc, int n, uint32_t qpn)
+{
+	for (int i = 0; i < n; i++)
+		if (!(wc[i].opcode & IBV_WC_RECV) && wc[i].qp_num == qpn)
+			return true;
+	return false;
+}
 
 static int dropin_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
@@ -82,9 +93,11 @@ static int dropin_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		const struct rnic_qp *q = p != NULL && post_qpn != UINT32_MAX
 						  ? rnic_qp_by_num(p->st, post_qpn) : NULL;
 		rv_reaped(sends_in_flight(wc, got), q != NULL ? &q->xfer.bytes_in : NULL, post_in);
-		reap_qpn = q != NULL ? post_qpn : UINT32_MAX;
-		if (q != NULL)
+		reap_qpn = UINT32_MAX;
+		if (q != NULL && reaped_send_of(wc, got, post_qpn)) {
+			reap_qpn = post_qpn;
 			reap_in = __atomic_load_n(&q->xfer.bytes_in, __ATOMIC_RELAXED);
+		}
 	}
 	return got;
 }
