@@ -54,32 +54,35 @@ static inline bool rv_post_burst(uint32_t unsent)
  * RV_NAP_MAX_NS (every wakeup takes a CPU from a busy thread where there
  * are few: 64 KiB ib_write_bw, quiet machine, four alternating pairs with
  * the post burst: 2.21-2.31 GB/s with 0.8 ms, 2.29-2.50 with 4 ms);
- * back to the start once the program stopped (rv_nap_absent). */
+ * back to the start once the program stopped (rv_app_drives). */
 #define RV_NAP_MIN_NS 50000ull
 #define RV_NAP_MAX_NS 4000000ull
 
 uint64_t rv_nap_next(uint64_t nap_ns, bool app_drives);
 
 /*
- * The program stopped driving: the progress thread drives in its place,
- * and the nap it takes once the program drives again depends on how long
- * the program was away (@p absent_ns) or whether a program thread waits in
- * a verbs call (@p blocked). Away for less than RV_APP_GONE_NS, the program
- * was only kept off its CPU (a context switch, an interrupt, the peer
- * process's thread): the nap keeps its length. Starting over from
- * RV_NAP_MIN_NS there made every such hiccup a train of short naps, and
- * each wakeup takes the CPU from a spinning thread where CPUs are few,
- * which makes the next hiccup: ib_write_lat between two processes on two
- * CPUs ran either with about 30 naps and a p99 of 5 µs or with 110-200
- * naps and a p99 of 14-16 µs (with the nap kept: 20-30 naps, 5 µs, in 12
- * runs of 12, together with rv_linger_posted). A program that blocks or stays away longer has
- * changed its pattern: the naps start over. @return the nap to keep.
+ * Does the program drive? A program thread drove the stack @p since_ns ago
+ * and none waits in a verbs call (@p blocked): while it drove less than
+ * RV_APP_POLLING_NS ago the progress thread naps (rv_nap_next), once it
+ * has been away longer, or blocks, the progress thread drives in its
+ * place. Where CPUs are few a polling program is kept off its CPU now and
+ * then for tens or hundreds of µs (a context switch, the peer process's
+ * threads, the kernel after another process exits): with a window of
+ * 20 µs each such moment was taken for an absence, and the progress
+ * thread's naps started over from RV_NAP_MIN_NS. That made trains of
+ * short naps, whose wakeups took the CPU from spinning threads and made
+ * the next such moment, and the progress thread then drove, and held the
+ * drive lock, while it was kept off its CPU itself: ib_write_lat between
+ * two processes on two CPUs ran either with about 30 naps and a p99 of
+ * 5 µs or with 110-200 naps and 14-16 µs, and right after a 64 KiB
+ * ib_write_bw run its p99 was 15-21 µs in 5 runs of 10 (5.1-6.3 µs in 10
+ * of 10 with 1 ms).
  */
-#define RV_APP_GONE_NS 1000000ull
+#define RV_APP_POLLING_NS 1000000ull
 
-static inline uint64_t rv_nap_absent(uint64_t nap_ns, uint64_t absent_ns, bool blocked)
+static inline bool rv_app_drives(uint64_t since_ns, bool blocked)
 {
-	return blocked || absent_ns >= RV_APP_GONE_NS ? 0 : nap_ns;
+	return !blocked && since_ns < RV_APP_POLLING_NS;
 }
 
 /*

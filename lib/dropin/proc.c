@@ -63,7 +63,7 @@ static uint32_t nap_word;        /* the progress thread naps on it (futex) */
 static rte_spinlock_t linger_lock = RTE_SPINLOCK_INITIALIZER;
 static struct rv_linger linger;  /* pace.h */
 static uint64_t progress_app_naps;   /* naps because the program drove */
-static uint64_t progress_restarts;   /* nap lengths started over (pace.h) */
+static uint64_t progress_takeovers;  /* it found the program away (pace.h) */
 static uint64_t progress_served;     /* its loops that found work */
 
 void rv_log(const char *fmt, ...)
@@ -256,15 +256,14 @@ void rv_block_end(void)
  * stack has been idle for IDLE_BEFORE_NAP_US, so a burst that arrives
  * after a short gap is not left in the ring for a whole nap. It stays out
  * of the way of a program that polls (one busy thread per process is
- * enough): while the program drove less than APP_POLLING_US ago, it naps,
- * longer each time the program still drives (pace.h), until a program
+ * enough): while the program drove less than RV_APP_POLLING_NS ago, it
+ * naps, longer each time the program still drives (pace.h), until a program
  * thread enters a verbs wait (rv_block_begin() wakes it). The frames it
  * receives tell whether the program waits for them spinning on memory
  * (the linger of pace.h).
  */
 #define IDLE_BEFORE_YIELD_US 50
 #define IDLE_BEFORE_NAP_US 1000
-#define APP_POLLING_US 20
 
 static void *progress_main(void *arg)
 {
@@ -279,18 +278,16 @@ static void *progress_main(void *arg)
 		/* signed: the program may have driven after this loop's clock */
 		int64_t since_app = (int64_t)(now - __atomic_load_n(&app_drove_tsc, __ATOMIC_RELAXED));
 		bool blocked = __atomic_load_n(&app_blocked, __ATOMIC_ACQUIRE) != 0;
-		if (!blocked && since_app < (int64_t)(APP_POLLING_US * us)) {
+		if (rv_app_drives(since_app <= 0 ? 0 : (uint64_t)since_app / us * 1000, blocked)) {
 			nap_ns = rv_nap_next(nap_ns, true);
 			progress_nap(nap_ns);
 			progress_app_naps++;
 			now = rte_rdtsc();
 			continue;
 		}
-		uint64_t absent_ns = since_app <= 0 ? 0 : (uint64_t)since_app / us * 1000;
-		uint64_t kept = rv_nap_absent(nap_ns, absent_ns, blocked);
-		if (kept != nap_ns)
-			progress_restarts++;
-		nap_ns = kept;
+		if (nap_ns != 0)
+			progress_takeovers++;
+		nap_ns = 0;
 		bool drove = drive_trylock();
 		if (drove) {
 			/* the pattern needs a reap within the window: a program
@@ -460,10 +457,10 @@ static void at_exit(void)
 		progress_kick();
 		pthread_join(progress_tid, NULL);
 		if (stats)
-			rv_log("pacing: %lu progress naps while the program drove (%lu times "
-			       "started over), %lu progress loops with work, %lu lingers in "
-			       "ibv_poll_cq (%lu ran out)",
-			       (unsigned long)progress_app_naps, (unsigned long)progress_restarts,
+			rv_log("pacing: %lu progress naps while the program drove, %lu "
+			       "takeovers when it was away, %lu progress loops with work, %lu "
+			       "lingers in ibv_poll_cq (%lu ran out)",
+			       (unsigned long)progress_app_naps, (unsigned long)progress_takeovers,
 			       (unsigned long)progress_served, (unsigned long)linger.lingers,
 			       (unsigned long)linger.timeouts);
 	} else {

@@ -140,18 +140,17 @@ static void linger_off_after_strikes_in_a_row(void **state)
 	assert_true(rv_linger_wanted(&l, false));
 }
 
-/* The program was only kept off its CPU for a moment: the nap keeps its
- * length; away longer, or blocked in a verbs wait, the naps start over. */
-static void nap_kept_through_a_short_absence(void **state)
+/* The program drives while it drove less than RV_APP_POLLING_NS ago and
+ * no thread of it is blocked in a verbs wait: a moment off its CPU is not
+ * an absence. */
+static void program_drives_within_the_window(void **state)
 {
 	(void)state;
-	assert_int_equal(rv_nap_absent(RV_NAP_MAX_NS, 0, false), RV_NAP_MAX_NS);
-	assert_int_equal(rv_nap_absent(RV_NAP_MAX_NS, RV_APP_GONE_NS - 1, false), RV_NAP_MAX_NS);
-	assert_int_equal(rv_nap_absent(RV_NAP_MAX_NS, RV_APP_GONE_NS, false), 0);
-	assert_int_equal(rv_nap_absent(RV_NAP_MAX_NS, 0, true), 0);
-	/* kept, the next nap goes on from there, not from the shortest */
-	assert_int_equal(rv_nap_next(rv_nap_absent(RV_NAP_MAX_NS / 4, 100000, false), true),
-			 RV_NAP_MAX_NS / 2);
+	assert_true(rv_app_drives(0, false));
+	assert_true(rv_app_drives(20000, false));            /* was the window: 20 µs */
+	assert_true(rv_app_drives(RV_APP_POLLING_NS - 1, false));
+	assert_false(rv_app_drives(RV_APP_POLLING_NS, false));
+	assert_false(rv_app_drives(0, true));
 }
 
 /* The program's own post tells the pattern: its first call after the reap
@@ -216,7 +215,7 @@ int main(void)
 		cmocka_unit_test(no_linger_while_sends_are_in_flight),
 		cmocka_unit_test(no_linger_for_a_program_that_calls_blocks_or_waits_long),
 		cmocka_unit_test(linger_off_after_strikes_in_a_row),
-		cmocka_unit_test(nap_kept_through_a_short_absence),
+		cmocka_unit_test(program_drives_within_the_window),
 		cmocka_unit_test(linger_on_when_the_program_posts_after_placement),
 		cmocka_unit_test(linger_hit_as_done_and_reaped),
 	};
