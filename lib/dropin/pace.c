@@ -17,20 +17,40 @@ void rv_linger_init(struct rv_linger *l, uint64_t cycles, uint64_t window)
 	*l = (struct rv_linger){ .cycles = cycles, .window = window };
 }
 
+/*
+ * The fields that a program thread's reap reads or writes without the lock
+ * (on, strikes, lingers, reap_tsc, reap_calls: rv_linger_hit) are read and
+ * written as relaxed atomics everywhere; the lock still orders the
+ * decisions taken under it.
+ */
+#define LD(f) __atomic_load_n(&(f), __ATOMIC_RELAXED)
+#define ST(f, v) __atomic_store_n(&(f), (v), __ATOMIC_RELAXED)
+
 void rv_linger_reaped(struct rv_linger *l, unsigned calls, uint64_t now)
 {
-	/* atomic: the progress thread reads reap_tsc without the lock */
-	__atomic_store_n(&l->reap_tsc, now, __ATOMIC_RELAXED);
-	__atomic_store_n(&l->reap_calls, calls, __ATOMIC_RELAXED);
+	ST(l->reap_tsc, now);
+	ST(l->reap_calls, calls);
 }
 
 void rv_linger_hit(struct rv_linger *l, unsigned calls, uint64_t now)
 {
 	/* a count that only this program's polling threads move: a lost
 	 * increment between two of them is a statistic off by one */
-	__atomic_store_n(&l->lingers, __atomic_load_n(&l->lingers, __ATOMIC_RELAXED) + 1,
-			 __ATOMIC_RELAXED);
+	ST(l->lingers, LD(l->lingers) + 1);
 	rv_linger_reaped(l, calls, now);
+}
+
+/* The pattern: a reap less than the window before @p now, and the
+ * program's call count @p calls exactly @p after calls past it. */
+static void pattern_seen(struct rv_linger *l, unsigned calls, unsigned after, uint64_t now)
+{
+	uint64_t reap = LD(l->reap_tsc);
+
+	if (l->cycles != 0 && !LD(l->on) && reap != 0 && calls == LD(l->reap_calls) + after &&
+	    now - reap < l->window) {
+		ST(l->on, true);
+		ST(l->strikes, 0);
+	}
 }
 
 void rv_linger_progress_rx(struct rv_linger *l, unsigned calls, bool blocked, uint64_t now)
@@ -38,30 +58,26 @@ void rv_linger_progress_rx(struct rv_linger *l, unsigned calls, bool blocked, ui
 	/* the program took completions, then made no call and is not
 	 * waiting in one: it spins (or computes) while its peer's frames
 	 * come in */
-	if (l->cycles != 0 && !l->on && !blocked && l->reap_tsc != 0 &&
-	    calls == l->reap_calls && now - l->reap_tsc < l->window) {
-		l->on = true;
-		l->strikes = 0;
-	}
+	if (!blocked)
+		pattern_seen(l, calls, 0, now);
 }
 
 void rv_linger_posted(struct rv_linger *l, unsigned calls, bool placed, uint64_t now)
 {
-	if (l->cycles != 0 && !l->on && placed && l->reap_tsc != 0 &&
-	    calls == l->reap_calls + 1 && now - l->reap_tsc < l->window) {
-		l->on = true;
-		l->strikes = 0;
-	}
+	/* this post is the program's one call since the reap */
+	if (placed)
+		pattern_seen(l, calls, 1, now);
 }
 
 void rv_linger_done(struct rv_linger *l, bool got_rx)
 {
-	l->lingers++;
+	ST(l->lingers, LD(l->lingers) + 1);
 	if (got_rx) {
-		l->strikes = 0;
+		ST(l->strikes, 0);
 		return;
 	}
 	l->timeouts++;
-	if (++l->strikes >= RV_LINGER_STRIKES)
-		l->on = false;
+	ST(l->strikes, LD(l->strikes) + 1);
+	if (LD(l->strikes) >= RV_LINGER_STRIKES)
+		ST(l->on, false);
 }

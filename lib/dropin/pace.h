@@ -148,7 +148,7 @@ void rv_linger_posted(struct rv_linger *l, unsigned calls, bool placed, uint64_t
  * its last completion (ib_write_lat: one Write at a time). */
 static inline bool rv_linger_wanted(const struct rv_linger *l, bool sends_in_flight)
 {
-	return l->on && l->cycles != 0 && !sends_in_flight;
+	return __atomic_load_n(&l->on, __ATOMIC_RELAXED) && l->cycles != 0 && !sends_in_flight;
 }
 
 /* A linger ended: @p got_rx a frame arrived, else it ran out. */

@@ -187,8 +187,7 @@ void rv_reaped(bool sends_in_flight, const uint64_t *watch, uint64_t since)
 	 * pairs against about 10 without, ib_write_lat's p50 1.38-1.41 µs
 	 * against 1.30-1.38. The flags read without the lock are a hint; the
 	 * lock guards the decisions (strikes, the pattern turned off). */
-	bool want = __atomic_load_n(&linger.on, __ATOMIC_RELAXED) &&
-		    rv_linger_wanted(&linger, sends_in_flight);
+	bool want = rv_linger_wanted(&linger, sends_in_flight);
 	uint64_t cycles = linger.cycles;
 	/* the answer came already (in the burst with the completion) */
 	if (want && watch != NULL && __atomic_load_n(watch, __ATOMIC_RELAXED) != since)
