@@ -97,10 +97,19 @@ void rv_lock(void)
 	drivers_set(rnic_thread_token());
 }
 
+/* The frames a control call queued (a DREQ of rdma_disconnect(), the
+ * aborts of the exit handler) leave before the lock goes, not at the next
+ * worker loop: a program that disconnects and exits at once left its DREQ
+ * in the transmit buffer for the progress thread, whose nap may outlast
+ * the program (rping -q over RoCE: the client exited 0 on its own QP's
+ * release, the server waited for ever for its DISCONNECTED, once in
+ * about five CI runs). Nothing queued: a look at each port's count. */
 void rv_unlock(void)
 {
 	if (!started || !proc.inline_drive)
 		return;
+	for (unsigned i = 0; i < proc.st->n_workers; i++)
+		rnic_worker_flush(proc.st->workers[i]);
 	drivers_set(NULL);
 	drive_unlock();
 }
