@@ -19,9 +19,9 @@ void rv_linger_init(struct rv_linger *l, uint64_t cycles, uint64_t window)
 
 /*
  * The fields that a program thread's reap reads or writes without the lock
- * (on, strikes, lingers, reap_tsc, reap_calls: rv_linger_hit) are read and
- * written as relaxed atomics everywhere; the lock still orders the
- * decisions taken under it.
+ * (on, strikes, lingers, reap_tsc, reap_calls: rv_linger_hit,
+ * rv_linger_reaped) are read and written as relaxed atomics everywhere;
+ * the lock still orders the decisions taken under it.
  */
 #define LD(f) __atomic_load_n(&(f), __ATOMIC_RELAXED)
 #define ST(f, v) __atomic_store_n(&(f), (v), __ATOMIC_RELAXED)
@@ -32,12 +32,11 @@ void rv_linger_reaped(struct rv_linger *l, unsigned calls, uint64_t now)
 	ST(l->reap_calls, calls);
 }
 
-void rv_linger_hit(struct rv_linger *l, unsigned calls, uint64_t now)
+void rv_linger_hit(struct rv_linger *l)
 {
 	/* a count that only this program's polling threads move: a lost
 	 * increment between two of them is a statistic off by one */
 	ST(l->lingers, LD(l->lingers) + 1);
-	rv_linger_reaped(l, calls, now);
 }
 
 /* The pattern: a reap less than the window before @p now, and the
@@ -71,7 +70,7 @@ void rv_linger_posted(struct rv_linger *l, unsigned calls, bool placed, uint64_t
 
 void rv_linger_done(struct rv_linger *l, bool got_rx)
 {
-	ST(l->lingers, LD(l->lingers) + 1);
+	rv_linger_hit(l);
 	if (got_rx) {
 		ST(l->strikes, 0);
 		return;

@@ -61,7 +61,7 @@ static inline bool rv_post_burst(uint32_t unsent)
 uint64_t rv_nap_next(uint64_t nap_ns, bool app_drives);
 
 /*
- * Does the program drive? A program thread drove the stack @p since_ns ago
+ * Does the program drive? A program thread drove the stack @p since ago
  * and none waits in a verbs call (@p blocked): while it drove less than
  * RV_APP_POLLING_NS ago the progress thread naps (rv_nap_next), once it
  * has been away longer, or blocks, the progress thread drives in its
@@ -80,9 +80,12 @@ uint64_t rv_nap_next(uint64_t nap_ns, bool app_drives);
  */
 #define RV_APP_POLLING_NS 1000000ull
 
-static inline bool rv_app_drives(uint64_t since_ns, bool blocked)
+/* @p since and @p window (RV_APP_POLLING_NS, in the caller's clock units,
+ * converted once) in the same unit; a negative @p since (the program drove
+ * after the caller's clock was read) is driving. */
+static inline bool rv_app_drives(int64_t since, uint64_t window, bool blocked)
 {
-	return !blocked && since_ns < RV_APP_POLLING_NS;
+	return !blocked && since < (int64_t)window;
 }
 
 /*
@@ -155,8 +158,7 @@ static inline bool rv_linger_wanted(const struct rv_linger *l, bool sends_in_fli
 void rv_linger_done(struct rv_linger *l, bool got_rx);
 
 /* The common case without the lock: a linger got its frame with no strike
- * to clear (strikes 0), and the reap at @p now, call @p calls: what
- * rv_linger_done(l, true) and rv_linger_reaped() do then. */
-void rv_linger_hit(struct rv_linger *l, unsigned calls, uint64_t now);
+ * to clear (strikes 0), so rv_linger_done(l, true) only counts it. */
+void rv_linger_hit(struct rv_linger *l);
 
 #endif

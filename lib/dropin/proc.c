@@ -195,24 +195,23 @@ void rv_reaped(bool sends_in_flight, const uint64_t *watch, uint64_t since)
 	 * (the answer's ACK): 150-230 ns for this tail with its two lock
 	 * pairs against about 10 without, ib_write_lat's p50 1.38-1.41 µs
 	 * against 1.30-1.38. The flags read without the lock are a hint; the
-	 * lock guards the decisions (strikes, the pattern turned off). */
+	 * lock is taken only for a decision (a linger that ran out, or one
+	 * that clears a strike), and a reap without a linger takes none. */
 	bool want = rv_linger_wanted(&linger, sends_in_flight);
 	uint64_t cycles = linger.cycles;
 	/* the answer came already (in the burst with the completion) */
 	if (want && watch != NULL && __atomic_load_n(watch, __ATOMIC_RELAXED) != since)
 		want = false;
 	bool got = want && linger_drive(cycles, watch, since);
-	unsigned calls = __atomic_load_n(&app_calls, __ATOMIC_RELAXED);
-	uint64_t now = __atomic_load_n(&proc.st->workers[0]->now_tsc, __ATOMIC_RELAXED);
 	if (got && __atomic_load_n(&linger.strikes, __ATOMIC_RELAXED) == 0) {
-		rv_linger_hit(&linger, calls, now);
-	} else {
+		rv_linger_hit(&linger);
+	} else if (want) {
 		rte_spinlock_lock(&linger_lock);
-		if (want)
-			rv_linger_done(&linger, got);
-		rv_linger_reaped(&linger, calls, now);
+		rv_linger_done(&linger, got);
 		rte_spinlock_unlock(&linger_lock);
 	}
+	rv_linger_reaped(&linger, __atomic_load_n(&app_calls, __ATOMIC_RELAXED),
+			 __atomic_load_n(&proc.st->workers[0]->now_tsc, __ATOMIC_RELAXED));
 	if (want && !got) {
 		/* nothing came: the program goes back to spinning (or to its own
 		 * work) and stops driving, so the progress thread, which may be
@@ -276,6 +275,7 @@ void rv_block_end(void)
 static void *progress_main(void *arg)
 {
 	const uint64_t us = rte_get_tsc_hz() / 1000000;
+	const uint64_t app_window = RV_APP_POLLING_NS * us / 1000;   /* cycles */
 	uint64_t last_work = rte_rdtsc();
 	uint64_t nap_ns = 0;
 
@@ -286,7 +286,7 @@ static void *progress_main(void *arg)
 		/* signed: the program may have driven after this loop's clock */
 		int64_t since_app = (int64_t)(now - __atomic_load_n(&app_drove_tsc, __ATOMIC_RELAXED));
 		bool blocked = __atomic_load_n(&app_blocked, __ATOMIC_ACQUIRE) != 0;
-		if (rv_app_drives(since_app <= 0 ? 0 : (uint64_t)since_app / us * 1000, blocked)) {
+		if (rv_app_drives(since_app, app_window, blocked)) {
 			nap_ns = rv_nap_next(nap_ns, true);
 			progress_nap(nap_ns);
 			progress_app_naps++;

@@ -146,11 +146,12 @@ static void linger_off_after_strikes_in_a_row(void **state)
 static void program_drives_within_the_window(void **state)
 {
 	(void)state;
-	assert_true(rv_app_drives(0, false));
-	assert_true(rv_app_drives(20000, false));            /* was the window: 20 µs */
-	assert_true(rv_app_drives(RV_APP_POLLING_NS - 1, false));
-	assert_false(rv_app_drives(RV_APP_POLLING_NS, false));
-	assert_false(rv_app_drives(0, true));
+	assert_true(rv_app_drives(0, RV_APP_POLLING_NS, false));
+	assert_true(rv_app_drives(20000, RV_APP_POLLING_NS, false));            /* was the window: 20 µs */
+	assert_true(rv_app_drives(RV_APP_POLLING_NS - 1, RV_APP_POLLING_NS, false));
+	assert_false(rv_app_drives(RV_APP_POLLING_NS, RV_APP_POLLING_NS, false));
+	assert_false(rv_app_drives(0, RV_APP_POLLING_NS, true));
+	assert_true(rv_app_drives(-5, RV_APP_POLLING_NS, false));   /* drove after the clock */
 }
 
 /* The program's own post tells the pattern: its first call after the reap
@@ -193,7 +194,8 @@ static void linger_hit_as_done_and_reaped(void **state)
 	seen_then_frames_at(&b, 1200);
 	rv_linger_done(&a, true);
 	rv_linger_reaped(&a, 9, 4000);
-	rv_linger_hit(&b, 9, 4000);
+	rv_linger_hit(&b);
+	rv_linger_reaped(&b, 9, 4000);
 	assert_int_equal(a.lingers, b.lingers);
 	assert_int_equal(a.timeouts, b.timeouts);
 	assert_int_equal(a.strikes, b.strikes);
