@@ -45,6 +45,7 @@
 	X(IP6_BAD_SRC,        "ip6_bad_src")                  \
 	X(IP6_NOT_FOR_US,     "ip6_not_for_us")               \
 	X(IP6_EXT_HDR,        "ip6_ext_hdr")                  \
+	X(IP6_EXT_CHAIN,      "ip6_ext_chain_long")           \
 	X(IP6_FRAGMENT,       "ip6_fragment")                 \
 	X(IP6_PROTO,          "ip6_proto_unknown")            \
 	X(IP6_NO_ROUTE,       "ip6_no_route")                 \

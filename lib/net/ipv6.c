@@ -2,7 +2,8 @@
 /*
  * IPv6 receive and send (RFC 8200). Receive: header validation in wire
  * order, each failure dropped with its own cause; the extension headers
- * walked (hop-by-hop and destination options whose options may be skipped,
+ * walked (at most 8 of them and 256 bytes of chain with the fixed header;
+ * hop-by-hop and destination options whose options may be skipped,
  * a routing header with no segments left, an atomic fragment, RFC 6946)
  * and everything else rnic does not take dropped with a counted cause
  * (fragments: RDMA transports never send them, as for IPv4); then the
@@ -23,6 +24,17 @@
 #include "port/port.h"
 
 #define IP6_EXT_MAX 8    /* extension headers walked before giving up */
+/*
+ * The most bytes of IPv6 header chain (the fixed header and every extension
+ * header before the upper-layer header) rnic takes; a longer chain is
+ * dropped as ip6_ext_chain_long (RFC 8504 5.3 lets a host limit both the
+ * number and the size of extension headers). The chain's length goes into
+ * m->l3_len, a 9-bit field: a 512-byte chain would wrap there and a
+ * transport would read its header from inside an options header.
+ */
+#define IP6_CHAIN_MAX 256
+_Static_assert(IP6_CHAIN_MAX < (1u << RTE_MBUF_L3_LEN_BITS),
+	       "the IPv6 header chain length must fit m->l3_len");
 
 void rnic_ip6_solicited_node(const uint8_t a[16], uint8_t out[16])
 {
@@ -202,7 +214,8 @@ static int ip6_options(const uint8_t *o, uint32_t len)
  * segment). @return 0 with the upper-layer protocol in *proto and the
  * length of the whole IPv6 header chain in *l3, or a drop cause.
  */
-int rnic_ip6_walk(const struct rte_mbuf *m, uint32_t l2, uint8_t *proto, uint32_t *l3)
+static int ip6_walk(const struct rte_mbuf *m, uint32_t l2, uint8_t *proto, uint32_t *l3,
+		    bool *frag)
 {
 	const uint8_t *base = rte_pktmbuf_mtod_offset(m, const uint8_t *, l2);
 	uint32_t avail = rte_pktmbuf_data_len(m) - l2;
@@ -221,6 +234,8 @@ int rnic_ip6_walk(const struct rte_mbuf *m, uint32_t l2, uint8_t *proto, uint32_
 			if (off + 8 > avail || off + 8 > tot)
 				return RNIC_DROP_IP6_EXT_HDR;
 			uint32_t len = (base[off + 1] + 1u) * 8;
+			if (off + len > IP6_CHAIN_MAX)
+				return RNIC_DROP_IP6_EXT_CHAIN;
 			if (off + len > avail || off + len > tot)
 				return RNIC_DROP_IP6_EXT_HDR;
 			if (nh == IPPROTO_ROUTING) {
@@ -234,6 +249,8 @@ int rnic_ip6_walk(const struct rte_mbuf *m, uint32_t l2, uint8_t *proto, uint32_
 			break;
 		}
 		case IPPROTO_FRAGMENT: {
+			if (off + 8 > IP6_CHAIN_MAX)
+				return RNIC_DROP_IP6_EXT_CHAIN;
 			if (off + 8 > avail || off + 8 > tot)
 				return RNIC_DROP_IP6_EXT_HDR;
 			uint16_t fo = (uint16_t)(base[off + 2] << 8 | base[off + 3]);
@@ -241,6 +258,7 @@ int rnic_ip6_walk(const struct rte_mbuf *m, uint32_t l2, uint8_t *proto, uint32_
 				return RNIC_DROP_IP6_FRAGMENT;
 			nh = base[off];           /* an atomic fragment (RFC 6946) */
 			off += 8;
+			*frag = true;
 			break;
 		}
 		case IPPROTO_NONE:
@@ -256,7 +274,24 @@ int rnic_ip6_walk(const struct rte_mbuf *m, uint32_t l2, uint8_t *proto, uint32_
 			return RNIC_DROP_IP6_PROTO;
 		}
 	}
-	return RNIC_DROP_IP6_EXT_HDR;
+	return RNIC_DROP_IP6_EXT_CHAIN;   /* more than IP6_EXT_MAX headers */
+}
+
+int rnic_ip6_walk(const struct rte_mbuf *m, uint32_t l2, uint8_t *proto, uint32_t *l3)
+{
+	bool frag = false;
+	return ip6_walk(m, l2, proto, l3, &frag);
+}
+
+bool rnic_ip6_in_fragment(const struct rte_mbuf *m)
+{
+	uint8_t proto;
+	uint32_t l3;
+	bool frag = false;
+	/* no extension header: no fragment header (the common case) */
+	if (m->l3_len <= sizeof(struct rte_ipv6_hdr))
+		return false;
+	return ip6_walk(m, m->l2_len, &proto, &l3, &frag) != 0 || frag;
 }
 
 /* Checks in header order. @return 0 or the drop cause. */

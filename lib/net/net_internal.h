@@ -53,6 +53,10 @@ void rnic_ipv6_input_l4(struct rnic_worker *w, struct rnic_port *p, struct rte_m
  * transport protocol and the whole IPv6 header length, or a drop cause. */
 int rnic_ip6_walk(const struct rte_mbuf *m, uint32_t l2, uint8_t *proto, uint32_t *l3);
 
+/* Did the datagram at m->l2_len (walked already) come in a fragment header,
+ * an atomic one included (neighbour discovery refuses those, RFC 6980)? */
+bool rnic_ip6_in_fragment(const struct rte_mbuf *m);
+
 /* rnic_net_output_ipv6() with hop limit @p hops (neighbour discovery: 255). */
 int rnic_ipv6_output_hops(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
 			  const uint8_t *src, const uint8_t dst[16], uint8_t proto,

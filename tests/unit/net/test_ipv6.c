@@ -44,6 +44,7 @@ static struct rnic_worker W[1];
 static struct rte_mempool *pool;
 static unsigned pool_baseline;
 static unsigned h_calls;
+static uint32_t h_l3_len;       /* m->l3_len of the last frame the handler took */
 static unsigned ptb_calls;
 static uint32_t ptb_mtu;
 static uint8_t ptb_local[16], ptb_remote[16], ptb_l4[8];
@@ -63,6 +64,7 @@ static void h_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf 
 {
 	(void)w; (void)p;
 	h_calls++;
+	h_l3_len = m->l3_len;
 	rte_pktmbuf_free(m);
 }
 
@@ -567,6 +569,58 @@ static void ipv6_accepts(void **state)
 	assert_int_equal(W[0].drops[RNIC_DROP_ETH_NOT_FOR_US], 1);
 }
 
+/* A destination options header of @p len bytes (a multiple of 8) before
+ * TCP, filled with PadN options, in @p ext. */
+static size_t dstopts_of(uint8_t *ext, size_t len)
+{
+	memset(ext, 0, len);
+	ext[0] = 6;
+	ext[1] = (uint8_t)(len / 8 - 1);
+	for (size_t i = 2; i < len;) {
+		size_t pad = len - i < 257 ? len - i : 255;
+		if (len - i - pad == 1)   /* never leave a lone byte */
+			pad--;
+		ext[i] = 1;
+		ext[i + 1] = (uint8_t)(pad - 2);
+		i += pad;
+	}
+	return len;
+}
+
+/* The header chain is bounded (256 bytes with the fixed header): a
+ * 512-byte options header wrapped the 9-bit m->l3_len to 40 and the
+ * transport read its header from inside the options; now it is dropped as
+ * ip6_ext_chain_long, and a chain at the bound reaches the transport with
+ * its true length. */
+static void ipv6_long_chain(void **state)
+{
+	static uint8_t g[1024], ext[600];
+	uint8_t tcp[20] = { 0x13, 0x89, 0x9c, 0x40 };
+	(void)state;
+	size_t e = dstopts_of(ext, 512);
+	rx_expect_drop(g, build6(g, &us_mac, PEER6, US6, 60, 64, ext, e, tcp, 20),
+		       RNIC_DROP_IP6_EXT_CHAIN);
+	e = dstopts_of(ext, 216 + 8);   /* one 8-byte unit over */
+	rx_expect_drop(g, build6(g, &us_mac, PEER6, US6, 60, 64, ext, e, tcp, 20),
+		       RNIC_DROP_IP6_EXT_CHAIN);
+	e = dstopts_of(ext, 216);
+	uint64_t tot = total_drops();
+	rx(&P[0], g, build6(g, &us_mac, PEER6, US6, 60, 64, ext, e, tcp, 20));
+	assert_int_equal(total_drops(), tot);
+	assert_int_equal(h_calls, 1);
+	assert_int_equal(h_l3_len, 256);
+	/* nine headers: more than the walk takes */
+	uint8_t nine[72];
+	for (int i = 0; i < 9; i++) {
+		memset(nine + 8 * i, 0, 8);
+		nine[8 * i] = i < 8 ? 60 : 6;
+		nine[8 * i + 2] = 1;
+		nine[8 * i + 3] = 4;
+	}
+	rx_expect_drop(g, build6(g, &us_mac, PEER6, US6, 60, 64, nine, 72, tcp, 20),
+		       RNIC_DROP_IP6_EXT_CHAIN);
+}
+
 /* Every prefix of a valid frame is dropped with exactly one cause and
  * answered with nothing; the whole frame is answered. */
 static void truncation_every_length(void **state)
@@ -804,6 +858,7 @@ int main(void)
 		T(dad_and_announce),
 		T(ipv6_each_malformation),
 		T(ipv6_accepts),
+		T(ipv6_long_chain),
 		T(ipv6_udp),
 		T(truncation_every_length),
 		T(packet_too_big),
