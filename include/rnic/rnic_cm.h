@@ -182,11 +182,23 @@ enum rnic_transport rnic_cm_id_transport(const struct rnic_cm_id *id);
  *  not a failure, errno is left alone). */
 struct ibv_qp *rnic_cm_id_qp(const struct rnic_cm_id *id);
 
+/** Listen backlog when rnic_cm_listen() is given 0 or less. */
+#define RNIC_CM_BACKLOG_DEFAULT 1024
+/** The largest listen backlog (as Linux's somaxconn default); more is cut. */
+#define RNIC_CM_BACKLOG_MAX     4096
+
 /** Listen on @p port of every address of the stack, for both transports:
  *  iWARP connections to TCP @p port and RoCE REQs for the RDMA IP CM
  *  service ID 0x0000000001060000 | @p port (RDMA_PS_TCP, as librdmacm).
- *  The CONNECT_REQUEST's transport says which came. @p backlog is not
- *  used (SYN cookies keep no state per request).
+ *  The CONNECT_REQUEST's transport says which came. @p backlog (<= 0:
+ *  RNIC_CM_BACKLOG_DEFAULT, at most RNIC_CM_BACKLOG_MAX) bounds, per
+ *  transport, the requests the listener holds that the application has
+ *  not accepted or rejected (iWARP: from the TCP handshake on, the MPA
+ *  request awaited or delivered; RoCE: REQs delivered). Past it a request
+ *  is refused (iWARP: TCP reset; RoCE: REJ no resources) and counted.
+ *  A RoCE request left undecided for its CM timeout (1 to 4 s) is
+ *  rejected: its id gets CONNECT_ERROR -ETIMEDOUT, or is freed unseen
+ *  when its CONNECT_REQUEST is still queued.
  *  @return 0, -EINVAL (the id is in use, port 0), -EADDRINUSE (someone
  *  listens there), -ENOSPC or -ENOMEM. */
 int rnic_cm_listen(struct rnic_cm_id *id, uint16_t port, int backlog);

@@ -193,11 +193,14 @@ static void params_from(struct rnic_iw_params *p, const struct rnic_cm_conn_para
 
 /* --- CM operations (from an application thread) ------------------------------------------ */
 
-static int iw_cm_listen(struct rnic_stack *st, uint16_t port, const struct rnic_cm_upcalls *up,
-			void *lctx)
+static int iw_cm_listen(struct rnic_stack *st, uint16_t port, int backlog,
+			const struct rnic_cm_upcalls *up, void *lctx)
 {
+	struct rnic_iw_params p;
+	rnic_iw_params_default(&p);
+	p.backlog = (uint32_t)backlog;
 	iw_stack(st)->cm_up = up;
-	return rnic_iw_listen(st, port, &cm_ops, lctx, NULL);
+	return rnic_iw_listen(st, port, &cm_ops, lctx, &p);
 }
 
 static void do_unlisten(struct rnic_worker *w, void *arg)

@@ -183,8 +183,10 @@ struct rnic_cm_upcalls {
  * Return 0 or -errno.
  */
 struct rnic_cm_tops {
-	int (*listen)(struct rnic_stack *st, uint16_t port, const struct rnic_cm_upcalls *up,
-		      void *lctx);
+	/* @p backlog (1..RNIC_CM_BACKLOG_MAX): requests delivered to the
+	 * listener and not yet accepted or rejected, at most */
+	int (*listen)(struct rnic_stack *st, uint16_t port, int backlog,
+		      const struct rnic_cm_upcalls *up, void *lctx);
 	void (*unlisten)(struct rnic_stack *st, uint16_t port);
 	/* connect @p qp (RC, RESET or INIT) to @p dst:@p port (host order);
 	 * @p w: the worker the QP's completions are handled on;

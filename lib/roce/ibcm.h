@@ -40,9 +40,11 @@ struct rnic_ibcm_params {
 	uint8_t ird, ord;           /* responder resources, initiator depth */
 };
 
-/** Take REQs for service ID 0x01060000 | @p port. @return 0, -EADDRINUSE, -ENOSPC. */
-int rnic_ibcm_listen(struct rnic_stack *st, uint16_t port, const struct rnic_ibcm_ops *ops,
-		     void *lctx);
+/** Take REQs for service ID 0x01060000 | @p port, at most @p backlog (> 0)
+ *  of them delivered and not yet accepted or rejected; REQs beyond get a
+ *  REJ (no resources). @return 0, -EINVAL, -EADDRINUSE, -ENOSPC. */
+int rnic_ibcm_listen(struct rnic_stack *st, uint16_t port, int backlog,
+		     const struct rnic_ibcm_ops *ops, void *lctx);
 void rnic_ibcm_unlisten(struct rnic_stack *st, uint16_t port);
 
 /**
@@ -69,6 +71,9 @@ void rnic_ibcm_detach(struct rnic_ibcm_conn *c);
 /** Negotiated (or, before, asked) IRD/ORD and the peer's address. */
 void rnic_ibcm_conn_info(const struct rnic_ibcm_conn *c, uint16_t *ird, uint16_t *ord,
 			 struct rnic_addr *ip, uint16_t *port);
+
+/** Connections the CM holds now, in any state (tests, diagnostics). */
+unsigned rnic_ibcm_conn_count(struct rnic_stack *st);
 
 /* Response timeout (exponent of 4.096 us) and retries of REQ, REP and
  * DREQ for connections made from now on; 0 keeps a value. Tests shorten

@@ -57,12 +57,26 @@
 #define CM_RESP_EXP       18u
 #define CM_RETRIES        8u
 #define CM_TIMEWAIT_TRIES 2u     /* timewait: this many response timeouts */
-#define CM_MRA_EXP        21u    /* service timeout we ask for in an MRA (8.6 s) */
+#define CM_MRA_EXP        20u    /* service timeout we ask for in an MRA (4.3 s):
+				  * at least CM_DECIDE_MAX_US, we answer by then */
 #define CM_ACK_TIMEOUT    14u    /* the QPs' local ACK timeout (67 ms) */
 #define CM_RETRY_CNT      7u
 #define CM_RNR_RETRY      7u
 #define CM_MIN_RNR_TIMER  12u
 #define CM_MAX_LISTEN     64u
+/* A REQ the application has not accepted or rejected after this long is
+ * rejected (REJ, reason timeout) and forgotten: the REQ's own budget
+ * (its remote CM response timeout times its retries plus one, what the
+ * active side waits without an MRA), kept within these bounds so neither
+ * a tiny nor a huge REQ value holds state long. */
+#define CM_DECIDE_MIN_US  1000000u
+#define CM_DECIDE_MAX_US  4000000u
+/* Passive connections a remote made and the application never accepted
+ * (deciding, or in timewait after a REJ or a timeout), per port: a REQ
+ * beyond them is rejected without allocating (cm_port_limit). Above
+ * every listener's backlog together in practice (RNIC_CM_BACKLOG_MAX is
+ * 4096), so it bites on a flood over many listeners or a timewait pile. */
+#define CM_PORT_UNACCEPTED_MAX 16384u
 #define CM_QP_ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
 enum cm_state {
@@ -79,6 +93,9 @@ struct ibcm_listener {
 	uint16_t port;           /* 0: free slot */
 	const struct rnic_ibcm_ops *ops;
 	void *lctx;
+	uint32_t backlog;        /* requests delivered, not yet decided: at most */
+	uint32_t pending;        /* ... and now */
+	uint32_t gen;            /* bumped per listen/unlisten of the slot */
 };
 
 struct roce_cm {
@@ -87,6 +104,8 @@ struct roce_cm {
 	struct ibcm_hash by_lid;     /* every connection but CM_DONE ones */
 	struct ibcm_hash by_req;     /* passive ones but CM_DONE */
 	struct ibcm_listener listen[CM_MAX_LISTEN];
+	uint32_t unaccepted[RNIC_MAX_PORTS];   /* see CM_PORT_UNACCEPTED_MAX */
+	uint32_t n_conns;        /* on conns (read by rnic_ibcm_conn_count) */
 	uint32_t next_id;        /* local comm IDs */
 	uint64_t next_tid;
 	uint32_t gsi_psn;
@@ -102,6 +121,9 @@ struct rnic_ibcm_conn {
 	bool active;
 	bool detached;           /* the context is gone: free after timewait */
 	bool rejected;           /* mad holds the REJ we sent */
+	bool unaccepted;         /* passive, counted in cm->unaccepted */
+	struct ibcm_listener *lst;   /* REQ_RCVD: counted in lst->pending */
+	uint32_t lgen;           /* lst->gen then */
 	const struct rnic_ibcm_ops *ops;
 	void *ctx;
 	struct rnic_qp *qp;
@@ -251,6 +273,7 @@ static struct rnic_ibcm_conn *conn_new(struct roce_cm *cm, struct rnic_port *p)
 	} while (c->lid == 0);
 	rnic_timer_init(&c->timer, conn_timer_cb, c);
 	TAILQ_INSERT_TAIL(&cm->conns, c, link);
+	__atomic_store_n(&cm->n_conns, cm->n_conns + 1, __ATOMIC_RELAXED);
 	ibcm_hash_add(&cm->by_lid, &c->lid_node, ibcm_hash_lid(c->lid));
 	c->in_lid = true;
 	return c;
@@ -273,12 +296,34 @@ static void conn_unhash(struct rnic_ibcm_conn *c)
 	c->in_lid = c->in_req = false;
 }
 
+/* The REQ is decided (accepted, rejected, timed out, gone): it no longer
+ * counts against its listener's backlog. */
+static void conn_unpend(struct rnic_ibcm_conn *c)
+{
+	struct ibcm_listener *l = c->lst;
+	if (l != NULL && l->gen == c->lgen && l->pending > 0)
+		l->pending--;
+	c->lst = NULL;
+}
+
+/* Accepted (or freed): no longer one a remote holds without consent. */
+static void conn_consented(struct rnic_ibcm_conn *c)
+{
+	conn_unpend(c);
+	if (c->unaccepted) {
+		c->cm->unaccepted[c->port->idx]--;
+		c->unaccepted = false;
+	}
+}
+
 static void conn_free(struct rnic_ibcm_conn *c)
 {
 	struct rnic_worker *w = cm_worker(c->cm);
+	conn_consented(c);
 	rnic_timer_cancel(&w->timers, &c->timer);
 	conn_unhash(c);
 	TAILQ_REMOVE(&c->cm->conns, c, link);
+	__atomic_store_n(&c->cm->n_conns, c->cm->n_conns - 1, __ATOMIC_RELAXED);
 	free(c);
 }
 
@@ -306,6 +351,7 @@ static void conn_event(struct rnic_ibcm_conn *c, enum rnic_cm_event_type t, int 
 /* The connection is over: answer duplicates for a while, then forget. */
 static void conn_timewait(struct rnic_ibcm_conn *c)
 {
+	conn_unpend(c);
 	c->state = CM_TIMEWAIT;
 	c->qp = NULL;
 	conn_arm(c, CM_TIMEWAIT_TRIES * exp_us(c->cm->resp_exp));
@@ -448,6 +494,28 @@ static void conn_give_up(struct rnic_ibcm_conn *c)
 	}
 }
 
+/*
+ * The application did not decide on a REQ in time: REJ (timeout), and the
+ * connection is given up for the CM: CONNECT_ERROR -ETIMEDOUT with the
+ * connection gone, so an id whose request was never taken is freed and
+ * one that was gets the event (IBA 12.6.6: a passive side that cannot
+ * answer in the promised time rejects).
+ */
+static void conn_decide_timeout(struct rnic_ibcm_conn *c)
+{
+	struct rnic_ibcm_msg rej = { .attr = RNIC_IBCM_REJ, .local_id = c->lid,
+				     .remote_id = c->rid, .msg = RNIC_IBCM_MSG_REQ,
+				     .reason = RNIC_IBCM_REJ_TIMEOUT };
+	ctr(c->cm)->cm_req_timeouts++;
+	conn_send(c, &rej);
+	conn_timewait(c);
+	if (!c->detached && c->ops != NULL)
+		c->ops->event(c->ctx, RNIC_CM_EVENT_CONNECT_ERROR, -ETIMEDOUT,
+			      RNIC_IBCM_REJ_TIMEOUT, NULL, 0, true);
+	c->detached = true;   /* the CM forgot it: freed when timewait ends */
+	c->ctx = NULL;
+}
+
 static void conn_timer_cb(struct rnic_timer *t, void *arg)
 {
 	(void)t;
@@ -457,6 +525,10 @@ static void conn_timer_cb(struct rnic_timer *t, void *arg)
 		conn_unhash(c);
 		if (c->detached)
 			conn_free(c);
+		return;
+	}
+	if (c->state == CM_REQ_RCVD) {
+		conn_decide_timeout(c);
 		return;
 	}
 	if (c->state != CM_REQ_SENT && c->state != CM_REP_SENT && c->state != CM_DREQ_SENT)
@@ -554,6 +626,13 @@ static uint16_t req_check(struct rx_ctx *x, struct rnic_addr *peer, uint16_t *pe
 	return 0;
 }
 
+/* How long the application may take to decide on @p m (CM_DECIDE_*). */
+static uint32_t req_decide_us(const struct rnic_ibcm_msg *m)
+{
+	uint64_t us = (uint64_t)exp_us(m->remote_cm_timeout) * (m->max_cm_retries + 1u);
+	return (uint32_t)RTE_MAX((uint64_t)CM_DECIDE_MIN_US, RTE_MIN(us, (uint64_t)CM_DECIDE_MAX_US));
+}
+
 static void rx_req(struct rx_ctx *x)
 {
 	const struct rnic_ibcm_msg *m = x->m;
@@ -578,6 +657,20 @@ static void rx_req(struct rx_ctx *x)
 		rej_reply(cm, x->p, &x->dst, &x->src, m, RNIC_IBCM_MSG_REQ, why);
 		return;
 	}
+	/* a REQ costs a connection, an id and an event until the application
+	 * decides: no more than the listener's backlog, nor more than the
+	 * port's bound of unaccepted ones (REJ no resources, as for a failed
+	 * allocation, without allocating) */
+	bool full = l->pending >= l->backlog;
+	if (full || cm->unaccepted[x->p->idx] >= CM_PORT_UNACCEPTED_MAX) {
+		if (full)
+			ctr(cm)->cm_backlog_full++;
+		else
+			ctr(cm)->cm_port_limit++;
+		rej_reply(cm, x->p, &x->dst, &x->src, m, RNIC_IBCM_MSG_REQ,
+			  RNIC_IBCM_REJ_NO_RESOURCES);
+		return;
+	}
 	c = conn_new(cm, x->p);
 	if (c == NULL) {
 		rej_reply(cm, x->p, &x->dst, &x->src, m, RNIC_IBCM_MSG_REQ,
@@ -585,6 +678,11 @@ static void rx_req(struct rx_ctx *x)
 		return;
 	}
 	c->state = CM_REQ_RCVD;
+	c->unaccepted = true;
+	cm->unaccepted[x->p->idx]++;
+	c->lst = l;
+	c->lgen = l->gen;
+	l->pending++;
 	c->local = x->dst;
 	c->peer = peer;
 	c->peer_port = peer_port;
@@ -614,7 +712,9 @@ static void rx_req(struct rx_ctx *x)
 		c->detached = true;
 		conn_send(c, &rej);
 		conn_timewait(c);
+		return;
 	}
+	conn_arm(c, req_decide_us(m));
 }
 
 /* A message for one of our connections: by its remote comm ID (ours),
@@ -901,6 +1001,7 @@ static struct rnic_worker *st_w0(struct rnic_stack *st)
 struct listen_args {
 	struct roce_cm *cm;
 	uint16_t port;
+	uint32_t backlog;
 	const struct rnic_ibcm_ops *ops;
 	void *lctx;
 	int rc;
@@ -915,8 +1016,11 @@ static void do_listen(struct rnic_worker *w, void *arg)
 		struct ibcm_listener *l = &a->cm->listen[i];
 		if (l->port == a->port) {
 			a->rc = a->ops ? -EADDRINUSE : 0;
-			if (a->ops == NULL)
-				l->port = 0;   /* unlisten */
+			if (a->ops == NULL) {
+				l->port = 0;   /* unlisten: its requests count no more */
+				l->pending = 0;
+				l->gen++;
+			}
 			return;
 		}
 		if (l->port == 0 && free_slot == NULL)
@@ -930,15 +1034,17 @@ static void do_listen(struct rnic_worker *w, void *arg)
 		a->rc = -ENOSPC;
 		return;
 	}
-	*free_slot = (struct ibcm_listener){ .port = a->port, .ops = a->ops, .lctx = a->lctx };
+	*free_slot = (struct ibcm_listener){ .port = a->port, .ops = a->ops, .lctx = a->lctx,
+					     .backlog = a->backlog, .gen = free_slot->gen + 1 };
 	a->rc = 0;
 }
 
-int rnic_ibcm_listen(struct rnic_stack *st, uint16_t port, const struct rnic_ibcm_ops *ops,
-		     void *lctx)
+int rnic_ibcm_listen(struct rnic_stack *st, uint16_t port, int backlog,
+		     const struct rnic_ibcm_ops *ops, void *lctx)
 {
-	struct listen_args a = { .cm = cm_of(st), .port = port, .ops = ops, .lctx = lctx };
-	if (a.cm == NULL || port == 0 || ops == NULL)
+	struct listen_args a = { .cm = cm_of(st), .port = port, .ops = ops, .lctx = lctx,
+				 .backlog = (uint32_t)backlog };
+	if (a.cm == NULL || port == 0 || ops == NULL || backlog <= 0)
 		return -EINVAL;
 	rnic_worker_call_sync(st_w0(st), do_listen, &a);
 	return a.rc;
@@ -1064,6 +1170,8 @@ static void do_accept(struct rnic_worker *w, void *arg)
 	};
 	if (a->p->pdata_len)
 		memcpy(m.pdata, a->p->pdata, a->p->pdata_len);
+	conn_consented(c);
+	rnic_timer_cancel(&cm_worker(c->cm)->timers, &c->timer);   /* the decide timer */
 	conn_send(c, &m);
 	c->state = CM_REP_SENT;
 	conn_retry_start(c, c->cm->retries);
@@ -1185,6 +1293,12 @@ void rnic_ibcm_conn_info(const struct rnic_ibcm_conn *c, uint16_t *ird, uint16_t
 	*ord = c->ord;
 	*ip = c->peer;
 	*port = c->peer_port;
+}
+
+unsigned rnic_ibcm_conn_count(struct rnic_stack *st)
+{
+	struct roce_cm *cm = cm_of(st);
+	return cm != NULL ? __atomic_load_n(&cm->n_conns, __ATOMIC_RELAXED) : 0;
 }
 
 struct tmo_args {

@@ -156,13 +156,21 @@ static void cm_event(void *ctx, enum rnic_cm_event_type t, int status, uint16_t 
 	struct rnic_cm_id *id = ctx;
 	if (id == NULL)
 		return;
+	if (gone && id->state == ID_REQ && id->listen_id != NULL &&
+	    cm_evq_withdraw(&id->ch->evq, &id->events)) {
+		/* a request that ended before the application took it (a REQ
+		 * left undecided, reset): nobody knows the id, it goes */
+		__atomic_fetch_sub(&id->ch->users, 1, __ATOMIC_RELAXED);
+		free(id);
+		return;
+	}
 	if (t == RNIC_CM_EVENT_ESTABLISHED) {
 		id->state = ID_CONNECTED;
 		post_event_r(id, t, status, reason, pdata, len);
 		return;
 	}
 	enum id_state was = id->state;
-	if (was == ID_CONNECTING)
+	if (was == ID_CONNECTING || (was == ID_REQ && t == RNIC_CM_EVENT_CONNECT_ERROR))
 		post_event_r(id, t, status, reason, pdata, len);
 	else if (was == ID_CONNECTED || was == ID_CLOSING || was == ID_REQ ||
 		 was == ID_STREAM_WAIT)
@@ -267,16 +275,18 @@ static void unlisten_all(struct rnic_stack *st, uint16_t port, unsigned mask)
 
 int rnic_cm_listen(struct rnic_cm_id *id, uint16_t port, int backlog)
 {
-	(void)backlog;   /* the SYN stage has no per-SYN state; accept queue is the TCP's */
 	if (id->state != ID_IDLE || port == 0)
 		return -EINVAL;
+	if (backlog <= 0)
+		backlog = RNIC_CM_BACKLOG_DEFAULT;
+	backlog = RTE_MIN(backlog, RNIC_CM_BACKLOG_MAX);
 	struct rnic_stack *st = id_stack(id);
 	unsigned mask = 0;
 	for (int t = RNIC_TRANSPORT_IWARP; t < RNIC_TRANSPORT_COUNT; t++) {
 		const struct rnic_qp_tops *tp = rnic_transport(st, t);
 		if (tp == NULL)
 			continue;
-		int rc = tp->cm.listen(st, port, &cm_up, id);
+		int rc = tp->cm.listen(st, port, backlog, &cm_up, id);
 		if (rc != 0) {
 			unlisten_all(st, port, mask);
 			return rc;

@@ -83,3 +83,17 @@ unsigned cm_evq_forget(struct cm_evq *q, struct cm_evq_owner *o)
 	pthread_mutex_unlock(&q->lock);
 	return freed;
 }
+
+bool cm_evq_withdraw(struct cm_evq *q, struct cm_evq_owner *o)
+{
+	pthread_mutex_lock(&q->lock);
+	struct cm_evq_node *n = TAILQ_FIRST(&o->as_id);
+	bool unseen = n != NULL && n->ev.type == RNIC_CM_EVENT_CONNECT_REQUEST;
+	while (unseen && (n = TAILQ_FIRST(&o->as_id)) != NULL) {
+		evq_unlink(q, n);
+		free(n);
+		q->forget_visits++;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return unseen;
+}

@@ -12,6 +12,7 @@
 #define RNIC_VERBS_CM_EVQ_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/queue.h>
 
@@ -65,5 +66,13 @@ struct cm_evq_node *cm_evq_pop(struct cm_evq *q);
  * @return the number of events freed.
  */
 unsigned cm_evq_forget(struct cm_evq *q, struct cm_evq_owner *o);
+
+/**
+ * A request ended before the application took it: when the oldest queued
+ * event about @p o is its CONNECT_REQUEST (not popped yet), free every
+ * event about @p o and @return true (nobody will see the id); else change
+ * nothing and @return false. O(those events).
+ */
+bool cm_evq_withdraw(struct cm_evq *q, struct cm_evq_owner *o);
 
 #endif
