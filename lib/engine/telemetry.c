@@ -3,17 +3,22 @@
  * DPDK telemetry endpoints: /rnic/ports, /rnic/workers, /rnic/drops,
  * /rnic/stats, /rnic/pollers. Each answers a dict keyed by stack
  * ("stack0", ...; the optional parameter N selects stack N only).
+ * /rnic/mem is per process: every mempool, the rte_malloc heap and the C
+ * heap (what the hostile-peer tests compare before and after an attack).
  * Counters are read without locks (64-bit loads); the registry lock keeps
  * the stack itself alive while it is read.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mempool.h>
 #include <rte_telemetry.h>
 
 #include "engine/engine_internal.h"
@@ -112,6 +117,14 @@ static void fill_workers(const struct rnic_stack *st, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "timers_deferred", w->stats.timers_deferred);
 		rte_tel_data_add_dict_u64(c, "timers_armed", w->timers.armed);
 		rte_tel_data_add_dict_u64(c, "timers_fired", w->timers.fired);
+		/* a loop stuck right now counts at once, not when it ends */
+		const char *in_poller;
+		uint64_t age = rnic_worker_loop_age_ms(w, &in_poller);
+		bool stuck_now = age >= RNIC_STUCK_LOOP_MS;
+		rte_tel_data_add_dict_u64(c, "stuck_loops", w->stats.stuck_loops + stuck_now);
+		rte_tel_data_add_dict_u64(c, "loop_ms", age);
+		const char *sp = stuck_now ? in_poller : w->stuck_poller;
+		rte_tel_data_add_dict_string(c, "stuck_poller", sp != NULL ? sp : "");
 		snprintf(key, sizeof(key), "worker%u", i);
 		if (rte_tel_data_add_dict_container(d, key, c, 0) != 0)
 			rte_tel_data_free(c);
@@ -198,6 +211,69 @@ static void fill_pollers(const struct rnic_stack *st, struct rte_tel_data *d)
 	}
 }
 
+/* rte_mempool_walk callback: one pool's {"size", "in_use", "avail"} under
+ * its (sanitised) name, and its in-use count added to the total. */
+struct tel_mem_walk {
+	struct rte_tel_data *pools;
+	uint64_t in_use;
+	unsigned n;
+};
+
+static void tel_mem_pool(struct rte_mempool *mp, void *arg)
+{
+	struct tel_mem_walk *mw = arg;
+	char key[RTE_MEMPOOL_NAMESIZE];
+	unsigned in_use = rte_mempool_in_use_count(mp);
+
+	mw->in_use += in_use;
+	mw->n++;
+	struct rte_tel_data *c = rte_tel_data_alloc();
+	if (c == NULL)
+		return;
+	rte_tel_data_start_dict(c);
+	rte_tel_data_add_dict_u64(c, "size", mp->size);
+	rte_tel_data_add_dict_u64(c, "in_use", in_use);
+	rte_tel_data_add_dict_u64(c, "avail", rte_mempool_avail_count(mp));
+	tel_key(key, sizeof(key), mp->name);
+	if (rte_tel_data_add_dict_container(mw->pools, key, c, 0) != 0)
+		rte_tel_data_free(c);   /* past the dict's entry limit: total only */
+}
+
+/*
+ * /rnic/mem: {"pools": {NAME: {"size", "in_use", "avail"}, ...},
+ * "pool_count", "objs_in_use" (summed over the pools), "rte_heap_bytes"
+ * (rte_malloc's allocated bytes over every socket), "c_heap_bytes"
+ * (mallinfo2's uordblks: the C heap's bytes in use)}. Per process, not per
+ * stack: the pools and heaps are the process's. The counts are read without
+ * locks; a pool's per-lcore caches count as available.
+ */
+static int tel_mem(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct tel_mem_walk mw = { .pools = rte_tel_data_alloc() };
+	uint64_t rte_heap = 0;
+
+	(void)cmd;
+	(void)params;
+	if (mw.pools == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_start_dict(mw.pools);
+	rte_mempool_walk(tel_mem_pool, &mw);
+	if (rte_tel_data_add_dict_container(d, "pools", mw.pools, 0) != 0)
+		rte_tel_data_free(mw.pools);
+	for (unsigned i = 0; i < rte_socket_count(); i++) {
+		struct rte_malloc_socket_stats ms;
+		if (rte_malloc_get_socket_stats(rte_socket_id_by_idx(i), &ms) == 0)
+			rte_heap += ms.heap_allocsz_bytes;
+	}
+	struct mallinfo2 mi = mallinfo2();
+	rte_tel_data_add_dict_u64(d, "pool_count", mw.n);
+	rte_tel_data_add_dict_u64(d, "objs_in_use", mw.in_use);
+	rte_tel_data_add_dict_u64(d, "rte_heap_bytes", rte_heap);
+	rte_tel_data_add_dict_u64(d, "c_heap_bytes", mi.uordblks);
+	return 0;
+}
+
 #define TEL_HANDLER(name) \
 	static int tel_##name(const char *cmd, const char *params, \
 			      struct rte_tel_data *d) \
@@ -226,4 +302,6 @@ void rnic_telemetry_init(void)
 				   "Stack totals; param: stack index (optional)");
 	rte_telemetry_register_cmd("/rnic/pollers", tel_pollers,
 				   "Per-poller calls, work and busy cycles; param: stack index (optional)");
+	rte_telemetry_register_cmd("/rnic/mem", tel_mem,
+				   "Memory of the process: every mempool (size, in_use, avail), rte_malloc and C heap bytes in use");
 }
