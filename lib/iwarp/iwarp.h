@@ -69,6 +69,10 @@ struct rnic_iw_params {
 				      the TCP accept to the whole request and,
 				      in p2p mode, from the reply to the RTR.
 				      0 = the stack's (rnic_iw_set_mpa_timeout) */
+	uint32_t backlog;    /**< listener: passive connections past the TCP
+				  handshake whose MPA request is awaited or
+				  not yet accepted/rejected, at most; more
+				  are reset (0 = RNIC_CM_BACKLOG_DEFAULT) */
 };
 void rnic_iw_params_default(struct rnic_iw_params *p);
 

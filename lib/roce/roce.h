@@ -114,7 +114,10 @@ struct rnic_worker;
 	/* requests held while ARP resolves the next hop (roce_req_pump) */    \
 	X(arp_waits)                                                             \
 	/* per-QP memory taken on first use (roce_resp.c): none to be had */     \
-	X(resp_no_mem)
+	X(resp_no_mem)                                                           \
+	/* issue 27, IB CM bounds (roce_cm.c): REQs refused past the listener's \
+	 * backlog or the port's unaccepted ones, REQs left undecided */        \
+	X(cm_backlog_full)  X(cm_port_limit)    X(cm_req_timeouts)
 
 struct roce_counters {
 #define ROCE_CTR_FIELD(n) uint64_t n;
