@@ -230,6 +230,24 @@ struct rnic_tcp_stats {
 				      RFC 3522): no memory for the undo state
 				      (allocated by the first such RTO) */
 	uint64_t tw_reused;      /**< active opens that took over a TIME_WAIT 4-tuple */
+	/* hostile peers (issue 27, docs/tcp.md "Hostile peers") */
+	uint64_t mss_clamped;    /**< peer MSS options below the family's minimum
+				      (536, 1220), raised to it */
+	uint64_t wscale_clamped; /**< window scale options above 14 used as 14 */
+	uint64_t sack_bogus;     /**< SACK blocks ignored: empty, reversed, beyond
+				      SND.MAX or starting below SND.UNA (D-SACK aside) */
+	uint64_t ts_missing;     /**< segments dropped: no timestamp on a connection
+				      that negotiated them (RFC 7323 section 3.2) */
+	uint64_t challenge_acks_limited; /**< challenge ACKs not sent (rate limit) */
+	uint64_t oow_acks_limited;       /**< ACKs to out-of-window segments not sent
+					      (per-connection rate limit) */
+	uint64_t ooo_refused;    /**< out-of-order segments dropped: the connection's
+				      cap (mbufs, true size) or a short pool */
+	uint64_t ooo_pruned;     /**< out-of-order mbufs dropped from queues to
+				      relieve a short pool (highest sequence first) */
+	uint64_t ooo_mbufs;      /**< mbufs held in out-of-order queues now */
+	uint64_t syn_sent_bad_ack; /**< segments to SYN_SENT acking something we
+					never sent (reset, state kept) */
 };
 /** Read the TCP counters of @p st (any thread, lock-free). */
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);

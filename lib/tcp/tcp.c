@@ -260,8 +260,7 @@ static void tcp_conn_free(struct rnic_tcp_conn *c)
 	}
 	for (uint32_t i = c->u_head; i != c->u_tail; i++)
 		rte_pktmbuf_free(c->units[i & (c->units_cap - 1)].m);
-	for (unsigned i = 0; i < c->n_ooo; i++)
-		rte_pktmbuf_free(c->ooo[i].m);
+	tcp_ooo_purge(c);
 	rte_pktmbuf_free(c->held);
 	listener_release(c);
 	tcb_put(tcp_w(c->w), c);
@@ -459,9 +458,7 @@ static void rtx_timer_cb(struct rnic_timer *t, void *arg)
 	}
 	tcp_rtt_backoff(&c->rtt);
 	if (c->u_head == c->u_next && c->fin_sent) {   /* only the FIN is out */
-		tcp_send_ctl(c->w, c->port, &c->key, c->fin_seq, c->rcv_nxt,
-			     RTE_TCP_FIN_FLAG | RTE_TCP_ACK_FLAG, NULL,
-			     tcp_wnd_field(c));
+		tcp_send_bare(c, c->fin_seq, RTE_TCP_FIN_FLAG | RTE_TCP_ACK_FLAG);
 	}
 	/* the window of one segment: send the first lost unit now */
 	struct tcp_unit *u = &c->units[c->u_head & (c->units_cap - 1)];
@@ -525,8 +522,7 @@ static void misc_timer_cb(struct rnic_timer *t, void *arg)
 			return;
 		}
 		c->probes++;
-		tcp_send_ctl(c->w, c->port, &c->key, c->snd_una - 1, c->rcv_nxt,
-			     RTE_TCP_ACK_FLAG, NULL, tcp_wnd_field(c));
+		tcp_send_bare(c, c->snd_una - 1, RTE_TCP_ACK_FLAG);
 		rnic_timer_arm(&c->w->timers, &c->misc_timer, c->w->now_tsc,
 			       KEEPALIVE_INTVL_S * 1000000ull);
 		return;

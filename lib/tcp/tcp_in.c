@@ -11,6 +11,7 @@
 #include <rte_cycles.h>
 #include <rte_ip.h>
 #include <rte_malloc.h>
+#include <rte_random.h>
 #include <rte_tcp.h>
 
 #include "net/net.h"
@@ -18,7 +19,18 @@
 #include "tcp/tcp_internal.h"
 
 #define DUPTHRESH 3
-#define CHALLENGE_ACK_PER_S 1000   /* RFC 5961 section 7 rate limit */
+/* RFC 5961 section 7: challenge ACKs a worker sends in a second, on
+ * average; each second's allowance is drawn at random from [half, 1.5 x)
+ * (as Linux since CVE-2016-5696), so that a blind attacker cannot count
+ * the ACKs another connection's challenges used up. */
+#define CHALLENGE_ACK_PER_S 1000
+/* Per connection, ACKs to out-of-window segments without payload and
+ * challenge ACKs: TCP_OOW_ACK_BURST at once, then one per TCP_OOW_ACK_MS
+ * (issue 27; Linux allows one per 500 ms, tcp_invalid_ratelimit). Two
+ * endpoints that disagree on the state cannot ping-pong ACKs faster, nor
+ * can a forged segment stream make us send more. */
+#define TCP_OOW_ACK_MS    50
+#define TCP_OOW_ACK_BURST 8
 
 struct tcp_seg {
 	const struct rte_tcp_hdr *th;
@@ -84,18 +96,86 @@ void tcp_key_of(const struct rte_mbuf *m, const struct rte_tcp_hdr *th, struct t
 	tcp_key_set4(k, ip->dst_addr, ip->src_addr, th->dst_port, th->src_port);
 }
 
-static bool challenge_ack_allowed(struct rnic_worker *w)
+/*
+ * The per-connection limit (a GCRA on the 1 ms timestamp clock: oow_ack_tat
+ * is when the next ACK would be due at the sustained rate). @return true
+ * when an ACK may go now (and takes its place).
+ */
+static bool oow_ack_allowed(struct rnic_tcp_conn *c)
 {
-	struct tcp_worker *tw = tcp_w(w);
-	if (w->now_tsc - tw->challenge_window_tsc > rte_get_tsc_hz()) {
-		tw->challenge_window_tsc = w->now_tsc;
-		tw->challenge_count = 0;
+	uint32_t now = tcp_ts_clock(c->w);
+	int32_t ahead = (int32_t)(c->oow_ack_tat - now);
+	/* behind the clock, or further ahead than the limit ever puts it (a
+	 * new TCB's 0, or a clock that wrapped): a full burst is allowed */
+	if (ahead < 0 || ahead > TCP_OOW_ACK_BURST * TCP_OOW_ACK_MS) {
+		c->oow_ack_tat = now;
+		ahead = 0;
 	}
-	if (tw->challenge_count >= CHALLENGE_ACK_PER_S)
+	if (ahead > (TCP_OOW_ACK_BURST - 1) * TCP_OOW_ACK_MS)
 		return false;
-	tw->challenge_count++;
-	tw->st.challenge_acks++;
+	c->oow_ack_tat += TCP_OOW_ACK_MS;
 	return true;
+}
+
+/* An ACK for an unacceptable segment (RFC 9293 3.10.7.4 first check, PAWS):
+ * a segment with payload always gets it (it answers a retransmission
+ * whose ACK was lost, one for one, as Linux); one without, only within
+ * the per-connection limit (oow_acks_limited). */
+static void oow_ack(struct rnic_tcp_conn *c, const struct tcp_seg *s)
+{
+	if (s->len != 0 && !(s->flags & RTE_TCP_SYN_FLAG)) {
+		tcp_send_ack(c);
+		return;
+	}
+	if (!oow_ack_allowed(c)) {
+		tcp_w(c->w)->st.oow_acks_limited++;
+		return;
+	}
+	tcp_send_ack(c);
+}
+
+/* RFC 5961 section 7: a challenge ACK goes within both the connection's
+ * limit and the worker's randomised allowance per second; suppressed ones
+ * are counted (challenge_acks_limited). */
+static void challenge_ack(struct rnic_tcp_conn *c)
+{
+	struct tcp_worker *tw = tcp_w(c->w);
+	uint64_t now = c->w->now_tsc;
+	if (now - tw->challenge_window_tsc > rte_get_tsc_hz()) {
+		tw->challenge_window_tsc = now;
+		tw->challenge_left = CHALLENGE_ACK_PER_S / 2 +
+				     (unsigned)(rte_rand() % CHALLENGE_ACK_PER_S);
+	}
+	if (tw->challenge_left == 0 || !oow_ack_allowed(c)) {
+		tw->st.challenge_acks_limited++;
+		return;
+	}
+	tw->challenge_left--;
+	tw->st.challenge_acks++;
+	tcp_send_ack(c);
+}
+
+/*
+ * The MSS to use toward a peer whose SYN carried @p o (RFC 9293 3.7.1,
+ * RFC 6691), options included: its MSS option, or the family's default
+ * without one, no lower than the family's minimum (536, 1220) and no
+ * higher than our own. A peer announcing 0 had an active open spin in
+ * rnic_tcp_send() cutting segments of nothing, and 1..11 with timestamps
+ * wrapped the payload to 65,530 (issue 27). Raising a peer's MSS to the
+ * minimum is counted (mss_clamped); lowering one to ours is the ordinary
+ * minimum of the two ends.
+ */
+static uint16_t tcp_peer_mss(struct rnic_worker *w, const struct rnic_port *p,
+			     const struct tcp_key *k, const struct tcp_opts *o)
+{
+	uint16_t ours = tcp_mss_for(p, k);
+	uint16_t floor = tcp_key_v4(k) ? TCP_MSS_MIN_V4 : TCP_MSS_MIN_V6;
+	uint16_t mss = o->mss_ok ? o->mss : floor;
+	if (mss < floor) {
+		tcp_w(w)->st.mss_clamped++;
+		mss = floor;
+	}
+	return mss < ours ? mss : ours;   /* ours is at least TCP_MSS_FLOOR */
 }
 
 
@@ -114,11 +194,13 @@ static void syn_stage_syn(struct rnic_worker *w, struct rnic_port *p,
 	struct tcp_stack *ts = tcp_s(w->st);
 	struct tcp_worker *tw = tcp_w(w);
 	const struct tcp_flow *f = tcp_key_flow(k);
-	uint16_t peer_mss = s->o.mss_ok ? s->o.mss : 536;
 	uint16_t our_mss = tcp_mss_for(p, k);
-	uint16_t mss = tcp_cookie_mss_round(peer_mss < our_mss ? peer_mss : our_mss);
+	/* clamped before it is encoded: the cookie's table starts at 536 */
+	uint16_t mss = tcp_cookie_mss_round(tcp_peer_mss(w, p, k, &s->o));
 
 	tw->st.syns++;
+	if (s->o.ws_clamped)
+		tw->st.wscale_clamped++;
 	uint32_t cookie = tcp_cookie_make(&ts->keys, f, s->seq, mss, tcp_cookie_epoch(w));
 	struct tcp_opts o = {
 		.mss_ok = true, .mss = our_mss,
@@ -188,7 +270,11 @@ static struct rnic_tcp_conn *syn_stage_ack(struct rnic_worker *w, struct rnic_po
 	 * below the clock, so its echo says little; the first ACK of data
 	 * gives one */
 	c->rcv_wscale = ws_ok ? ts->params.wscale : 0;
-	c->mss = (uint16_t)(mss - (c->ts_ok ? 12 : 0));
+	/* the cookie's MSS is one of its table's (536 and up); not above
+	 * ours, should the MTU have shrunk since the SYN-ACK */
+	if (mss > tcp_mss_for(p, k))
+		mss = tcp_mss_for(p, k);
+	c->mss = tcp_data_mss(mss, c->ts_ok);
 	c->snd_wnd = s->wnd << c->snd_wscale;
 	c->max_snd_wnd = c->snd_wnd;
 	c->snd_wl1 = s->seq;
@@ -224,16 +310,16 @@ static void take_syn(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 	c->ts_ok = s->o.ts_ok && ts->params.timestamps;
 	c->sack_ok = s->o.sack_ok && ts->params.sack;
 	if (s->o.ws_ok) {
-		c->snd_wscale = s->o.ws;
+		c->snd_wscale = s->o.ws;   /* at most 14: tcp_opts_parse() */
+		if (s->o.ws_clamped)
+			tcp_w(c->w)->st.wscale_clamped++;
 	} else {
 		c->snd_wscale = 0;
 		c->rcv_wscale = 0;
 	}
 	if (c->ts_ok)
 		c->ts_recent = s->o.tsval;
-	uint16_t peer = s->o.mss_ok ? s->o.mss : 536;
-	uint16_t ours = tcp_mss_for(c->port, &c->key);
-	c->mss = (uint16_t)((peer < ours ? peer : ours) - (c->ts_ok ? 12 : 0));
+	c->mss = tcp_data_mss(tcp_peer_mss(c->w, c->port, &c->key, &s->o), c->ts_ok);
 	c->snd_wnd = s->wnd;  /* RFC 7323: the SYN's window is never scaled */
 	c->max_snd_wnd = c->snd_wnd;
 	c->snd_wl1 = s->seq;
@@ -246,15 +332,55 @@ static void free_unit(struct tcp_unit *u)
 	u->m = NULL;
 }
 
+/* The first sent unit that ends after @p seq (units are in sequence
+ * order: a binary search, not a walk from SND.UNA per SACK block). */
+static uint32_t unit_ending_after(const struct rnic_tcp_conn *c, uint32_t seq)
+{
+	uint32_t lo = c->u_head, n = c->u_next - c->u_head;
+	while (n > 0) {
+		uint32_t half = n / 2;
+		const struct tcp_unit *u = &c->units[(lo + half) & (c->units_cap - 1)];
+		if (seq_le(u->seq + u->len, seq)) {
+			lo += half + 1;
+			n -= half + 1;
+		} else {
+			n = half;
+		}
+	}
+	return lo;
+}
+
+/*
+ * Whether SACK block @p b (index @p idx) of an ACK may mark anything: it
+ * must lie within [SND.UNA, SND.MAX] and not be empty or reversed (RFC
+ * 2018; RFC 6675 section 5.1 on blocks that cannot be right). A first
+ * block wholly below SND.UNA is a D-SACK (RFC 2883): not an error, but
+ * nothing to mark. Others are counted (sack_bogus) and ignored, so no
+ * block can mark data we never sent or the scoreboard say more than was
+ * sent.
+ */
+static bool sack_block_ok(struct rnic_tcp_conn *c, const struct tcp_sack_block *b,
+			  unsigned idx)
+{
+	if (idx == 0 && seq_lt(b->start, b->end) && seq_le(b->end, c->snd_una))
+		return false;   /* D-SACK */
+	if (!seq_lt(b->start, b->end) || seq_lt(b->start, c->snd_una) ||
+	    seq_gt(b->end, c->snd_max)) {
+		tcp_w(c->w)->st.sack_bogus++;
+		return false;
+	}
+	return true;
+}
+
 /* Mark SACKed units; @return bytes newly SACKed. */
 static uint32_t sack_update(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 {
 	uint32_t newly = 0;
 	for (unsigned b = 0; b < s->o.n_sack; b++) {
 		uint32_t bs = s->o.sack[b].start, be = s->o.sack[b].end;
-		if (!seq_lt(bs, be) || seq_le(be, c->snd_una) || seq_gt(be, c->snd_max))
-			continue;  /* invalid or old (D-SACK) block */
-		for (uint32_t i = c->u_head; i != c->u_next; i++) {
+		if (!sack_block_ok(c, &s->o.sack[b], b))
+			continue;
+		for (uint32_t i = unit_ending_after(c, bs); i != c->u_next; i++) {
 			struct tcp_unit *u = &c->units[i & (c->units_cap - 1)];
 			if (seq_ge(u->seq, be))
 				break;
@@ -466,13 +592,11 @@ static void enter_time_wait(struct rnic_tcp_conn *c);
  * the segment must be dropped. */
 static bool ack_field(struct rnic_tcp_conn *c, const struct tcp_seg *s)
 {
-	if (seq_gt(s->ack, c->snd_max)) {         /* acks data never sent */
-		tcp_send_ack(c);
-		return false;
-	}
-	if (seq_lt(s->ack, c->snd_una - c->max_snd_wnd)) {   /* RFC 5961 5.2 */
-		if (challenge_ack_allowed(c->w))
-			tcp_send_ack(c);
+	/* RFC 5961 5.2: an ACK of data never sent, or older than the
+	 * largest window the peer offered, gets a (limited) challenge ACK */
+	if (seq_gt(s->ack, c->snd_max) ||
+	    seq_lt(s->ack, c->snd_una - c->max_snd_wnd)) {
+		challenge_ack(c);
 		return false;
 	}
 	/* nothing in flight, or a closed window: this answers our window
@@ -555,21 +679,138 @@ static bool ooo_append(struct tcp_ooo *o, struct rte_mbuf *m, uint32_t len)
 	return true;
 }
 
+/*
+ * Copy the @p len bytes of single mbuf @p m into the room behind the last
+ * mbuf of entry @p o, when that buffer is ours alone (Linux's
+ * tcp_try_coalesce()): a stream of small segments then fills a few
+ * buffers instead of holding one each. A full-sized segment does not fit
+ * behind another and is chained as before, uncopied. @return true when
+ * done (@p m is freed).
+ */
+static bool ooo_coalesce(struct tcp_ooo *o, struct rte_mbuf *m, uint32_t len)
+{
+	struct rte_mbuf *t = o->tail;
+	if (m->next != NULL || m->data_len != len || !RTE_MBUF_DIRECT(t) ||
+	    rte_mbuf_refcnt_read(t) != 1 || rte_pktmbuf_tailroom(t) < len)
+		return false;
+	memcpy(rte_pktmbuf_mtod_offset(t, uint8_t *, t->data_len),
+	       rte_pktmbuf_mtod(m, const void *), len);
+	t->data_len = (uint16_t)(t->data_len + len);
+	o->m->pkt_len += len;
+	o->len += len;
+	rte_pktmbuf_free(m);
+	return true;
+}
+
+/* The mbufs of chain @p m and their true size. */
+static void chain_cost(const struct rte_mbuf *m, uint32_t *n, uint32_t *truesize)
+{
+	*n = 0;
+	*truesize = 0;
+	for (; m != NULL; m = m->next) {
+		(*n)++;
+		*truesize += tcp_mbuf_truesize(m);
+	}
+}
+
+/* Chain @p m joins the queue of @p c: count its mbufs and memory, and
+ * remember the worker's biggest holder. */
+static void ooo_charge(struct rnic_tcp_conn *c, const struct rte_mbuf *m)
+{
+	struct tcp_worker *tw = tcp_w(c->w);
+	uint32_t n, ts;
+	chain_cost(m, &n, &ts);
+	c->ooo_mbufs += n;
+	c->ooo_truesize += ts;
+	tw->st.ooo_mbufs += n;
+	if (tw->ooo_hog == NULL || c->ooo_mbufs > tw->ooo_hog->ooo_mbufs)
+		tw->ooo_hog = c;
+}
+
+/* Entry chain @p m leaves the queue of @p c (before it is freed or
+ * delivered). */
+static void ooo_uncharge(struct rnic_tcp_conn *c, const struct rte_mbuf *m)
+{
+	struct tcp_worker *tw = tcp_w(c->w);
+	uint32_t n, ts;
+	chain_cost(m, &n, &ts);
+	c->ooo_mbufs -= n;
+	c->ooo_truesize -= ts;
+	tw->st.ooo_mbufs -= n;
+	if (c->ooo_mbufs == 0 && tw->ooo_hog == c)
+		tw->ooo_hog = NULL;
+}
+
+/* Whether chain @p m fits the connection's out-of-order caps: at most
+ * TCP_OOO_MBUFS_MAX mbufs, and at most rcvbuf of their true size. */
+static bool ooo_fits(const struct rnic_tcp_conn *c, const struct rte_mbuf *m)
+{
+	uint32_t n, ts;
+	chain_cost(m, &n, &ts);
+	return c->ooo_mbufs + n <= TCP_OOO_MBUFS_MAX && c->ooo_truesize + ts <= c->rcvbuf;
+}
+
 static void ooo_remove(struct rnic_tcp_conn *c, unsigned i)
 {
 	memmove(&c->ooo[i], &c->ooo[i + 1], (c->n_ooo - i - 1) * sizeof(c->ooo[0]));
 	c->n_ooo--;
 }
 
+/* Free entry @p i of the queue of @p c. */
+static void ooo_drop(struct rnic_tcp_conn *c, unsigned i)
+{
+	ooo_uncharge(c, c->ooo[i].m);
+	c->ooo_bytes -= c->ooo[i].len;
+	rte_pktmbuf_free(c->ooo[i].m);
+	ooo_remove(c, i);
+}
+
+/* Give back the out-of-order entries of @p c from the highest sequence
+ * down while its port's pool is short (as Linux's tcp_prune_ofo_queue()
+ * keeps what is next in line). RFC 2018 allows it: SACKed data may be
+ * dropped, the sender resends it after its timeout (sack_reneging). */
+static void ooo_prune(struct rnic_tcp_conn *c)
+{
+	struct tcp_worker *tw = tcp_w(c->w);
+	while (c->n_ooo > 0 && rnic_port_pool_short(c->port)) {
+		tw->st.ooo_pruned += c->ooo[c->n_ooo - 1].m->nb_segs;
+		ooo_drop(c, c->n_ooo - 1);
+	}
+}
+
+/* The pool of @p c's port is short: the worker's biggest holder of
+ * out-of-order mbufs gives back first, then @p c, so that one flow's
+ * queue cannot starve every flow's receive. */
+static void ooo_relieve(struct rnic_tcp_conn *c)
+{
+	struct rnic_tcp_conn *hog = tcp_w(c->w)->ooo_hog;
+	if (hog != NULL && hog != c && hog->port == c->port && hog->busy == 0)
+		ooo_prune(hog);
+	ooo_prune(c);
+}
+
+/* Refuse out-of-order payload @p m (counted). @return -ENOBUFS. */
+static int ooo_refuse(struct rnic_tcp_conn *c, struct rte_mbuf *m)
+{
+	tcp_w(c->w)->st.ooo_refused++;
+	rte_pktmbuf_free(m);
+	return -ENOBUFS;
+}
+
 /*
  * Keep out-of-order payload. Entries stay sorted, disjoint and merged: the
  * new bytes are trimmed against their neighbours (what is already held
  * wins), entries they cover go, and a range that touches a neighbour is
- * chained onto it. Arrivals in order behind a hole, the common case, are
- * an O(1) append to the last entry. @return false when nothing was new.
+ * chained onto it, or copied into its last buffer when the bytes fit
+ * there. Arrivals in order behind a hole, the common case, are an O(1)
+ * append to the last entry. The queue holds at most TCP_OOO_MAX ranges,
+ * TCP_OOO_MBUFS_MAX mbufs and rcvbuf of true size; nothing joins it while
+ * the port's pool is short (queues are pruned instead). @return 0 when
+ * kept, -EEXIST when nothing was new, -ENOBUFS when refused, -ENOMEM when
+ * there is no memory for the queue (each counted but -EEXIST).
  */
-static bool ooo_insert(struct rnic_tcp_conn *c, uint32_t seq, uint32_t len,
-		       struct rte_mbuf *m)
+static int ooo_insert(struct rnic_tcp_conn *c, uint32_t seq, uint32_t len,
+		      struct rte_mbuf *m)
 {
 	if (c->ooo == NULL) {
 		c->ooo = tcp_alloc_fails(c) ? NULL :
@@ -577,8 +818,12 @@ static bool ooo_insert(struct rnic_tcp_conn *c, uint32_t seq, uint32_t len,
 		if (c->ooo == NULL) {
 			tcp_w(c->w)->st.ooo_nomem++;
 			rte_pktmbuf_free(m);
-			return false;
+			return -ENOMEM;
 		}
+	}
+	if (rnic_port_pool_short(c->port)) {
+		ooo_relieve(c);
+		return ooo_refuse(c, m);
 	}
 	unsigned i = c->n_ooo;
 	/* i: the first entry that starts after seq */
@@ -597,7 +842,7 @@ static bool ooo_insert(struct rnic_tcp_conn *c, uint32_t seq, uint32_t len,
 		uint32_t pend = c->ooo[i - 1].seq + c->ooo[i - 1].len;
 		if (seq_ge(pend, seq + len)) {
 			rte_pktmbuf_free(m);
-			return false;
+			return -EEXIST;
 		}
 		if (seq_gt(pend, seq)) {
 			m = tcp_chain_adj(m, pend - seq);
@@ -605,36 +850,39 @@ static bool ooo_insert(struct rnic_tcp_conn *c, uint32_t seq, uint32_t len,
 			seq = pend;
 		}
 	}
-	while (i < c->n_ooo && seq_ge(seq + len, c->ooo[i].seq + c->ooo[i].len)) {
-		c->ooo_bytes -= c->ooo[i].len;   /* covered by the new bytes */
-		rte_pktmbuf_free(c->ooo[i].m);
-		ooo_remove(c, i);
-	}
+	while (i < c->n_ooo && seq_ge(seq + len, c->ooo[i].seq + c->ooo[i].len))
+		ooo_drop(c, i);                  /* covered by the new bytes */
 	if (i < c->n_ooo && seq_gt(seq + len, c->ooo[i].seq)) {
 		len = c->ooo[i].seq - seq;       /* the next entry keeps its bytes */
 		tcp_chain_trim(m, len);
 	}
-	if (i > 0 && c->ooo[i - 1].seq + c->ooo[i - 1].len == seq &&
-	    ooo_append(&c->ooo[i - 1], m, len)) {
-		c->ooo_bytes += len;
-		/* the new bytes may close the gap to the next entry */
-		if (i < c->n_ooo && seq + len == c->ooo[i].seq &&
-		    ooo_append(&c->ooo[i - 1], c->ooo[i].m, c->ooo[i].len))
-			ooo_remove(c, i);
-		return true;
+	if (i > 0 && c->ooo[i - 1].seq + c->ooo[i - 1].len == seq) {
+		struct tcp_ooo *prev = &c->ooo[i - 1];
+		bool copied = ooo_coalesce(prev, m, len);
+		if (!copied && !ooo_fits(c, m))
+			return ooo_refuse(c, m);
+		if (copied || ooo_append(prev, m, len)) {
+			if (!copied)
+				ooo_charge(c, m);
+			c->ooo_bytes += len;
+			/* the new bytes may close the gap to the next entry */
+			if (i < c->n_ooo && seq + len == c->ooo[i].seq &&
+			    ooo_append(prev, c->ooo[i].m, c->ooo[i].len))
+				ooo_remove(c, i);
+			return 0;
+		}
 	}
-	if (c->n_ooo == TCP_OOO_MAX) {
-		rte_pktmbuf_free(m);
-		return false;
-	}
+	if (c->n_ooo == TCP_OOO_MAX || !ooo_fits(c, m))
+		return ooo_refuse(c, m);
 	memmove(&c->ooo[i + 1], &c->ooo[i], (c->n_ooo - i) * sizeof(c->ooo[0]));
 	c->ooo[i] = (struct tcp_ooo){ seq, len, m, rte_pktmbuf_lastseg(m) };
 	c->n_ooo++;
 	c->ooo_bytes += len;
+	ooo_charge(c, m);
 	if (i + 1 < c->n_ooo && seq + len == c->ooo[i + 1].seq &&
 	    ooo_append(&c->ooo[i], c->ooo[i + 1].m, c->ooo[i + 1].len))
 		ooo_remove(c, i + 1);
-	return true;
+	return 0;
 }
 
 /* Deliver queued out-of-order data that rcv_nxt has reached. */
@@ -643,6 +891,7 @@ void tcp_ooo_pull(struct rnic_tcp_conn *c)
 	while (c->n_ooo && seq_le(c->ooo[0].seq, c->rcv_nxt) &&
 	       !tcp_hold_full(c, c->ooo[0].m->nb_segs)) {
 		struct tcp_ooo o = c->ooo[0];
+		ooo_uncharge(c, o.m);
 		memmove(&c->ooo[0], &c->ooo[1], (c->n_ooo - 1) * sizeof(c->ooo[0]));
 		c->n_ooo--;
 		c->ooo_bytes -= o.len;
@@ -660,6 +909,14 @@ void tcp_ooo_pull(struct rnic_tcp_conn *c)
 	}
 }
 
+void tcp_ooo_purge(struct rnic_tcp_conn *c)
+{
+	while (c->n_ooo > 0)
+		ooo_drop(c, c->n_ooo - 1);
+	struct tcp_worker *tw = tcp_w(c->w);
+	if (tw->ooo_hog == c)
+		tw->ooo_hog = NULL;
+}
 static void process_fin(struct rnic_tcp_conn *c)
 {
 	if (!c->fin_rcvd || c->fin_rcvd_seq != c->rcv_nxt)
@@ -717,11 +974,10 @@ static void data_and_fin(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 			if (c->quickacks)
 				c->quickacks--;
 		} else if (seq_gt(seq, c->rcv_nxt) && seq_lt(seq, wnd_end)) {
-			/* false with no queue: no memory for one (counted) */
-			if (!ooo_insert(c, seq, len, m) && c->ooo != NULL) {
+			/* refusals and a lack of memory are counted there */
+			if (ooo_insert(c, seq, len, m) == -EEXIST) {
 				tcp_w(c->w)->st.dup_segs++;
-				if (c->n_ooo < TCP_OOO_MAX)   /* not a lack of room */
-					dsack_note(c, seq, seq + len);
+				dsack_note(c, seq, seq + len);
 			}
 			c->ooo_recent = seq;
 			m = NULL;
@@ -785,6 +1041,9 @@ static void syn_sent_input(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 	bool ack = s->flags & RTE_TCP_ACK_FLAG;
 	rte_pktmbuf_free(m);
 	if (ack && (seq_le(s->ack, c->iss) || seq_gt(s->ack, c->snd_max))) {
+		/* RFC 9293 3.10.7.3: reset the sender, keep our state (a
+		 * flood of forged SYN-ACKs changes nothing, holds nothing) */
+		tcp_w(c->w)->st.syn_sent_bad_ack++;
 		if (!(s->flags & RTE_TCP_RST_FLAG))
 			tcp_send_ctl(c->w, c->port, &c->key, s->ack, 0,
 				     RTE_TCP_RST_FLAG, NULL, 0);
@@ -863,6 +1122,14 @@ static void tcp_segment(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 		tcp_segment(c, &a, m);
 		return;
 	}
+	/* RFC 7323 3.2: once timestamps are in use, every segment but a RST
+	 * carries one; one without is dropped silently (ts_missing), before
+	 * it can move any state */
+	if (c->ts_ok && !s->o.ts_ok && !(s->flags & RTE_TCP_RST_FLAG)) {
+		tw->st.ts_missing++;
+		rte_pktmbuf_free(m);
+		return;
+	}
 	/* PAWS (RFC 7323 5.3), tolerating a TSval TCP_PAWS_WINDOW below
 	 * TS.Recent as Linux does: a peer whose clock ticks between two
 	 * segments it sends back to back, or a reordered pair, is no
@@ -871,7 +1138,7 @@ static void tcp_segment(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 	    (int32_t)(c->ts_recent - s->o.tsval) > TCP_PAWS_WINDOW) {
 		tw->st.paws_drops++;
 		rte_pktmbuf_free(m);
-		tcp_send_ack(c);
+		oow_ack(c, s);
 		return;
 	}
 	if (!seg_acceptable(c, s)) {
@@ -881,10 +1148,14 @@ static void tcp_segment(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 			dsack_note(c, s->seq, s->seq + s->len);   /* all old */
 		rte_pktmbuf_free(m);
 		if (handshake_ack_lost(c, s)) {
-			tw->st.handshake_acks++;
-			tcp_send_ack_seq(c, c->iss + 1);
+			if (oow_ack_allowed(c)) {
+				tw->st.handshake_acks++;
+				tcp_send_ack_seq(c, c->iss + 1);
+			} else {
+				tw->st.oow_acks_limited++;
+			}
 		} else if (!(s->flags & RTE_TCP_RST_FLAG)) {
-			tcp_send_ack(c);
+			oow_ack(c, s);
 		}
 		return;
 	}
@@ -893,15 +1164,14 @@ static void tcp_segment(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 		if (s->seq == c->rcv_nxt) {
 			tw->st.resets_in++;
 			tcp_conn_done(c, -ECONNRESET);
-		} else if (challenge_ack_allowed(c->w)) {
-			tcp_send_ack(c);
+		} else {
+			challenge_ack(c);
 		}
 		return;
 	}
 	if (s->flags & RTE_TCP_SYN_FLAG) {   /* RFC 5961 section 4 */
 		rte_pktmbuf_free(m);
-		if (challenge_ack_allowed(c->w))
-			tcp_send_ack(c);
+		challenge_ack(c);
 		return;
 	}
 	if (!(s->flags & RTE_TCP_ACK_FLAG)) {

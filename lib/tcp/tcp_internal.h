@@ -93,7 +93,12 @@ struct tcp_unit {
 #define TCP_UNITS_MIN 4          /* a new TCB's ring (128 B: an idle connection
 				  * holds at most its last segment or two);
 				  * doubles on demand (issue 21) */
-#define TCP_OOO_MAX   256        /* out-of-order segments held */
+#define TCP_OOO_MAX   256        /* out-of-order ranges held */
+/* Out-of-order mbufs a connection may hold (as well as at most rcvbuf of
+ * their true size, tcp_mbuf_truesize()): a peer sending one-byte segments
+ * above a hole must not take the port's pool (issue 27, docs/tcp.md
+ * "Hostile peers"). */
+#define TCP_OOO_MBUFS_MAX 1024
 /* PAWS accepts a TSval this many ticks below TS.Recent (Linux's
  * TCP_PAWS_WINDOW): segments sent across a clock tick may arrive swapped */
 #define TCP_PAWS_WINDOW 1
@@ -107,6 +112,13 @@ struct tcp_ooo {
 };
 
 #define TCP_CHAIN_MAX 4096       /* mbufs per receive chain (ooo entry, hold) */
+
+/* The memory an mbuf of a receive queue holds, whatever bytes it carries:
+ * its header and its whole buffer (Linux's truesize). */
+static inline uint32_t tcp_mbuf_truesize(const struct rte_mbuf *m)
+{
+	return (uint32_t)sizeof(struct rte_mbuf) + m->buf_len;
+}
 
 /* A connection's four-tuple, network order: IPv6 addresses, or IPv4 ones
  * IPv4-mapped (::ffff:a.b.c.d), so that one table and one code path serve
@@ -164,12 +176,32 @@ static inline uint32_t tcp_seg_len(const struct rte_mbuf *m)
 /* The key of a received segment (m->l2_len, l3_len set; TCP header @p th). */
 void tcp_key_of(const struct rte_mbuf *m, const struct rte_tcp_hdr *th, struct tcp_key *k);
 
+/* The smallest MSS we take from a peer (RFC 9293 3.7.1, RFC 6691): IPv4's
+ * 576-byte datagram less 40, and IPv6's 1280-byte minimum link MTU (RFC
+ * 8200 section 5) less 60; also the MSS a SYN without the option implies. */
+#define TCP_MSS_MIN_V4 536
+#define TCP_MSS_MIN_V6 1220
+/* Our own MSS never goes below this, whatever MTU a port is given: with
+ * timestamps (12 bytes) taken off, a segment still carries bytes, so no
+ * segmenting loop can be asked to cut pieces of 0 bytes. */
+#define TCP_MSS_FLOOR 64
+
 /* The segment payload the link of @p p carries for a flow of key @p k:
  * the MTU less the IPv4 or IPv6 header and the TCP header. */
 static inline uint16_t tcp_mss_for(const struct rnic_port *p, const struct tcp_key *k)
 {
-	return (uint16_t)(p->mtu - (tcp_key_v4(k) ? 40 : 60));
+	uint32_t hdr = tcp_key_v4(k) ? 40 : 60;
+	return (uint16_t)(p->mtu > hdr + TCP_MSS_FLOOR ? p->mtu - hdr : TCP_MSS_FLOOR);
 }
+
+/* The payload of a data segment for a connection whose MSS (the clamped
+ * minimum of the peer's and ours, at least TCP_MSS_FLOOR) is @p mss: less
+ * the timestamp option when in use. Never 0, as the floor shows. */
+static inline uint16_t tcp_data_mss(uint16_t mss, bool ts)
+{
+	return (uint16_t)(mss - (ts ? 12 : 0));
+}
+_Static_assert(TCP_MSS_FLOOR > 12, "a data segment always carries bytes");
 
 /* Eifel (RFC 3522): what undoing an RTO needs, allocated by the first RTO
  * that can be undone (a connection with timestamps) and kept with the TCB
@@ -228,7 +260,10 @@ struct rnic_tcp_conn {
 	uint32_t rcv_wedge;          /* right edge the peer was told (rounded up) */
 	uint32_t fin_rcvd_seq;
 	uint32_t rcvbuf;
-	uint32_t ts_recent, ts_recent_age_ms, ts_offset;
+	uint32_t ts_recent, ts_offset;
+	/* out-of-window and challenge ACKs: the theoretical time of the next
+	 * one (ms, timestamp clock; GCRA, tcp_in.c oow_ack_allowed) */
+	uint32_t oow_ack_tat;
 
 	/* send queue: units in [head, tail) of the ring; una..nxt are sent */
 	uint32_t units_cap;
@@ -249,6 +284,8 @@ struct rnic_tcp_conn {
 	 * held in-order data */
 	unsigned n_ooo;
 	uint32_t ooo_bytes;
+	uint32_t ooo_mbufs;          /* mbufs in the queue (<= TCP_OOO_MBUFS_MAX) */
+	uint32_t ooo_truesize;       /* their true size (<= rcvbuf) */
 	uint32_t ooo_recent;         /* seq of the latest out-of-order arrival */
 	uint32_t dsack_start, dsack_end;
 	uint32_t held_bytes;
@@ -325,7 +362,10 @@ struct tcp_worker {
 	struct rnic_tcp_conn *tcb_cache;  /* freed TCBs, linked by cache_next */
 	uint16_t next_port;
 	uint64_t challenge_window_tsc;
-	unsigned challenge_count;
+	unsigned challenge_left;          /* challenge ACKs left in this second */
+	/* the connection holding the most out-of-order mbufs, pruned first
+	 * when the pool runs short (NULL: none known) */
+	struct rnic_tcp_conn *ooo_hog;
 	struct rnic_tcp_stats st;
 };
 
@@ -409,6 +449,10 @@ int tcp_split_unit(struct rnic_tcp_conn *c, uint32_t idx, uint16_t first);
 void tcp_persist(struct rnic_tcp_conn *c);
 void tcp_output(struct rnic_tcp_conn *c);
 void tcp_send_ack(struct rnic_tcp_conn *c);
+/* A bare segment of a connection (@p flags, from @p seq) with its
+ * timestamps: keepalive and window probes, a lone FIN again. A peer that
+ * negotiated timestamps drops a segment without them (RFC 7323 3.2). */
+void tcp_send_bare(struct rnic_tcp_conn *c, uint32_t seq, uint8_t flags);
 /* An ACK from sequence number @p seq rather than snd_nxt (a repeat of the
  * handshake's ACK: tcp_in.c, handshake_ack_lost()). */
 void tcp_send_ack_seq(struct rnic_tcp_conn *c, uint32_t seq);
@@ -454,6 +498,8 @@ void tcp_conn_done(struct rnic_tcp_conn *c, int err);
 void tcp_conn_put(struct rnic_tcp_conn *c);
 void tcp_orphan_check(struct rnic_tcp_conn *c);
 void tcp_ooo_pull(struct rnic_tcp_conn *c);
+/* Free the whole out-of-order queue of @p c (the TCB goes). */
+void tcp_ooo_purge(struct rnic_tcp_conn *c);
 
 #define TCP_HOLD_SEGS_MAX 60000   /* mbufs in the held chain (nb_segs is 16 bits) */
 

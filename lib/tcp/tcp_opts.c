@@ -51,7 +51,8 @@ int tcp_opts_parse(const uint8_t *p, size_t len, bool syn, struct tcp_opts *o)
 			if (syn) {
 				o->ws_ok = true;
 				/* RFC 7323 2.3: larger than 14 is used as 14 */
-				o->ws = v[0] > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : v[0];
+				o->ws_clamped = v[0] > TCP_MAX_WSCALE;
+				o->ws = o->ws_clamped ? TCP_MAX_WSCALE : v[0];
 			}
 			break;
 		case TCPOPT_SACK_OK:

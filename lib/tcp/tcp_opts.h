@@ -29,6 +29,7 @@ struct tcp_sack_block {
 
 struct tcp_opts {
 	bool mss_ok, ws_ok, sack_ok, ts_ok;
+	bool ws_clamped;              /* parse: the peer's shift was above 14 */
 	uint16_t mss;
 	uint8_t ws;
 	uint32_t tsval, tsecr;

@@ -34,9 +34,12 @@ uint32_t tcp_ts_now(const struct rnic_tcp_conn *c)
 	return tcp_ts_clock(c->w) + c->ts_offset;
 }
 
+/* The receive buffer left: out-of-order data counts by the memory its
+ * mbufs hold (their true size), not by its bytes, so many small segments
+ * shrink the window as the memory they take (issue 27). */
 uint32_t tcp_rcv_window(const struct rnic_tcp_conn *c)
 {
-	uint32_t used = c->ooo_bytes + c->held_bytes;
+	uint32_t used = c->ooo_truesize + c->held_bytes;
 	return c->rcvbuf > used ? c->rcvbuf - used : 0;
 }
 
@@ -260,6 +263,14 @@ void tcp_send_ack_seq(struct rnic_tcp_conn *c, uint32_t seq)
 void tcp_send_ack(struct rnic_tcp_conn *c)
 {
 	tcp_send_ack_seq(c, c->snd_nxt);
+}
+
+void tcp_send_bare(struct rnic_tcp_conn *c, uint32_t seq, uint8_t flags)
+{
+	struct tcp_opts o;
+	tcp_data_opts(c, &o);
+	tcp_xmit(c->w, c->port, &c->key, seq, c->rcv_nxt, flags, &o, false,
+		 tcp_wnd_field(c));
 }
 
 void tcp_send_syn(struct rnic_tcp_conn *c, bool ack)
@@ -563,8 +574,7 @@ void tcp_persist(struct rnic_tcp_conn *c)
 		tcp_output(c);
 		return;
 	}
-	tcp_send_ctl(c->w, c->port, &c->key, c->snd_una - 1, c->rcv_nxt,
-		     RTE_TCP_ACK_FLAG, NULL, tcp_wnd_field(c));
+	tcp_send_bare(c, c->snd_una - 1, RTE_TCP_ACK_FLAG);
 	tcp_rtt_backoff(&c->rtt);
 	tcp_arm_rto(c);
 }

@@ -1791,15 +1791,18 @@ static void rst_validation(void **state)
 	assert_int_equal(h_b.n_out, 0);
 	assert_int_equal(h_stats(&h_b).out_of_window, 1);
 
-	/* a SYN on an established connection: challenge ACK (RFC 5961 4) */
-	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt + 5, 0, SYN, NULL, NULL, 0));
+	/* a SYN on an established connection: challenge ACK (RFC 5961 4);
+	 * with a timestamp, as every segment but a RST of a connection that
+	 * uses them must carry (RFC 7323 3.2) */
+	struct tcp_opts ts = { .ts_ok = true, .tsval = cb->ts_recent };
+	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt + 5, 0, SYN, &ts, NULL, 0));
 	rte_pktmbuf_free(next_seg(&h_b, &s));
 	assert_int_equal(s.flags, ACK);
 	assert_int_equal(cb->state, TCP_ESTABLISHED);
 	assert_int_equal(h_stats(&h_b).challenge_acks, 2);
 
 	/* an ACK for data never sent is answered and dropped */
-	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt, cb->snd_max + 100000, ACK, NULL, NULL, 0));
+	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt, cb->snd_max + 100000, ACK, &ts, NULL, 0));
 	rte_pktmbuf_free(next_seg(&h_b, &s));
 	assert_int_equal(s.flags, ACK);
 	assert_int_equal(cb->snd_una, cb->snd_max);
