@@ -17,6 +17,7 @@
 	X(ARP_SHA_MISMATCH,   "arp_sha_mismatch")             \
 	X(ARP_PENDING_FULL,   "arp_pending_full")             \
 	X(ARP_UNRESOLVED,     "arp_unresolved")               \
+	X(ARP_RATE_LIMITED,   "arp_rate_limited")             \
 	X(IP_SHORT,           "ip_short")                     \
 	X(IP_VERSION,         "ip_version")                   \
 	X(IP_HDR_LEN,         "ip_hdr_len")                   \
@@ -55,7 +56,10 @@
 	X(ND_MALFORMED,       "nd_malformed")                 \
 	X(ND_NOT_FOR_US,      "nd_not_for_us")                \
 	X(ND_PENDING_FULL,    "nd_pending_full")              \
-	X(ND_UNRESOLVED,      "nd_unresolved")
+	X(ND_UNRESOLVED,      "nd_unresolved")                \
+	X(ND_RATE_LIMITED,    "nd_rate_limited")              \
+	X(ND_FRAGMENT,        "nd_in_fragment")               \
+	X(ND_LOOPED,          "nd_looped_back")
 
 enum rnic_drop_cause {
 #define RNIC_DROP_ENUM(sym, name) RNIC_DROP_##sym,

@@ -9,6 +9,7 @@
 #include <rte_arp.h>
 #include <rte_cycles.h>
 #include <rte_malloc.h>
+#include <rte_random.h>
 
 #include "engine/stack.h"
 #include "net/arp.h"
@@ -38,6 +39,9 @@
 /* A stale entry nobody uses (never asked again) is freed this long after
  * it expired. */
 #define ARP_STALE_GC_US    60000000u
+
+_Static_assert(RNIC_ARP_ENTRIES == RNIC_NEIGH_SETS * RNIC_NEIGH_WAYS,
+	       "the ARP table is neigh.h's sets of ways");
 
 /* counters: several workers add, telemetry reads (relaxed is enough) */
 #define CNT(t, f)  __atomic_fetch_add(&(t)->f, 1, __ATOMIC_RELAXED)
@@ -79,6 +83,7 @@ int rnic_arp_table_create(struct rnic_port *p)
 	if (p->arp == NULL)
 		return -ENOMEM;
 	rte_rwlock_init(&p->arp->lock);
+	p->arp->seed = (uint32_t)rte_rand();
 	/* IPv6's neighbour cache lives and dies with ARP's */
 	int rc = rnic_nd_table_create(p);
 	if (rc != 0) {
@@ -106,60 +111,83 @@ void rnic_arp_table_free(struct rnic_port *p)
 	p->arp = NULL;
 }
 
-/* Drop the frames @p e holds (they will never resolve), counted on @p w. */
-static void arp_drop_pending(struct rnic_worker *w, struct arp_entry *e)
+/* Hand over the frames @p e holds (into @p out, RNIC_ARP_PENDING long).
+ * Caller holds the write lock. @return how many. */
+static unsigned arp_take_pending(struct rnic_arp_table *t, struct arp_entry *e,
+				 struct rte_mbuf **out)
 {
-	for (unsigned i = 0; i < e->n_pending; i++)
-		rnic_worker_drop(w, RNIC_DROP_ARP_UNRESOLVED, e->pending[i]);
+	unsigned n = e->n_pending;
+	memcpy(out, e->pending, n * sizeof(out[0]));
 	e->n_pending = 0;
+	t->n_held -= n;
+	return n;
 }
 
-static inline unsigned arp_hash(uint32_t ip)
+/* Drop the frames @p e holds (they will never resolve), counted on @p w. */
+static void arp_drop_pending(struct rnic_worker *w, struct rnic_arp_table *t,
+			     struct arp_entry *e)
 {
-	return (ip * 2654435761u) >> 24; /* 8 bits: RNIC_ARP_ENTRIES = 256 */
+	struct rte_mbuf *m[RNIC_ARP_PENDING];
+	unsigned n = arp_take_pending(t, e, m);
+	for (unsigned i = 0; i < n; i++)
+		rnic_worker_drop(w, RNIC_DROP_ARP_UNRESOLVED, m[i]);
 }
 
-/* Entry for @p ip, or NULL. Caller holds the lock. */
+/* The first entry of @p ip's set. */
+static struct arp_entry *arp_set(struct rnic_arp_table *t, uint32_t ip)
+{
+	uint8_t key[4] = { (uint8_t)(ip >> 24), (uint8_t)(ip >> 16), (uint8_t)(ip >> 8),
+			   (uint8_t)ip };
+	return &t->e[rnic_neigh_set(rnic_neigh_hash(key, 4, t->seed)) * RNIC_NEIGH_WAYS];
+}
+
+/* Entry for @p ip, or NULL: a look at its set. Caller holds the lock. */
 static struct arp_entry *arp_find(struct rnic_arp_table *t, uint32_t ip)
 {
-	unsigned h = arp_hash(ip);
-	for (unsigned i = 0; i < RNIC_ARP_ENTRIES; i++) {
-		struct arp_entry *e = &t->e[(h + i) % RNIC_ARP_ENTRIES];
-		if (e->state != ARP_FREE && e->ip == ip)
-			return e;
-	}
+	struct arp_entry *set = arp_set(t, ip);
+	for (unsigned i = 0; i < RNIC_NEIGH_WAYS; i++)
+		if (set[i].state != ARP_FREE && set[i].ip == ip)
+			return &set[i];
 	return NULL;
 }
 
-/*
- * A slot for a new entry. Free slots first; then the oldest unresolved
- * entry (its held frames are dropped): a flood of packets from spoofed
- * on-link sources fills the table with such entries, and must never evict
- * the resolved neighbours real traffic uses; only then the oldest resolved
- * one. Caller holds the write lock.
- */
-static struct arp_entry *arp_slot(struct rnic_worker *w,
-				  struct rnic_arp_table *t, uint32_t ip)
+/* What @p e is to the replacement policy (neigh.h); its age in *@p stamp. */
+static enum rnic_neigh_class arp_class(const struct arp_entry *e, uint64_t *stamp)
 {
-	unsigned h = arp_hash(ip);
-	struct arp_entry *incomplete = NULL, *reachable = NULL;
-	for (unsigned i = 0; i < RNIC_ARP_ENTRIES; i++) {
-		struct arp_entry *e = &t->e[(h + i) % RNIC_ARP_ENTRIES];
-		if (e->state == ARP_FREE)
-			return e;
-		if (e->state == ARP_INCOMPLETE) {
-			if (incomplete == NULL || e->first_tsc < incomplete->first_tsc)
-				incomplete = e;
-		} else if (reachable == NULL || e->expire_tsc < reachable->expire_tsc) {
-			reachable = e;
-		}
-	}
-	struct arp_entry *victim = incomplete ? incomplete : reachable;
-	if (victim) {
+	*stamp = e->state == ARP_INCOMPLETE ? e->first_tsc : e->expire_tsc;
+	if (e->state == ARP_FREE)
+		return RNIC_NEIGH_FREE;
+	if (e->state == ARP_INCOMPLETE)
+		return RNIC_NEIGH_RESOLVING;
+	if (e->n_pending > 0 || e->probes > 0)   /* being refreshed: in use */
+		return RNIC_NEIGH_BUSY;
+	return e->learnt ? RNIC_NEIGH_LEARNT : RNIC_NEIGH_IDLE;
+}
+
+/*
+ * A slot for a new entry for @p ip wanted for @p cause, by neigh.h's
+ * policy (a flood of requests from spoofed senders can take only free
+ * slots and the entries such requests made; never a neighbour this host
+ * resolved or uses): its frames dropped, cleared. NULL: none may be taken.
+ * Caller holds the write lock.
+ */
+static struct arp_entry *arp_slot(struct rnic_worker *w, struct rnic_arp_table *t,
+				  uint32_t ip, enum rnic_neigh_cause cause)
+{
+	struct arp_entry *set = arp_set(t, ip);
+	enum rnic_neigh_class cls[RNIC_NEIGH_WAYS];
+	uint64_t stamp[RNIC_NEIGH_WAYS];
+	for (unsigned i = 0; i < RNIC_NEIGH_WAYS; i++)
+		cls[i] = arp_class(&set[i], &stamp[i]);
+	int k = rnic_neigh_pick(cls, stamp, RNIC_NEIGH_WAYS, cause);
+	if (k < 0)
+		return NULL;
+	struct arp_entry *victim = &set[k];
+	if (victim->state != ARP_FREE) {
 		if (victim->n_pending)
 			__atomic_fetch_add(&t->evicted_frames, victim->n_pending,
 					   __ATOMIC_RELAXED);
-		arp_drop_pending(w, victim);
+		arp_drop_pending(w, t, victim);
 		memset(victim, 0, sizeof(*victim));
 		arp_changed(t);
 	}
@@ -231,11 +259,20 @@ void rnic_arp_announce(struct rnic_worker *w, struct rnic_port *p)
 			rnic_arp_announce_ip(w, p, p->taken_ip[i]);
 }
 
+/* What a received ARP may do for its sender with no entry. */
+enum arp_learn_mode {
+	ARP_UPDATE_ONLY,     /* not for us: refresh a known sender, nothing more */
+	ARP_NO_CREATE,       /* for us but not a request (a reply we did not
+			      * ask for, gratuitous): refresh; a new one refused */
+	ARP_CREATE,          /* a request for us (RFC 826): may add the sender,
+			      * where neigh.h's policy finds a slot */
+};
+
 /* Learn or refresh ip -> mac; send frames that waited for it. Takes the
- * write lock. @p create: add an entry when there is none (RFC 826 adds only
- * when the frame was for us). */
+ * write lock. Refused creations count as create_refused (as Linux with
+ * arp_accept=0, no entry is made from a reply or a gratuitous ARP). */
 static void arp_learn(struct rnic_worker *w, struct rnic_port *p, uint32_t ip,
-		      const struct rte_ether_addr *mac, bool create)
+		      const struct rte_ether_addr *mac, enum arp_learn_mode mode)
 {
 	struct rnic_arp_table *t = p->arp;
 	struct rte_mbuf *send[RNIC_ARP_PENDING];
@@ -243,8 +280,15 @@ static void arp_learn(struct rnic_worker *w, struct rnic_port *p, uint32_t ip,
 
 	rte_rwlock_write_lock(&t->lock);
 	struct arp_entry *e = arp_find(t, ip);
-	if (e == NULL && create && (e = arp_slot(w, t, ip)) != NULL)
-		e->ip = ip;
+	if (e == NULL && mode == ARP_CREATE) {
+		e = arp_slot(w, t, ip, RNIC_NEIGH_UNSOLICITED);
+		if (e != NULL) {
+			e->ip = ip;
+			e->learnt = true;
+		}
+	}
+	if (e == NULL && mode != ARP_UPDATE_ONLY)
+		CNT(t, create_refused);
 	if (e != NULL) {
 		if (e->state != ARP_REACHABLE || !rte_is_same_ether_addr(&e->mac, mac))
 			arp_changed(t);
@@ -252,9 +296,7 @@ static void arp_learn(struct rnic_worker *w, struct rnic_port *p, uint32_t ip,
 		e->state = ARP_REACHABLE;
 		e->expire_tsc = rte_rdtsc() + us_to_tsc(RNIC_ARP_TTL_US);
 		e->probes = 0;
-		n = e->n_pending;
-		memcpy(send, e->pending, n * sizeof(send[0]));
-		e->n_pending = 0;
+		n = arp_take_pending(t, e, send);
 	}
 	rte_rwlock_write_unlock(&t->lock);
 	for (unsigned i = 0; i < n; i++) {
@@ -305,9 +347,16 @@ void rnic_arp_input(struct rnic_worker *w, struct rnic_port *p,
 		CNT(p->arp, replies_in);
 	/* ours: the port's address, or one it took over (failover) */
 	bool for_us = rnic_port_has_ip(p, tip);
-	/* RFC 826 merge: refresh a known sender; add it when the frame is ours */
+	bool gratuitous = sip == tip;
+	if (gratuitous)
+		CNT(p->arp, gratuitous_in);
+	/* RFC 826 merge: refresh a known sender; add it when the frame is a
+	 * request for us (not a reply nobody asked for, not a gratuitous ARP) */
+	enum arp_learn_mode mode = !for_us && !gratuitous ? ARP_UPDATE_ONLY :
+				   for_us && !gratuitous && op == RTE_ARP_OP_REQUEST ?
+				   ARP_CREATE : ARP_NO_CREATE;
 	if (sip != 0 && !rnic_port_has_ip(p, sip) && rnic_port_on_link(p, sip))
-		arp_learn(w, p, sip, &ah->arp_data.arp_sha, for_us);
+		arp_learn(w, p, sip, &ah->arp_data.arp_sha, mode);
 	if (!for_us || sip == tip) {  /* not ours, or someone's gratuitous ARP */
 		if (!for_us)
 			rnic_worker_drop(w, RNIC_DROP_ARP_NOT_FOR_US, m);
@@ -316,6 +365,12 @@ void rnic_arp_input(struct rnic_worker *w, struct rnic_port *p,
 		return;
 	}
 	if (op == RTE_ARP_OP_REQUEST) {
+		/* answers are budgeted: a request flood is not a reflector */
+		if (!rnic_neigh_answer_ok(&p->arp->answers, rte_rdtsc(),
+					  us_to_tsc(RNIC_NEIGH_WINDOW_US))) {
+			rnic_worker_drop(w, RNIC_DROP_ARP_RATE_LIMITED, m);
+			return;
+		}
 		/* turn the request around in place */
 		ah->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
 		ah->arp_data.arp_tha = ah->arp_data.arp_sha;
@@ -361,6 +416,8 @@ void rnic_arp_resolve_hint(struct rnic_worker *w, struct rnic_port *p,
 	struct arp_entry *e = arp_find(t, ip);
 	if (e != NULL && e->state == ARP_REACHABLE && e->expire_tsc > now) {
 		eh->dst_addr = e->mac;
+		if (unlikely(__atomic_load_n(&e->learnt, __ATOMIC_RELAXED)))
+			__atomic_store_n(&e->learnt, false, __ATOMIC_RELAXED);   /* in use */
 		if (h != NULL)
 			*h = (struct rnic_arp_hint){ .port = p, .ip = ip, .gen = t->gen,
 						     .until_tsc = e->expire_tsc, .mac = e->mac };
@@ -377,6 +434,7 @@ void rnic_arp_resolve_hint(struct rnic_worker *w, struct rnic_port *p,
 	if (e != NULL && e->state == ARP_REACHABLE && !arp_probes_failed(e, now)) {
 		/* answered meanwhile, or stale: send, and refresh a stale one */
 		eh->dst_addr = e->mac;
+		e->learnt = false;
 		if (e->expire_tsc <= now && now - e->last_request_tsc >= us_to_tsc(ARP_REFRESH_US)) {
 			arp_probe_sent(e, now);
 			ask = true;
@@ -389,18 +447,27 @@ void rnic_arp_resolve_hint(struct rnic_worker *w, struct rnic_port *p,
 		}
 		return;
 	}
-	if (e == NULL && (e = arp_slot(w, t, ip)) != NULL) {
+	if (e == NULL && (e = arp_slot(w, t, ip, RNIC_NEIGH_OWN)) != NULL) {
 		e->ip = ip;
 		e->state = ARP_INCOMPLETE;
 	}
 	/* lazy ageing: frames that waited too long go before a new one joins */
 	if (e != NULL && e->n_pending > 0 &&
 	    now - e->first_tsc >= us_to_tsc(ARP_GIVE_UP_US)) {
-		arp_drop_pending(w, e);
+		arp_drop_pending(w, t, e);
 		__atomic_fetch_add(&t->timeouts, 1, __ATOMIC_RELAXED);
 	}
-	if (e == NULL || e->n_pending == RNIC_ARP_PENDING) {
+	/* held: at most RNIC_ARP_PENDING per address, RNIC_NEIGH_HELD_MAX in all
+	 * (a new entry that cannot hold its frame still asks) */
+	if (e == NULL || e->n_pending == RNIC_ARP_PENDING || t->n_held >= RNIC_NEIGH_HELD_MAX) {
+		if (e != NULL && e->state == ARP_INCOMPLETE &&
+		    now - e->last_request_tsc >= us_to_tsc(ARP_RETRY_US)) {
+			e->last_request_tsc = now;
+			ask = true;
+		}
 		rte_rwlock_write_unlock(&t->lock);
+		if (ask)
+			arp_send_request(w, p, ip);
 		rnic_worker_drop(w, RNIC_DROP_ARP_PENDING_FULL, m);
 		return;
 	}
@@ -412,6 +479,7 @@ void rnic_arp_resolve_hint(struct rnic_worker *w, struct rnic_port *p,
 	if (e->n_pending == 0)
 		e->first_tsc = now;
 	e->pending[e->n_pending++] = m;
+	t->n_held++;
 	if (now - e->last_request_tsc >= us_to_tsc(ARP_RETRY_US)) {
 		e->last_request_tsc = now;
 		ask = true;
@@ -471,7 +539,7 @@ unsigned rnic_arp_poll(struct rnic_worker *w, struct rnic_port *p)
 			ask[n_ask++] = e->ip;
 		} else if (e->n_pending > 0 &&
 			   now - e->first_tsc >= us_to_tsc(ARP_GIVE_UP_US)) {
-			arp_drop_pending(w, e);
+			arp_drop_pending(w, t, e);
 			memset(e, 0, sizeof(*e));
 			arp_changed(t);
 			__atomic_fetch_add(&t->timeouts, 1, __ATOMIC_RELAXED);
@@ -502,6 +570,8 @@ void rnic_arp_stats(const struct rnic_stack *st, struct rnic_arp_stats *s)
 		s->gratuitous_out += LOAD(t, gratuitous_out);
 		s->timeouts += LOAD(t, timeouts);
 		s->refreshes += LOAD(t, refreshes_out);
+		s->create_refused += LOAD(t, create_refused);
+		s->gratuitous_in += LOAD(t, gratuitous_in);
 		/* a racy snapshot is fine for a gauge read by telemetry */
 		for (unsigned k = 0; k < RNIC_ARP_ENTRIES; k++)
 			s->entries += t->e[k].state == ARP_REACHABLE;

@@ -15,6 +15,7 @@
 #include <rte_mbuf.h>
 #include <rte_rwlock.h>
 
+#include "net/neigh.h"
 #include "net/net.h"
 
 enum arp_state { ARP_FREE = 0, ARP_INCOMPLETE, ARP_REACHABLE };
@@ -30,13 +31,20 @@ struct arp_entry {
 	 * entry was last confirmed, and when the first of them went out */
 	unsigned probes;
 	uint64_t probe_start_tsc;
+	bool learnt;                 /* made by a request's sender, not sent to since */
 	unsigned n_pending;
 	struct rte_mbuf *pending[RNIC_ARP_PENDING];
 };
 
 struct rnic_arp_table {
 	rte_rwlock_t lock;
-	struct arp_entry e[RNIC_ARP_ENTRIES];
+	struct arp_entry e[RNIC_ARP_ENTRIES];   /* RNIC_NEIGH_SETS sets of WAYS */
+	uint32_t seed;               /* of the set hash (neigh.h) */
+	unsigned n_held;             /* frames held over all entries (write lock) */
+	struct rnic_neigh_limit answers;   /* replies to requests */
+	uint64_t create_refused;     /* senders not cached: gratuitous, unsolicited
+				      * reply, or no slot neigh.h's policy allows */
+	uint64_t gratuitous_in;      /* gratuitous ARPs (sender = target address) */
 	/* relaxed atomics: several workers count */
 	uint64_t requests_in, replies_in, requests_out, replies_out,
 		 gratuitous_out, timeouts;

@@ -146,6 +146,7 @@ uint16_t rnic_net_l4_cksum6(const struct rte_mbuf *m, uint32_t off, const uint8_
 struct rnic_nd_stats {
 	uint64_t ns_in, na_in, ns_out, na_out, unsolicited_na_out, dad_ns_out,
 		 dad_conflicts, entries, timeouts, probes_out, ptb_in;
+	uint64_t create_refused;   /* senders not cached (neigh.h's policy) */
 };
 void rnic_nd_stats(const struct rnic_stack *st, struct rnic_nd_stats *s);
 

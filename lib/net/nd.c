@@ -18,6 +18,7 @@
 #include <rte_ethdev.h>
 #include <rte_ip.h>
 #include <rte_malloc.h>
+#include <rte_random.h>
 
 #include "engine/stack.h"
 #include "net/nd.h"
@@ -30,6 +31,7 @@
 #define ND_HOPS 255              /* RFC 4861: every ND message, checked on receipt */
 #define ND_OPT_SLLA 1
 #define ND_OPT_TLLA 2
+#define ND_OPT_NONCE 14          /* RFC 7527 */
 #define NA_FLAG_ROUTER    0x80
 #define NA_FLAG_SOLICITED 0x40
 #define NA_FLAG_OVERRIDE  0x20
@@ -86,6 +88,9 @@ int rnic_nd_table_create(struct rnic_port *p)
 	if (p->nd == NULL)
 		return -ENOMEM;
 	rte_rwlock_init(&p->nd->lock);
+	p->nd->seed = (uint32_t)rte_rand();
+	uint64_t nonce = rte_rand();
+	memcpy(p->nd->dad_nonce, &nonce, sizeof(p->nd->dad_nonce));
 	p->n_ip6 = 0;
 	/* IPv6 is on where the configuration gives an IPv6 address; a port
 	 * without one stays IPv4-only (no link-local address, no ND) */
@@ -123,55 +128,76 @@ void rnic_nd_table_free(struct rnic_port *p)
 
 /* ------------------------------------------------------------- the cache */
 
-static unsigned nd_hash(const uint8_t ip[16])
+/* The first entry of @p ip's set. */
+static struct nd_entry *nd_set(struct rnic_nd_table *t, const uint8_t ip[16])
 {
-	uint32_t h;
-	memcpy(&h, ip + 12, 4);
-	return (h * 2654435761u) >> 24;   /* 8 bits: RNIC_ND_ENTRIES = 256 */
+	return &t->e[rnic_neigh_set(rnic_neigh_hash(ip, 16, t->seed)) * RNIC_NEIGH_WAYS];
 }
 
-/* Entry for @p ip, or NULL. Caller holds the lock. */
+/* Entry for @p ip, or NULL: a look at its set. Caller holds the lock. */
 static struct nd_entry *nd_find(struct rnic_nd_table *t, const uint8_t ip[16])
 {
-	unsigned h = nd_hash(ip);
-	for (unsigned i = 0; i < RNIC_ND_ENTRIES; i++) {
-		struct nd_entry *e = &t->e[(h + i) % RNIC_ND_ENTRIES];
-		if (e->state != ND_FREE && !memcmp(e->ip, ip, 16))
-			return e;
-	}
+	struct nd_entry *set = nd_set(t, ip);
+	for (unsigned i = 0; i < RNIC_NEIGH_WAYS; i++)
+		if (set[i].state != ND_FREE && !memcmp(set[i].ip, ip, 16))
+			return &set[i];
 	return NULL;
 }
 
-static void nd_drop_pending(struct rnic_worker *w, struct nd_entry *e)
+/* Hand over the frames @p e holds (into @p out, RNIC_ND_PENDING long).
+ * Caller holds the write lock. @return how many. */
+static unsigned nd_take_pending(struct rnic_nd_table *t, struct nd_entry *e,
+				struct rte_mbuf **out)
 {
-	for (unsigned i = 0; i < e->n_pending; i++)
-		rnic_worker_drop(w, RNIC_DROP_ND_UNRESOLVED, e->pending[i]);
+	unsigned n = e->n_pending;
+	memcpy(out, e->pending, n * sizeof(out[0]));
 	e->n_pending = 0;
+	t->n_held -= n;
+	return n;
 }
 
-/* A slot for a new entry: a free one, else the oldest INCOMPLETE (a flood
- * from spoofed sources must not evict the neighbours in use), else the
- * least recently confirmed. Caller holds the write lock. */
-static struct nd_entry *nd_slot(struct rnic_worker *w, struct rnic_nd_table *t,
-				const uint8_t ip[16])
+static void nd_drop_pending(struct rnic_worker *w, struct rnic_nd_table *t, struct nd_entry *e)
 {
-	unsigned h = nd_hash(ip);
-	struct nd_entry *inc = NULL, *old = NULL;
-	for (unsigned i = 0; i < RNIC_ND_ENTRIES; i++) {
-		struct nd_entry *e = &t->e[(h + i) % RNIC_ND_ENTRIES];
-		if (e->state == ND_FREE) {
-			memcpy(e->ip, ip, 16);
-			return e;
-		}
-		if (e->state == ND_INCOMPLETE) {
-			if (inc == NULL || e->state_tsc < inc->state_tsc)
-				inc = e;
-		} else if (old == NULL || e->state_tsc < old->state_tsc) {
-			old = e;
-		}
+	struct rte_mbuf *m[RNIC_ND_PENDING];
+	unsigned n = nd_take_pending(t, e, m);
+	for (unsigned i = 0; i < n; i++)
+		rnic_worker_drop(w, RNIC_DROP_ND_UNRESOLVED, m[i]);
+}
+
+/* What @p e is to the replacement policy (neigh.h). */
+static enum rnic_neigh_class nd_class(const struct nd_entry *e)
+{
+	switch (e->state) {
+	case ND_FREE:
+		return RNIC_NEIGH_FREE;
+	case ND_INCOMPLETE:
+		return RNIC_NEIGH_RESOLVING;
+	case ND_REACHABLE:
+	case ND_STALE:
+		return e->learnt ? RNIC_NEIGH_LEARNT : RNIC_NEIGH_IDLE;
+	default:   /* DELAY, PROBE: in use */
+		return RNIC_NEIGH_BUSY;
 	}
-	struct nd_entry *v = inc ? inc : old;
-	nd_drop_pending(w, v);
+}
+
+/* A slot for a new entry for @p ip wanted for @p cause, by neigh.h's
+ * policy: its frames dropped, cleared, the address set. NULL: none may be
+ * taken. Caller holds the write lock. */
+static struct nd_entry *nd_slot(struct rnic_worker *w, struct rnic_nd_table *t,
+				const uint8_t ip[16], enum rnic_neigh_cause cause)
+{
+	struct nd_entry *set = nd_set(t, ip);
+	enum rnic_neigh_class cls[RNIC_NEIGH_WAYS];
+	uint64_t stamp[RNIC_NEIGH_WAYS];
+	for (unsigned i = 0; i < RNIC_NEIGH_WAYS; i++) {
+		cls[i] = nd_class(&set[i]);
+		stamp[i] = set[i].state_tsc;
+	}
+	int k = rnic_neigh_pick(cls, stamp, RNIC_NEIGH_WAYS, cause);
+	if (k < 0)
+		return NULL;
+	struct nd_entry *v = &set[k];
+	nd_drop_pending(w, t, v);
 	memset(v, 0, sizeof(*v));
 	memcpy(v->ip, ip, 16);
 	return v;
@@ -219,15 +245,21 @@ static void nd_send(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf 
 	rnic_ipv6_xmit(w, p, m, src, dst, IPPROTO_ICMPV6, ND_HOPS, l2_dst);
 }
 
+static uint8_t nd_override(const struct rnic_port *p, const uint8_t target[16]);
+
 /* A solicitation for @p target: multicast to its solicited-node group
- * (@p l2_dst NULL) or unicast to the cached address (reachability probe). */
+ * (@p l2_dst NULL) or unicast to the cached address (reachability probe).
+ * From an optimistic address it carries no source link-layer address
+ * option (RFC 4429 2.2 and 3.3: it would overwrite the cache entry of the
+ * node that may own the address); the target then resolves us itself. */
 static void nd_send_ns(struct rnic_worker *w, struct rnic_port *p, const uint8_t target[16],
 		       const struct rte_ether_addr *l2_dst)
 {
 	uint8_t src[16], dst[16];
 	if (rnic_port_ip6_src(p, target, src) != 0)
 		return;
-	struct rte_mbuf *m = nd_build(p, ND_NEIGHBOR_SOLICIT, 0, target, ND_OPT_SLLA);
+	uint8_t opt = nd_override(p, src) == 0 ? 0 : ND_OPT_SLLA;
+	struct rte_mbuf *m = nd_build(p, ND_NEIGHBOR_SOLICIT, 0, target, opt);
 	if (m == NULL) {
 		w->drops[RNIC_DROP_NO_MBUF]++;
 		return;
@@ -253,6 +285,25 @@ static void nd_send_na(struct rnic_worker *w, struct rnic_port *p, const uint8_t
 	nd_send(w, p, m, target, dst, l2_dst);
 }
 
+/* A solicited advertisement of @p target to @p dst whose link-layer address
+ * we do not know (a unicast solicitation without the source option): RFC
+ * 4861 7.2.4 has the node resolve it first, so the advertisement goes the
+ * way of any datagram, held while a multicast solicitation asks. */
+static void nd_send_na_resolve(struct rnic_worker *w, struct rnic_port *p,
+			       const uint8_t target[16], const uint8_t dst[16], uint8_t flags)
+{
+	struct rte_mbuf *m = nd_build(p, ND_NEIGHBOR_ADVERT, flags, target, ND_OPT_TLLA);
+	if (m == NULL) {
+		w->drops[RNIC_DROP_NO_MBUF]++;
+		return;
+	}
+	struct nd_msg *nm = rte_pktmbuf_mtod(m, struct nd_msg *);
+	nm->cksum = (uint16_t)~rnic_net_l4_cksum6(m, 0, target, dst, IPPROTO_ICMPV6,
+						  rte_pktmbuf_pkt_len(m));
+	CNT(p->nd, na_out);
+	rnic_ipv6_output_hops(w, p, m, target, dst, IPPROTO_ICMPV6, 0, ND_HOPS);
+}
+
 /* The override flag for an advertisement of @p target: clear while the
  * address is optimistic (RFC 4429 section 3.3: it must not displace a
  * cached entry of the node that may own it), set otherwise. */
@@ -271,16 +322,23 @@ static uint8_t nd_override(const struct rnic_port *p, const uint8_t target[16])
 	return NA_FLAG_OVERRIDE;
 }
 
-/* DAD probe (RFC 4862 5.4.2): from the unspecified address, no option. */
+/* DAD probe (RFC 4862 5.4.2): from the unspecified address, no link-layer
+ * option; the port's nonce option (RFC 7527) tells our own probe, looped
+ * back to us, from another node's. */
 static void nd_send_dad(struct rnic_worker *w, struct rnic_port *p, const uint8_t target[16])
 {
 	static const uint8_t unspec[16];
 	uint8_t dst[16];
 	struct rte_mbuf *m = nd_build(p, ND_NEIGHBOR_SOLICIT, 0, target, 0);
-	if (m == NULL) {
+	uint8_t *o = m != NULL ? (uint8_t *)rte_pktmbuf_append(m, 8) : NULL;
+	if (o == NULL) {
+		rte_pktmbuf_free(m);
 		w->drops[RNIC_DROP_NO_MBUF]++;
 		return;
 	}
+	o[0] = ND_OPT_NONCE;
+	o[1] = 1;
+	memcpy(o + 2, p->nd->dad_nonce, 6);
 	rnic_ip6_solicited_node(target, dst);
 	CNT(p->nd, dad_ns_out);
 	nd_send(w, p, m, unspec, dst, NULL);
@@ -336,13 +394,19 @@ static void nd_dad_conflict(struct rnic_port *p, const uint8_t target[16])
 
 /* ---------------------------------------------------------------- receive */
 
+/* The options of an NS or NA that rnic reads. */
+struct nd_opts {
+	const struct rte_ether_addr *lla;   /* source (NS) or target (NA) link-layer */
+	const uint8_t *nonce;               /* a 6-byte nonce (RFC 7527), NS only */
+};
+
 /*
- * Validity checks of RFC 4861 7.1.1 / 7.1.2 and the options. @return the
- * link-layer address option's address in *lla (NULL when absent), or -1
- * (malformed).
+ * Validity checks of RFC 4861 7.1.1 / 7.1.2 and the options; @p want_opt is
+ * the link-layer option the message may carry. @return 0 with the options
+ * in *@p opts (NULL fields when absent), or -1 (malformed).
  */
 static int nd_parse(const struct rte_mbuf *m, const struct rte_ipv6_hdr *ip, uint32_t off,
-		    uint32_t len, uint8_t want_opt, const struct rte_ether_addr **lla)
+		    uint32_t len, uint8_t want_opt, struct nd_opts *opts)
 {
 	if (ip->hop_limits != ND_HOPS || len < sizeof(struct nd_msg) ||
 	    rte_pktmbuf_data_len(m) < off + len)
@@ -352,14 +416,17 @@ static int nd_parse(const struct rte_mbuf *m, const struct rte_ipv6_hdr *ip, uin
 		return -1;
 	const uint8_t *o = (const uint8_t *)(nm + 1);
 	uint32_t left = len - (uint32_t)sizeof(*nm);
-	*lla = NULL;
+	opts->lla = NULL;
+	opts->nonce = NULL;
 	while (left > 0) {
 		if (left < 2 || o[1] == 0 || o[1] * 8u > left)
 			return -1;
 		if (o[0] == want_opt) {
 			if (o[1] != 1)
 				return -1;
-			*lla = (const struct rte_ether_addr *)(o + 2);
+			opts->lla = (const struct rte_ether_addr *)(o + 2);
+		} else if (o[0] == ND_OPT_NONCE && o[1] == 1 && want_opt == ND_OPT_SLLA) {
+			opts->nonce = o + 2;   /* longer nonces are never ours */
 		}
 		left -= o[1] * 8u;
 		o += o[1] * 8u;
@@ -367,9 +434,22 @@ static int nd_parse(const struct rte_mbuf *m, const struct rte_ipv6_hdr *ip, uin
 	return 0;
 }
 
+/* Send @p n frames that waited for @p mac. */
+static void nd_release(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf **send,
+		       unsigned n, const struct rte_ether_addr *mac)
+{
+	for (unsigned i = 0; i < n; i++) {
+		rte_pktmbuf_mtod(send[i], struct rte_ether_hdr *)->dst_addr = *mac;
+		rnic_worker_tx(w, p, send[i]);
+	}
+}
+
 /* Learn @p mac for @p ip as RFC 4861 7.2.3 says for a solicitation's
- * source: a new entry or a changed address is STALE; frames waiting for
- * it go now. */
+ * source: a changed address makes a known entry STALE; frames waiting for
+ * it go now. A new entry is made only where neigh.h's policy lets
+ * unsolicited traffic make one (else counted as create_refused). One look
+ * at the set under the read lock settles the common case, a neighbour
+ * already known with that address. */
 static void nd_learn_stale(struct rnic_worker *w, struct rnic_port *p, const uint8_t ip[16],
 			   const struct rte_ether_addr *mac)
 {
@@ -378,10 +458,25 @@ static void nd_learn_stale(struct rnic_worker *w, struct rnic_port *p, const uin
 	unsigned n = 0;
 	uint64_t now = rte_rdtsc();
 
-	rte_rwlock_write_lock(&t->lock);
+	rte_rwlock_read_lock(&t->lock);
 	struct nd_entry *e = nd_find(t, ip);
-	if (e == NULL)
-		e = nd_slot(w, t, ip);
+	bool known = e != NULL && e->state != ND_INCOMPLETE &&
+		     rte_is_same_ether_addr(&e->mac, mac);
+	rte_rwlock_read_unlock(&t->lock);
+	if (known)
+		return;
+
+	rte_rwlock_write_lock(&t->lock);
+	e = nd_find(t, ip);
+	if (e == NULL) {
+		e = nd_slot(w, t, ip, RNIC_NEIGH_UNSOLICITED);
+		if (e == NULL) {
+			rte_rwlock_write_unlock(&t->lock);
+			CNT(t, create_refused);
+			return;
+		}
+		e->learnt = true;
+	}
 	if (e->state == ND_FREE || e->state == ND_INCOMPLETE ||
 	    !rte_is_same_ether_addr(&e->mac, mac)) {
 		e->mac = *mac;
@@ -389,20 +484,22 @@ static void nd_learn_stale(struct rnic_worker *w, struct rnic_port *p, const uin
 		e->state_tsc = now;
 		e->probes = 0;
 	}
-	n = e->n_pending;
-	memcpy(send, e->pending, n * sizeof(send[0]));
-	e->n_pending = 0;
+	n = nd_take_pending(t, e, send);
 	rte_rwlock_write_unlock(&t->lock);
-	for (unsigned i = 0; i < n; i++) {
-		rte_pktmbuf_mtod(send[i], struct rte_ether_hdr *)->dst_addr = *mac;
-		rnic_worker_tx(w, p, send[i]);
-	}
+	nd_release(w, p, send, n, mac);
+}
+
+/* Is the DAD probe in @p m our own, looped back (RFC 7527 nonce)? */
+static bool nd_own_probe(const struct rnic_port *p, const struct nd_opts *o)
+{
+	return o->nonce != NULL && !memcmp(o->nonce, p->nd->dad_nonce, 6);
 }
 
 static void nd_input_ns(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
 			const struct rte_ipv6_hdr *ip, const struct nd_msg *nm,
-			const struct rte_ether_addr *slla)
+			const struct nd_opts *opts)
 {
+	const struct rte_ether_addr *slla = opts->lla;
 	bool unspec = rnic_ip6_is_unspecified(ip->src_addr);
 	uint8_t target[16], peer[16];
 
@@ -417,6 +514,10 @@ static void nd_input_ns(struct rnic_worker *w, struct rnic_port *p, struct rte_m
 			rnic_worker_drop(w, RNIC_DROP_ND_MALFORMED, m);
 			return;
 		}
+		if (nd_own_probe(p, opts)) {
+			rnic_worker_drop(w, RNIC_DROP_ND_LOOPED, m);
+			return;
+		}
 		/* someone else probes an address we are still probing */
 		nd_dad_conflict(p, target);
 	}
@@ -424,30 +525,41 @@ static void nd_input_ns(struct rnic_worker *w, struct rnic_port *p, struct rte_m
 		rnic_worker_drop(w, RNIC_DROP_ND_NOT_FOR_US, m);
 		return;
 	}
-	rte_pktmbuf_free(m);
-	if (unspec) {   /* answer a prober to all-nodes (RFC 4861 7.2.4) */
-		nd_send_na(w, p, target, all_nodes, nd_override(p, target), NULL);
+	/* the sender is learnt whether or not it gets an answer now */
+	if (slla != NULL)
+		nd_learn_stale(w, p, peer, slla);
+	if (!rnic_neigh_answer_ok(&p->nd->answers, rte_rdtsc(),
+				  us_to_tsc(RNIC_NEIGH_WINDOW_US))) {
+		rnic_worker_drop(w, RNIC_DROP_ND_RATE_LIMITED, m);
 		return;
 	}
-	const struct rte_ether_addr *to = NULL;
-	struct rte_ether_addr mac;
+	rte_pktmbuf_free(m);
+	uint8_t flags = nd_override(p, target);
+	if (unspec) {   /* answer a prober to all-nodes (RFC 4861 7.2.4) */
+		nd_send_na(w, p, target, all_nodes, flags, NULL);
+		return;
+	}
+	flags |= NA_FLAG_SOLICITED;
 	if (slla != NULL) {
-		nd_learn_stale(w, p, peer, slla);
-		mac = *slla;
-		to = &mac;
+		struct rte_ether_addr mac = *slla;
+		nd_send_na(w, p, target, peer, flags, &mac);
+		return;
 	}
-	if (to == NULL) {  /* a unicast probe without the option: the cache knows */
-		rte_rwlock_read_lock(&p->nd->lock);
-		struct nd_entry *e = nd_find(p->nd, peer);
-		if (e != NULL && e->state != ND_INCOMPLETE) {
-			mac = e->mac;
-			to = &mac;
-		}
-		rte_rwlock_read_unlock(&p->nd->lock);
-		if (to == NULL)
-			return;
+	/* a unicast probe without the option: to the cached address, or
+	 * resolved first (RFC 4861 7.2.4, last paragraph) */
+	struct rte_ether_addr mac;
+	bool known = false;
+	rte_rwlock_read_lock(&p->nd->lock);
+	struct nd_entry *e = nd_find(p->nd, peer);
+	if (e != NULL && e->state != ND_INCOMPLETE) {
+		mac = e->mac;
+		known = true;
 	}
-	nd_send_na(w, p, target, peer, NA_FLAG_SOLICITED | nd_override(p, target), to);
+	rte_rwlock_read_unlock(&p->nd->lock);
+	if (known)
+		nd_send_na(w, p, target, peer, flags, &mac);
+	else
+		nd_send_na_resolve(w, p, target, peer, flags);
 }
 
 static void nd_input_na(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
@@ -484,9 +596,7 @@ static void nd_input_na(struct rnic_worker *w, struct rnic_port *p, struct rte_m
 			e->state = solicited ? ND_REACHABLE : ND_STALE;
 			e->state_tsc = now;
 			e->probes = 0;
-			n = e->n_pending;
-			memcpy(send, e->pending, n * sizeof(send[0]));
-			e->n_pending = 0;
+			n = nd_take_pending(t, e, send);
 		}
 	} else {
 		bool changed = tlla != NULL && !rte_is_same_ether_addr(tlla, &e->mac);
@@ -512,10 +622,7 @@ static void nd_input_na(struct rnic_worker *w, struct rnic_port *p, struct rte_m
 		mac = e->mac;
 	rte_rwlock_write_unlock(&t->lock);
 	rte_pktmbuf_free(m);
-	for (unsigned i = 0; i < n; i++) {
-		rte_pktmbuf_mtod(send[i], struct rte_ether_hdr *)->dst_addr = mac;
-		rnic_worker_tx(w, p, send[i]);
-	}
+	nd_release(w, p, send, n, &mac);
 }
 
 void rnic_nd_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
@@ -525,20 +632,32 @@ void rnic_nd_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *
 	uint32_t len = rte_pktmbuf_pkt_len(m) - off;
 	const struct rte_ipv6_hdr *ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv6_hdr *,
 							        m->l2_len);
-	const struct rte_ether_addr *lla;
+	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	struct nd_opts opts;
 	bool ns = type == ND_NEIGHBOR_SOLICIT;
 
 	if (p->nd == NULL || p->n_ip6 == 0 ||
-	    nd_parse(m, ip, off, len, ns ? ND_OPT_SLLA : ND_OPT_TLLA, &lla) != 0 ||
-	    (lla != NULL && !rte_is_unicast_ether_addr(lla))) {
+	    nd_parse(m, ip, off, len, ns ? ND_OPT_SLLA : ND_OPT_TLLA, &opts) != 0 ||
+	    (opts.lla != NULL && !rte_is_unicast_ether_addr(opts.lla))) {
 		rnic_worker_drop(w, RNIC_DROP_ND_MALFORMED, m);
+		return;
+	}
+	/* RFC 6980 5: no neighbour discovery in fragments, atomic ones too */
+	if (rnic_ip6_in_fragment(m)) {
+		rnic_worker_drop(w, RNIC_DROP_ND_FRAGMENT, m);
+		return;
+	}
+	/* our own message, looped back by the link (it would read as a
+	 * duplicate of our address) */
+	if (rte_is_same_ether_addr(&eh->src_addr, &p->mac)) {
+		rnic_worker_drop(w, RNIC_DROP_ND_LOOPED, m);
 		return;
 	}
 	const struct nd_msg *nm = rte_pktmbuf_mtod_offset(m, const struct nd_msg *, off);
 	if (ns)
-		nd_input_ns(w, p, m, ip, nm, lla);
+		nd_input_ns(w, p, m, ip, nm, &opts);
 	else
-		nd_input_na(w, p, m, ip, nm, lla);
+		nd_input_na(w, p, m, ip, nm, opts.lla);
 }
 
 /* ------------------------------------------------------------------- send */
@@ -556,6 +675,8 @@ void rnic_nd_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
 			   now - e->state_tsc < us_to_tsc(ND_REACHABLE_TIME_US)) ||
 			  e->state == ND_DELAY || e->state == ND_PROBE)) {
 		eh->dst_addr = e->mac;
+		if (unlikely(__atomic_load_n(&e->learnt, __ATOMIC_RELAXED)))
+			__atomic_store_n(&e->learnt, false, __ATOMIC_RELAXED);   /* in use */
 		rte_rwlock_read_unlock(&t->lock);
 		rnic_worker_tx(w, p, m);
 		return;
@@ -572,25 +693,35 @@ void rnic_nd_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
 			e->state = ND_DELAY;
 			e->state_tsc = now;
 		}
+		e->learnt = false;   /* in use: ours now */
 		eh->dst_addr = e->mac;
 		rte_rwlock_write_unlock(&t->lock);
 		rnic_worker_tx(w, p, m);
 		return;
 	}
 	if (e == NULL) {
-		e = nd_slot(w, t, ip);
+		e = nd_slot(w, t, ip, RNIC_NEIGH_OWN);
+		if (e == NULL) {   /* every way of its set in use */
+			rte_rwlock_write_unlock(&t->lock);
+			rnic_worker_drop(w, RNIC_DROP_ND_PENDING_FULL, m);
+			return;
+		}
 		e->state = ND_INCOMPLETE;
 		e->state_tsc = now;
 		e->probes = 1;
 		e->last_ns_tsc = now;
 		ask = true;
 	}
-	if (e->n_pending == RNIC_ND_PENDING) {
+	/* held: at most RNIC_ND_PENDING per address, RNIC_NEIGH_HELD_MAX in all */
+	if (e->n_pending == RNIC_ND_PENDING || t->n_held >= RNIC_NEIGH_HELD_MAX) {
 		rte_rwlock_write_unlock(&t->lock);
+		if (ask)
+			nd_send_ns(w, p, ip, NULL);
 		rnic_worker_drop(w, RNIC_DROP_ND_PENDING_FULL, m);
 		return;
 	}
 	e->pending[e->n_pending++] = m;
+	t->n_held++;
 	rte_rwlock_write_unlock(&t->lock);
 	if (ask)
 		nd_send_ns(w, p, ip, NULL);
@@ -642,7 +773,7 @@ unsigned rnic_nd_poll(struct rnic_worker *w, struct rnic_port *p)
 			if (!retrans || n_ask == RTE_DIM(ask))
 				break;
 			if (e->probes >= (uni ? ND_MAX_UNICAST_SOLICIT : ND_MAX_MULTICAST_SOLICIT)) {
-				nd_drop_pending(w, e);
+				nd_drop_pending(w, t, e);
 				memset(e, 0, sizeof(*e));
 				CNT(t, timeouts);
 				work++;
@@ -686,6 +817,7 @@ void rnic_nd_stats(const struct rnic_stack *st, struct rnic_nd_stats *s)
 		s->timeouts += LOAD(t, timeouts);
 		s->probes_out += LOAD(t, probes_out);
 		s->ptb_in += LOAD(t, ptb_in);
+		s->create_refused += LOAD(t, create_refused);
 		for (unsigned k = 0; k < RNIC_ND_ENTRIES; k++)
 			s->entries += t->e[k].state != ND_FREE &&
 				      t->e[k].state != ND_INCOMPLETE;

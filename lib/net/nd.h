@@ -17,8 +17,9 @@
 #include <rte_rwlock.h>
 
 #include "net/ipv6.h"
+#include "net/neigh.h"
 
-#define RNIC_ND_ENTRIES 256     /* per port */
+#define RNIC_ND_ENTRIES (RNIC_NEIGH_SETS * RNIC_NEIGH_WAYS)   /* 256 per port */
 #define RNIC_ND_PENDING 16      /* frames held per unresolved address */
 
 /* RFC 4861 section 10 constants */
@@ -39,18 +40,24 @@ struct nd_entry {
 	uint64_t state_tsc;          /* when it entered its state */
 	uint64_t last_ns_tsc;        /* last solicitation for it */
 	unsigned probes;             /* solicitations in INCOMPLETE/PROBE */
+	bool learnt;                 /* made by a solicitation, not sent to since */
 	unsigned n_pending;
 	struct rte_mbuf *pending[RNIC_ND_PENDING];
 };
 
 struct rnic_nd_table {
 	rte_rwlock_t lock;
-	struct nd_entry e[RNIC_ND_ENTRIES];
+	struct nd_entry e[RNIC_ND_ENTRIES];   /* RNIC_NEIGH_SETS sets of WAYS */
+	uint32_t seed;               /* of the set hash (neigh.h) */
+	unsigned n_held;             /* frames held over all entries (write lock) */
+	struct rnic_neigh_limit answers;   /* advertisements answering solicitations */
 	uint64_t dad_start_tsc;      /* DAD of the port's addresses began */
 	bool dad_started;
+	uint8_t dad_nonce[6];        /* of our DAD probes (RFC 7527) */
 	/* relaxed atomics: several workers count */
 	uint64_t ns_in, na_in, ns_out, na_out, unsolicited_na_out, dad_ns_out,
 		 dad_conflicts, timeouts, probes_out, ptb_in;
+	uint64_t create_refused;     /* a solicitation's sender not cached: no room */
 };
 
 /* Set up / free a port's IPv6 state: its addresses (link-local from the

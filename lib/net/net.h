@@ -234,6 +234,7 @@ struct rnic_arp_stats {
 	uint64_t requests_in, replies_in, requests_out, replies_out,
 		 gratuitous_out, entries, timeouts;
 	uint64_t refreshes;   /* requests_out that refreshed a stale entry */
+	uint64_t create_refused, gratuitous_in;   /* arp.h */
 };
 void rnic_arp_stats(const struct rnic_stack *st, struct rnic_arp_stats *s);
 

@@ -32,7 +32,12 @@ static void net_telemetry(const struct rnic_stack *st, struct rte_tel_data *d)
 	TEL_ND(ns_in); TEL_ND(na_in); TEL_ND(ns_out); TEL_ND(na_out);
 	TEL_ND(unsolicited_na_out); TEL_ND(dad_ns_out); TEL_ND(dad_conflicts);
 	TEL_ND(entries); TEL_ND(timeouts); TEL_ND(probes_out); TEL_ND(ptb_in);
+	TEL_ND(create_refused);
 #undef TEL_ND
+	struct rnic_arp_stats as;
+	rnic_arp_stats(st, &as);
+	rte_tel_data_add_dict_u64(d, "arp_create_refused", as.create_refused);
+	rte_tel_data_add_dict_u64(d, "arp_gratuitous_in", as.gratuitous_in);
 }
 
 static const struct rnic_net_hooks net_hooks = {

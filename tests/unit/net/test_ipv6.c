@@ -322,6 +322,7 @@ static void resolution_and_timeout(void **state)
 {
 	uint8_t f[128];
 	(void)state;
+	P[0].ip6_state[1] = RNIC_IP6_PREFERRED;     /* DAD over: the NS carries our MAC */
 	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
 	memset(rte_pktmbuf_append(m, 20), 0xab, 20);
 	assert_int_equal(rnic_net_output_ipv6(&W[0], NULL, m, NULL, PEER6, 253, 0), 0);
@@ -435,7 +436,11 @@ static void dad_and_announce(void **state)
 	static const uint8_t unspec[16];
 	assert_memory_equal(b + 22, unspec, 16);
 	assert_int_equal(b[54], 135);
-	assert_int_equal(rte_pktmbuf_pkt_len(stub_tx[0].m), 54 + 24);   /* no option */
+	/* no link-layer option; a nonce option (RFC 7527) */
+	assert_int_equal(rte_pktmbuf_pkt_len(stub_tx[0].m), 54 + 24 + 8);
+	assert_int_equal(b[78], 14);
+	assert_int_equal(b[79], 1);
+	assert_memory_equal(b + 80, P[0].nd->dad_nonce, 6);
 	assert_icmp6_ok(0);
 	b = tx_bytes(2);
 	assert_int_equal(b[54], 136);

@@ -25,6 +25,7 @@
 
 #include "engine/stack.h"
 #include "net/arp.h"
+#include "net/neigh.h"
 #include "net/net.h"
 #include "port/port.h"
 #include "stubs.h"
@@ -592,31 +593,146 @@ static void arp_hint_follows_table(void **state)
 	assert_int_equal(total_drops(&W[0]), 1);
 }
 
-/* A full table evicts unresolved entries first, then the oldest resolved. */
-static void arp_table_full_eviction(void **state)
+/* @p n on-link addresses of port 1 (198.51.x.y) that fall into the set of
+ * @p ip in its ARP table (neigh.h's hash with the table's seed). */
+static void arp_same_set(uint32_t ip, uint32_t *out, unsigned n)
+{
+	const struct rnic_arp_table *t = P[1].arp;
+	uint8_t k[4] = { (uint8_t)(ip >> 24), (uint8_t)(ip >> 16), (uint8_t)(ip >> 8), (uint8_t)ip };
+	unsigned want = rnic_neigh_set(rnic_neigh_hash(k, 4, t->seed)), got = 0;
+	for (uint32_t c = 0xc6330200u; got < n && c < 0xc633ff00u; c++) {
+		uint8_t kc[4] = { (uint8_t)(c >> 24), (uint8_t)(c >> 16), (uint8_t)(c >> 8),
+				  (uint8_t)c };
+		if (c != ip && rnic_neigh_set(rnic_neigh_hash(kc, 4, t->seed)) == want)
+			out[got++] = c;
+	}
+	assert_int_equal(got, n);
+}
+
+static struct rte_ether_addr mac_of(uint32_t ip)
+{
+	return (struct rte_ether_addr){{0x02, 9, (uint8_t)(ip >> 24), (uint8_t)(ip >> 16),
+					(uint8_t)(ip >> 8), (uint8_t)ip}};
+}
+
+/*
+ * Issue 27: spoofed requests cannot flush the cache. Eight neighbours this
+ * host resolved fill a set; a request for us from a ninth address of that
+ * set is answered but its sender is not cached (create_refused), and the
+ * eight keep their addresses (the old cache evicted the oldest resolved
+ * one). Requests from spoofed senders recycle only the entries such
+ * requests made; a frame of ours may replace those and its own
+ * resolutions, never a neighbour it uses.
+ */
+static void arp_spoofed_requests_keep_neighbours(void **state)
+{
+	uint8_t f[64];
+	uint32_t ip[8 + 20];
+	(void)state;
+
+	arp_same_set(0xc6330101u, ip, RTE_DIM(ip));
+	for (unsigned i = 0; i < 8; i++) {           /* resolved by us */
+		send_small(&W[0], &P[1], ip[i]);
+		struct rte_ether_addr mac = mac_of(ip[i]);
+		rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REPLY, ip[i], P1_IP, &mac));
+		assert_int_equal(arp_entry_of(&P[1], ip[i])->state, ARP_REACHABLE);
+	}
+	stub_reset();
+	for (unsigned i = 8; i < RTE_DIM(ip); i++) {  /* spoofed requests, same set */
+		struct rte_ether_addr mac = mac_of(ip[i]);
+		rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, ip[i], P1_IP, &mac));
+		assert_null(arp_entry_of(&P[1], ip[i]));
+	}
+	assert_int_equal(stub_n_tx, RTE_DIM(ip) - 8);   /* each answered */
+	assert_int_equal(P[1].arp->create_refused, RTE_DIM(ip) - 8);
+	for (unsigned i = 0; i < 8; i++) {
+		struct rte_ether_addr mac = mac_of(ip[i]);
+		struct arp_entry *e = arp_entry_of(&P[1], ip[i]);
+		assert_non_null(e);
+		assert_memory_equal(&e->mac, &mac, 6);
+	}
+	stub_reset();
+
+	/* a set with room: a request's sender is cached (learnt), and the
+	 * next spoofed sender recycles it rather than a resolved entry */
+	struct arp_entry *v = arp_entry_of(&P[1], ip[0]);
+	memset(v, 0, sizeof(*v));                     /* one way free */
+	struct rte_ether_addr m8 = mac_of(ip[8]), m9 = mac_of(ip[9]);
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, ip[8], P1_IP, &m8));
+	assert_non_null(arp_entry_of(&P[1], ip[8]));
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, ip[9], P1_IP, &m9));
+	assert_null(arp_entry_of(&P[1], ip[8]));
+	assert_non_null(arp_entry_of(&P[1], ip[9]));
+	for (unsigned i = 1; i < 8; i++)
+		assert_non_null(arp_entry_of(&P[1], ip[i]));
+	/* a frame of ours takes the learnt entry's way, then the oldest
+	 * resolution of its own; its held frame dropped as unresolved */
+	send_small(&W[0], &P[1], ip[10]);
+	assert_null(arp_entry_of(&P[1], ip[9]));
+	assert_int_equal(arp_entry_of(&P[1], ip[10])->state, ARP_INCOMPLETE);
+	send_small(&W[0], &P[1], ip[11]);
+	assert_null(arp_entry_of(&P[1], ip[10]));
+	assert_int_equal(W[0].drops[RNIC_DROP_ARP_UNRESOLVED], 1);
+	for (unsigned i = 1; i < 8; i++)
+		assert_non_null(arp_entry_of(&P[1], ip[i]));
+}
+
+/* As Linux with arp_accept=0: a gratuitous ARP or a reply nobody asked for
+ * makes no entry (counted); a gratuitous ARP updates a known neighbour. */
+static void arp_gratuitous_and_unsolicited(void **state)
 {
 	uint8_t f[64];
 	(void)state;
+	const uint32_t a = 0xc6330a0au, b = 0xc6330a0bu;
+	struct rte_ether_addr ma = mac_of(a), mb = mac_of(b), mc = mac_of(0x01020304u);
 
-	for (uint32_t i = 0; i < RNIC_ARP_ENTRIES; i++) {
-		struct rte_ether_addr mac = {{0x02, 1, 0, 0, (uint8_t)(i >> 8), (uint8_t)i}};
-		rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST,
-					      0xc6330100u + 1 + i, P1_IP, &mac));
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, a, a, &ma));   /* gratuitous */
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REPLY, b, P1_IP, &mb)); /* unasked */
+	assert_null(arp_entry_of(&P[1], a));
+	assert_null(arp_entry_of(&P[1], b));
+	assert_int_equal(P[1].arp->gratuitous_in, 1);
+	assert_int_equal(P[1].arp->create_refused, 2);
+	/* a known neighbour: the gratuitous ARP moves it */
+	send_small(&W[0], &P[1], a);
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REPLY, a, P1_IP, &ma));
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, a, a, &mc));
+	assert_memory_equal(&arp_entry_of(&P[1], a)->mac, &mc, 6);
+	assert_int_equal(P[1].arp->gratuitous_in, 2);
+}
+
+/* A request flood is answered at most RNIC_NEIGH_ANSWERS_PER_WINDOW times a
+ * window (the rest dropped as arp_rate_limited); frames held for
+ * resolution stay under RNIC_NEIGH_HELD_MAX per port whatever the number
+ * of addresses (the old cache held 16 for each of 256). */
+static void arp_flood_bounds(void **state)
+{
+	uint8_t f[64];
+	(void)state;
+	unsigned n = 3 * RNIC_NEIGH_ANSWERS_PER_WINDOW;
+	for (unsigned i = 0; i < n; i++) {
+		struct rte_ether_addr mac = mac_of(P1_IP + 1);
+		rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, P1_IP + 1, P1_IP, &mac));
 	}
+	/* the window may turn once during the loop: at most two budgets */
+	assert_true(stub_n_tx >= RNIC_NEIGH_ANSWERS_PER_WINDOW);
+	assert_true(stub_n_tx <= 2 * RNIC_NEIGH_ANSWERS_PER_WINDOW);
+	assert_int_equal(W[0].drops[RNIC_DROP_ARP_RATE_LIMITED], n - stub_n_tx);
 	stub_reset();
-	struct rnic_arp_stats s;
-	rnic_arp_stats(&st, &s);
-	assert_int_equal(s.entries, RNIC_ARP_ENTRIES);
 
-	send_small(&W[0], &P[1], 0xc6330303u);
-	assert_null(arp_entry_of(&P[1], 0xc6330101u));    /* oldest resolved */
-	assert_non_null(arp_entry_of(&P[1], 0xc6330102u));
-	assert_int_equal(arp_entry_of(&P[1], 0xc6330303u)->state, ARP_INCOMPLETE);
-
-	send_small(&W[0], &P[1], 0xc6330304u);
-	assert_null(arp_entry_of(&P[1], 0xc6330303u));    /* unresolved first */
-	assert_non_null(arp_entry_of(&P[1], 0xc6330102u));
-	assert_int_equal(W[0].drops[RNIC_DROP_ARP_UNRESOLVED], 1);
+	unsigned sent = 0;
+	for (uint32_t k = 0; k < 64; k++)
+		for (unsigned j = 0; j < RNIC_ARP_PENDING; j++, sent++)
+			send_small(&W[0], &P[1], 0xc6332000u + k);
+	assert_true(P[1].arp->n_held <= RNIC_NEIGH_HELD_MAX);
+	unsigned held = 0;
+	for (unsigned i = 0; i < RNIC_ARP_ENTRIES; i++)
+		held += P[1].arp->e[i].n_pending;
+	assert_int_equal(held, P[1].arp->n_held);
+	assert_int_equal(held + W[0].drops[RNIC_DROP_ARP_PENDING_FULL] +
+			 W[0].drops[RNIC_DROP_ARP_UNRESOLVED], sent);
+	assert_true(W[0].drops[RNIC_DROP_ARP_PENDING_FULL] >= sent - RNIC_NEIGH_HELD_MAX -
+		    W[0].drops[RNIC_DROP_ARP_UNRESOLVED]);
+	assert_true(held >= RNIC_NEIGH_HELD_MAX - RNIC_ARP_PENDING);
 }
 
 /* ---- Ethernet / IPv4 ---- */
@@ -1278,7 +1394,9 @@ int main(void)
 		T(arp_reply_releases_pending),
 		T(arp_pending_limit_and_ageing),
 		T(arp_reachable_expires),
-		T(arp_table_full_eviction),
+		T(arp_spoofed_requests_keep_neighbours),
+		T(arp_gratuitous_and_unsolicited),
+		T(arp_flood_bounds),
 		T(arp_hint_follows_table),
 		T(ethernet_drops),
 		T(ipv4_each_malformation),
