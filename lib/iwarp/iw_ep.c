@@ -99,12 +99,27 @@ void rnic_iw_stats(const struct rnic_stack *st, struct rnic_iw_stats *s)
 	}
 	s->mpa_timeouts_active = __atomic_load_n(&t->mpa_timeouts_active, __ATOMIC_RELAXED);
 	s->mpa_timeouts_passive = __atomic_load_n(&t->mpa_timeouts_passive, __ATOMIC_RELAXED);
+	s->mpa_backlog_full = __atomic_load_n(&t->mpa_backlog_full, __ATOMIC_RELAXED);
 	s->rtr_sent = __atomic_load_n(&t->rtr_sent, __ATOMIC_RELAXED);
 	s->rtr_received = __atomic_load_n(&t->rtr_received, __ATOMIC_RELAXED);
 	s->alloc_failures = __atomic_load_n(&t->alloc_failures, __ATOMIC_RELAXED);
 	s->zc_fpdus_out = __atomic_load_n(&t->zc_fpdus_out, __ATOMIC_RELAXED);
 	int64_t live = __atomic_load_n(&t->startup_live, __ATOMIC_RELAXED);
 	s->startup_live = live > 0 ? (uint64_t)live : 0;
+	s->rresp_refused = __atomic_load_n(&t->rresp_refused, __ATOMIC_RELAXED);
+	s->inv_refused = __atomic_load_n(&t->inv_refused, __ATOMIC_RELAXED);
+	s->terms_in = __atomic_load_n(&t->terms_in, __ATOMIC_RELAXED);
+	s->terms_out = 0;
+	for (unsigned c = 0; c < RNIC_TERM_MAX; c++)
+		s->terms_out += __atomic_load_n(&t->terms_out[c], __ATOMIC_RELAXED);
+}
+
+uint64_t rnic_iw_terms_out(const struct rnic_stack *st, unsigned cause)
+{
+	const struct iw_stack_state *t = iw_stack(st);
+	if (t == NULL || cause >= RNIC_TERM_MAX)
+		return 0;
+	return __atomic_load_n(&t->terms_out[cause], __ATOMIC_RELAXED);
 }
 
 void rnic_iw_fail_allocs(struct rnic_stack *st, uint32_t n)
@@ -154,6 +169,7 @@ static void startup_free(struct rnic_iw_ep *ep)
 		return;
 	rnic_timer_cancel(&ep->w->timers, &su->rts_timer);
 	rnic_timer_cancel(&ep->w->timers, &su->mpa_timer);
+	iw_backlog_release(ep);
 	ep->res.pdata = NULL;   /* it pointed into su->mrx */
 	ep->res.pd_len = 0;
 	ep->su = NULL;
@@ -245,6 +261,12 @@ void iw_terminate_off(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
 {
 	bool rdma_mode = ep->state == EP_RTS || ep->state == EP_RTS_WAIT ||
 			 ep->state == EP_RTR_WAIT;
+	/* one Terminate per stream: it is dead after the first (a second
+	 * error found while it drains queues nothing) */
+	if (ep->term_err)
+		return;
+	if ((unsigned)cause < RNIC_TERM_MAX && iw_stack(ep->st) != NULL)
+		iw_count(&iw_stack(ep->st)->terms_out[cause]);
 	/* no room, no job ring or no Terminate buffer (counted): the stream
 	 * ends with a reset instead, the error the same */
 	if (ep->term_out == NULL && rdma_mode)

@@ -108,10 +108,15 @@ struct iw_mig {
 	uint64_t queries;              /* queries sent (ep_migrate) */
 };
 
-/* One outstanding Read or Atomic Request (ORD). */
+/* One outstanding Read or Atomic Request (ORD). A Read's responses must
+ * name its sink STag and fill [sink_to, sink_to + len) in order, exactly
+ * (iw_rx.c rresp_check): placed is how far they got. */
 struct iw_ord {
 	uint64_t wr_id;
 	uint32_t len;
+	uint32_t sink_stag;    /* Read: the STag of our sink, as we sent it */
+	uint64_t sink_to;      /* Read: the TO of its first byte */
+	uint32_t placed;       /* Read: bytes its responses placed so far */
 	bool signaled;
 	bool atomic;
 	bool rtr;              /* the zero-length Read RTR: answered silently */
@@ -138,6 +143,8 @@ struct iw_startup {
 	uint8_t mpa_tx[MPA_FRAME_MAX]; /* our MPA request/reply TCP has not taken */
 	struct rnic_timer rts_timer;   /* initiator: the pause before RTS */
 	struct rnic_timer mpa_timer;   /* MPA startup limit (iw_mpa_timer_start) */
+	struct iw_backlog *backlog;    /* responder: counted in its listener's
+					  backlog until accepted (iw_cm.c) */
 };
 
 struct rnic_iw_ep {
@@ -259,6 +266,7 @@ struct iw_stack_state {
 	struct iw_listener *listeners;         /* by port (iw_cm.c) */
 	uint32_t mpa_timeout_ms;       /* 0: RNIC_IW_MPA_TIMEOUT_MS */
 	uint64_t mpa_timeouts_active, mpa_timeouts_passive;
+	uint64_t mpa_backlog_full;     /* TCP accepts reset: listener backlog full */
 	uint64_t rtr_sent, rtr_received;
 	uint64_t zc_fpdus_out;         /* data FPDUs sent zero-copy */
 	/* a port is a PCI device, which would DMA from memory never mapped
@@ -269,6 +277,13 @@ struct iw_stack_state {
 	 * no memory; endpoints holding startup state now */
 	uint64_t alloc_failures;
 	int64_t startup_live;
+	/* hostile input refused (issue 27, docs/iwarp.md): Read Responses
+	 * that did not match the oldest outstanding Read (or came with none
+	 * outstanding), Sends with Invalidate naming an STag that may not be
+	 * invalidated remotely, Terminates received; and the Terminates we
+	 * sent, by cause */
+	uint64_t rresp_refused, inv_refused, terms_in;
+	uint64_t terms_out[RNIC_TERM_MAX];
 	/* tests: fail this many lazy allocations once fail_skip more have
 	 * been made (rnic_iw_fail_allocs_after) */
 	uint32_t fail_allocs, fail_skip;
@@ -283,6 +298,9 @@ static inline struct iw_stack_state *iw_stack(const struct rnic_stack *st)
 extern const struct rnic_qp_tops iw_tops;
 /* iw_cm.c: free the listeners of a stack being torn down. */
 void iw_listeners_free(struct iw_stack_state *s);
+/* iw_cm.c: the endpoint no longer counts against its listener's backlog
+ * (accepted, or its startup state goes). */
+void iw_backlog_release(struct rnic_iw_ep *ep);
 
 static inline void iw_count(uint64_t *c)
 {

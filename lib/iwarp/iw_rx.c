@@ -148,10 +148,51 @@ static int rx_hdr_rtr_resp(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *f
 	return 0;
 }
 
+/*
+ * A Read Response segment must continue the oldest outstanding Read
+ * (responses come in request order, RFC 5040 sections 5.2 and 6.4): name
+ * its sink STag, start at the next TO it expects (no hole, no overlap),
+ * stay within its length, and its last segment (DDP L) must end exactly
+ * there. The codes are RFC 5041 section 7.2's tagged buffer errors, as siw
+ * uses them: another STag is Invalid STag, a wrong TO or length Base or
+ * Bounds. @return true when it matches, else false with *cause set.
+ */
+static bool rresp_check(const struct iw_ord *o, const struct rnic_fpdu_info *fi,
+			enum rnic_term_cause *cause)
+{
+	const struct rnic_ddp_tagged_hdr *t = (const void *)fi->hdr;
+	uint64_t end = (uint64_t)o->placed + fi->payload_len;
+	if (rte_be_to_cpu_32(t->stag) != o->sink_stag) {
+		*cause = RNIC_TERM_DDP_T_INVALID_STAG;
+		return false;
+	}
+	if (rte_be_to_cpu_64(t->to) != o->sink_to + o->placed || end > o->len ||
+	    (fi->last && end != o->len)) {
+		*cause = RNIC_TERM_DDP_T_BASE_BOUNDS;
+		return false;
+	}
+	return true;
+}
+
+/* A Read Response we refuse: counted, nothing placed, the Read it claimed
+ * to answer (the oldest outstanding request, unless that is the RTR's)
+ * completes in error now, the rest are flushed when the Terminate closes
+ * the stream. @return RNIC_FPDU_SKIP. */
+static int rresp_refuse(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi,
+			enum rnic_term_cause cause)
+{
+	iw_count(&iw_stack(ep->st)->rresp_refused);
+	if (ep->ord_head != ep->ord_tail && !ep->ord[ep->ord_head % ORD_MAX].rtr) {
+		const struct iw_ord *o = &ep->ord[ep->ord_head++ % ORD_MAX];
+		iw_complete(ep, o->wr_id, (enum ibv_wc_opcode)o->wc_op, IBV_WC_BAD_RESP_ERR, 0);
+	}
+	return rx_fault(ep, fi, cause);
+}
+
 /* RDMA Write or Read Response: placed into the memory its STag names
  * (remote write rights for a Write, local write for the sink of a Read we
  * asked for). A response must answer our oldest outstanding request, and
- * that must be a Read. */
+ * that must be a Read whose sink it continues (rresp_check). */
 static int rx_hdr_tagged(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, uint32_t mo)
 {
 	(void)mo;
@@ -160,9 +201,12 @@ static int rx_hdr_tagged(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi,
 	enum rnic_term_cause cause;
 	if (response) {
 		if (ep->ord_head == ep->ord_tail || ep->ord[ep->ord_head % ORD_MAX].atomic)
-			return rx_fault(ep, fi, RNIC_TERM_RDMAP_OPCODE);
-		if (ep->ord[ep->ord_head % ORD_MAX].rtr)
+			return rresp_refuse(ep, fi, RNIC_TERM_RDMAP_OPCODE);
+		const struct iw_ord *o = &ep->ord[ep->ord_head % ORD_MAX];
+		if (o->rtr)
 			return rx_hdr_rtr_resp(ep, fi);
+		if (!rresp_check(o, fi, &cause))
+			return rresp_refuse(ep, fi, cause);
 	}
 	uint32_t stag = rte_be_to_cpu_32(t->stag);
 	int need = response ? IBV_ACCESS_LOCAL_WRITE : IBV_ACCESS_REMOTE_WRITE;
@@ -173,7 +217,7 @@ static int rx_hdr_tagged(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi,
 		return ep_migrate(ep, stag);
 	ep->mig_answered = false;
 	if (ep->place == NULL)   /* never placed: Terminate */
-		return rx_fault(ep, fi, cause);
+		return response ? rresp_refuse(ep, fi, cause) : rx_fault(ep, fi, cause);
 	return 0;
 }
 
@@ -222,6 +266,10 @@ static int rx_hdr_send(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, u
  * of its own. */
 static int rx_hdr_imm(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi, uint32_t mo)
 {
+	/* in the middle of a Send (same queue, same MSN): taking a receive
+	 * now would lose the one the Send is placed into */
+	if (ep->in_msg)
+		return rx_fault(ep, fi, RNIC_TERM_RDMAP_OPCODE);
 	if (mo != 0)
 		return rx_fault(ep, fi, RNIC_TERM_DDP_U_INVALID_MO);
 	if (!fi->last || fi->payload_len != 0)
@@ -488,8 +536,10 @@ static int rx_done_imm(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
 }
 
 /* The last segment of a Send completes its receive; a Send with
- * Invalidate first invalidates the STag it names, and one that may not
- * completes in error and ends the stream with a Terminate. */
+ * Invalidate first invalidates the STag it names (a type 2 window of our
+ * PD bound to this QP: never an MR or a type 1 window), and one that may
+ * not completes in error, is counted (inv_refused) and ends the stream
+ * with a Terminate; the STag stays valid. */
 static int rx_done_send(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
 {
 	if (!fi->last)
@@ -502,8 +552,9 @@ static int rx_done_send(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
 	enum rnic_stag_fault f = RNIC_STAG_OK;
 	if (oi->invalidates) {
 		uint32_t stag = rte_be_to_cpu_32(u->inv_stag);
-		f = rnic_stag_invalidate(ep->st, stag, ep->pd);
+		f = rnic_stag_invalidate_remote(ep->st, stag, ep->pd, ep->qpn);
 		if (f != RNIC_STAG_OK) {
+			iw_count(&iw_stack(ep->st)->inv_refused);
 			wc.status = IBV_WC_REM_INV_REQ_ERR;
 		} else {
 			wc.wc_flags |= IBV_WC_WITH_INV;
@@ -518,12 +569,17 @@ static int rx_done_send(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
 	return 0;
 }
 
-/* The last Read Response completes the oldest outstanding Read. */
+/* A Read Response segment is placed (rx_hdr_tagged checked it against
+ * the oldest Read): the last completes that Read, which it filled. */
 static int rx_done_read_resp(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
 {
-	if (!fi->last || ep->ord_head == ep->ord_tail)
+	if (ep->ord_head == ep->ord_tail)
 		return 0;
-	unsigned i = ep->ord_head++ % ORD_MAX;
+	unsigned i = ep->ord_head % ORD_MAX;
+	ep->ord[i].placed += fi->payload_len;
+	if (!fi->last)
+		return 0;
+	ep->ord_head++;
 	if (ep->ord[i].signaled)
 		iw_complete(ep, ep->ord[i].wr_id, IBV_WC_RDMA_READ, IBV_WC_SUCCESS, ep->ord[i].len);
 	rx_ord_freed(ep);
@@ -568,6 +624,7 @@ static int rx_done_term(struct rnic_iw_ep *ep, const struct rnic_fpdu_info *fi)
 {
 	(void)fi;
 	__atomic_store_n(&ep->xfer->terms_in, ep->xfer->terms_in + 1, __ATOMIC_RELAXED);
+	iw_count(&iw_stack(ep->st)->terms_in);
 	ep->rx_msn[RNIC_DDP_QN_TERMINATE]++;
 	iw_debug("Terminate received: %02x %02x %02x %02x", ep->term_in[0],
 		 ep->term_in[1], ep->term_in[2], ep->term_in[3]);

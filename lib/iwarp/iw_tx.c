@@ -653,6 +653,10 @@ static void ord_push(struct rnic_iw_ep *ep, const struct ibv_send_wr *wr, const 
 	ep->ord[o].wc_op = wc_op;
 	ep->ord[o].req_id = j->req_id;
 	ep->ord[o].res_addr = j->kind == JOB_ATOMIC_REQ ? j->sge[0].addr : 0;
+	/* a Read's sink: what its responses must match (iw_rx.c) */
+	ep->ord[o].sink_stag = j->kind == JOB_READ_REQ ? j->stag : 0;
+	ep->ord[o].sink_to = j->kind == JOB_READ_REQ ? j->to : 0;
+	ep->ord[o].placed = 0;
 }
 
 /* Send, Send with Solicited Event, Send with Invalidate. */

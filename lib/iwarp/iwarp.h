@@ -88,6 +88,10 @@ struct rnic_iw_stats {
 	uint64_t mpa_timeouts_active;  /**< no MPA reply in time: aborted */
 	uint64_t mpa_timeouts_passive; /**< no (whole) MPA request, or no RTR,
 					    in time: aborted, never reported */
+	uint64_t mpa_backlog_full;     /**< TCP connections reset at accept:
+					    the listener held its backlog of
+					    undecided ones (MPA request awaited
+					    or not yet accepted) */
 	uint64_t rtr_sent;             /**< p2p: RTR messages sent */
 	uint64_t rtr_received;         /**< p2p: RTR messages consumed */
 	uint64_t alloc_failures;       /**< lazy allocations (MPA startup state,
@@ -98,6 +102,17 @@ struct rnic_iw_stats {
 					    (not yet in RDMA mode) */
 	uint64_t zc_fpdus_out;         /**< data FPDUs whose payload was lent
 					    to TCP, not copied (zero copy) */
+	/* refused peer input (issue 27; docs/iwarp.md) */
+	uint64_t rresp_refused;        /**< Read Responses that did not continue
+					    the oldest outstanding Read (STag,
+					    TO, length) or came with none:
+					    Terminate, the Read failed */
+	uint64_t inv_refused;          /**< Sends with Invalidate naming an MR,
+					    a type 1 window, another PD's or
+					    QP's STag, or none: Terminate */
+	uint64_t terms_in;             /**< Terminates the peers sent us */
+	uint64_t terms_out;            /**< Terminates we sent, all causes
+					    (rnic_iw_terms_out: by cause) */
 };
 
 /**
@@ -118,6 +133,10 @@ uint64_t rnic_iw_zc_live(void);
 
 /** Read the counters of @p st (lock-free, any thread). */
 void rnic_iw_stats(const struct rnic_stack *st, struct rnic_iw_stats *s);
+
+/** Terminates @p st sent for @p cause (enum rnic_term_cause,
+ *  iwarp/terminate.h), counted as they are queued. Any thread. */
+uint64_t rnic_iw_terms_out(const struct rnic_stack *st, unsigned cause);
 
 /** Tests: make the next @p n lazy allocations of @p st's endpoints fail
  *  as if memory were out (counted in alloc_failures). Any thread. */

@@ -274,8 +274,10 @@ enum rnic_stag_fault rnic_stag_invalidate(const struct rnic_stack *st,
 	if (m->pd != pd)
 		return RNIC_STAG_PD;
 	/* an MR from reg_mr is not invalidated by STag (IBA 10.6.6; RFC 5040
-	 * 6.1: "Cannot Invalidate"): only windows are */
-	if (m->kind == RNIC_MEM_MR)
+	 * 6.1: "Cannot Invalidate"): only windows are, and of those only
+	 * type 2 (IBA o10-37.2.26: a type 1 window is unbound by binding it
+	 * again with length 0, never invalidated, locally or remotely) */
+	if (m->kind == RNIC_MEM_MR || (m->kind == RNIC_MEM_MW && m->mw_type != 2))
 		return RNIC_STAG_ACCESS;
 	m->valid = 0;
 	/* every port's copy goes before the invalidation completes */
@@ -285,6 +287,19 @@ enum rnic_stag_fault rnic_stag_invalidate(const struct rnic_stack *st,
 		m->parent = NULL;
 	}
 	return RNIC_STAG_OK;
+}
+
+enum rnic_stag_fault rnic_stag_invalidate_remote(const struct rnic_stack *st, uint32_t stag,
+						const void *pd, uint32_t qpn)
+{
+	const struct rnic_mem *m = rnic_stag_find(st, stag);
+	/* a type 2 window answers only to the QP it is bound to (IBA
+	 * 10.6.7.2.2): a Send with Invalidate from another QP of the PD
+	 * may not kill it */
+	if (m != NULL && m->valid && m->pd == pd && m->kind == RNIC_MEM_MW &&
+	    m->mw_type == 2 && m->qpn != qpn)
+		return RNIC_STAG_PD;
+	return rnic_stag_invalidate(st, stag, pd);
 }
 
 int rnic_stag_port_stats(const struct rnic_stack *st, unsigned port,

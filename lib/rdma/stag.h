@@ -122,11 +122,19 @@ uint8_t *rnic_stag_check_at(const struct rnic_stack *st, unsigned port, uint32_t
  * request: the memory stays registered as long as it does. */
 uint32_t rnic_stag_root(const struct rnic_stack *st, uint32_t stag);
 
-/* Invalidate @p stag for @p pd (local or remote invalidation). MRs and
- * windows both; every port's copy is revoked. @return RNIC_STAG_OK or the
+/* Invalidate @p stag for @p pd (local or remote invalidation): type 2
+ * windows only (an MR or a type 1 window: RNIC_STAG_ACCESS, nothing
+ * changed); every port's copy is revoked. @return RNIC_STAG_OK or the
  * reason it cannot be. */
 enum rnic_stag_fault rnic_stag_invalidate(const struct rnic_stack *st,
 					uint32_t stag, const void *pd);
+
+/* Invalidate @p stag for a peer's Send with Invalidate that arrived on QP
+ * @p qpn of @p pd: rnic_stag_invalidate()'s checks (MRs and type 1
+ * windows refused with RNIC_STAG_ACCESS), and a type 2 window must be
+ * bound to that QP (RNIC_STAG_PD otherwise). Data path. */
+enum rnic_stag_fault rnic_stag_invalidate_remote(const struct rnic_stack *st, uint32_t stag,
+						const void *pd, uint32_t qpn);
 
 /* Revoke the imports of owner entry @p m made under its STag @p stag
  * (before a window is re-bound under a new key, or unbound). Any thread. */

@@ -41,6 +41,8 @@
 #include "rnic/rnic_tcp.h"
 #include "rnic/rnic_verbs.h"
 #include "engine/stack.h"   /* a stack's id, for telemetry's parameter */
+#include "iwarp/terminate.h"   /* Terminate causes, for their counters */
+#include "rdma/stag.h"         /* whether an STag is still valid */
 #include "../../unit/engine/tel_client.h"
 
 #define A_IP 0xc0000201u
@@ -2551,6 +2553,276 @@ static void t_p2p_reply_mismatch(void)
 	CHECK(b.qp->state == IBV_QPS_ERR, "B: QP state %d", b.qp->state);
 }
 
+/* --- hostile peers: Read Responses, Immediate Data, Send with Invalidate (issue 27) ------ */
+
+/*
+ * A raw peer answers A's Read with Read Responses it shapes itself. A
+ * response must continue the oldest outstanding Read: its sink STag, the
+ * next TO (no hole, no overlap), within the length, the last segment
+ * ending exactly there (RFC 5040 sections 5.2, 6.4). Anything else: nothing
+ * placed, a Terminate (RFC 5041 7.2: DDP tagged, Invalid STag 0x00 or Base
+ * or Bounds 0x01), the Read completes in error, counted in rresp_refused.
+ */
+enum rresp { RR_GOOD, RR_STAG, RR_HOLE, RR_OVERLAP, RR_SHORT, RR_LONG, RR_UNASKED };
+
+#define RR_SEG 1000u            /* payload per response FPDU */
+#define RR_LEN (3 * RR_SEG)     /* the Read */
+#define RR_REQ_LEN 52u          /* A's Read Request FPDU: 2 + 18 + 28 + 4 */
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+
+static void put_be64(uint8_t *p, uint64_t v)
+{
+	put_be32(p, (uint32_t)(v >> 32));
+	put_be32(p + 4, (uint32_t)v);
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* A Read Response FPDU with CRC: @p n bytes of @p data for @p stag at
+ * @p to, DDP L when @p last. @return its length. */
+static size_t rresp_fpdu(uint8_t *f, uint32_t stag, uint64_t to, const uint8_t *data,
+			 uint32_t n, bool last)
+{
+	uint32_t ulpdu = 14 + n;
+	size_t len = 2 + ulpdu;
+	f[0] = (uint8_t)(ulpdu >> 8);
+	f[1] = (uint8_t)ulpdu;
+	f[2] = (uint8_t)(0x80 | (last ? 0x40 : 0) | 0x01);   /* T, L, DV 1 */
+	f[3] = 0x42;                                          /* RV 1, Read Response */
+	put_be32(f + 4, stag);
+	put_be64(f + 8, to);
+	memcpy(f + 16, data, n);
+	while (len % 4 != 0)
+		f[len++] = 0;
+	uint32_t c = crc32c(f, len);
+	for (int i = 0; i < 4; i++)
+		f[len + (size_t)i] = (uint8_t)(c >> (8 * i));
+	return len + 4;
+}
+
+/* The Terminate A sent, at @p at of what the raw peer got: RDMAP
+ * Terminate, Layer/EType @p lt and Error Code @p code. */
+static void expect_term_bytes(size_t at, uint8_t lt, uint8_t code, const char *what)
+{
+	raw_wait_bytes(&raw[0], at + 2 + 18 + 4, what);
+	const uint8_t *t = raw[0].in + at;
+	CHECK(t[3] == 0x47 && t[20] == lt && t[21] == code,
+	      "%s: A's answer: RDMAP %#x, Terminate control %#x %#x (expected 0x47, %#x %#x)",
+	      what, t[3], t[20], t[21], lt, code);
+}
+
+static void rresp_case(enum rresp k)
+{
+	static uint8_t req[64], fpdu[RR_SEG + 64], data[RR_LEN + 64];
+	struct rnic_cm_event ev;
+	struct rnic_iw_stats s0, s1;
+	hang_s = 15;   /* the old code never answered some of these */
+	p2p_raw_accepted(req);
+	raw_send(&raw[0], fpdu, rtr_fpdu(fpdu, true));
+	expect_event(a.cm, RNIC_CM_EVENT_ESTABLISHED, &ev, "A");
+	/* the sink, and a second local-write MR the peer may aim at */
+	uint8_t *sink = a.buf + BASE + 4096, *other = a.buf + BASE + 65536;
+	memset(sink - 64, GUARD, RR_LEN + 128);
+	memset(other - 64, GUARD, RR_LEN + 128);
+	a.xmr[0] = rnic_reg_mr(a.pd, other - 64, RR_LEN + 128, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(a.xmr[0] != NULL, "reg_mr: %s", strerror(errno));
+	fill(data, sizeof(data), 31);
+	rnic_iw_stats(SA, &s0);
+	uint64_t t0[RNIC_TERM_MAX];
+	for (unsigned c = 0; c < RNIC_TERM_MAX; c++)
+		t0[c] = rnic_iw_terms_out(SA, c);
+	size_t term_at = 24;   /* A's FPDUs follow its 24-byte MPA reply */
+	uint32_t stag = 0;
+	uint64_t to = 0;
+	if (k != RR_UNASKED) {
+		CHECK_RC(post1(&a, IBV_WR_RDMA_READ, 7, sink, RR_LEN, 0x10000, 0x1234,
+			       IBV_SEND_SIGNALED), 0);
+		raw_wait_bytes(&raw[0], 24 + RR_REQ_LEN, "Read Request");
+		const uint8_t *r = raw[0].in + 24;
+		CHECK(r[3] == 0x41 && get_be32(r + 32) == RR_LEN,
+		      "A's Read Request: RDMAP %#x size %u", r[3], get_be32(r + 32));
+		stag = get_be32(r + 20);
+		to = (uint64_t)get_be32(r + 24) << 32 | get_be32(r + 28);
+		CHECK(to == (uintptr_t)sink, "sink TO %#llx, expected %p", (unsigned long long)to,
+		      (void *)sink);
+		term_at += RR_REQ_LEN;
+	}
+	size_t n;
+	switch (k) {
+	case RR_GOOD:
+		/* three segments; the middle one split over two TCP segments */
+		raw_send(&raw[0], fpdu, rresp_fpdu(fpdu, stag, to, data, RR_SEG, false));
+		n = rresp_fpdu(fpdu, stag, to + RR_SEG, data + RR_SEG, RR_SEG, false);
+		raw_send(&raw[0], fpdu, 100);
+		raw_send(&raw[0], fpdu + 100, n - 100);
+		raw_send(&raw[0], fpdu, rresp_fpdu(fpdu, stag, to + 2 * RR_SEG, data + 2 * RR_SEG,
+						   RR_SEG, true));
+		expect_wc(a.cq, a.qp, 7, IBV_WC_RDMA_READ, IBV_WC_SUCCESS, RR_LEN, "read");
+		CHECK_DATA(sink, data, RR_LEN, "read");
+		CHECK_UNTOUCHED(sink + RR_LEN, 64, GUARD, "above the sink");
+		rnic_iw_stats(SA, &s1);
+		CHECK(s1.rresp_refused == s0.rresp_refused, "rresp_refused went up");
+		return;
+	case RR_STAG:   /* the whole response into another MR of the PD */
+		raw_send(&raw[0], fpdu, rresp_fpdu(fpdu, a.xmr[0]->lkey, (uintptr_t)other, data,
+						   RR_SEG, true));
+		break;
+	case RR_HOLE:   /* the second segment skips 8 bytes, in its second TCP segment */
+	case RR_OVERLAP:
+		raw_send(&raw[0], fpdu, rresp_fpdu(fpdu, stag, to, data, RR_SEG, false));
+		n = rresp_fpdu(fpdu, stag, to + RR_SEG + (k == RR_HOLE ? 8 : -8), data + RR_SEG,
+			       RR_SEG, false);
+		raw_send(&raw[0], fpdu, 7);
+		raw_send(&raw[0], fpdu + 7, n - 7);
+		break;
+	case RR_SHORT:   /* the last segment ends 8 bytes early */
+		raw_send(&raw[0], fpdu, rresp_fpdu(fpdu, stag, to, data, RR_SEG, false));
+		raw_send(&raw[0], fpdu, rresp_fpdu(fpdu, stag, to + RR_SEG, data + RR_SEG, RR_SEG,
+						   false));
+		raw_send(&raw[0], fpdu, rresp_fpdu(fpdu, stag, to + 2 * RR_SEG, data + 2 * RR_SEG,
+						   RR_SEG - 8, true));
+		break;
+	case RR_LONG:   /* the last segment runs 8 bytes past the sink */
+		raw_send(&raw[0], fpdu, rresp_fpdu(fpdu, stag, to, data, RR_SEG, false));
+		raw_send(&raw[0], fpdu, rresp_fpdu(fpdu, stag, to + RR_SEG, data + RR_SEG, RR_SEG,
+						   false));
+		raw_send(&raw[0], fpdu, rresp_fpdu(fpdu, stag, to + 2 * RR_SEG, data + 2 * RR_SEG,
+						   RR_SEG + 8, true));
+		break;
+	case RR_UNASKED:   /* a response with no Read outstanding */
+		raw_send(&raw[0], fpdu, rresp_fpdu(fpdu, a.mr->lkey, (uintptr_t)sink, data, RR_SEG,
+						   true));
+		break;
+	}
+	/* RFC 5041 7.2 / RFC 5040 7: the layer, type and code of each */
+	static const struct { uint8_t lt, code; unsigned cause; const char *name; } want[] = {
+		[RR_STAG] = { 0x11, 0x00, RNIC_TERM_DDP_T_INVALID_STAG, "another STag" },
+		[RR_HOLE] = { 0x11, 0x01, RNIC_TERM_DDP_T_BASE_BOUNDS, "a hole" },
+		[RR_OVERLAP] = { 0x11, 0x01, RNIC_TERM_DDP_T_BASE_BOUNDS, "an overlap" },
+		[RR_SHORT] = { 0x11, 0x01, RNIC_TERM_DDP_T_BASE_BOUNDS, "short" },
+		[RR_LONG] = { 0x11, 0x01, RNIC_TERM_DDP_T_BASE_BOUNDS, "too long" },
+		[RR_UNASKED] = { 0x02, 0x06, RNIC_TERM_RDMAP_OPCODE, "unasked" },
+	};
+	expect_term_bytes(term_at, want[k].lt, want[k].code, want[k].name);
+	expect_event(a.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "A");
+	CHECK(ev.status == -EPROTO, "A: DISCONNECTED status %d, expected -EPROTO", ev.status);
+	CHECK(a.qp->state == IBV_QPS_ERR, "A: QP state %d, expected ERR", a.qp->state);
+	if (k != RR_UNASKED) {
+		struct ibv_wc wc = expect_wc(a.cq, a.qp, 7, ANY, ANY, ANY, "refused read");
+		CHECK(wc.status == IBV_WC_BAD_RESP_ERR, "the Read completed with %s, expected %s",
+		      rnic_wc_status_str(wc.status), rnic_wc_status_str(IBV_WC_BAD_RESP_ERR));
+	}
+	/* what was placed: the segments before the refused one, nothing else */
+	uint32_t good = k == RR_HOLE || k == RR_OVERLAP ? RR_SEG :
+			k == RR_SHORT || k == RR_LONG ? 2 * RR_SEG : 0;
+	CHECK_DATA(sink, data, good, "segments before the refused one");
+	CHECK_UNTOUCHED(sink + good, RR_LEN - good + 64, GUARD, "the sink past them");
+	CHECK_UNTOUCHED(sink - 64, 64, GUARD, "below the sink");
+	CHECK_UNTOUCHED(other - 64, RR_LEN + 128, GUARD, "the other MR");
+	rnic_iw_stats(SA, &s1);
+	CHECK(s1.rresp_refused - s0.rresp_refused == 1, "rresp_refused +%llu, expected +1",
+	      (unsigned long long)(s1.rresp_refused - s0.rresp_refused));
+	CHECK(rnic_iw_terms_out(SA, want[k].cause) - t0[want[k].cause] == 1,
+	      "Terminates for %s: +%llu, expected +1", want[k].name,
+	      (unsigned long long)(rnic_iw_terms_out(SA, want[k].cause) - t0[want[k].cause]));
+}
+
+static void t_rresp_good(void) { rresp_case(RR_GOOD); }
+static void t_rresp_stag(void) { rresp_case(RR_STAG); }
+static void t_rresp_hole(void) { rresp_case(RR_HOLE); }
+static void t_rresp_overlap(void) { rresp_case(RR_OVERLAP); }
+static void t_rresp_short(void) { rresp_case(RR_SHORT); }
+static void t_rresp_long(void) { rresp_case(RR_LONG); }
+static void t_rresp_unasked(void) { rresp_case(RR_UNASKED); }
+
+/* An Immediate Data message in the middle of a Send (same queue, same
+ * MSN) would take a second receive and lose the first: A refuses it
+ * (RDMAP, unexpected opcode) and both receives complete, flushed. */
+static void t_imm_inside_send(void)
+{
+	static uint8_t req[64], f[256];
+	struct rnic_cm_event ev;
+	hang_s = 15;
+	p2p_raw_accepted(req);
+	raw_send(&raw[0], f, rtr_fpdu(f, true));
+	expect_event(a.cm, RNIC_CM_EVENT_ESTABLISHED, &ev, "A");
+	recv1(&a, 1, a.buf + BASE, 4096);
+	recv1(&a, 2, a.buf + BASE + 4096, 4096);
+	/* a Send's first segment: QN 0, MSN 1, MO 0, no L, 16 bytes */
+	memset(f, 0, sizeof(f));
+	f[1] = 18 + 16;
+	f[2] = 0x01;
+	f[3] = 0x43;
+	f[15] = 1;
+	size_t n = 2 + 18 + 16;
+	uint32_t c = crc32c(f, n);
+	for (int i = 0; i < 4; i++)
+		f[n + (size_t)i] = (uint8_t)(c >> (8 * i));
+	raw_send(&raw[0], f, n + 4);
+	/* Immediate Data, MSN 1 as well: L, 8 bytes of immediate data */
+	memset(f, 0, sizeof(f));
+	f[1] = 18 + 8;
+	f[2] = 0x41;
+	f[3] = 0x48;
+	f[15] = 1;
+	memset(f + 20, 0x5a, 8);
+	n = 2 + 18 + 8;
+	n += (4 - n % 4) % 4;
+	c = crc32c(f, n);
+	for (int i = 0; i < 4; i++)
+		f[n + (size_t)i] = (uint8_t)(c >> (8 * i));
+	raw_send(&raw[0], f, n + 4);
+	expect_term_bytes(24, 0x02, 0x06, "Immediate Data inside a Send");
+	expect_event(a.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "A");
+	expect_wc(a.cq, a.qp, 1, ANY, IBV_WC_WR_FLUSH_ERR, ANY, "the Send's receive");
+	expect_wc(a.cq, a.qp, 2, ANY, IBV_WC_WR_FLUSH_ERR, ANY, "the next receive");
+}
+
+/* A peer's Send with Invalidate naming a type 1 window (IBA o10-37.2.26:
+ * only type 2 windows may be invalidated remotely): refused with a
+ * Terminate, the receive in error, counted; the window stays valid. */
+static void t_mw_type1_send_inv(void)
+{
+	pair_up(&DEF);
+	struct ibv_mw *mw = alloc_mw_or_skip(&a, IBV_MW_TYPE_1, 0);
+	uint8_t *win = a.buf + BASE + 8192;
+	struct ibv_mw_bind mb = { .wr_id = 1, .send_flags = IBV_SEND_SIGNALED };
+	mb.bind_info = (struct ibv_mw_bind_info){ .mr = a.mr, .addr = (uintptr_t)win,
+						  .length = 4096,
+						  .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	CHECK_RC(ibv_bind_mw(a.qp, mw, &mb), 0);
+	expect_wc(a.cq, a.qp, 1, IBV_WC_BIND_MW, IBV_WC_SUCCESS, ANY, "type 1 bind");
+	struct rnic_iw_stats s0, s1;
+	rnic_iw_stats(SA, &s0);
+	recv1(&a, 4, a.buf, 16);
+	struct ibv_sge s = { (uintptr_t)b.buf, 4, b.mr->lkey };
+	struct ibv_send_wr sw = { .wr_id = 5, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_INV, .send_flags = IBV_SEND_SIGNALED,
+				  .invalidate_rkey = mw->rkey }, *bad;
+	CHECK_RC(ibv_post_send(b.qp, &sw, &bad), 0);
+	struct ibv_wc wc = expect_wc(a.cq, a.qp, 4, ANY, ANY, ANY, "recv");
+	CHECK(wc.status == IBV_WC_REM_INV_REQ_ERR && !(wc.wc_flags & IBV_WC_WITH_INV),
+	      "recv status %s flags %#x, expected REM_INV_REQ_ERR without WITH_INV",
+	      rnic_wc_status_str(wc.status), wc.wc_flags);
+	expect_terminated(win, 0, 0);
+	rnic_iw_stats(SA, &s1);
+	CHECK(s1.inv_refused - s0.inv_refused == 1, "inv_refused +%llu, expected +1",
+	      (unsigned long long)(s1.inv_refused - s0.inv_refused));
+	/* still valid: the window names its memory for a remote write */
+	enum rnic_stag_fault f;
+	CHECK(rnic_stag_check(SA, mw->rkey, a.pd, 0, (uintptr_t)win, 4096,
+			      IBV_ACCESS_REMOTE_WRITE, &f) == win,
+	      "the type 1 window was invalidated (fault %d)", f);
+}
+
 /* --- zero-copy transmit ------------------------------------------------------------------ */
 
 static uint16_t test_mtu;   /* RNIC_TEST_MTU, 0: the port default */
@@ -2845,6 +3117,14 @@ static const struct tcase cases[] = {
 	{ "p2p_responder_waits", t_p2p_responder_waits, true },
 	{ "p2p_wrong_rtr", t_p2p_wrong_rtr, true },
 	{ "p2p_reply_mismatch", t_p2p_reply_mismatch, true },
+	{ "rresp_good", t_rresp_good, true },
+	{ "rresp_other_stag", t_rresp_stag, true },
+	{ "rresp_hole", t_rresp_hole, true },
+	{ "rresp_overlap", t_rresp_overlap, true },
+	{ "rresp_short", t_rresp_short, true },
+	{ "rresp_long", t_rresp_long, true },
+	{ "rresp_unasked", t_rresp_unasked, true },
+	{ "imm_inside_send", t_imm_inside_send, true },
 	{ "mpa_timeout_active", t_mpa_timeout_active, true },
 	{ "mpa_timeout_passive", t_mpa_timeout_passive, true },
 	{ "startup_freed", t_startup_freed, true },
@@ -2870,6 +3150,7 @@ static const struct tcase cases[] = {
 	{ "mw_type2_send_with_inv", t_mw_type2_send_inv, true },
 	{ "mw_local_inv", t_mw_local_inv, true },
 	{ "mw_type1_bind", t_mw_type1, true },
+	{ "mw_type1_send_with_inv", t_mw_type1_send_inv, true },
 	{ "srq", t_srq, true },
 	{ "stream_switch", t_stream_switch, true },
 	{ "write_with_imm", t_write_imm, true },

@@ -545,6 +545,30 @@ test_marker_error(void **state)
 	expect_error(wire, (size_t)n, false, true, RNIC_TERM_MPA_MARKER);
 }
 
+/* Markers negotiated (we asked, M=1) but the peer sends none: the bytes
+ * where the first marker is due (ULPDU_Length and the control bytes) are
+ * read as a marker whose FPDUPTR is not 0, a Terminate MPA 0x03, and
+ * nothing is delivered, with or without CRC (issue 27). */
+static void
+test_markers_missing(void **state)
+{
+	struct rnic_fpdu_tx tx;
+	uint8_t hdr[18], wire[1200], pay[1000];
+	struct iovec iov = { pay, sizeof(pay) };
+	int n;
+
+	(void)state;
+	memset(pay, 0, sizeof(pay));
+	mk_send_hdr(hdr, 1);
+	for (int crc = 0; crc < 2; crc++) {
+		rnic_fpdu_tx_init(&tx, crc != 0, false, 0);
+		n = rnic_fpdu_build(&tx, hdr, 18, &iov, 1, wire, sizeof(wire));
+		assert_true(n > 0);
+		expect_error(wire, (size_t)n, crc != 0, true, RNIC_TERM_MPA_MARKER);
+		assert_int_equal(g_sink.hdrs, 0);
+	}
+}
+
 /* Build an FPDU with a raw (possibly invalid) ULPDU, valid CRC. */
 static int
 raw_fpdu(const uint8_t *ulpdu, size_t len, uint8_t *wire, size_t cap)
@@ -659,6 +683,7 @@ main(void)
 		cmocka_unit_test(test_mulpdu_fits),
 		cmocka_unit_test(test_golden_fpdu),
 		cmocka_unit_test(test_markers_every_offset),
+		cmocka_unit_test(test_markers_missing),
 		cmocka_unit_test(test_roundtrip_random),
 		cmocka_unit_test(test_every_split),
 		cmocka_unit_test(test_zero_len_skip_abort),
