@@ -74,6 +74,10 @@ struct rnic_worker;
 #define ROCE_JOBS          128u
 /* Atomic results kept for duplicate atomics (IBA 9.7.7.3.2). */
 #define ROCE_ATOMIC_CACHE  RNIC_MAX_RD_ATOMIC
+/* Reads remembered for duplicate Reads (IBA 9.7.5.1.6): a duplicate Read
+ * runs again only inside one of the last this many Reads, for at most
+ * what that Read had left from its PSN on (as rxe's read resources). */
+#define ROCE_READ_CACHE    RNIC_MAX_RD_ATOMIC
 #define ROCE_PARK          64   /* request packets kept during a migration query */
 
 /* Counters, one set per worker, summed for telemetry (/rnic/roce). */
@@ -115,6 +119,12 @@ struct rnic_worker;
 	X(arp_waits)                                                             \
 	/* per-QP memory taken on first use (roce_resp.c): none to be had */     \
 	X(resp_no_mem)                                                           \
+	/* issue 27: responses that do not match their request (wrong opcode  \
+	 * position or length: the QP fails, BAD_RESP_ERR), NAKs with a        \
+	 * reserved code, duplicate Reads outside any remembered Read, RETH    \
+	 * DMA lengths over 2^31 */                                            \
+	X(bad_resps)        X(bad_nak_codes)    X(dup_read_rejects)              \
+	X(bad_dma_len)                                                           \
 	/* issue 27, IB CM bounds (roce_cm.c): REQs refused past the listener's \
 	 * backlog or the port's unaccepted ones, REQs left undecided */        \
 	X(cm_backlog_full)  X(cm_port_limit)    X(cm_req_timeouts)
@@ -158,6 +168,8 @@ struct roce_wqe {
 	bool rd_atomic;           /* Read or atomic: counts against ORD */
 	bool issued;              /* atomic: sent once (counted in rd_out) */
 	uint32_t issued_pkts;     /* Read: responses asked for so far (chunks in rd_out) */
+	bool restarted;           /* Read: asked again from inside a chunk (a rewind):
+				   * a response message may start there too */
 };
 
 enum roce_job_kind { JOB_READ, JOB_ATOMIC_ACK, JOB_NAK };
@@ -184,6 +196,13 @@ struct roce_atomic_rec {
 	uint32_t psn;
 	bool valid;
 	uint64_t orig;
+};
+
+/* A remembered Read (duplicate Reads must fall inside one). */
+struct roce_read_rec {
+	uint32_t psn, npkts;      /* its PSN range; npkts 0: an empty slot */
+	uint64_t va;              /* its RETH */
+	uint32_t rkey, len;
 };
 
 /* RNIC_ROCE_DEBUG: the last events of a QP's recovery, printed when it
@@ -260,7 +279,8 @@ struct roce_resp {
 	uint32_t wr_rkey;         /* its R_Key (checked again every packet) */
 	uint32_t wr_left;         /* its bytes still to come */
 	uint32_t wr_len;          /* its DMA length */
-	/* ROCE_JOBS jobs and the ROCE_ATOMIC_CACHE atomic results, in one
+	/* ROCE_JOBS jobs, the ROCE_ATOMIC_CACHE atomic results and the
+	 * ROCE_READ_CACHE Reads, in one
 	 * block allocated by the first Read or atomic (roce_resp_res()):
 	 * 7.4 KiB that a QP which is only written to or sent to never needs;
 	 * kept from then on, across roce_resp_init() */
@@ -269,6 +289,8 @@ struct roce_resp {
 	uint32_t jobs_new;        /* queued jobs of new requests (IRD) */
 	struct roce_atomic_rec *atomics;
 	uint32_t atomic_next;
+	struct roce_read_rec *reads;   /* ROCE_READ_CACHE, same block */
+	uint32_t read_next;
 	bool err_pending;         /* a fatal NAK waits behind the jobs: drop requests */
 };
 

@@ -199,6 +199,8 @@ static enum comp_state do_ack(struct comp_ctx *c)
 			roce_req_rewind(rq, c->psn);
 			break;
 		}
+		if (nak_status(rnic_roce_aeth_value(a)) == IBV_WC_BAD_RESP_ERR)
+			rq->rw->c.bad_nak_codes++;   /* a reserved code (IBA table 44) */
 		roce_qp_fatal(rq, nak_status(rnic_roce_aeth_value(a)));
 		break;
 	default:
@@ -222,6 +224,29 @@ static bool resp_aeth_ok(struct comp_ctx *c)
 	c->rq->rw->c.bad_syndromes++;
 	roce_qp_fatal(c->rq, IBV_WC_BAD_RESP_ERR);
 	return false;
+}
+
+/*
+ * Whether a Read Response at index @p i of Read @p e may carry the position
+ * bits in @p flags. Each Read Request asks for one chunk (roce_req.c: up to
+ * ROCE_READ_CHUNK responses, ending at a multiple of it or at the Read's
+ * end), and the responder answers it as one message: FIRST at the chunk's
+ * start, LAST at its end, ONLY when it is both, MIDDLE between. The end is
+ * always exact: a LAST or ONLY elsewhere would cut the Read short (IBA
+ * 9.7.5.1.x: an opcode out of sequence is a bad response). After a rewind
+ * the requester asked again from inside a chunk, so a message may also
+ * start there (the new request's FIRST) while the old one's MIDDLEs may
+ * still arrive: then either start bit is taken, the end still is not.
+ */
+static bool read_resp_pos_ok(const struct roce_wqe *e, uint32_t i, uint32_t flags)
+{
+	bool chunk_start = i % ROCE_READ_CHUNK == 0;
+	bool chunk_end = (i + 1) % ROCE_READ_CHUNK == 0 || i == e->npkts - 1;
+	bool is_start = (flags & RNIC_ROCE_OPF_START) != 0;
+	bool is_end = (flags & RNIC_ROCE_OPF_END) != 0;
+	if (is_end != chunk_end)
+		return false;
+	return is_start == chunk_start || (e->restarted && !chunk_start);
 }
 
 static enum comp_state do_read(struct comp_ctx *c)
@@ -258,11 +283,8 @@ static enum comp_state do_read(struct comp_ctx *c)
 	bool last = i == e->npkts - 1;
 	uint32_t off = i * rq->pmtu;
 	uint32_t want_len = last ? e->len - off : rq->pmtu;
-	uint32_t pos = c->pkt->flags & (RNIC_ROCE_OPF_FIRST | RNIC_ROCE_OPF_MIDDLE |
-					RNIC_ROCE_OPF_LAST | RNIC_ROCE_OPF_ONLY);
-	/* a chunk ends with LAST or ONLY; only the message's last must */
-	bool pos_ok = !last || (pos & RNIC_ROCE_OPF_END) != 0;
-	if (c->pkt->paylen != want_len || !pos_ok) {
+	if (c->pkt->paylen != want_len || !read_resp_pos_ok(e, i, c->pkt->flags)) {
+		rq->rw->c.bad_resps++;
 		roce_qp_fatal(rq, IBV_WC_BAD_RESP_ERR);
 		return COMP_DONE;
 	}

@@ -335,6 +335,8 @@ unsigned roce_req_pump(struct roce_qp *rq, unsigned budget)
 		bool is_read = e->wr.opcode == IBV_WR_RDMA_READ;
 		if (is_read && r->next_pkt < e->resp_next)
 			r->next_pkt = e->resp_next;   /* never ask for responses we have */
+		if (is_read && r->next_pkt % ROCE_READ_CHUNK != 0)
+			e->restarted = true;   /* its answer starts inside a chunk */
 		/* a request never asked before counts against ORD */
 		bool fresh = is_read ? r->next_pkt >= e->issued_pkts : e->rd_atomic && !e->issued;
 		if (fresh && r->rd_out >= rq->max_rd_atomic)

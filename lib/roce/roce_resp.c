@@ -69,11 +69,15 @@ void roce_resp_init(struct roce_qp *rq, uint32_t rq_psn)
 	struct roce_resp *s = &rq->resp;
 	struct roce_job *jobs = s->jobs;
 	struct roce_atomic_rec *atomics = s->atomics;
+	struct roce_read_rec *reads = s->reads;
 	memset(s, 0, sizeof(*s));
 	s->jobs = jobs;
 	s->atomics = atomics;
+	s->reads = reads;
 	if (atomics != NULL)
 		memset(atomics, 0, ROCE_ATOMIC_CACHE * sizeof(atomics[0]));
+	if (reads != NULL)
+		memset(reads, 0, ROCE_READ_CACHE * sizeof(reads[0]));
 	s->epsn = rq_psn & RNIC_PSN_MASK;
 	s->prev_op = RNIC_ROCE_OP_NONE;
 }
@@ -87,7 +91,8 @@ static bool roce_resp_res(struct roce_qp *rq)
 	if (s->jobs != NULL)
 		return true;
 	size_t jb = ROCE_JOBS * sizeof(s->jobs[0]);
-	uint8_t *b = rte_zmalloc("roce_resp_jobs", jb + ROCE_ATOMIC_CACHE * sizeof(s->atomics[0]),
+	size_t ab = ROCE_ATOMIC_CACHE * sizeof(s->atomics[0]);
+	uint8_t *b = rte_zmalloc("roce_resp_jobs", jb + ab + ROCE_READ_CACHE * sizeof(s->reads[0]),
 				 RTE_CACHE_LINE_SIZE);
 	if (b == NULL) {
 		rq->rw->c.resp_no_mem++;
@@ -95,6 +100,7 @@ static bool roce_resp_res(struct roce_qp *rq)
 	}
 	s->jobs = (struct roce_job *)b;
 	s->atomics = (struct roce_atomic_rec *)(b + jb);
+	s->reads = (struct roce_read_rec *)(b + jb + ab);
 	return true;
 }
 
@@ -103,6 +109,7 @@ void roce_resp_fini(struct roce_qp *rq)
 	rte_free(rq->resp.jobs);   /* the atomic cache is in the same block */
 	rq->resp.jobs = NULL;
 	rq->resp.atomics = NULL;
+	rq->resp.reads = NULL;
 	rte_free(rq->park);
 	rq->park = NULL;
 }
@@ -212,6 +219,10 @@ static enum resp_state check_length(struct resp_ctx *c)
 		const struct rnic_roce_reth *reth = rnic_roce_pkt_reth(c->pkt);
 		if (reth != NULL) {
 			c->dma_len = rnic_roce_reth_len(reth);
+			if (c->dma_len > (1u << 31)) {   /* IBA: a message is at most 2^31 */
+				rq->rw->c.bad_dma_len++;
+				return RESP_ERR_INV_REQ;
+			}
 			bool only = (f & RNIC_ROCE_OPF_ONLY) != 0;
 			if (only ? len != c->dma_len : len >= c->dma_len)
 				return RESP_ERR_INV_REQ;
@@ -223,7 +234,11 @@ static enum resp_state check_length(struct resp_ctx *c)
 	}
 	if (f & RNIC_ROCE_OPF_READ) {
 		c->dma_len = rnic_roce_reth_len(rnic_roce_pkt_reth(c->pkt));
-		return c->dma_len > (1u << 31) ? RESP_ERR_INV_REQ : RESP_CHECK_RKEY;
+		if (c->dma_len > (1u << 31)) {
+			rq->rw->c.bad_dma_len++;
+			return RESP_ERR_INV_REQ;
+		}
+		return RESP_CHECK_RKEY;
 	}
 	c->dma_len = sizeof(uint64_t);   /* atomics */
 	return RESP_CHECK_RKEY;
@@ -309,6 +324,9 @@ static enum resp_state execute(struct resp_ctx *c)
 				      .rkey = rnic_roce_reth_rkey(reth),
 				      .va = rnic_roce_reth_va(reth) };
 		queue_job(s, &j);
+		s->reads[s->read_next++ % ROCE_READ_CACHE] = (struct roce_read_rec){
+			.psn = c->psn, .npkts = npkts_of(c->dma_len, rq->pmtu), .va = j.va,
+			.rkey = j.rkey, .len = c->dma_len };
 	} else if (f & RNIC_ROCE_OPF_ATOMIC) {
 		uint64_t orig = do_atomic(c->pkt, c->dst);
 		struct roce_atomic_rec *a = &s->atomics[s->atomic_next++ % ROCE_ATOMIC_CACHE];
@@ -396,6 +414,27 @@ static enum resp_state ack(struct resp_ctx *c)
 
 /* --- duplicates, NAKs, errors ------------------------------------------------------ */
 
+/* Whether a duplicate Read at @p psn asking @p reth lies inside a Read
+ * this responder executed and remembers: the same R_Key, the VA where that
+ * Read was at @p psn, at most the bytes it had left from there. Anything
+ * else is not a retry of ours to answer (IBA 9.7.5.1.6: re-execution
+ * happens only within the responder's resources) and is dropped. */
+static bool dup_read_known(struct roce_qp *rq, uint32_t psn, const struct rnic_roce_reth *reth)
+{
+	const struct roce_resp *s = &rq->resp;
+	uint32_t len = rnic_roce_reth_len(reth);
+	for (unsigned k = 0; k < ROCE_READ_CACHE; k++) {
+		const struct roce_read_rec *r = &s->reads[k];
+		if (r->npkts == 0 || !rnic_psn_in_window(psn, r->psn, r->npkts))
+			continue;
+		uint64_t off = (uint64_t)rnic_psn_diff(psn, r->psn) * rq->pmtu;
+		if (rnic_roce_reth_rkey(reth) == r->rkey && rnic_roce_reth_va(reth) == r->va + off &&
+		    off <= r->len && len <= r->len - off)
+			return true;
+	}
+	return false;
+}
+
 /* A request we executed before (its ACK or response was lost): Sends and
  * Writes are acknowledged again, Reads run again from the new request's
  * RETH, atomics answer from the cache (never executed twice). */
@@ -420,6 +459,10 @@ static enum resp_state duplicate(struct resp_ctx *c)
 					IBV_ACCESS_REMOTE_READ, &err);
 		if (len > (1u << 31) || (len > 0 && src == NULL))
 			return RESP_DONE;
+		if (!dup_read_known(rq, c->psn, reth)) {
+			rq->rw->c.dup_read_rejects++;
+			return RESP_DONE;
+		}
 		/* a Read still being answered restarts where the requester
 		 * now asks (its responses from here on were lost), instead of
 		 * streaming on and answering again after (rxe does the same) */

@@ -1,0 +1,574 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RoCE against a hostile peer (issue 27: "a hostile network gets nothing"):
+ * a tap between two stacks rewrites or forges single frames, and each case
+ * checks that rnic drops, NAKs or fails the QP as the IBA says, counts it,
+ * and never completes work with IBV_WC_SUCCESS that the peer cut short.
+ *
+ * As in test_roce_recovery.c, stacks A (requester) and B (responder) are
+ * never started: this thread runs one loop of each worker in turn and the
+ * tap moves the frames between their rings, so every case is the same
+ * sequence of packets each run. A rewritten frame gets a new ICRC: what is
+ * tested is the transport's checks, not the ICRC's.
+ *
+ *   A: rho0.a (transmits into rho0's 'a' ring, receives from its 'b' ring)
+ *   B: rho1.b (transmits into rho1's 'b' ring, receives from its 'a' ring)
+ *
+ * Completer (A), Read Responses and ACKs that B sends, rewritten:
+ *   read_middle_no_first  FIRST -> MIDDLE: BAD_RESP_ERR, bad_resps
+ *   read_cut_short        the first MIDDLE -> LAST: BAD_RESP_ERR
+ *   read_only_for_first   FIRST -> ONLY: BAD_RESP_ERR
+ *   read_restart_ok       one MIDDLE of a 2-chunk Read lost: the Read is
+ *                         asked again from inside its chunk and completes
+ *   nak_reserved_code     B's ACK -> NAK code 7 (reserved): BAD_RESP_ERR,
+ *                         bad_nak_codes
+ *   ack_never_sent        B's ACK moved 10 PSNs past anything A sent:
+ *                         dropped (stale_responses), nothing completes
+ *                         until the real ACK
+ * Responder (B), requests that A sends, rewritten or replayed:
+ *   dup_read_ghost        a replayed Read Request at a PSN of no Read, and
+ *                         one asking more than the Read had: no response,
+ *                         dup_read_rejects; the true duplicate is answered
+ *   write_huge_dma_len    WRITE FIRST's RETH DMA length 2^31 + 2048: NAK
+ *                         invalid request (not an R_Key check), bad_dma_len
+ *   psn_far_ahead         8 Writes 1000 PSNs ahead: one sequence NAK
+ *
+ * Exit 0 when every check passed, 1 otherwise.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_udp.h>
+#include <rte_ring.h>
+
+#include "rnic/rnic.h"
+#include "rnic/rnic_roce.h"
+#include "rnic/rnic_verbs.h"
+#include "roce/icrc.h"
+#include "roce/opcode.h"
+#include "roce/roce_wire.h"
+
+#define HANG_S 30               /* hang guard of a wait, not a time check */
+#define L2_LEN 14
+#define BTH_OFF (14 + 20 + 8)   /* Ethernet, IPv4 without options, UDP */
+#define PMTU 1024u
+
+static jmp_buf case_jmp;
+static const char *case_name;
+static int n_pass, n_fail, n_skip;
+static char failed[512], skipped[256];
+enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
+
+#define CHECK_FILE
+#define GUARD 0xee
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "../common/check.h"
+#pragma GCC diagnostic pop
+#include "../common/pair.h"
+
+static struct tpair R = { .ring = { "rho0", "rho1" }, .tapped = true, .inline_drive = true,
+			  .workers = 1, .mbufs = 8191,
+			  .ip = { { 0xc0000301u }, { 0xc0000302u } } };
+
+/* What the tap does to one frame. */
+enum mut {
+	MUT_NONE,
+	MUT_FIRST_TO_MIDDLE,    /* B's first READ RESPONSE FIRST */
+	MUT_MIDDLE_TO_LAST,     /* B's first READ RESPONSE MIDDLE */
+	MUT_FIRST_TO_ONLY,      /* B's first READ RESPONSE FIRST */
+	MUT_DROP_MIDDLE,        /* B's READ RESPONSE MIDDLE of PSN drop_psn: dropped once */
+	MUT_ACK_RESERVED_NAK,   /* B's first ACKNOWLEDGE: syndrome NAK code 7 */
+	MUT_ACK_FUTURE_PSN,     /* B's first ACKNOWLEDGE: PSN + 10 */
+	MUT_WRITE_HUGE_LEN,     /* A's first RDMA WRITE FIRST: DMA length 2^31 + 2048 */
+};
+
+static struct {
+	enum mut mut;
+	bool done;                  /* the mutation happened */
+	uint32_t drop_psn;
+	struct rte_mbuf *read_req;  /* a copy of A's first Read Request */
+	struct rte_mbuf *write_only;   /* a copy of A's first WRITE ONLY */
+	unsigned b_read_resps;      /* Read Responses B sent */
+	unsigned b_seq_naks;        /* sequence NAKs B sent */
+	unsigned b_naks;            /* NAKs of any code B sent */
+	uint8_t b_nak_code;         /* the code of B's last NAK */
+} tap;
+
+static uint8_t *frame(struct rte_mbuf *m) { return rte_pktmbuf_mtod(m, uint8_t *); }
+
+/* The BTH opcode of a RoCEv2 frame, or -1 for anything else (ARP). */
+static int roce_opcode(const struct rte_mbuf *m)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	if (rte_pktmbuf_data_len(m) < BTH_OFF + 12 || f[12] != 0x08 || f[13] != 0x00 ||
+	    f[14] != 0x45 || f[23] != 17)
+		return -1;
+	if (((unsigned)f[36] << 8 | f[37]) != RNIC_ROCE_UDP_PORT)
+		return -1;
+	return f[BTH_OFF];
+}
+
+static uint32_t bth_psn(struct rte_mbuf *m)
+{
+	const uint8_t *b = frame(m) + BTH_OFF;
+	return (uint32_t)b[9] << 16 | (uint32_t)b[10] << 8 | b[11];
+}
+
+static void set_bth_psn(struct rte_mbuf *m, uint32_t psn)
+{
+	uint8_t *b = frame(m) + BTH_OFF;
+	b[9] = (uint8_t)(psn >> 16);
+	b[10] = (uint8_t)(psn >> 8);
+	b[11] = (uint8_t)psn;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* Insert (@p delta 4) or remove (-4) an AETH's 4 bytes right after the
+ * BTH, the payload kept: IPv4 and UDP lengths and the IPv4 checksum
+ * follow. */
+static void resize_aeth(struct rte_mbuf *m, int delta)
+{
+	uint8_t *f = frame(m);
+	uint32_t len = rte_pktmbuf_data_len(m), at = BTH_OFF + 12;
+	if (delta > 0) {
+		CHECK(rte_pktmbuf_append(m, 4) != NULL, "no room to grow a frame");
+		f = frame(m);
+		memmove(f + at + 4, f + at, len - at);
+		f[at] = 0x1f;   /* ACK, credits invalid */
+		f[at + 1] = f[at + 2] = f[at + 3] = 0;
+	} else {
+		memmove(f + at, f + at + 4, len - at - 4);
+		rte_pktmbuf_trim(m, 4);
+	}
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(f + L2_LEN);
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(rte_be_to_cpu_16(ip->total_length) + delta));
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	struct rte_udp_hdr *u = (struct rte_udp_hdr *)(f + L2_LEN + 20);
+	u->dgram_len = rte_cpu_to_be_16((uint16_t)(rte_be_to_cpu_16(u->dgram_len) + delta));
+}
+
+/* The frame was rewritten: a valid ICRC again. */
+static void resign(struct rte_mbuf *m)
+{
+	rnic_roce_icrc_generate_mbuf(m, L2_LEN);
+}
+
+/* Apply the case's mutation to a frame of A (@p from_a) or B. @return
+ * false when the frame is to be dropped. */
+static bool tap_frame(struct rte_mbuf *m, bool from_a)
+{
+	int op = roce_opcode(m);
+	if (op < 0)
+		return true;
+	uint8_t *b = frame(m) + BTH_OFF;
+	if (from_a) {
+		if (op == RNIC_ROCE_OP_RC_READ_REQUEST && tap.read_req == NULL)
+			tap.read_req = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+		if (op == RNIC_ROCE_OP_RC_WRITE_ONLY && tap.write_only == NULL)
+			tap.write_only = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+		if (tap.mut == MUT_WRITE_HUGE_LEN && !tap.done && op == RNIC_ROCE_OP_RC_WRITE_FIRST) {
+			put_be32(b + 12 + 12, 0x80000000u + 2048u);   /* RETH DMA length */
+			tap.done = true;
+			resign(m);
+		}
+		return true;
+	}
+	if (op >= RNIC_ROCE_OP_RC_READ_RESPONSE_FIRST && op <= RNIC_ROCE_OP_RC_READ_RESPONSE_ONLY)
+		tap.b_read_resps++;
+	if (op == RNIC_ROCE_OP_RC_ACKNOWLEDGE && (b[12] & 0x60) == 0x60) {
+		tap.b_naks++;
+		tap.b_nak_code = b[12] & 0x1f;
+		tap.b_seq_naks += (b[12] & 0x1f) == RNIC_ROCE_NAK_PSN_SEQ_ERR;
+	}
+	if (tap.done)
+		return true;
+	switch (tap.mut) {
+	case MUT_FIRST_TO_MIDDLE:
+	case MUT_FIRST_TO_ONLY:
+		if (op != RNIC_ROCE_OP_RC_READ_RESPONSE_FIRST)
+			return true;
+		b[0] = tap.mut == MUT_FIRST_TO_ONLY ? RNIC_ROCE_OP_RC_READ_RESPONSE_ONLY
+						     : RNIC_ROCE_OP_RC_READ_RESPONSE_MIDDLE;
+		if (tap.mut == MUT_FIRST_TO_MIDDLE)
+			resize_aeth(m, -4);   /* a MIDDLE has no AETH: the payload stays */
+		break;
+	case MUT_MIDDLE_TO_LAST:
+		if (op != RNIC_ROCE_OP_RC_READ_RESPONSE_MIDDLE)
+			return true;
+		b[0] = RNIC_ROCE_OP_RC_READ_RESPONSE_LAST;
+		resize_aeth(m, 4);   /* a LAST carries an AETH */
+		break;
+	case MUT_DROP_MIDDLE:
+		if (op == RNIC_ROCE_OP_RC_READ_RESPONSE_MIDDLE && bth_psn(m) == tap.drop_psn) {
+			tap.done = true;
+			return false;
+		}
+		return true;
+	case MUT_ACK_RESERVED_NAK:
+		if (op != RNIC_ROCE_OP_RC_ACKNOWLEDGE)
+			return true;
+		b[12] = 0x60 | 7;   /* NAK, code 7: reserved */
+		break;
+	case MUT_ACK_FUTURE_PSN:
+		if (op != RNIC_ROCE_OP_RC_ACKNOWLEDGE)
+			return true;
+		set_bth_psn(m, (bth_psn(m) + 10) & 0xffffffu);
+		break;
+	default:
+		return true;
+	}
+	tap.done = true;
+	resign(m);
+	return true;
+}
+
+/* Move every frame from @p from to @p to. @return frames moved or dropped. */
+static unsigned tap_move(struct rte_ring *from, struct rte_ring *to, bool from_a)
+{
+	struct rte_mbuf *m[64], *keep[64];
+	unsigned n = rte_ring_dequeue_burst(from, (void **)m, 64, NULL), k = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (tap_frame(m[i], from_a))
+			keep[k++] = m[i];
+		else
+			rte_pktmbuf_free(m[i]);
+	}
+	unsigned done = rte_ring_enqueue_burst(to, (void **)keep, k, NULL);
+	for (unsigned i = done; i < k; i++)
+		rte_pktmbuf_free(keep[i]);
+	return n;
+}
+
+static void step(void)
+{
+	rnic_worker_poll(R.st[0], 0);
+	tap_move(R.a_tx, R.b_rx, true);
+	rnic_worker_poll(R.st[1], 0);
+	tap_move(R.b_tx, R.a_rx, false);
+}
+
+static void steps(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		step();
+}
+
+/* Put a forged frame on B's receive ring (from A). */
+static void inject_b(struct rte_mbuf *m)
+{
+	resign(m);
+	if (rte_ring_enqueue(R.b_rx, m) != 0)
+		rte_pktmbuf_free(m);
+}
+
+static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, int n)
+{
+	int got = 0;
+	double t0 = now_s();
+	while (got < n && now_s() - t0 < HANG_S) {
+		step();
+		int k = ibv_poll_cq(cq, n - got, wc + got);
+		if (k > 0)
+			got += k;
+	}
+	return got;
+}
+
+static uint64_t ctr(int s, const char *name)
+{
+	uint64_t v = 0;
+	if (rnic_roce_counter(R.st[s], name, &v) != 0)
+		return UINT64_MAX;   /* no such counter: every check of it fails */
+	return v;
+}
+
+#define BUF_LEN (256u * 1024u)
+
+static struct {
+	struct ibv_pd *pd[2];
+	struct ibv_cq *cq[2];
+	uint8_t *buf[2];
+	struct ibv_mr *mr[2];
+	struct ibv_qp *qp[2];
+} O;
+
+static bool case_cleanup(void)
+{
+	bool ok = true;
+	for (int i = 0; i < 2; i++) {
+		if (O.qp[i])
+			ok &= rnic_destroy_qp(O.qp[i]) == 0;
+		if (O.mr[i])
+			ok &= rnic_dereg_mr(O.mr[i]) == 0;
+		if (O.cq[i])
+			ok &= rnic_destroy_cq(O.cq[i]) == 0;
+		if (O.pd[i])
+			ok &= rnic_dealloc_pd(O.pd[i]) == 0;
+		free(O.buf[i]);
+	}
+	memset(&O, 0, sizeof(O));
+	rte_pktmbuf_free(tap.read_req);
+	rte_pktmbuf_free(tap.write_only);
+	memset(&tap, 0, sizeof(tap));
+	/* what a failed QP left on the rings */
+	steps(4);
+	return ok;
+}
+
+static const uint32_t psn0[2] = { 0x1000, 0x2000 };
+
+/* Two connected RC QPs, A's send PSNs from 0x1000, B's from 0x2000; B's
+ * buffer a known pattern, A's zero. */
+static void setup(void)
+{
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	for (int i = 0; i < 2; i++) {
+		O.pd[i] = rnic_alloc_pd(R.ctx[i]);
+		O.cq[i] = rnic_create_cq(R.ctx[i], 64, NULL, NULL, 0);
+		O.buf[i] = aligned_alloc(4096, BUF_LEN);
+		CHECK(O.pd[i] && O.cq[i] && O.buf[i], "setup failed");
+		O.mr[i] = rnic_reg_mr(O.pd[i], O.buf[i], BUF_LEN, acc);
+		struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .send_cq = O.cq[i],
+			.recv_cq = O.cq[i], .cap = { .max_send_wr = 16, .max_recv_wr = 16,
+						     .max_send_sge = 1, .max_recv_sge = 1 } };
+		O.qp[i] = rnic_create_qp_transport(O.pd[i], &qa, RNIC_TRANSPORT_ROCE);
+		CHECK(O.mr[i] && O.qp[i], "MRs or QPs not made: %s", strerror(errno));
+	}
+	memset(O.buf[0], 0, BUF_LEN);
+	for (uint32_t i = 0; i < BUF_LEN; i++)
+		O.buf[1][i] = (uint8_t)(i * 7 + i / 251);
+	/* local ACK timeout 12 (16.8 ms): a dropped frame is asked again soon */
+	tpair_roce_connect(O.qp, R.ctx, psn0, 1, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+			   12, 7);
+}
+
+/* Post on A one RDMA Read (@p read) or Write of @p len bytes at @p off
+ * of both buffers. */
+static void post_a(bool read, uint32_t len, uint32_t off, uint64_t wr_id)
+{
+	struct ibv_sge s = { (uintptr_t)O.buf[0] + off, len, O.mr[0]->lkey };
+	struct ibv_send_wr w = { .wr_id = wr_id, .sg_list = &s, .num_sge = 1,
+				 .opcode = read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE,
+				 .send_flags = IBV_SEND_SIGNALED };
+	w.wr.rdma.remote_addr = (uintptr_t)O.buf[1] + off;
+	w.wr.rdma.rkey = O.mr[1]->rkey;
+	struct ibv_send_wr *bad = NULL;
+	CHECK_RC(ibv_post_send(O.qp[0], &w, &bad), 0);
+}
+
+/* A's one completion, its status @p want. */
+static void expect_a_wc(enum ibv_wc_status want, const char *what)
+{
+	struct ibv_wc wc = { 0 };
+	int n = wait_wc(O.cq[0], &wc, 1);
+	CHECK(n == 1, "%s: no completion (hang guard %d s)", what, HANG_S);
+	CHECK(wc.status == want, "%s: completion status %s, expected %s", what,
+	      rnic_wc_status_str(wc.status), rnic_wc_status_str(want));
+}
+
+/* A Read whose responses the tap rewrote with @p mut must fail. */
+static void read_must_fail(enum mut mut, const char *what)
+{
+	setup();
+	uint64_t bad0 = ctr(0, "bad_resps");
+	tap.mut = mut;
+	post_a(true, 4 * PMTU, 0, 1);
+	expect_a_wc(IBV_WC_BAD_RESP_ERR, what);
+	CHECK(tap.done, "%s: the tap never met the frame to rewrite", what);
+	CHECK(ctr(0, "bad_resps") == bad0 + 1, "%s: bad_resps %llu, expected %llu", what,
+	      (unsigned long long)ctr(0, "bad_resps"), (unsigned long long)bad0 + 1);
+	CHECK(O.qp[0]->state == IBV_QPS_ERR, "%s: A's QP in state %d, not ERR", what,
+	      O.qp[0]->state);
+}
+
+static void t_read_middle_no_first(void)
+{
+	read_must_fail(MUT_FIRST_TO_MIDDLE, "FIRST rewritten as MIDDLE");
+}
+
+static void t_read_cut_short(void)
+{
+	read_must_fail(MUT_MIDDLE_TO_LAST, "MIDDLE rewritten as LAST");
+}
+
+static void t_read_only_for_first(void)
+{
+	read_must_fail(MUT_FIRST_TO_ONLY, "FIRST rewritten as ONLY");
+}
+
+/* The sequence check must not fail a Read that recovers: a MIDDLE of the
+ * second chunk lost, the Read asked again from inside that chunk (its
+ * answer a FIRST there), completes with the right bytes. */
+static void t_read_restart_ok(void)
+{
+	setup();
+	const uint32_t len = 128 * PMTU;   /* two chunks of 64 responses */
+	tap.mut = MUT_DROP_MIDDLE;
+	tap.drop_psn = psn0[0] + 64 + 5;
+	uint64_t bad0 = ctr(0, "bad_resps");
+	post_a(true, len, 0, 1);
+	expect_a_wc(IBV_WC_SUCCESS, "Read with a lost MIDDLE");
+	CHECK(tap.done, "the MIDDLE to lose never came");
+	CHECK(memcmp(O.buf[0], O.buf[1], len) == 0, "the Read's sink differs from the source");
+	CHECK(ctr(0, "bad_resps") == bad0, "bad_resps moved on a clean recovery");
+	/* and a clean Read after it */
+	memset(O.buf[0], 0, len);
+	post_a(true, len, 0, 2);
+	expect_a_wc(IBV_WC_SUCCESS, "a second Read");
+	CHECK(memcmp(O.buf[0], O.buf[1], len) == 0, "the second Read's sink differs");
+}
+
+static void t_nak_reserved_code(void)
+{
+	setup();
+	uint64_t n0 = ctr(0, "bad_nak_codes");
+	tap.mut = MUT_ACK_RESERVED_NAK;
+	post_a(false, 8, 0, 1);
+	expect_a_wc(IBV_WC_BAD_RESP_ERR, "Write ACKed with a reserved NAK code");
+	CHECK(tap.done, "no ACK was rewritten");
+	CHECK(ctr(0, "bad_nak_codes") == n0 + 1, "bad_nak_codes %llu, expected %llu",
+	      (unsigned long long)ctr(0, "bad_nak_codes"), (unsigned long long)n0 + 1);
+}
+
+static void t_ack_never_sent(void)
+{
+	setup();
+	uint64_t s0 = ctr(0, "stale_responses");
+	tap.mut = MUT_ACK_FUTURE_PSN;
+	post_a(false, 8, 0, 1);
+	struct ibv_wc wc;
+	for (int i = 0; i < 200 && !tap.done; i++)
+		step();
+	CHECK(tap.done, "no ACK was rewritten");
+	step();   /* A reads it (its timer, 16.8 ms, has not fired yet) */
+	CHECK(ibv_poll_cq(O.cq[0], 1, &wc) == 0, "a completion from an ACK of a PSN never sent");
+	CHECK(ctr(0, "stale_responses") == s0 + 1, "stale_responses %llu, expected %llu",
+	      (unsigned long long)ctr(0, "stale_responses"), (unsigned long long)s0 + 1);
+	/* the timer asks again and the true ACK completes it */
+	expect_a_wc(IBV_WC_SUCCESS, "Write after the forged ACK");
+}
+
+/* The copy of A's Read Request with PSN @p psn and DMA length @p len. */
+static struct rte_mbuf *read_req_copy(uint32_t psn, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_copy(tap.read_req, tap.read_req->pool, 0, UINT32_MAX);
+	CHECK(m != NULL, "no mbuf");
+	set_bth_psn(m, psn);
+	put_be32(frame(m) + BTH_OFF + 12 + 12, len);
+	return m;
+}
+
+static void t_dup_read_ghost(void)
+{
+	setup();
+	post_a(false, 8, 8 * PMTU, 1);          /* PSN 0x1000: a Write */
+	expect_a_wc(IBV_WC_SUCCESS, "Write");
+	post_a(true, 4 * PMTU, 0, 2);           /* PSN 0x1001..0x1004: a Read */
+	expect_a_wc(IBV_WC_SUCCESS, "Read");
+	CHECK(tap.read_req != NULL, "the tap kept no Read Request");
+	uint64_t rej0 = ctr(1, "dup_read_rejects");
+	/* a "duplicate" at the Write's PSN: no Read was ever there */
+	unsigned r0 = tap.b_read_resps;
+	inject_b(read_req_copy(psn0[0], 4 * PMTU));
+	steps(50);
+	CHECK(tap.b_read_resps == r0, "B answered a duplicate Read at a Write's PSN with %u "
+	      "responses", tap.b_read_resps - r0);
+	/* at the Read's PSN but asking twice its length */
+	inject_b(read_req_copy(psn0[0] + 1, 8 * PMTU));
+	steps(50);
+	CHECK(tap.b_read_resps == r0, "B answered a duplicate Read longer than the Read with "
+	      "%u responses", tap.b_read_resps - r0);
+	CHECK(ctr(1, "dup_read_rejects") == rej0 + 2, "dup_read_rejects %llu, expected %llu",
+	      (unsigned long long)ctr(1, "dup_read_rejects"), (unsigned long long)rej0 + 2);
+	/* the true duplicate is answered again (A drops the answers) */
+	inject_b(read_req_copy(psn0[0] + 1, 4 * PMTU));
+	steps(50);
+	CHECK(tap.b_read_resps == r0 + 4, "B answered a true duplicate Read with %u responses, "
+	      "expected 4", tap.b_read_resps - r0);
+	CHECK(O.qp[0]->state == IBV_QPS_RTS && O.qp[1]->state == IBV_QPS_RTS,
+	      "QP states %d %d after the duplicates", O.qp[0]->state, O.qp[1]->state);
+}
+
+static void t_write_huge_dma_len(void)
+{
+	setup();
+	uint64_t b0 = ctr(1, "bad_dma_len");
+	tap.mut = MUT_WRITE_HUGE_LEN;
+	post_a(false, 2 * PMTU, 0, 1);
+	expect_a_wc(IBV_WC_REM_INV_REQ_ERR, "Write with a DMA length over 2^31");
+	CHECK(tap.done, "no WRITE FIRST was rewritten");
+	CHECK(tap.b_naks == 1 && tap.b_nak_code == RNIC_ROCE_NAK_INVALID_REQUEST,
+	      "B sent %u NAKs, the last code %u: expected one NAK invalid request", tap.b_naks,
+	      tap.b_nak_code);
+	CHECK(ctr(1, "bad_dma_len") == b0 + 1, "bad_dma_len %llu, expected %llu",
+	      (unsigned long long)ctr(1, "bad_dma_len"), (unsigned long long)b0 + 1);
+}
+
+static void t_psn_far_ahead(void)
+{
+	setup();
+	post_a(false, 8, 0, 1);
+	expect_a_wc(IBV_WC_SUCCESS, "Write");
+	CHECK(tap.write_only != NULL, "the tap kept no WRITE ONLY");
+	unsigned n0 = tap.b_seq_naks;
+	for (int i = 0; i < 8; i++) {
+		struct rte_mbuf *m = rte_pktmbuf_copy(tap.write_only, tap.write_only->pool, 0,
+						      UINT32_MAX);
+		CHECK(m != NULL, "no mbuf");
+		set_bth_psn(m, psn0[0] + 1000 + (uint32_t)i);
+		inject_b(m);
+		steps(2);
+	}
+	steps(20);
+	CHECK(tap.b_seq_naks == n0 + 1, "B sent %u sequence NAKs for 8 packets far ahead, "
+	      "expected 1", tap.b_seq_naks - n0);
+	CHECK(O.qp[1]->state == IBV_QPS_RTS, "B's QP in state %d", O.qp[1]->state);
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *filter = argc > 1 ? argv[1] : NULL;
+	struct rnic_config c;
+	struct tpair *pairs[] = { &R };
+	if (tpair_init(argv[0], &c, 2, pairs, 1) != 0)
+		return 1;
+	if (tpair_up(&R, &c) != 0) {
+		fprintf(stderr, "stacks: %s\n", R.why);
+		return 1;
+	}
+	static const struct { const char *name; void (*fn)(void); } cases[] = {
+		{ "read_middle_no_first", t_read_middle_no_first },
+		{ "read_cut_short", t_read_cut_short },
+		{ "read_only_for_first", t_read_only_for_first },
+		{ "read_restart_ok", t_read_restart_ok },
+		{ "nak_reserved_code", t_nak_reserved_code },
+		{ "ack_never_sent", t_ack_never_sent },
+		{ "dup_read_ghost", t_dup_read_ghost },
+		{ "write_huge_dma_len", t_write_huge_dma_len },
+		{ "psn_far_ahead", t_psn_far_ahead },
+	};
+	double t0 = now_s();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (case_selected(cases[i].name, filter))
+			case_run(cases[i].name, cases[i].fn, case_cleanup);
+	tpair_down(&R);
+	rte_eal_cleanup();
+	return case_summary("roce_hostile", now_s() - t0);
+}
