@@ -35,12 +35,6 @@ static struct gw_target targets[GW_MAX_TARGETS];
 static unsigned n_targets;
 static struct gw_responder responders[GW_RESP_KINDS];
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	rnic_request_stop();
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rdma-gateway --config FILE [options]\n"
@@ -119,17 +113,6 @@ static bool wants_help(int argc, char **argv)
 	return false;
 }
 
-static void install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -189,7 +172,7 @@ int main(int argc, char **argv)
 	}
 	if (cfg.n_ports == 0)
 		return fail("no port configured (--config FILE, or --vdev SPEC --ip CIDR)");
-	install_signals();
+	rnic_stop_on_signals(RNIC_STOP_GRACE_MS);
 	if (rnic_eal_init(argv[0], &cfg, cfg.workers) != 0)
 		return 1;
 	struct rnic_stack *st = rnic_stack_create(&cfg);

@@ -608,40 +608,6 @@ static void report(const struct perf_opts *o, const struct rnic_config *cfg,
 		       perf_verified(r) ? "verified" : "NOT verified");
 }
 
-/* Seconds a stop asked for by SIGINT or SIGTERM may take before the
- * signal ends the process anyway. */
-#define STOP_GRACE_S 30
-
-static volatile sig_atomic_t stop_sig;   /* the first stop signal, 0: none */
-
-/* Let the first stop signal do what it would have done without a handler. */
-static void stop_hard(int sig)
-{
-	(void)sig;
-	signal(stop_sig, SIG_DFL);
-	raise(stop_sig);
-}
-
-/*
- * The first SIGINT or SIGTERM asks the run to stop: it ends where the run
- * loop next looks (rnic_stop_requested()) and reports. A process caught in
- * a loop that never looks (a library bug spinning inside a verbs call, as
- * zero copy's 4 KiB hang did) must still go: a second signal, or the grace
- * running out, ends it as the signal would without a handler.
- * Async-signal-safe: a flag, signal(), alarm(), raise().
- */
-static void on_signal(int sig)
-{
-	if (stop_sig != 0) {
-		stop_hard(sig);
-		return;
-	}
-	stop_sig = sig;
-	rnic_request_stop();
-	signal(SIGALRM, stop_hard);
-	alarm(STOP_GRACE_S);
-}
-
 int main(int argc, char **argv)
 {
 	struct perf_opts o;
@@ -661,8 +627,7 @@ int main(int argc, char **argv)
 	if (rc != 0)
 		return rc > 0 ? 0 : PERF_EXIT_USAGE;
 	srand48((long)getpid() ^ (long)time(NULL));
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	rnic_stop_on_signals(RNIC_STOP_GRACE_MS);
 	rc = o.loopback ? perf_loopback(&o, &cfg, &r) : perf_remote(&o, &cfg, &r);
 	if (rc == 0) {
 		report(&o, &cfg, &r);

@@ -36,12 +36,6 @@
 #include "cm_ping.h"
 #include "rping_server.h"
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	rnic_request_stop();
-}
-
 /* -s: the shared server, one client (or, -P, one after another). */
 static int serve(struct rnic_stack *st, const struct cm_ping_opts *o, bool crc)
 {
@@ -151,8 +145,7 @@ int main(int argc, char **argv)
 	if (s == c || (c && dst.family == 0) || cfg.n_ports == 0 || optind < argc)
 		goto bad;
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	rnic_stop_on_signals(RNIC_STOP_GRACE_MS);
 	if (rnic_eal_init(argv[0], &cfg, cfg.workers) != 0)
 		return 1;
 	struct rnic_stack *st = rnic_stack_create(&cfg);

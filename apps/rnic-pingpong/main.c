@@ -174,12 +174,6 @@ static int parse_opts(int argc, char **argv)
 	return 0;
 }
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	rnic_request_stop();
-}
-
 int main(int argc, char **argv)
 {
 	struct rnic_config cfg;
@@ -206,8 +200,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	srand48((long)getpid() * (long)time(NULL));
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	rnic_stop_on_signals(RNIC_STOP_GRACE_MS);
 	if (rnic_eal_init(argv[0], &cfg, cfg.workers) != 0)
 		return EXIT_FAIL;
 	pp.st = rnic_stack_create(&cfg);

@@ -311,12 +311,6 @@ static void do_connect(struct rnic_worker *w, void *arg)
 	r->rc = rnic_tcp_connect_addr(w, &r->a->dst, r->a->dst_port, &ops, r->f, &r->f->c);
 }
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	rnic_request_stop();
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rnic-tcp {sink|source|echo} [--listen PORT | --connect ADDR:PORT]\n"
@@ -505,8 +499,7 @@ int main(int argc, char **argv)
 		goto bad;
 	}
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	rnic_stop_on_signals(RNIC_STOP_GRACE_MS);
 	if (rnic_eal_init(argv[0], &cfg, loopback ? 2 : cfg.workers) != 0)
 		return 1;
 

@@ -433,6 +433,25 @@ void rnic_request_stop(void);
 /** True once rnic_request_stop() was called. */
 bool rnic_stop_requested(void);
 
+/** Default grace of rnic_stop_on_signals() in rnic's programs, ms. */
+#define RNIC_STOP_GRACE_MS 1500
+
+/** How long rnic_stack_stop() waits for a worker to leave its loop, ms;
+ *  a worker still inside a poller then is reported on stderr and left
+ *  running (its stack is not freed by rnic_stack_destroy()). */
+#define RNIC_STOP_WAIT_MS 1000
+
+/**
+ * Make SIGINT and SIGTERM stop the process in bounded time: the first one
+ * calls rnic_request_stop() (loops that look at rnic_stop_requested() end
+ * and the program winds down); a second signal, or @p grace_ms passing
+ * without the process having exited, ends the process as the signal does
+ * without a handler (status 128 + signal number in a shell). Uses SIGALRM
+ * and ITIMER_REAL once a stop signal came. @return 0, -EINVAL (grace 0)
+ * or -errno from sigaction().
+ */
+int rnic_stop_on_signals(unsigned grace_ms);
+
 #ifdef __cplusplus
 }
 #endif

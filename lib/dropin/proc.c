@@ -463,7 +463,17 @@ static void at_exit(void)
 	if (proc.inline_drive) {
 		__atomic_store_n(&progress_stop, true, __ATOMIC_RELEASE);
 		progress_kick();
-		pthread_join(progress_tid, NULL);
+		/* bounded: a progress thread stuck inside a poller must not
+		 * hold the program's exit (the stack's own stop waits as long) */
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += RNIC_STOP_WAIT_MS / 1000;
+		if (pthread_timedjoin_np(progress_tid, NULL, &until) != 0) {
+			rv_log("the progress thread did not stop within %u ms: "
+			       "exiting without freeing the stack", RNIC_STOP_WAIT_MS);
+			started = false;
+			return;
+		}
 		if (stats)
 			rv_log("pacing: %lu progress naps while the program drove, %lu "
 			       "takeovers when it was away, %lu progress loops with work, %lu "

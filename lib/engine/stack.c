@@ -4,8 +4,10 @@
  * statistics and the status line.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -29,6 +31,53 @@ static void fo_gc(struct rnic_stack *st, bool all);
 void rnic_request_stop(void)
 {
 	stop_flag = true;
+}
+
+static volatile sig_atomic_t stop_sig;   /* the first stop signal, 0: none */
+
+/* Let the first stop signal do what it would have done without a handler. */
+static void stop_hard(int sig)
+{
+	(void)sig;
+	signal(stop_sig, SIG_DFL);
+	raise(stop_sig);
+}
+
+/*
+ * The first SIGINT or SIGTERM asks every rnic loop to stop; a second
+ * one, or the grace running out (SIGALRM from a one-shot timer), ends the
+ * process as the signal would have without a handler. Async-signal-safe:
+ * a flag, signal(), setitimer(), raise().
+ */
+static unsigned stop_grace_ms;
+
+static void on_stop_signal(int sig)
+{
+	if (stop_sig != 0) {
+		stop_hard(sig);
+		return;
+	}
+	stop_sig = sig;
+	rnic_request_stop();
+	signal(SIGALRM, stop_hard);
+	struct itimerval it = {
+		.it_value = { .tv_sec = stop_grace_ms / 1000,
+			      .tv_usec = (stop_grace_ms % 1000) * 1000 },
+	};
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+int rnic_stop_on_signals(unsigned grace_ms)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	if (grace_ms == 0)
+		return -EINVAL;
+	stop_grace_ms = grace_ms;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0)
+		return -errno;
+	return 0;
 }
 
 bool rnic_stop_requested(void)
@@ -257,21 +306,49 @@ int rnic_stack_start(struct rnic_stack *st)
 	return 0;
 }
 
+/*
+ * Wait until @p w's lcore has returned, at most until @p deadline (TSC).
+ * @return false when it is still running then: a poller that never
+ * returns (a spin on a peer's input, say) would otherwise hold the stop,
+ * and with it the program's exit, for ever.
+ */
+static bool wait_worker(const struct rnic_worker *w, uint64_t deadline)
+{
+	while (rte_eal_get_lcore_state(w->lcore) == RUNNING) {
+		if (rte_rdtsc() >= deadline)
+			return false;
+		rte_delay_us_sleep(1000);
+	}
+	rte_eal_wait_lcore(w->lcore);
+	return true;
+}
+
 void rnic_stack_stop(struct rnic_stack *st)
 {
 	if (!st->running)
 		return;
 	for (unsigned i = 0; i < st->n_workers; i++)
 		__atomic_store_n(&st->workers[i]->stop, true, __ATOMIC_RELEASE);
+	uint64_t deadline = rte_rdtsc() + rte_get_tsc_hz() / 1000 * RNIC_STOP_WAIT_MS;
+	st->abandoned = false;   /* a stop after an abandoned one looks again */
 	for (unsigned i = 0; i < st->n_workers; i++) {
 		struct rnic_worker *w = st->workers[i];
 		if (w->lcore == RTE_MAX_LCORE)
 			continue;
-		rte_eal_wait_lcore(w->lcore);
+		if (!wait_worker(w, deadline)) {
+			const char *poller;
+			uint64_t ms = rnic_worker_loop_age_ms(w, &poller);
+			fprintf(stderr, "rnic: worker %u did not stop within %u ms "
+				"(in a loop for %lu ms, poller %s): left running, its "
+				"stack is not freed\n", i, RNIC_STOP_WAIT_MS,
+				(unsigned long)ms, poller != NULL ? poller : "?");
+			st->abandoned = true;
+			continue;
+		}
 		rnic_lcore_release(w->lcore);
 		w->lcore = RTE_MAX_LCORE;
 	}
-	st->running = false;
+	st->running = st->abandoned;
 }
 
 void rnic_stack_destroy(struct rnic_stack *st)
@@ -281,6 +358,8 @@ void rnic_stack_destroy(struct rnic_stack *st)
 	if (st == NULL)
 		return;
 	rnic_stack_stop(st);
+	if (st->abandoned)
+		return;   /* a worker still runs on this memory */
 	while (rnic_protocols[protos] != NULL)
 		protos++;
 	stack_teardown(st, protos);

@@ -133,6 +133,8 @@ struct rnic_stack {
 	const struct rnic_net_hooks *net;            /* the network layer */
 	void *proto[RNIC_PROTO_MAX];                 /* per-protocol state */
 	volatile bool running;
+	bool abandoned;       /* a worker never left a stuck loop at stop:
+			       * its memory is left to the process's exit */
 	unsigned id;                                 /* process-wide index */
 	struct rnic_failover fo;                     /* port failover */
 };

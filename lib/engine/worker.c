@@ -23,6 +23,10 @@
 #define LINK_POLL_US       100000
 #define ARP_POLL_US        100000
 
+static uint64_t stuck_tsc(void);
+static void loop_was_stuck(struct rnic_worker *w, const struct rnic_poller *p,
+			   uint64_t cycles);
+
 int rnic_worker_add_poller(struct rnic_worker *w, const char *name,
 			   rnic_poll_fn fn, void *arg)
 {
@@ -304,25 +308,63 @@ unsigned rnic_worker_run_once(struct rnic_worker *w)
 	unsigned total = 0;
 	uint64_t t0, t1;
 
-	w->in_loop = true;
 	w->now_tsc = t0 = rte_rdtsc();
+	__atomic_store_n(&w->in_loop, true, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < w->n_pollers; i++) {
 		struct rnic_poller *p = &w->pollers[i];
+		__atomic_store_n(&w->cur_poller, i, __ATOMIC_RELAXED);
 		unsigned work = p->fn(w, p->arg);
 		p->calls++;
 		if (work) {
 			t1 = rte_rdtsc();
 			p->work += work;
 			p->cycles += t1 - t0;
+			if (unlikely(t1 - t0 >= stuck_tsc()))
+				loop_was_stuck(w, p, t1 - t0);
 			t0 = t1;
 			total += work;
 		}
 	}
-	w->in_loop = false;
+	__atomic_store_n(&w->in_loop, false, __ATOMIC_RELEASE);
 	w->stats.loops++;
 	if (total)
 		w->stats.busy_loops++;
 	return total;
+}
+
+static uint64_t stuck_tsc(void)
+{
+	static uint64_t tsc;
+	if (tsc == 0)
+		tsc = rte_get_tsc_hz() / 1000 * RNIC_STUCK_LOOP_MS;
+	return tsc;
+}
+
+/* Cold: count the stuck loop and name the poller that held it (a poller
+ * that did no work returned at once, so the one that worked is the one:
+ * its cycles include at most the empty calls just before it). */
+static void __rte_noinline __rte_cold loop_was_stuck(struct rnic_worker *w,
+						     const struct rnic_poller *p,
+						     uint64_t cycles)
+{
+	w->stats.stuck_loops++;
+	w->stuck_poller = p->name;
+	RTE_LOG(WARNING, USER1, "rnic: worker %u: poller %s held its loop %lu ms\n",
+		w->id, p->name, (unsigned long)(cycles * 1000 / rte_get_tsc_hz()));
+}
+
+uint64_t rnic_worker_loop_age_ms(const struct rnic_worker *w, const char **poller)
+{
+	*poller = NULL;
+	if (!__atomic_load_n(&w->in_loop, __ATOMIC_ACQUIRE))
+		return 0;
+	uint64_t start = __atomic_load_n(&w->now_tsc, __ATOMIC_RELAXED);
+	uint64_t now = rte_rdtsc();
+	unsigned i = __atomic_load_n(&w->cur_poller, __ATOMIC_RELAXED);
+	if (now <= start || i >= w->n_pollers)
+		return 0;
+	*poller = w->pollers[i].name;
+	return (now - start) * 1000 / rte_get_tsc_hz();
 }
 
 /*

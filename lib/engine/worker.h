@@ -63,6 +63,9 @@ struct rnic_worker_stats {
 	uint64_t cmds;
 	uint64_t icmp_echo_replies;
 	uint64_t timers_deferred;    /* loops whose timers waited for RX */
+	uint64_t stuck_loops;        /* loops that ran RNIC_STUCK_LOOP_MS or
+				      * longer (a poller that spins instead of
+				      * returning); stuck_poller names the last */
 };
 
 /* Per-protocol slots in a worker and in a stack. */
@@ -109,7 +112,23 @@ struct rnic_worker {
 	 * lcores), and whether that thread is inside the loop right now */
 	const void *driver;
 	bool in_loop;
+	/* stuck-loop detection, read by other threads (telemetry,
+	 * rnic_stack_stop()) with relaxed atomics: the poller running now and
+	 * the TSC at the start of the loop it runs in (now_tsc above) */
+	unsigned cur_poller;
+	const char *stuck_poller;      /* the poller of the last stuck loop */
 };
+
+/* A loop this long is stuck: no poller should hold a worker that long
+ * (a retransmission burst or a 64 KiB copy is microseconds). */
+#define RNIC_STUCK_LOOP_MS 200
+
+/**
+ * How long @p w has been inside its current loop, in ms, as seen from
+ * another thread; 0 when it is between loops. @p poller gets the name of
+ * the poller it is in (NULL when 0 is returned).
+ */
+uint64_t rnic_worker_loop_age_ms(const struct rnic_worker *w, const char **poller);
 
 /** Register a poller; called during stack creation. @return 0 or -ENOSPC. */
 int rnic_worker_add_poller(struct rnic_worker *w, const char *name,

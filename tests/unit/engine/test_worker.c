@@ -8,6 +8,7 @@
  * and the /rnic/ telemetry endpoints read through the telemetry socket.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_pause.h>
 
 #include "engine/engine_internal.h"
 #include "engine/stack.h"
@@ -739,6 +741,113 @@ static void telemetry(void **state)
 	assert_null(strstr(out, "udp_len"));                /* gone */
 }
 
+/* A command that spins until released: a poller that never returns, as
+ * rnic-tcp's source did inside rnic_tcp_send() on a peer's MSS 0. */
+static void spin_cmd(struct rnic_worker *w, void *arg)
+{
+	(void)w;
+	while (!__atomic_load_n((int *)arg, __ATOMIC_ACQUIRE))
+		rte_pause();
+}
+
+/* A worker stuck in a poller is visible in /rnic/workers while it is stuck
+ * (stuck_loops, loop_ms, the poller's name) and counted when its loop ends;
+ * rnic_stack_stop() returns after RNIC_STOP_WAIT_MS instead of waiting for
+ * ever (on 4cbba57 it waited on the lcore: this test hung), leaves the
+ * stack marked abandoned, and a later stop once the loop ended frees it. */
+static void stuck_worker(void **state)
+{
+	static char out[16384];
+	(void)state;
+	struct rnic_config c = make_cfg(1, 1, RNIC_POLL_BUSY);
+	memset(&stub, 0, sizeof(stub));
+	struct rnic_stack *st = rnic_stack_create(&c);
+	assert_non_null(st);
+	assert_int_equal(rnic_stack_start(st), 0);
+	int release = 0;
+	struct rnic_cmd cmd = { .fn = spin_cmd, .arg = &release };
+	assert_int_equal(rnic_worker_call(st->workers[0], &cmd), 0);
+	sleep_ms(RNIC_STUCK_LOOP_MS + 150);
+
+	assert_true(tel_query("/rnic/workers", out, sizeof(out)) > 0);
+	assert_int_equal(tel_number(out, "stuck_loops"), 1);
+	assert_true(tel_number(out, "loop_ms") >= RNIC_STUCK_LOOP_MS);
+	assert_non_null(strstr(out, "\"stuck_poller\":\"cmd\""));
+
+	rnic_stack_stop(st);                     /* returns: the worker is left */
+	assert_true(st->abandoned);
+	assert_true(st->running);
+	rnic_stack_destroy(st);                  /* frees nothing while it runs */
+
+	__atomic_store_n(&release, 1, __ATOMIC_RELEASE);
+	rnic_stack_stop(st);
+	assert_false(st->abandoned);
+	assert_false(st->running);
+	assert_int_equal(st->workers[0]->stats.stuck_loops, 1);
+	assert_string_equal(st->workers[0]->stuck_poller, "cmd");
+	assert_true(tel_query("/rnic/workers", out, sizeof(out)) > 0);
+	assert_int_equal(tel_number(out, "stuck_loops"), 1);   /* not 2 */
+	assert_int_equal(tel_number(out, "loop_ms"), 0);
+	rnic_stack_destroy(st);
+	assert_int_equal(stub.opened, stub.closed);
+}
+
+/* Fork a child that installs rnic_stop_on_signals(@p grace_ms), then
+ * either waits for rnic_stop_requested() and exits 0 (@p obey) or spins
+ * for ever; send it @p sig @p times. @return its wait status (-1: still
+ * alive after 10 s, then killed). */
+static int signal_child(unsigned grace_ms, bool obey, int sig, int times)
+{
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (rnic_stop_on_signals(grace_ms) != 0)
+			_exit(3);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(4);
+		while (!obey || !rnic_stop_requested())
+			;   /* a program stuck in a loop that never looks */
+		_exit(0);
+	}
+	char b;
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	close(ready[0]);
+	close(ready[1]);
+	for (int i = 0; i < times; i++) {
+		kill(pid, sig);
+		sleep_ms(20);
+	}
+	int status;
+	for (int i = 0; i < 10000; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		sleep_ms(1);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/* SIGINT/SIGTERM: a program that looks at the stop flag exits as it
+ * likes; one that never looks is ended by its grace running out, or at
+ * once by a second signal, as the signal would without a handler. */
+static void stop_on_signals(void **state)
+{
+	(void)state;
+	assert_int_equal(rnic_stop_on_signals(0), -EINVAL);
+	int st = signal_child(60000, true, SIGTERM, 1);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	st = signal_child(200, false, SIGTERM, 1);
+	assert_true(st != -1 && WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGTERM);
+	st = signal_child(60000, false, SIGINT, 2);
+	assert_true(st != -1 && WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGINT);
+}
+
 static void stop_flag(void **state)
 {
 	(void)state;
@@ -781,6 +890,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(idle_loop),
 		cmocka_unit_test(status_line),
 		cmocka_unit_test(telemetry),
+		cmocka_unit_test(stuck_worker),
+		cmocka_unit_test(stop_on_signals),
 		cmocka_unit_test(stop_flag),
 		cmocka_unit_test(eal_memif_zero_copy),
 	};
