@@ -53,7 +53,7 @@ run() { ip netns exec "$ns" "$@"; }
 start_target() {
 	case $target in
 	echo)
-		run "${HOSTILE_ECHO:-$build/tests/hostile/hostile_echo}" --listen 5001 \
+		ip netns exec "$ns" "${HOSTILE_ECHO:-$build/tests/hostile/hostile_echo}" --listen 5001 \
 			--vdev net_tap0,iface=htap0 --ip 192.0.2.10/24 --ip 2001:db8::10/64 \
 			>"$work/gw.out" 2>"$work/gw.err" &
 		gwpid=$!
@@ -132,7 +132,9 @@ if [ "$target" != none ]; then
 	[ "$mb1" -le $((mb0 + 64)) ] && ok || bad "mbufs in use $mb1, baseline $mb0"
 	[ $((heap1 - heap0)) -le "$heap_max" ] && ok || bad "heap grew $((heap1 - heap0)) bytes (max $heap_max)"
 	kill -TERM "$gwpid"
+	t1=$(date +%s%N)
 	for _ in $(seq 50); do kill -0 "$gwpid" 2>/dev/null || break; sleep 0.1; done
+	echo "exit $(( ($(date +%s%N) - t1) / 1000000 )) ms after SIGTERM"
 	if kill -0 "$gwpid" 2>/dev/null; then
 		bad "no exit within 5 s of SIGTERM"
 	else

@@ -311,8 +311,8 @@ class Conn:
             self.since = m
             for p in segs:
                 t = p[TCP]
-                if t.flags & 0x04:
-                    rst = True
+                if t.flags & 0x04 and t.seq == self.rcv_nxt:
+                    rst = True   # not the RSTs that answer our bogus segments
                 pl = bytes(t.payload)
                 if pl:
                     self.got[t.seq] = pl
