@@ -19,11 +19,26 @@
 #include <rte_mbuf.h>
 
 #include "iwarp/iw_int.h"
+#include "rnic/rnic_cm.h"
 #include "rnic/rnic_tcp.h"
 #include "tcp/tcp_internal.h"
 
+/*
+ * A listener's backlog: passive endpoints past the TCP handshake whose MPA
+ * request is awaited, or delivered and not yet accepted (RNIC_IW_DEFER).
+ * A connection beyond it is reset at TCP accept, before any endpoint is
+ * made (mpa_backlog_full). Endpoints live on any worker and may outlive
+ * the listener: the count is shared, freed with its last reference.
+ */
+struct iw_backlog {
+	uint32_t limit;
+	uint32_t pending;    /* atomic */
+	uint32_t refs;       /* atomic: the listener and each counted endpoint */
+};
+
 struct iw_listener {
 	const struct rnic_iw_ops *ops;
+	struct iw_backlog *backlog;
 	void *ctx;
 	struct rnic_iw_params p;
 	struct rnic_stack *st;
@@ -33,6 +48,33 @@ struct iw_listener {
 
 
 /* --- MPA startup -------------------------------------------------------- */
+
+static void backlog_put(struct iw_backlog *b)
+{
+	if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(b);
+}
+
+/* Count a new passive connection against @p b. @return false when full. */
+static bool backlog_take(struct iw_backlog *b)
+{
+	if (__atomic_add_fetch(&b->pending, 1, __ATOMIC_RELAXED) > b->limit) {
+		__atomic_sub_fetch(&b->pending, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+void iw_backlog_release(struct rnic_iw_ep *ep)
+{
+	struct iw_backlog *b = ep->su != NULL ? ep->su->backlog : NULL;
+	if (b == NULL)
+		return;
+	ep->su->backlog = NULL;
+	__atomic_sub_fetch(&b->pending, 1, __ATOMIC_RELAXED);
+	backlog_put(b);
+}
 
 /* The connections a listener holds at once, for their whole life (TCP
  * counts a passive connection against its listener until it closes): 1024
@@ -199,7 +241,10 @@ static bool mpa_reply_in(struct rnic_iw_ep *ep)
 			      ep->res.err == RNIC_TERM_MPA_INSUFFICIENT_IRD)) {
 		/* RFC 6581 s9: a valid reply we cannot live with is answered
 		 * in RDMA mode, with a Terminate */
-		ep->res.crc = (su->mrx.hdr.flags & RNIC_MPA_FLAG_C) != 0;
+		/* RFC 5044 s7.1.2: CRC when either end set C; our request's
+		 * C counts as much as the reply's (the Terminate went out
+		 * without CRC after our C=1 request and a C=0 reply) */
+		ep->res.crc = su->mp.crc || (su->mrx.hdr.flags & RNIC_MPA_FLAG_C) != 0;
 		ep->res.markers_tx = (su->mrx.hdr.flags & RNIC_MPA_FLAG_M) != 0;
 		ep->res.markers_rx = su->mp.markers_rx;
 		start_fpdus(ep);
@@ -246,6 +291,7 @@ static bool mpa_request_in(struct rnic_iw_ep *ep, size_t left)
 		return false;
 	}
 	ep->ctx = ctx;
+	iw_backlog_release(ep);   /* accepted */
 	start_fpdus(ep);
 	enter_rdma_mode(ep);
 	return true;
@@ -313,6 +359,7 @@ int rnic_iw_accept(struct rnic_iw_ep *ep, void *ctx, const void *pdata,
 	int rc = send_reply(ep, false, pdata, pd_len);
 	if (rc != 0)
 		return rc;
+	iw_backlog_release(ep);   /* accepted */
 	start_fpdus(ep);
 	enter_rdma_mode(ep);
 	if (ep->state != EP_CLOSED)
@@ -407,9 +454,17 @@ static void iw_ep_set_peer(struct rnic_iw_ep *ep, const struct rnic_tcp_conn *c)
 static void *tcp_accept(struct rnic_tcp_conn *c, void *lctx)
 {
 	struct iw_listener *l = lctx;
+	if (!backlog_take(l->backlog)) {
+		iw_count(&iw_stack(l->st)->mpa_backlog_full);
+		return NULL;   /* TCP resets it */
+	}
 	struct rnic_iw_ep *ep = iw_ep_new(rnic_tcp_worker(c), l->ops, &l->p);
-	if (ep == NULL)
+	if (ep == NULL) {
+		__atomic_sub_fetch(&l->backlog->pending, 1, __ATOMIC_RELAXED);
+		backlog_put(l->backlog);
 		return NULL;
+	}
+	ep->su->backlog = l->backlog;
 	ep->c = c;
 	ep->tcp_up = true;
 	ep->su->listen_ctx = l->ctx;
@@ -439,8 +494,17 @@ int rnic_iw_listen(struct rnic_stack *st, uint16_t port, const struct rnic_iw_op
 		rnic_iw_params_default(&l->p);
 	l->st = st;
 	l->port = port;
+	l->backlog = calloc(1, sizeof(*l->backlog));
+	if (l->backlog == NULL) {
+		free(l);
+		return -ENOMEM;
+	}
+	l->backlog->limit = l->p.backlog ? RTE_MIN(l->p.backlog, (uint32_t)RNIC_CM_BACKLOG_MAX)
+					 : RNIC_CM_BACKLOG_DEFAULT;
+	l->backlog->refs = 1;
 	int rc = rnic_tcp_listen(st, port, &ep_tcp_ops, l, IW_LISTEN_BACKLOG);
 	if (rc != 0) {
+		backlog_put(l->backlog);
 		free(l);
 		return rc;
 	}
@@ -457,6 +521,7 @@ void iw_listeners_free(struct iw_stack_state *s)
 {
 	for (struct iw_listener *l = s->listeners, *n; l != NULL; l = n) {
 		n = l->next;
+		backlog_put(l->backlog);
 		free(l);   /* its TCP listener goes with lib/tcp's teardown, later */
 	}
 	s->listeners = NULL;
@@ -477,7 +542,9 @@ int rnic_iw_unlisten(struct rnic_stack *st, uint16_t port)
 	if (l == NULL)
 		return -ENOENT;
 	int rc = rnic_tcp_unlisten(st, port);
-	/* endpoints accepted earlier copied what they need from the listener */
+	/* endpoints accepted earlier copied what they need from the listener,
+	 * and hold the backlog count */
+	backlog_put(l->backlog);
 	free(l);
 	return rc;
 }
