@@ -25,6 +25,7 @@
 #include "net/arp.h"
 #include "net/ipv6.h"
 #include "net/nd.h"
+#include "net/neigh.h"
 #include "net/net.h"
 #include "port/port.h"
 #include "stubs.h"
@@ -741,6 +742,190 @@ static void failover_takeover(void **state)
 	P[0].taken_by = 0;
 }
 
+/* ---- issue 27: hostile neighbours ---- */
+
+/* @p n addresses of 2001:db8::/64 in the set of @p ip in port 0's
+ * neighbour cache (neigh.h's hash with the table's seed). */
+static void nd_same_set(const uint8_t *ip, uint8_t (*out)[16], unsigned n)
+{
+	uint32_t seed = P[0].nd->seed;
+	unsigned want = rnic_neigh_set(rnic_neigh_hash(ip, 16, seed)), got = 0;
+	uint8_t c[16];
+	memcpy(c, US6, 16);
+	for (uint32_t k = 0x100; got < n && k < 0x1000000; k++) {
+		c[13] = (uint8_t)(k >> 16);
+		c[14] = (uint8_t)(k >> 8);
+		c[15] = (uint8_t)k;
+		if (memcmp(c, ip, 16) != 0 && rnic_neigh_set(rnic_neigh_hash(c, 16, seed)) == want)
+			memcpy(out[got++], c, 16);
+	}
+	assert_int_equal(got, n);
+}
+
+/* Resolve @p ip ourselves: a frame to it, a solicited NA from @p mac. */
+static void nd_resolve(const uint8_t *ip, const struct rte_ether_addr *mac)
+{
+	uint8_t f[128], msg[32] = { 136, 0, 0, 0, 0x60 };
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	rte_pktmbuf_append(m, 8);
+	rnic_net_output_ipv6(&W[0], &P[0], m, NULL, ip, 253, 0);
+	memcpy(msg + 8, ip, 16);
+	msg[24] = 2;
+	msg[25] = 1;
+	memcpy(msg + 26, mac, 6);
+	rx(&P[0], f, build_icmp6(f, &us_mac, ip, US6, 255, msg, 32));
+	assert_int_equal(nd_entry_of(ip)->state, ND_REACHABLE);
+}
+
+/*
+ * Spoofed solicitations cannot flush the cache: eight neighbours this host
+ * resolved fill a set; an NS from a ninth address of that set is answered
+ * but its sender not cached (create_refused), and the eight stay (the old
+ * cache evicted the oldest). A flood of NSs from 1000 spoofed sources
+ * keeps every resolved neighbour, is answered at most
+ * RNIC_NEIGH_ANSWERS_PER_WINDOW times a window (nd_rate_limited) and
+ * never holds more than RNIC_ND_ENTRIES entries.
+ */
+static void nd_spoofed_ns_keep_neighbours(void **state)
+{
+	uint8_t f[128], ip[9][16];
+	(void)state;
+	P[0].ip6_state[1] = RNIC_IP6_PREFERRED;
+	nd_same_set(PEER6, ip, 9);
+	for (unsigned i = 0; i < 8; i++) {
+		struct rte_ether_addr mac = {{0x02, 7, 0, 0, 0, (uint8_t)i}};
+		nd_resolve(ip[i], &mac);
+	}
+	stub_reset();
+	rx(&P[0], f, build_ns(f, ip[8], US6, true, 255));
+	assert_int_equal(stub_n_tx, 1);                       /* answered */
+	assert_int_equal(tx_bytes(0)[54], 136);
+	assert_null(nd_entry_of(ip[8]));
+	assert_int_equal(P[0].nd->create_refused, 1);
+	for (unsigned i = 0; i < 8; i++)
+		assert_non_null(nd_entry_of(ip[i]));
+	stub_reset();
+
+	uint8_t src[16];
+	memcpy(src, US6, 16);
+	const unsigned n = 1000;
+	for (unsigned k = 0; k < n; k++) {
+		src[8] = 0x5a;
+		src[14] = (uint8_t)(k >> 8);
+		src[15] = (uint8_t)k;
+		rx(&P[0], f, build_ns(f, src, US6, true, 255));
+	}
+	for (unsigned i = 0; i < 8; i++) {
+		struct rte_ether_addr mac = {{0x02, 7, 0, 0, 0, (uint8_t)i}};
+		struct nd_entry *e = nd_entry_of(ip[i]);
+		assert_non_null(e);
+		assert_memory_equal(&e->mac, &mac, 6);
+	}
+	assert_true(stub_n_tx <= 2 * RNIC_NEIGH_ANSWERS_PER_WINDOW);
+	assert_int_equal(W[0].drops[RNIC_DROP_ND_RATE_LIMITED], n - stub_n_tx);
+	unsigned used = 0;
+	for (unsigned i = 0; i < RNIC_ND_ENTRIES; i++)
+		used += P[0].nd->e[i].state != ND_FREE;
+	assert_true(used <= RNIC_ND_ENTRIES);
+	assert_true(P[0].nd->create_refused > 1);   /* the resolved set is full */
+}
+
+/* An NS/NA in an atomic fragment is dropped (RFC 6980 5); our own frames
+ * looped back (our MAC, our DAD nonce) are dropped, not taken as another
+ * node's duplicate; another node's probe with another nonce still is. */
+static void nd_fragment_and_loop(void **state)
+{
+	uint8_t f[160], msg[32] = { 135 };
+	static const uint8_t frag[8] = { 58, 0, 0, 0, 0, 0, 0, 7 };   /* offset 0, M 0 */
+	uint8_t sn[16] = { 0xff, 0x02, [11] = 0x01, [12] = 0xff, 0, 0, 0x01 };
+	(void)state;
+	memcpy(msg + 8, US6, 16);
+	msg[24] = 1;
+	msg[25] = 1;
+	memcpy(msg + 26, &peer_mac, 6);
+	uint16_t c = ref_cksum6(PEER6, sn, 58, msg, 32);
+	msg[2] = (uint8_t)(c >> 8);
+	msg[3] = (uint8_t)c;
+	size_t n = build6(f, &(struct rte_ether_addr){{0x33, 0x33, 0xff, 0, 0, 0x01}}, PEER6, sn,
+			  44, 255, frag, 8, msg, 32);
+	rx_expect_drop(f, n, RNIC_DROP_ND_FRAGMENT);
+	/* our own MAC as the source */
+	n = build_ns(f, PEER6, US6, true, 255);
+	memcpy(f + 6, &us_mac, 6);
+	rx_expect_drop(f, n, RNIC_DROP_ND_LOOPED);
+	/* our DAD probe comes back: the address stays ours */
+	rnic_nd_announce(&W[0], &P[0]);
+	assert_int_equal(tx_bytes(1)[54], 135);
+	size_t k = rte_pktmbuf_pkt_len(stub_tx[1].m);
+	memcpy(f, tx_bytes(1), k);
+	memcpy(f + 6, &peer_mac, 6);                    /* as a switch may reflect it */
+	rx_expect_drop(f, k, RNIC_DROP_ND_LOOPED);
+	assert_int_equal(P[0].ip6_state[1], RNIC_IP6_OPTIMISTIC);
+	/* another node's probe, another nonce: a duplicate */
+	f[80] ^= 0xff;
+	f[56] = f[57] = 0;
+	c = ref_cksum6(f + 22, f + 38, 58, f + 54, k - 54);
+	f[56] = (uint8_t)(c >> 8);
+	f[57] = (uint8_t)c;
+	rx(&P[0], f, k);
+	assert_int_equal(P[0].ip6_state[1], RNIC_IP6_DUPLICATE);
+}
+
+/* A unicast NS without the source option from a neighbour we do not know
+ * is answered once we resolved it (RFC 4861 7.2.4): our multicast NS, then
+ * the held NA goes to the address its NA gave (the old code sent nothing).
+ * From an optimistic address our NS carries no source option (RFC 4429). */
+static void nd_unicast_ns_unknown(void **state)
+{
+	uint8_t f[128], msg[24] = { 135 };
+	(void)state;
+	memcpy(msg + 8, US6, 16);
+	rx(&P[0], f, build_icmp6(f, &us_mac, PEER6, US6, 255, msg, 24));
+	assert_int_equal(stub_n_tx, 1);
+	const uint8_t *b = tx_bytes(0);
+	assert_int_equal(b[54], 135);                    /* resolving the asker */
+	assert_memory_equal(b + 62, PEER6, 16);
+	assert_int_equal(rte_pktmbuf_pkt_len(stub_tx[0].m), 54 + 24);   /* optimistic: no SLLA */
+	assert_icmp6_ok(0);
+	assert_int_equal(nd_entry_of(PEER6)->n_pending, 1);
+	rx(&P[0], f, build_na(f, US6, PEER6, 0x60, &peer_mac));
+	assert_int_equal(stub_n_tx, 2);
+	b = tx_bytes(1);
+	assert_memory_equal(b, &peer_mac, 6);
+	assert_int_equal(b[21], 255);
+	assert_int_equal(b[54], 136);
+	assert_int_equal(b[58] & 0x40, 0x40);            /* solicited */
+	assert_memory_equal(b + 62, US6, 16);
+	assert_icmp6_ok(1);
+}
+
+/* Frames held for resolution: at most RNIC_ND_PENDING per address and
+ * RNIC_NEIGH_HELD_MAX over the table, the rest dropped and counted (the
+ * old cache could hold 16 for each of its 256 entries). */
+static void nd_pending_bounds(void **state)
+{
+	uint8_t dst[16];
+	(void)state;
+	memcpy(dst, US6, 16);
+	dst[8] = 0x77;
+	unsigned sent = 0;
+	for (unsigned k = 0; k < 64; k++)
+		for (unsigned j = 0; j < RNIC_ND_PENDING; j++, sent++) {
+			dst[15] = (uint8_t)k;
+			struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+			rte_pktmbuf_append(m, 8);
+			rnic_net_output_ipv6(&W[0], &P[0], m, NULL, dst, 253, 0);
+		}
+	unsigned held = 0;
+	for (unsigned i = 0; i < RNIC_ND_ENTRIES; i++)
+		held += P[0].nd->e[i].n_pending;
+	assert_true(held <= RNIC_NEIGH_HELD_MAX);
+	assert_int_equal(held, P[0].nd->n_held);
+	assert_int_equal(held + W[0].drops[RNIC_DROP_ND_PENDING_FULL] +
+			 W[0].drops[RNIC_DROP_ND_UNRESOLVED], sent);
+	assert_true(W[0].drops[RNIC_DROP_ND_PENDING_FULL] > 0);
+}
+
 /* ---- fixture ---- */
 
 static void port_init(struct rnic_port *p, unsigned idx, const struct rte_ether_addr *mac,
@@ -868,6 +1053,10 @@ int main(void)
 		T(truncation_every_length),
 		T(packet_too_big),
 		T(failover_takeover),
+		T(nd_spoofed_ns_keep_neighbours),
+		T(nd_fragment_and_loop),
+		T(nd_unicast_ns_unknown),
+		T(nd_pending_bounds),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
