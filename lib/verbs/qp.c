@@ -722,6 +722,72 @@ static void qp_to_error(struct rnic_qp *qp)
 	__atomic_store_n(&qp->qp.state, IBV_QPS_ERR, __ATOMIC_RELEASE);
 }
 
+/* What the transport's abort may call while its QP goes to RESET from a
+ * live state: the work it drops completes nowhere (IBA 10.3.1: a QP moved
+ * to Reset generates no completions, flushed or other; its queues are just
+ * emptied), and the connection it ends is simply gone. */
+static void reset_complete(struct rnic_qp *qp, const struct ibv_wc *wc, bool solicited)
+{
+	(void)qp;
+	(void)wc;
+	(void)solicited;
+}
+
+static void reset_nop(struct rnic_qp *qp)
+{
+	(void)qp;
+}
+
+static void reset_conn_lost(struct rnic_qp *qp)
+{
+	qp->conn = QP_CLOSED;
+}
+
+static const struct rnic_qp_upcalls reset_upcalls = {
+	.complete = reset_complete,
+	.tx_room = reset_nop,
+	.established = reset_nop,
+	.conn_lost = reset_conn_lost,
+	.modify = qp_modify,
+	.home = qp_home,
+};
+
+/* On the QP's worker: stop the transport (timers, its queues, the
+ * connection) with every completion it would make discarded. */
+static void reset_on_worker(struct rnic_worker *w, void *arg)
+{
+	(void)w;
+	struct rnic_qp *qp = arg;
+	qp->up = &reset_upcalls;
+	qp->tops->abort(qp);
+	qp->up = &rnic_verbs_qp_upcalls;
+	qp->conn = QP_CLOSED;
+}
+
+/* Any state -> RESET (IBA 10.3.1, as rxe allows): a live QP's transport
+ * stops first, without completions; then both queues are emptied. A QP in
+ * ERR keeps what it had: the flushed completions of its error (posted
+ * since and not yet flushed: flushed now, as before). */
+static void qp_reset(struct rnic_qp *qp, enum ibv_qp_state cur)
+{
+	struct rnic_worker *w = __atomic_load_n(&qp->w, __ATOMIC_ACQUIRE);
+	if (cur == IBV_QPS_ERR) {
+		qp_flush(qp);
+	} else if (w != NULL && cur != IBV_QPS_INIT && cur != IBV_QPS_RESET) {
+		rnic_worker_call_sync(w, reset_on_worker, qp);
+	}
+	if (qp->rqp == &qp->rq) {
+		struct rnic_rwqe r;
+		while (rnic_rq_take(&qp->rq, &r))
+			;   /* receives posted and never used: gone, no completion */
+	}
+	qp->sq_cons = qp->sq_retired = qp->sq_prod;
+	qp->in_error = false;
+	qp->conn = QP_IDLE;
+	__atomic_store_n(&qp->w, NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->qp.state, IBV_QPS_RESET, __ATOMIC_RELEASE);
+}
+
 int rnic_modify_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask)
 {
 	struct rnic_qp *qp = qp_of(iqp);
@@ -742,19 +808,14 @@ int rnic_modify_qp(struct ibv_qp *iqp, struct ibv_qp_attr *attr, int mask)
 	enum ibv_qp_state to = attr->qp_state;
 	switch (to) {
 	case IBV_QPS_RESET:
-		/* not while a transport still holds a connection: an ERR QP
-		 * whose connection is not yet aborted (a CQ overrun's, until its
-		 * worker stops the transport) waits for that */
-		if (qp_attached(qp) ||
-		    (cur != IBV_QPS_ERR && cur != IBV_QPS_INIT && cur != IBV_QPS_RESET))
+		/* not while a QP short of RTR is still connecting (iWARP's CM
+		 * attaches it), nor while an ERR QP's connection is not yet
+		 * aborted (a CQ overrun's, until its worker stops the
+		 * transport): those wait. A live QP (RTR, RTS) stops here. */
+		if (qp_attached(qp) &&
+		    (cur == IBV_QPS_ERR || cur == IBV_QPS_INIT || cur == IBV_QPS_RESET))
 			return -EINVAL;
-		if (cur == IBV_QPS_ERR)
-			qp_flush(qp);
-		qp->sq_cons = qp->sq_retired = qp->sq_prod;
-		qp->in_error = false;
-		qp->conn = QP_IDLE;
-		qp->w = NULL;
-		__atomic_store_n(&iqp->state, IBV_QPS_RESET, __ATOMIC_RELEASE);
+		qp_reset(qp, cur);
 		return 0;
 	case IBV_QPS_INIT:
 		if (cur != IBV_QPS_RESET && cur != IBV_QPS_INIT)

@@ -58,6 +58,7 @@
 #define L2_LEN 14
 #define BTH_OFF (14 + 20 + 8)   /* Ethernet, IPv4 without options, UDP */
 #define PMTU 1024u
+#define KiB 1024u
 
 static jmp_buf case_jmp;
 static const char *case_name;
@@ -88,6 +89,7 @@ enum mut {
 	MUT_ACK_RESERVED_NAK,   /* B's first ACKNOWLEDGE: syndrome NAK code 7 */
 	MUT_ACK_FUTURE_PSN,     /* B's first ACKNOWLEDGE: PSN + 10 */
 	MUT_WRITE_HUGE_LEN,     /* A's first RDMA WRITE FIRST: DMA length 2^31 + 2048 */
+	MUT_DROP_A,             /* every RoCE frame A sends: dropped */
 };
 
 static struct {
@@ -178,6 +180,8 @@ static bool tap_frame(struct rte_mbuf *m, bool from_a)
 		return true;
 	uint8_t *b = frame(m) + BTH_OFF;
 	if (from_a) {
+		if (tap.mut == MUT_DROP_A)
+			return false;
 		if (op == RNIC_ROCE_OP_RC_READ_REQUEST && tap.read_req == NULL)
 			tap.read_req = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
 		if (op == RNIC_ROCE_OP_RC_WRITE_ONLY && tap.write_only == NULL)
@@ -541,6 +545,78 @@ static void t_psn_far_ahead(void)
 	CHECK(O.qp[1]->state == IBV_QPS_RTS, "B's QP in state %d", O.qp[1]->state);
 }
 
+/* A's QP (in RESET) to RTS again towards B's, its first PSN @p sq_psn,
+ * B's next PSN @p rq_psn, the AV's hop limit @p hop. */
+static void a_connect(uint32_t sq_psn, uint32_t rq_psn, uint8_t hop)
+{
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				  .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ };
+	CHECK_RC(rnic_modify_qp(O.qp[0], &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				IBV_QP_ACCESS_FLAGS), 0);
+	union ibv_gid gid;
+	CHECK_RC(rnic_query_gid(R.ctx[1], 1, 1, &gid), 0);
+	at = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = O.qp[1]->qp_num, .rq_psn = rq_psn,
+		.max_dest_rd_atomic = 16, .min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = gid, .sgid_index = 1, .hop_limit = hop } },
+	};
+	CHECK_RC(rnic_modify_qp(O.qp[0], &at, RNIC_QP_RTR_MASK), 0);
+	at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 12, .retry_cnt = 7,
+				   .rnr_retry = 7, .sq_psn = sq_psn, .max_rd_atomic = 16 };
+	CHECK_RC(rnic_modify_qp(O.qp[0], &at, RNIC_QP_RTS_MASK), 0);
+}
+
+/* RTS -> RESET with work outstanding both ways: allowed, no completion at
+ * all, both queues emptied; the QP connects again and works. */
+static void t_reset_live(void)
+{
+	setup();
+	tap.mut = MUT_DROP_A;
+	for (int i = 0; i < 4; i++) {
+		struct ibv_sge s = { (uintptr_t)O.buf[0] + 64 * KiB, 64, O.mr[0]->lkey };
+		struct ibv_recv_wr r = { .wr_id = 100 + (uint64_t)i, .sg_list = &s, .num_sge = 1 };
+		struct ibv_recv_wr *bad = NULL;
+		CHECK_RC(ibv_post_recv(O.qp[0], &r, &bad), 0);
+	}
+	post_a(false, 8, 0, 1);
+	post_a(true, PMTU, PMTU, 2);
+	post_a(false, 3 * PMTU, 4 * PMTU, 3);
+	steps(10);
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+	CHECK_RC(rnic_modify_qp(O.qp[0], &at, IBV_QP_STATE), 0);
+	steps(10);
+	struct ibv_wc wc[8];
+	int n = ibv_poll_cq(O.cq[0], 8, wc);
+	CHECK(n == 0, "%d completions after RESET (the first wr_id %llu, %s)", n,
+	      n > 0 ? (unsigned long long)wc[0].wr_id : 0ull,
+	      n > 0 ? rnic_wc_status_str(wc[0].status) : "");
+	CHECK(O.qp[0]->state == IBV_QPS_RESET, "A's QP in state %d, not RESET", O.qp[0]->state);
+	/* again from RESET: B saw nothing of A, so A starts at the same PSN */
+	tap.mut = MUT_NONE;
+	a_connect(psn0[0], psn0[1], 64);
+	post_a(false, 8, 0, 4);
+	n = wait_wc(O.cq[0], wc, 1);
+	CHECK(n == 1 && wc[0].wr_id == 4 && wc[0].status == IBV_WC_SUCCESS,
+	      "Write after RESET: %d completions, wr_id %llu, %s", n,
+	      (unsigned long long)wc[0].wr_id, rnic_wc_status_str(wc[0].status));
+	/* the receives posted before RESET are gone: a new one takes B's Send */
+	struct ibv_sge s = { (uintptr_t)O.buf[0] + 64 * KiB, 64, O.mr[0]->lkey };
+	struct ibv_recv_wr r = { .wr_id = 77, .sg_list = &s, .num_sge = 1 };
+	struct ibv_recv_wr *rbad = NULL;
+	CHECK_RC(ibv_post_recv(O.qp[0], &r, &rbad), 0);
+	struct ibv_sge bs = { (uintptr_t)O.buf[1], 16, O.mr[1]->lkey };
+	struct ibv_send_wr sw = { .wr_id = 9, .sg_list = &bs, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *sbad = NULL;
+	CHECK_RC(ibv_post_send(O.qp[1], &sw, &sbad), 0);
+	n = wait_wc(O.cq[0], wc, 1);
+	CHECK(n == 1 && wc[0].wr_id == 77 && wc[0].status == IBV_WC_SUCCESS,
+	      "Send after RESET: %d receive completions, wr_id %llu, %s", n,
+	      (unsigned long long)wc[0].wr_id, rnic_wc_status_str(wc[0].status));
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -563,6 +639,7 @@ int main(int argc, char **argv)
 		{ "dup_read_ghost", t_dup_read_ghost },
 		{ "write_huge_dma_len", t_write_huge_dma_len },
 		{ "psn_far_ahead", t_psn_far_ahead },
+		{ "reset_live", t_reset_live },
 	};
 	double t0 = now_s();
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
