@@ -45,10 +45,60 @@ void rnic_iw_params_default(struct rnic_iw_params *p)
 
 /* --- stack-wide state ------------------------------------------------------ */
 
+/* /rnic/iwarp: one dict per stack with rnic_iw_stats' counters and the
+ * Terminates sent by cause (by their telemetry names), nonzero ones only. */
+static void tel_one(struct rnic_stack *st, void *arg)
+{
+	struct rte_tel_data *d = arg, *c;
+	const struct iw_stack_state *t = iw_stack(st);
+	struct rnic_iw_stats s;
+	char key[32];
+	if (t == NULL || (c = rte_tel_data_alloc()) == NULL)
+		return;
+	rnic_iw_stats(st, &s);
+	rte_tel_data_start_dict(c);
+	rte_tel_data_add_dict_u64(c, "mpa_timeouts_active", s.mpa_timeouts_active);
+	rte_tel_data_add_dict_u64(c, "mpa_timeouts_passive", s.mpa_timeouts_passive);
+	rte_tel_data_add_dict_u64(c, "rtr_sent", s.rtr_sent);
+	rte_tel_data_add_dict_u64(c, "rtr_received", s.rtr_received);
+	rte_tel_data_add_dict_u64(c, "alloc_failures", s.alloc_failures);
+	rte_tel_data_add_dict_u64(c, "startup_live", s.startup_live);
+	rte_tel_data_add_dict_u64(c, "zc_fpdus_out", s.zc_fpdus_out);
+	rte_tel_data_add_dict_u64(c, "rresp_refused", s.rresp_refused);
+	rte_tel_data_add_dict_u64(c, "inv_refused", s.inv_refused);
+	rte_tel_data_add_dict_u64(c, "terms_in", s.terms_in);
+	rte_tel_data_add_dict_u64(c, "terms_out", s.terms_out);
+	for (unsigned i = 0; i < RNIC_TERM_MAX; i++) {
+		uint64_t n = __atomic_load_n(&t->terms_out[i], __ATOMIC_RELAXED);
+		char name[64];
+		if (n == 0)
+			continue;
+		snprintf(name, sizeof(name), "term_%s", rnic_term_name((enum rnic_term_cause)i));
+		rte_tel_data_add_dict_u64(c, name, n);
+	}
+	snprintf(key, sizeof(key), "stack%u", st->id);
+	rte_tel_data_add_dict_container(d, key, c, 0);
+}
+
+static int tel_iwarp(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	rnic_registry_foreach(tel_one, d);
+	return 0;
+}
+
 /* The iWARP protocol module: per-stack state, and iWARP's transport
  * table registered with the RDMA core (which comes first). */
 static int iwarp_stack_init(struct rnic_stack *st)
 {
+	static bool tel_done;
+	if (!tel_done) {
+		tel_done = true;
+		rte_telemetry_register_cmd("/rnic/iwarp", tel_iwarp,
+			"iWARP: MPA setup, refused peer input, Terminates by cause");
+	}
 	struct iw_stack_state *s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return -ENOMEM;

@@ -2733,6 +2733,18 @@ static void rresp_case(enum rresp k)
 	CHECK(rnic_iw_terms_out(SA, want[k].cause) - t0[want[k].cause] == 1,
 	      "Terminates for %s: +%llu, expected +1", want[k].name,
 	      (unsigned long long)(rnic_iw_terms_out(SA, want[k].cause) - t0[want[k].cause]));
+	/* and in telemetry, in A's dict of /rnic/iwarp */
+	static char out[16384];
+	char key[32], cause[80];
+	CHECK(tel_query("/rnic/iwarp", out, sizeof(out)) > 0, "/rnic/iwarp: no reply");
+	snprintf(key, sizeof(key), "\"stack%u\":{", SA->id);
+	const char *mine = strstr(out, key);
+	CHECK(mine != NULL, "/rnic/iwarp: no %s in %s", key, out);
+	snprintf(cause, sizeof(cause), "term_%s", rnic_term_name(want[k].cause));
+	CHECK(tel_number(mine, "rresp_refused") == (long long)s1.rresp_refused &&
+	      tel_number(mine, cause) == (long long)rnic_iw_terms_out(SA, want[k].cause),
+	      "/rnic/iwarp: rresp_refused %lld, %s %lld in %s", tel_number(mine, "rresp_refused"),
+	      cause, tel_number(mine, cause), mine);
 }
 
 static void t_rresp_good(void) { rresp_case(RR_GOOD); }

@@ -385,7 +385,7 @@ static void test_invalid_bit(void **state)
 
 	/* a bound window on port 0 (the table entry as a bind leaves it) */
 	struct rnic_mem win = {
-		.kind = RNIC_MEM_MW, .mw_type = 1, .port = 0, .pd = pd,
+		.kind = RNIC_MEM_MW, .mw_type = 2, .port = 0, .pd = pd,   /* type 2: invalidated below */
 		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
 		.va = VA(65536), .len = 8192, .addr = buf + 65536,
 	};
