@@ -114,12 +114,51 @@ static void test_fini_frees(void **state)
 	cm_evq_fini(&q);   /* LeakSanitizer (ASan builds) checks the frees */
 }
 
+/* A request that ends before the application took it is withdrawn with
+ * every event about its id; once its CONNECT_REQUEST was popped, nothing
+ * is withdrawn (the application owns the id and gets the next event). */
+static void test_withdraw(void **state)
+{
+	(void)state;
+	struct cm_evq q;
+	struct fake_id a, b, l;
+	cm_evq_init(&q);
+	cm_evq_owner_init(&a.o);
+	cm_evq_owner_init(&b.o);
+	cm_evq_owner_init(&l.o);
+	push(&q, &a, &l, RNIC_CM_EVENT_CONNECT_REQUEST);
+	push(&q, &b, &l, RNIC_CM_EVENT_CONNECT_REQUEST);
+	push(&q, &a, NULL, RNIC_CM_EVENT_DISCONNECTED);
+	/* a: never taken, both its events go; b's stays */
+	assert_true(cm_evq_withdraw(&q, &a.o));
+	assert_int_equal(q.forget_visits, 2);
+	/* the listener names only b's request now */
+	assert_int_equal(cm_evq_forget(&q, &l.o), 0);
+	assert_int_equal(q.forget_visits, 3);
+	struct cm_evq_node *n = cm_evq_pop(&q);
+	assert_non_null(n);
+	assert_ptr_equal(n->ev.id, &b);
+	free(n);
+	/* b's request was taken: a later event of b is not withdrawn */
+	push(&q, &b, NULL, RNIC_CM_EVENT_CONNECT_ERROR);
+	assert_false(cm_evq_withdraw(&q, &b.o));
+	n = cm_evq_pop(&q);
+	assert_non_null(n);
+	assert_int_equal(n->ev.type, RNIC_CM_EVENT_CONNECT_ERROR);
+	free(n);
+	/* nothing queued about an id: nothing to withdraw */
+	assert_false(cm_evq_withdraw(&q, &a.o));
+	assert_null(cm_evq_pop(&q));
+	cm_evq_fini(&q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order_and_forget),
 		cmocka_unit_test(test_forget_is_linear),
 		cmocka_unit_test(test_fini_frees),
+		cmocka_unit_test(test_withdraw),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
