@@ -23,17 +23,21 @@ static uint16_t icmp_sum(const struct rte_mbuf *m, uint32_t off, uint32_t len)
 	return sum;
 }
 
-/* Answer an echo request: same identifier, sequence and data, type 0. */
+/* Answer an echo request: same identifier, sequence and data, type 0,
+ * straight back to the frame's Ethernet source (the peer, or the router it
+ * came through): a ping makes no ARP entry, so pings from spoofed senders
+ * cannot push resolved neighbours out of the cache (issue 27). */
 static void icmp_echo_reply(struct rnic_worker *w, struct rnic_port *p,
 			    struct rte_mbuf *m, struct rte_icmp_hdr *ic,
 			    uint32_t off, uint32_t len, uint32_t peer,
 			    uint32_t local)
 {
+	struct rte_ether_addr l2 = rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->src_addr;
 	ic->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
 	ic->icmp_cksum = 0;
 	ic->icmp_cksum = (uint16_t)~icmp_sum(m, off, len);
 	rte_pktmbuf_adj(m, (uint16_t)off);
-	if (rnic_net_output_ipv4_src(w, p, m, local, peer, IPPROTO_ICMP, 0, NULL) == 0)
+	if (rnic_net_reply_ipv4(w, p, m, local, peer, IPPROTO_ICMP, &l2) == 0)
 		w->stats.icmp_echo_replies++;
 }
 

@@ -26,7 +26,8 @@ struct icmp6_echo {
 
 /* Turn an echo request around: type 129, same identifier, sequence and
  * data, from the address asked (our source for the group when it went to
- * all-nodes). */
+ * all-nodes), straight back to the frame's Ethernet source: a ping makes no
+ * neighbour entry (issue 27: spoofed pings cannot flush the cache). */
 static void icmp6_echo_reply(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
 			     uint32_t off, uint32_t len)
 {
@@ -41,12 +42,13 @@ static void icmp6_echo_reply(struct rnic_worker *w, struct rnic_port *p, struct 
 		rnic_worker_drop(w, RNIC_DROP_ICMP6_TYPE, m);
 		return;
 	}
+	struct rte_ether_addr l2 = rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->src_addr;
 	struct icmp6_echo *e = rte_pktmbuf_mtod_offset(m, struct icmp6_echo *, off);
 	e->type = ICMP6_ECHO_REPLY;
 	e->cksum = 0;
 	e->cksum = (uint16_t)~rnic_net_l4_cksum6(m, off, src, dst, IPPROTO_ICMPV6, len);
 	rte_pktmbuf_adj(m, (uint16_t)off);
-	if (rnic_net_output_ipv6(w, p, m, src, dst, IPPROTO_ICMPV6, 0) == 0)
+	if (rnic_net_reply_ipv6(w, p, m, src, dst, IPPROTO_ICMPV6, &l2) == 0)
 		w->stats.icmp_echo_replies++;
 }
 

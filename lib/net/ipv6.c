@@ -488,6 +488,13 @@ int rnic_net_output_ipv6_fin(struct rnic_worker *w, struct rnic_port *p, struct 
 	return ipv6_output(w, p, m, src, dst, proto, tclass, flow, RNIC_IP6_HOP_LIMIT, fin);
 }
 
+struct rte_ether_hdr *rnic_ipv6_prepend(struct rnic_port *p, struct rte_mbuf *m,
+					const uint8_t src[16], const uint8_t dst[16],
+					uint8_t proto, uint8_t hops)
+{
+	return ipv6_prepend(p, m, src, dst, proto, 0, 0, hops);
+}
+
 int rnic_ipv6_xmit(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
 		   const uint8_t src[16], const uint8_t dst[16], uint8_t proto, uint8_t hops,
 		   const struct rte_ether_addr *l2_dst)

@@ -170,8 +170,8 @@ static enum rnic_neigh_class nd_class(const struct nd_entry *e)
 	switch (e->state) {
 	case ND_FREE:
 		return RNIC_NEIGH_FREE;
-	case ND_INCOMPLETE:
-		return RNIC_NEIGH_RESOLVING;
+	case ND_INCOMPLETE:   /* learnt: a resolution a peer's message asked for */
+		return e->learnt ? RNIC_NEIGH_LEARNT : RNIC_NEIGH_RESOLVING;
 	case ND_REACHABLE:
 	case ND_STALE:
 		return e->learnt ? RNIC_NEIGH_LEARNT : RNIC_NEIGH_IDLE;
@@ -285,10 +285,14 @@ static void nd_send_na(struct rnic_worker *w, struct rnic_port *p, const uint8_t
 	nd_send(w, p, m, target, dst, l2_dst);
 }
 
+static void nd_resolve(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+		       const uint8_t ip[16], enum rnic_neigh_cause cause);
+
 /* A solicited advertisement of @p target to @p dst whose link-layer address
  * we do not know (a unicast solicitation without the source option): RFC
- * 4861 7.2.4 has the node resolve it first, so the advertisement goes the
- * way of any datagram, held while a multicast solicitation asks. */
+ * 4861 7.2.4 has the node resolve it first, so the advertisement is held
+ * while a multicast solicitation asks; the entry is made as unsolicited
+ * traffic's are (neigh.h), so such solicitations cannot flush the cache. */
 static void nd_send_na_resolve(struct rnic_worker *w, struct rnic_port *p,
 			       const uint8_t target[16], const uint8_t dst[16], uint8_t flags)
 {
@@ -300,8 +304,12 @@ static void nd_send_na_resolve(struct rnic_worker *w, struct rnic_port *p,
 	struct nd_msg *nm = rte_pktmbuf_mtod(m, struct nd_msg *);
 	nm->cksum = (uint16_t)~rnic_net_l4_cksum6(m, 0, target, dst, IPPROTO_ICMPV6,
 						  rte_pktmbuf_pkt_len(m));
+	if (rnic_ipv6_prepend(p, m, target, dst, IPPROTO_ICMPV6, ND_HOPS) == NULL) {
+		rnic_worker_drop(w, RNIC_DROP_NO_MBUF, m);
+		return;
+	}
 	CNT(p->nd, na_out);
-	rnic_ipv6_output_hops(w, p, m, target, dst, IPPROTO_ICMPV6, 0, ND_HOPS);
+	nd_resolve(w, p, m, dst, RNIC_NEIGH_UNSOLICITED);
 }
 
 /* The override flag for an advertisement of @p target: clear while the
@@ -662,8 +670,12 @@ void rnic_nd_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *
 
 /* ------------------------------------------------------------------- send */
 
-void rnic_nd_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
-			      struct rte_mbuf *m, const uint8_t ip[16])
+/* rnic_nd_resolve_and_send() for a frame sent for @p cause: a frame a
+ * peer's message made us send (RNIC_NEIGH_UNSOLICITED) resolves in an
+ * entry neigh.h's policy lets unsolicited traffic take, marked learnt (a
+ * later flood may recycle it, never our own resolutions). */
+static void nd_resolve(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+		       const uint8_t ip[16], enum rnic_neigh_cause cause)
 {
 	struct rnic_nd_table *t = p->nd;
 	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
@@ -693,24 +705,30 @@ void rnic_nd_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
 			e->state = ND_DELAY;
 			e->state_tsc = now;
 		}
-		e->learnt = false;   /* in use: ours now */
+		if (cause == RNIC_NEIGH_OWN)
+			e->learnt = false;   /* in use: ours now */
 		eh->dst_addr = e->mac;
 		rte_rwlock_write_unlock(&t->lock);
 		rnic_worker_tx(w, p, m);
 		return;
 	}
 	if (e == NULL) {
-		e = nd_slot(w, t, ip, RNIC_NEIGH_OWN);
-		if (e == NULL) {   /* every way of its set in use */
+		e = nd_slot(w, t, ip, cause);
+		if (e == NULL) {   /* no way of its set may be taken */
 			rte_rwlock_write_unlock(&t->lock);
+			if (cause != RNIC_NEIGH_OWN)
+				CNT(t, create_refused);
 			rnic_worker_drop(w, RNIC_DROP_ND_PENDING_FULL, m);
 			return;
 		}
+		e->learnt = cause != RNIC_NEIGH_OWN;
 		e->state = ND_INCOMPLETE;
 		e->state_tsc = now;
 		e->probes = 1;
 		e->last_ns_tsc = now;
 		ask = true;
+	} else if (cause == RNIC_NEIGH_OWN) {
+		e->learnt = false;   /* our own frame waits for it too */
 	}
 	/* held: at most RNIC_ND_PENDING per address, RNIC_NEIGH_HELD_MAX in all */
 	if (e->n_pending == RNIC_ND_PENDING || t->n_held >= RNIC_NEIGH_HELD_MAX) {
@@ -725,6 +743,12 @@ void rnic_nd_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
 	rte_rwlock_write_unlock(&t->lock);
 	if (ask)
 		nd_send_ns(w, p, ip, NULL);
+}
+
+void rnic_nd_resolve_and_send(struct rnic_worker *w, struct rnic_port *p,
+			      struct rte_mbuf *m, const uint8_t ip[16])
+{
+	nd_resolve(w, p, m, ip, RNIC_NEIGH_OWN);
 }
 
 unsigned rnic_nd_poll(struct rnic_worker *w, struct rnic_port *p)

@@ -68,6 +68,13 @@ int rnic_ipv6_xmit(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *
 		   const uint8_t src[16], const uint8_t dst[16], uint8_t proto, uint8_t hops,
 		   const struct rte_ether_addr *l2_dst);
 
+/* Prepend Ethernet (source and type filled) and IPv6 to the upper-layer
+ * bytes of @p m, traffic class and flow label 0. @return the Ethernet
+ * header, or NULL (no headroom, or above the MTU). */
+struct rte_ether_hdr *rnic_ipv6_prepend(struct rnic_port *p, struct rte_mbuf *m,
+					const uint8_t src[16], const uint8_t dst[16],
+					uint8_t proto, uint8_t hops);
+
 /* ICMPv6 (icmpv6.c): echo, neighbour discovery, packet too big. */
 void rnic_icmp6_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m);
 

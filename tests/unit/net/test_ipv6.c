@@ -899,6 +899,38 @@ static void nd_unicast_ns_unknown(void **state)
 	assert_icmp6_ok(1);
 }
 
+/* A ping from a neighbour we do not know is answered straight to the
+ * frame's Ethernet source and makes no entry; a unicast NS without the
+ * source option from an unknown sender resolves it in an entry unsolicited
+ * traffic may take: refused (and counted) in a set of our own neighbours,
+ * which all stay. The old code made an entry for both, evicting ours. */
+static void nd_spoofed_ping_and_probe(void **state)
+{
+	uint8_t f[256], ip[9][16], msg[24] = { 135 };
+	(void)state;
+	rx(&P[0], f, build_echo6(f, US6, 8));
+	assert_int_equal(stub_n_tx, 1);
+	assert_memory_equal(tx_bytes(0), &peer_mac, 6);
+	assert_int_equal(tx_bytes(0)[54], 129);
+	assert_null(nd_entry_of(PEER6));
+	stub_reset();
+	P[0].ip6_state[1] = RNIC_IP6_PREFERRED;
+	nd_same_set(OTHER6, ip, 9);
+	for (unsigned i = 0; i < 8; i++) {
+		struct rte_ether_addr mac = {{0x02, 7, 0, 0, 0, (uint8_t)i}};
+		nd_resolve(ip[i], &mac);
+	}
+	stub_reset();
+	memcpy(msg + 8, US6, 16);
+	uint64_t before = W[0].drops[RNIC_DROP_ND_PENDING_FULL];
+	rx(&P[0], f, build_icmp6(f, &us_mac, ip[8], US6, 255, msg, 24));
+	assert_null(nd_entry_of(ip[8]));
+	assert_int_equal(P[0].nd->create_refused, 1);
+	assert_int_equal(W[0].drops[RNIC_DROP_ND_PENDING_FULL] - before, 1);
+	for (unsigned i = 0; i < 8; i++)
+		assert_int_equal(nd_entry_of(ip[i])->state, ND_REACHABLE);
+}
+
 /* Frames held for resolution: at most RNIC_ND_PENDING per address and
  * RNIC_NEIGH_HELD_MAX over the table, the rest dropped and counted (the
  * old cache could hold 16 for each of its 256 entries). */
@@ -1057,6 +1089,7 @@ int main(void)
 		T(nd_fragment_and_loop),
 		T(nd_unicast_ns_unknown),
 		T(nd_pending_bounds),
+		T(nd_spoofed_ping_and_probe),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -735,6 +735,24 @@ static void arp_flood_bounds(void **state)
 	assert_true(held >= RNIC_NEIGH_HELD_MAX - RNIC_ARP_PENDING);
 }
 
+/* A ping from a sender we do not know is answered straight to the
+ * frame's Ethernet source and makes no ARP entry (the old code made an
+ * incomplete one and asked: pings from spoofed senders pushed resolved
+ * neighbours out). */
+static void arp_ping_makes_no_entry(void **state)
+{
+	uint8_t f[128];
+	(void)state;
+	rx(&W[0], &P[0], f, build_echo(f, 8));
+	assert_int_equal(stub_n_tx, 1);
+	uint8_t out[128];
+	assert_int_equal(tx_bytes(0, out, sizeof(out)), 14 + 20 + 16);
+	assert_memory_equal(out, &peer_mac, 6);
+	assert_int_equal(out[34], 0);                   /* echo reply */
+	assert_null(arp_entry_of(&P[0], PEER_IP));
+	assert_int_equal(W[0].stats.icmp_echo_replies, 1);
+}
+
 /* ---- Ethernet / IPv4 ---- */
 
 static void ethernet_drops(void **state)
@@ -1397,6 +1415,7 @@ int main(void)
 		T(arp_spoofed_requests_keep_neighbours),
 		T(arp_gratuitous_and_unsolicited),
 		T(arp_flood_bounds),
+		T(arp_ping_makes_no_entry),
 		T(arp_hint_follows_table),
 		T(ethernet_drops),
 		T(ipv4_each_malformation),
