@@ -248,6 +248,8 @@ struct rnic_tcp_stats {
 	uint64_t ooo_mbufs;      /**< mbufs held in out-of-order queues now */
 	uint64_t syn_sent_bad_ack; /**< segments to SYN_SENT acking something we
 					never sent (reset, state kept) */
+	uint64_t hold_refused;   /**< in-order segments not taken while the stream is
+				      held: 2,048 mbufs held, or a short pool */
 };
 /** Read the TCP counters of @p st (any thread, lock-free). */
 void rnic_tcp_stats(const struct rnic_stack *st, struct rnic_tcp_stats *s);

@@ -337,8 +337,22 @@ void tcp_deliver(struct rnic_tcp_conn *c, struct rte_mbuf *m, uint32_t len)
 	if (c->hold || c->ops == NULL || c->ops->recv == NULL) {
 		/* the input path checked tcp_hold_full() before taking the
 		 * bytes, so the chain stays bounded */
+		struct rte_mbuf *t = c->held_tail;
 		if (c->held == NULL) {
 			c->held = m;
+		} else if (m->next == NULL && RTE_MBUF_DIRECT(t) &&
+			   rte_mbuf_refcnt_read(t) == 1 && m->data_len == len &&
+			   rte_pktmbuf_tailroom(t) >= len) {
+			/* small bytes are copied behind the last ones (as
+			 * the out-of-order queue does): a stream of tiny
+			 * segments fills a few buffers, not one each */
+			memcpy(rte_pktmbuf_mtod_offset(t, uint8_t *, t->data_len),
+			       rte_pktmbuf_mtod(m, const void *), len);
+			t->data_len = (uint16_t)(t->data_len + len);
+			c->held->pkt_len += len;
+			c->held_bytes += len;
+			rte_pktmbuf_free(m);
+			return;
 		} else {
 			c->held_tail->next = m;
 			c->held->nb_segs = (uint16_t)(c->held->nb_segs + m->nb_segs);

@@ -982,6 +982,9 @@ static void data_and_fin(struct rnic_tcp_conn *c, const struct tcp_seg *s,
 			c->ooo_recent = seq;
 			m = NULL;
 			c->ack_now = true;   /* duplicate ACK carrying SACK */
+		} else if (seq == c->rcv_nxt && seq_lt(seq, wnd_end)) {
+			tcp_w(c->w)->st.hold_refused++;   /* tcp_hold_full() */
+			c->ack_now = true;
 		} else {
 			tcp_w(c->w)->st.dup_segs++;
 			c->ack_now = true;

@@ -501,14 +501,21 @@ void tcp_ooo_pull(struct rnic_tcp_conn *c);
 /* Free the whole out-of-order queue of @p c (the TCB goes). */
 void tcp_ooo_purge(struct rnic_tcp_conn *c);
 
-#define TCP_HOLD_SEGS_MAX 60000   /* mbufs in the held chain (nb_segs is 16 bits) */
+/* Mbufs in the held chain. It was 60,000 (nb_segs is 16 bits): a peer
+ * sending one-byte segments to a held connection (an iWARP endpoint whose
+ * application defers its accept) could take the port's whole pool. Small
+ * segments are now copied into the chain's last buffer (tcp_deliver), so
+ * this many mbufs hold at least about 1 MiB whatever the segment sizes. */
+#define TCP_HOLD_SEGS_MAX 2048
 
-/* Held bytes go into one chain; refuse bytes that would overflow it (the
- * peer retransmits them once the hold is released). */
+/* Held bytes go into one chain; refuse bytes that would overflow it, or
+ * any while the port's pool is short (the peer retransmits them once the
+ * hold is released; counted in hold_refused by the caller). */
 static inline bool tcp_hold_full(const struct rnic_tcp_conn *c, unsigned nsegs)
 {
 	bool holding = c->hold || c->ops == NULL || c->ops->recv == NULL;
-	return holding && c->held != NULL && c->held->nb_segs + nsegs > TCP_HOLD_SEGS_MAX;
+	return holding && ((c->held != NULL && c->held->nb_segs + nsegs > TCP_HOLD_SEGS_MAX) ||
+			   rnic_port_pool_short(c->port));
 }
 void tcp_deliver(struct rnic_tcp_conn *c, struct rte_mbuf *m, uint32_t len);
 struct tcp_listener *tcp_find_listener(struct rnic_stack *st, uint16_t port);

@@ -35,7 +35,7 @@ static void tel_one(struct rnic_stack *st, void *arg)
 	T(ooo_nomem); T(undo_nomem); T(tw_reused);
 	T(mss_clamped); T(wscale_clamped); T(sack_bogus); T(ts_missing);
 	T(challenge_acks_limited); T(oow_acks_limited); T(ooo_refused); T(ooo_pruned);
-	T(ooo_mbufs); T(syn_sent_bad_ack);
+	T(ooo_mbufs); T(syn_sent_bad_ack); T(hold_refused);
 #undef T
 	snprintf(key, sizeof(key), "stack%u", st->id);
 	rte_tel_data_add_dict_container(d, key, c, 0);

@@ -78,9 +78,10 @@ static void mss_zero_active_open_sends(void **state)
 	h_app_init(&ca, 0);
 	struct tcp_opts o = { .mss_ok = true, .mss = 0 };
 	struct rnic_tcp_conn *c = open_to_crafted(&ca, &o, 1000);
+	/* it used to have no send space at all (h_send: -EAGAIN for ever) */
+	assert_true(sends_segments_of(c, 5000, TCP_MSS_MIN_V4) >= 2);
 	assert_int_equal(c->mss, TCP_MSS_MIN_V4);
 	assert_int_equal(h_stats(&h_a).mss_clamped, 1);
-	assert_true(sends_segments_of(c, 5000, TCP_MSS_MIN_V4) >= 2);
 	rnic_tcp_abort(c);
 	h_flush(&h_a);
 	h_app_fini(&ca);
@@ -430,6 +431,67 @@ static void ooo_flood_bounded(void **state)
 	h_app_fini(&sb);
 }
 
+/* @p n in-order segments of @p len bytes to @p cb, with timestamps (the
+ * byte at stream offset k is k * 7); B's answers are dropped. */
+static void in_order_flood(struct rnic_tcp_conn *cb, unsigned n, uint32_t len, uint32_t *off)
+{
+	struct tcp_opts o = { .ts_ok = true, .tsval = cb->ts_recent };
+	uint8_t buf[2048];
+	for (unsigned i = 0; i < n; i++) {
+		for (uint32_t k = 0; k < len; k++)
+			buf[k] = (uint8_t)((*off + k) * 7);
+		h_input(&h_b, h_craft_to(cb, cb->rcv_nxt, cb->snd_nxt, ACK, &o, buf, len));
+		*off = (uint32_t)(cb->rcv_nxt - cb->irs - 1);
+		if (h_b.n_out > 1000)
+			h_flush(&h_b);
+	}
+	h_flush(&h_b);
+}
+
+/*
+ * A held stream (an iWARP endpoint whose application defers its accept)
+ * used to queue up to 60,000 mbufs: 8,000 one-byte segments held 8,000.
+ * Small ones are now copied together; segments that cannot be stop at
+ * 2,048 mbufs, and the rest is refused (not acknowledged) until the hold
+ * is released. Everything taken is delivered in order.
+ */
+static void hold_flood_bounded(void **state)
+{
+	(void)state;
+	struct h_app ca, sb;
+	h_app_init(&ca, 0);
+	h_app_init(&sb, 4u << 20);
+	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
+	assert_non_null(c);
+	struct rnic_tcp_conn *cb = sb.c;
+	unsigned base = rte_mempool_in_use_count(h_pool);
+	uint32_t off = 0;
+	rnic_tcp_hold(cb, true);
+	in_order_flood(cb, 8000, 1, &off);
+	assert_int_equal(cb->held_bytes, 8000);
+	assert_true(cb->held->nb_segs <= 16);
+	assert_true(rte_mempool_in_use_count(h_pool) - base <= 16);
+	/* 1,100 bytes: never two in one buffer */
+	in_order_flood(cb, 3000, 1100, &off);
+	assert_true(cb->held->nb_segs <= TCP_HOLD_SEGS_MAX);
+	assert_true(rte_mempool_in_use_count(h_pool) - base <= TCP_HOLD_SEGS_MAX);
+	assert_true(h_stats(&h_b).hold_refused > 0);
+	uint32_t held = cb->held_bytes;
+	assert_int_equal(held, off);
+	assert_int_equal(sb.got, 0);
+	rnic_tcp_hold(cb, false);
+	assert_int_equal(sb.got, held);
+	for (uint32_t k = 0; k < held; k++)
+		if (sb.buf[k] != (uint8_t)(k * 7))
+			fail_msg("byte %u", k);
+	h_flush(&h_b);
+	rnic_tcp_abort(c);
+	h_flush(&h_a);
+	h_flush(&h_b);
+	h_app_fini(&ca);
+	h_app_fini(&sb);
+}
+
 /*
  * The pool runs short: the next out-of-order segment is refused, and the
  * worker's biggest holder gives back from its highest sequence down until
@@ -576,7 +638,7 @@ int main(void)
 		T(mss_zero_active_open_sends), T(mss_tiny_with_timestamps_sends),
 		T(mss_clamped_passive_and_simultaneous), T(wscale_clamped),
 		T(sack_bogus_blocks_ignored), T(ts_missing_dropped), T(probes_carry_timestamps),
-		T(oow_and_challenge_acks_limited), T(ooo_flood_bounded),
+		T(oow_and_challenge_acks_limited), T(ooo_flood_bounded), T(hold_flood_bounded),
 		T(ooo_pool_short_prunes_hog), T(syn_ack_flood_to_syn_sent),
 		T(simultaneous_open_syn_flood),
 	};
