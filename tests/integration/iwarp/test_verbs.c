@@ -2835,6 +2835,58 @@ static void t_mw_type1_send_inv(void)
 	      "the type 1 window was invalidated (fault %d)", f);
 }
 
+/* A type 2 window answers to the QP it is bound to (IBA 10.6.7.2.2): a
+ * Send with Invalidate naming it on another connection of the same PD is
+ * refused there (Terminate, the receive in error, inv_refused +1) and the
+ * window stays valid: a Write through it on its own connection lands. */
+static void t_mw_type2_other_qp(void)
+{
+	struct rnic_cm_event ev;
+	uint16_t port;
+	hang_s = 15;
+	end_init(&a, "A", CA, bufA, &DEF);
+	end_init(&b, "B", CB, bufB, &DEF);
+	listen_new(&port);
+	connect_ab(port, &DEF);
+	a.xqp[0] = make_qp(&a, &DEF, NULL);
+	b.xqp[0] = make_qp(&b, &DEF, NULL);
+	struct rnic_cm_conn_param p = { .responder_resources = 4, .initiator_depth = 4 };
+	CHECK_RC(rnic_cm_create_id(b.cm, NULL, &b.xid[0]), 0);
+	CHECK_RC(cm_connect_a(b.xid[0], b.xqp[0], port, &p), 0);
+	expect_event(a.cm, RNIC_CM_EVENT_CONNECT_REQUEST, &ev, "A");
+	a.xid[0] = ev.id;
+	CHECK_RC(rnic_cm_accept(ev.id, a.xqp[0], &p), 0);
+	expect_event(a.cm, RNIC_CM_EVENT_ESTABLISHED, NULL, "A");
+	expect_event(b.cm, RNIC_CM_EVENT_ESTABLISHED, NULL, "B");
+	struct ibv_mw *mw = alloc_mw_or_skip(&a, IBV_MW_TYPE_2, 0);
+	uint8_t *win = a.buf + BASE + 8192;
+	uint32_t rkey = bind2(mw, win, 4096, IBV_ACCESS_REMOTE_WRITE, 1);
+	struct rnic_iw_stats s0, s1;
+	rnic_iw_stats(SA, &s0);
+	recv_on(a.xqp[0], a.mr, 4, a.buf, 16);
+	struct ibv_sge s = { (uintptr_t)b.buf, 4, b.mr->lkey };
+	struct ibv_send_wr sw = { .wr_id = 5, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_INV, .send_flags = IBV_SEND_SIGNALED,
+				  .invalidate_rkey = rkey }, *bad;
+	CHECK_RC(ibv_post_send(b.xqp[0], &sw, &bad), 0);
+	struct ibv_wc wc = expect_wc(a.cq, a.xqp[0], 4, ANY, ANY, ANY, "recv on the other QP");
+	CHECK(wc.status == IBV_WC_REM_INV_REQ_ERR && !(wc.wc_flags & IBV_WC_WITH_INV),
+	      "recv status %s flags %#x, expected REM_INV_REQ_ERR without WITH_INV",
+	      rnic_wc_status_str(wc.status), wc.wc_flags);
+	expect_event(a.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "A");
+	CHECK(ev.id == a.xid[0] && ev.status == -EPROTO,
+	      "A: DISCONNECTED on %p status %d, expected the other connection's with -EPROTO",
+	      (void *)ev.id, ev.status);
+	expect_wc(b.cq, b.xqp[0], 5, ANY, ANY, ANY, "B's Send with Invalidate");
+	rnic_iw_stats(SA, &s1);
+	CHECK(s1.inv_refused - s0.inv_refused == 1, "inv_refused +%llu, expected +1",
+	      (unsigned long long)(s1.inv_refused - s0.inv_refused));
+	fill(b.buf + BASE, 64, 3);
+	CHECK_RC(post1(&b, IBV_WR_RDMA_WRITE, 6, b.buf + BASE, 64, (uintptr_t)win, rkey, 0), 0);
+	fence_send(&b, &a, 7);
+	CHECK_DATA(win, b.buf + BASE, 64, "write via the window after the refused invalidation");
+}
+
 /* --- zero-copy transmit ------------------------------------------------------------------ */
 
 static uint16_t test_mtu;   /* RNIC_TEST_MTU, 0: the port default */
@@ -3163,6 +3215,7 @@ static const struct tcase cases[] = {
 	{ "mw_local_inv", t_mw_local_inv, true },
 	{ "mw_type1_bind", t_mw_type1, true },
 	{ "mw_type1_send_with_inv", t_mw_type1_send_inv, true },
+	{ "mw_type2_other_qp", t_mw_type2_other_qp, true },
 	{ "srq", t_srq, true },
 	{ "stream_switch", t_stream_switch, true },
 	{ "write_with_imm", t_write_imm, true },
