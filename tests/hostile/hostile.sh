@@ -107,6 +107,7 @@ if [ "$target" != none ]; then
 	prefix=$(sed -n 's/.*EAL file-prefix \([^ ]*\) .*/\1/p' "$work/gw.err" "$work/gw.out" | head -1)
 	[ -n "$prefix" ] || { cat "$work/gw.err"; bad "no EAL file-prefix printed"; exit 1; }
 	export HOSTILE_PREFIX=$prefix
+	head -3 "$work/gw.out"
 	legit && ok || bad "legitimate client before the attack"
 	sleep 0.5
 	read -r mb0 heap0 < <(mem)

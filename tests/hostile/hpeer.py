@@ -88,14 +88,19 @@ def heap_bytes(prefix=None):
 
 
 def counters(prefix=None):
-    """Every integer counter of /rnic/drops and /rnic/stats, summed over
-    stacks, as {name: value} (name prefixed 'drops.' or 'stats.')."""
+    """Every integer counter of /rnic/drops, /rnic/stats, /rnic/tcp,
+    /rnic/roce and /rnic/iwarp, summed over stacks (and anything nested), as
+    {name: value}, each name prefixed with its command ('drops.', ...)."""
     out = {}
-    for cmd, tag in (('/rnic/drops', 'drops.'), ('/rnic/stats', 'stats.')):
-        for st in (tele(cmd, prefix) or {}).values():
-            for k, v in st.items():
-                if isinstance(v, int):
-                    out[tag + k] = out.get(tag + k, 0) + v
+
+    def walk(tag, d):
+        for k, v in d.items():
+            if isinstance(v, dict):
+                walk(tag, v)
+            elif isinstance(v, int):
+                out[tag + k] = out.get(tag + k, 0) + v
+    for cmd in ('/rnic/drops', '/rnic/stats', '/rnic/tcp', '/rnic/roce', '/rnic/iwarp'):
+        walk(cmd.split('/')[-1] + '.', tele(cmd, prefix) or {})
     return out
 
 

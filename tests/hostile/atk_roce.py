@@ -1,0 +1,183 @@
+"""RoCEv2 abuse (UDP 4791; target: rdma-gateway, whose target listens on
+the RDMA IP CM service of port 4791).
+
+1. BTH/RETH/AETH abuse: 3000 frames with a correct ICRC, random opcodes,
+   destination QPs (0-64 and random), PSNs, RETH virtual addresses, R_Keys
+   and DMA lengths up to 2^32-1, AETH syndromes; 300 with a wrong ICRC; 300
+   cut inside the BTH or the RETH. Drop counters must rise.
+2. QP1 MAD garbage: 500 UD Sends to QP1 (Q_Key 0x80010000) carrying
+   random MADs of random lengths, wrong classes, versions and methods, and
+   CM attributes rnic does not speak.
+3. Spoofed IB CM floods: 3000 distinct REQs (each its own Local Comm ID,
+   QPN and CMA source port, from the attacker's address) for the target's
+   service, never followed by an RTU (6000 in all, below); 1000 REPs and 1000 DREQs with random
+   Comm IDs. The REQs carry a valid rnic-gateway request, so each gets as
+   far as a REP. They go in two halves of 3000 (6000 in all); right after
+   each, before any timer ends the half-open connections, the heaps
+   (rte_malloc + C) are read: the second half may add at most a quarter of
+   what the first added (or 1 MiB): half-open state is bounded by a
+   backlog, not by what the attacker sends; in all at most 16 MiB. The
+   REPs and DREQs must change nothing (counted drops or REJs).
+The driver then checks that rnic-cp over RoCE and iWARP is still served."""
+import random
+import socket
+import struct
+import time
+import zlib
+
+from hpeer import (ATK4, ATKMAC, IP, RNIC4, UDP, Ether, Link, check, counters,
+                   done, heap_bytes, rose)
+
+link = Link()
+rmac = link.resolve()
+rnd = random.Random(27)
+SERVICE = (0x0106 << 16) | 4791
+ETH = bytes(Ether(src=ATKMAC, dst=rmac, type=0x0800))
+
+
+def icrc(frame):
+    """frame (Ether/IPv4/UDP/BTH...) with its ICRC appended (IBTA A17.4.3)."""
+    l3 = bytearray(frame[14:])
+    l3[1] = 0xff
+    l3[8] = 0xff
+    l3[10:12] = b'\xff\xff'
+    ihl = (l3[0] & 15) * 4
+    l3[ihl + 6:ihl + 8] = b'\xff\xff'
+    l3[ihl + 8 + 4] = 0xff
+    return struct.pack('<I', zlib.crc32(b'\xff' * 8 + bytes(l3)) & 0xffffffff)
+
+
+def roce(payload_after_bth, opcode, dqp, psn, good_icrc=True, cut=None):
+    """One RoCEv2 frame: BTH + @payload_after_bth + ICRC (bad when asked)."""
+    bth = struct.pack('>BBHBBHBBH', opcode, 0, 0xffff, 0, dqp >> 16 & 0xff, dqp & 0xffff,
+                      0x80, psn >> 16 & 0xff, psn & 0xffff)
+    body = bth + payload_after_bth
+    n = len(body) + 4
+    ip = bytearray(struct.pack('>BBHHHBBH4s4s', 0x45, 0, 20 + 8 + n, 0, 0x4000, 64, 17, 0,
+                               socket.inet_aton(ATK4), socket.inet_aton(RNIC4)))
+    csum = sum(struct.unpack('>10H', bytes(ip)))
+    while csum >> 16:
+        csum = (csum & 0xffff) + (csum >> 16)
+    ip[10:12] = struct.pack('>H', ~csum & 0xffff)
+    # UDP checksum 0: RoCEv2 over IPv4 allows it
+    f = ETH + bytes(ip) + struct.pack('>HHHH', rnd.randrange(49152, 65536), 4791, 8 + n, 0) + body
+    f = bytes(f)
+    tail = icrc(f)
+    if not good_icrc:
+        tail = bytes(b ^ 0x5a for b in tail)
+    f += tail
+    return f[:cut] if cut else f
+
+
+def mad_frame(mad, psn):
+    deth = struct.pack('>II', 0x80010000, 1)
+    return roce(deth + mad, 0x64, 1, psn)
+
+
+def cm_mad(attr, body, tid):
+    hdr = struct.pack('>BBBBHHQHHI', 1, 0x07, 2, 0x03, 0, 0, tid, attr, 0, 0)
+    return hdr + body.ljust(232, b'\x00')[:232]
+
+
+def gid4(ip):
+    return b'\x00' * 10 + b'\xff\xff' + bytes(int(x) for x in ip.split('.'))
+
+
+def req_body(comm_id, qpn, sport):
+    b = struct.pack('>IIQQII', comm_id, 0, SERVICE, 0x0200000000000066, 0, 0x1234)
+    b += struct.pack('>IIII', qpn << 8 | 1, 1, 20 << 3 | 0 << 1, rnd.randrange(1 << 24) << 8 | 20 << 3 | 7)
+    b += struct.pack('>HBB', 0xffff, 3 << 4 | 7, 15 << 4)
+    path = struct.pack('>HH', 0xffff, 0xffff) + gid4(ATK4) + gid4(RNIC4) + \
+        struct.pack('>IBBBB', 0, 0, 64, 0, 18 << 3)
+    b += path + b'\x00' * 44
+    cma = struct.pack('>BBH', 0, 0x40, sport) + b'\x00' * 12 + \
+        bytes(int(x) for x in ATK4.split('.')) + b'\x00' * 12 + \
+        bytes(int(x) for x in RNIC4.split('.'))
+    gw = b'RGW1' + bytes([1, 0, 0, 0]) + b't'.ljust(32, b'\x00')   # rnic_gw_req for target t
+    return b + cma + gw
+
+
+def sendall(frames):
+    for f in frames:
+        link.send(f)
+
+
+# 1. BTH / RETH / AETH abuse
+before = counters()
+frames = []
+for i in range(3000):
+    op = rnd.randrange(256)
+    dqp = rnd.randrange(65) if i % 2 else rnd.randrange(1 << 24)
+    reth = struct.pack('>QII', rnd.randrange(1 << 64), rnd.randrange(1 << 32),
+                       rnd.choice([0, 1, 4096, 1 << 31, (1 << 32) - 1]))
+    aeth = struct.pack('>I', rnd.randrange(1 << 32))
+    extra = rnd.choice([b'', reth, aeth, reth + aeth, rnd.randbytes(rnd.randrange(0, 200))])
+    frames.append(roce(extra, op, dqp, rnd.randrange(1 << 24)))
+for i in range(300):
+    frames.append(roce(rnd.randbytes(32), rnd.randrange(256), rnd.randrange(65),
+                       rnd.randrange(1 << 24), good_icrc=False))
+for i in range(300):
+    frames.append(roce(rnd.randbytes(16), rnd.choice([0x06, 0x0a, 0x0c]), rnd.randrange(65),
+                       0, cut=42 + rnd.randrange(0, 20)))
+sendall(frames)
+after = counters()
+print('BTH abuse, counters that rose: %s' % {k: after[k] - before.get(k, 0) for k in after
+                                             if after[k] != before.get(k, 0)})
+r = rose(before, after, 'drops.', 'roce.rx_bad', 'roce.rx_parse', 'roce.rx_unknown', 'roce.rx_drop')
+check(r >= 300, 'drop counters rose (+%d)' % r)
+
+# 2. QP1 MAD garbage
+before = counters()
+frames = []
+for i in range(500):
+    kind = i % 5
+    if kind == 0:
+        mad = rnd.randbytes(256)
+    elif kind == 1:
+        mad = rnd.randbytes(rnd.choice([0, 1, 23, 24, 100, 255, 257, 1000]))
+    elif kind == 2:   # CM class, wrong version or method
+        mad = cm_mad(0x0010, rnd.randbytes(232), i)
+        mad = mad[:2] + bytes([rnd.choice([1, 3, 255])]) + bytes([rnd.randrange(256)]) + mad[4:]
+    elif kind == 3:   # attributes rnic does not speak (LAP 0x19, SIDR 0x17/0x18, junk)
+        mad = cm_mad(rnd.choice([0x0017, 0x0018, 0x0019, 0x001a, 0xffff]), rnd.randbytes(232), i)
+    else:             # a REQ with garbage fields
+        mad = cm_mad(0x0010, rnd.randbytes(232), i)
+    frames.append(mad_frame(mad, i))
+sendall(frames)
+after = counters()
+print('MAD garbage, counters that rose: %s' % {k: after[k] - before.get(k, 0) for k in after
+                                               if after[k] != before.get(k, 0)})
+
+# 3. CM floods
+heap0 = heap_bytes()
+m = link.mark()
+growth = []
+for half in range(2):
+    sendall([mad_frame(cm_mad(0x0010, req_body(0x10000 + i, 0x100 + i, 20000 + i),
+                              (1 << 40) + i), i) for i in range(half * 3000, half * 3000 + 3000)])
+    time.sleep(0.5)
+    growth.append(heap_bytes() - heap0 - sum(growth))
+answers = link.collect(lambda p: UDP in p and p[UDP].dport == 4791 and p[IP].src == RNIC4, m)
+print('REQ flood: %d frames back from rnic, heap %+d then %+d bytes; REP/REJ/MRA back: %s' % (
+    len(answers), growth[0], growth[1],
+    [sum(1 for p in answers if bytes(p[UDP].payload)[12 + 8 + 16:12 + 8 + 18] == a)
+     for a in (b'\x00\x13', b'\x00\x12', b'\x00\x11')]))
+check(growth[1] <= max(1 << 20, growth[0] // 4),
+      'the second 3000 spoofed REQs add at most a quarter of the first 3000 (or 1 MiB): '
+      '%+d after %+d bytes (half-open state bounded by a backlog)' % (growth[1], growth[0]))
+check(sum(growth) <= 16 << 20, 'heap growth after 6000 spoofed REQs: %+d bytes (at most 16 MiB)' %
+      sum(growth))
+before = counters()
+frames = []
+for i in range(1000):
+    frames.append(mad_frame(cm_mad(0x0013, struct.pack('>II', rnd.randrange(1 << 32),
+                                                       rnd.randrange(1 << 32)) + rnd.randbytes(200), 9 << 40 | i), i))
+    frames.append(mad_frame(cm_mad(0x0015, struct.pack('>III', rnd.randrange(1 << 32),
+                                                        rnd.randrange(1 << 32), rnd.randrange(1 << 24) << 8), 10 << 40 | i), i))
+sendall(frames)
+time.sleep(0.5)
+after = counters()
+print('REP/DREQ flood, counters that rose: %s' % {k: after[k] - before.get(k, 0) for k in after
+                                                  if after[k] != before.get(k, 0)})
+check(heap_bytes() - heap0 <= 16 << 20, 'heap bounded after the REP/DREQ flood')
+done()
