@@ -2798,6 +2798,47 @@ static void t_imm_inside_send(void)
 	expect_wc(a.cq, a.qp, 2, ANY, IBV_WC_WR_FLUSH_ERR, ANY, "the next receive");
 }
 
+/* A storm of Terminates in one segment: the first closes A's endpoint
+ * (reset, DISCONNECTED -EPROTO), nothing behind it is parsed or answered
+ * (terms_in +1, no Terminate back), nothing is allocated for them. */
+static void t_term_storm(void)
+{
+	enum { N = 50 };   /* one TCP segment of them */
+	static uint8_t req[64], f[N * 28];
+	struct rnic_cm_event ev;
+	struct rnic_iw_stats s0, s1;
+	hang_s = 15;
+	p2p_raw_accepted(req);
+	raw_send(&raw[0], f, rtr_fpdu(f, true));
+	expect_event(a.cm, RNIC_CM_EVENT_ESTABLISHED, &ev, "A");
+	rnic_iw_stats(SA, &s0);
+	memset(f, 0, sizeof(f));
+	for (int i = 0; i < N; i++) {
+		uint8_t *t = f + i * 28;
+		t[1] = 18 + 4;
+		t[2] = 0x41;                 /* L, DV 1 */
+		t[3] = 0x47;                 /* RV 1, Terminate */
+		t[11] = 2;                   /* QN 2 */
+		put_be32(t + 12, (uint32_t)i + 1);   /* MSN */
+		t[20] = 0x02;                /* RDMAP, Remote Operation */
+		t[21] = 0xff;
+		uint32_t c = crc32c(t, 24);
+		for (int j = 0; j < 4; j++)
+			t[24 + j] = (uint8_t)(c >> (8 * j));
+	}
+	raw_send(&raw[0], f, sizeof(f));
+	expect_event(a.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "A");
+	CHECK(ev.status == -EPROTO, "A: DISCONNECTED status %d, expected -EPROTO", ev.status);
+	raw_wait_closed(&raw[0], SB, 1.0, "the Terminating peer");
+	rnic_iw_stats(SA, &s1);
+	CHECK(s1.terms_in - s0.terms_in == 1 && s1.terms_out == s0.terms_out,
+	      "Terminates in +%llu (expected 1), out +%llu (expected 0)",
+	      (unsigned long long)(s1.terms_in - s0.terms_in),
+	      (unsigned long long)(s1.terms_out - s0.terms_out));
+	CHECK(raw[0].in_len == 24, "A sent %zu bytes after its MPA reply", raw[0].in_len - 24);
+	CHECK(s1.alloc_failures == s0.alloc_failures, "allocations failed meanwhile");
+}
+
 /* A peer's Send with Invalidate naming a type 1 window (IBA o10-37.2.26:
  * only type 2 windows may be invalidated remotely): refused with a
  * Terminate, the receive in error, counted; the window stays valid. */
@@ -3189,6 +3230,7 @@ static const struct tcase cases[] = {
 	{ "rresp_long", t_rresp_long, true },
 	{ "rresp_unasked", t_rresp_unasked, true },
 	{ "imm_inside_send", t_imm_inside_send, true },
+	{ "terminate_storm", t_term_storm, true },
 	{ "mpa_timeout_active", t_mpa_timeout_active, true },
 	{ "mpa_timeout_passive", t_mpa_timeout_passive, true },
 	{ "startup_freed", t_startup_freed, true },
