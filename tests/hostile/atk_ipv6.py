@@ -118,7 +118,7 @@ ip = IPv6(src=KERN6, dst=RNIC6, hlim=255)
 link.send(Ether(src=FAKE, dst=rmac) / ip / na_no_o)
 link.send(Ether(src=FAKE, dst=rmac) / IPv6(src=KERN6, dst=RNIC6, hlim=64) / na)
 link.send(Ether(src=FAKE, dst=rmac) / ip / IPv6ExtHdrFragment(offset=0, m=0, id=99) / na)
-whole = bytes(na)
+whole = bytes(IPv6(src=KERN6, dst=RNIC6, hlim=255) / na)[40:]   # with its checksum
 first = IPv6ExtHdrFragment(nh=58, offset=0, m=1, id=100) / Raw(whole[:16])
 second = IPv6ExtHdrFragment(nh=58, offset=2, m=0, id=100) / Raw(whole[16:])
 link.send(Ether(src=FAKE, dst=rmac) / ip / first)

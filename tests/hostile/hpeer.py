@@ -257,6 +257,7 @@ class Conn:
         self.ts_recent = None
         self.got = {}
         self.data = b''
+        self.fin = False
         self.since = link.mark()
 
     def ip(self):
@@ -318,6 +319,8 @@ class Conn:
                 t = p[TCP]
                 if t.flags & 0x04 and t.seq == self.rcv_nxt:
                     rst = True   # not the RSTs that answer our bogus segments
+                if t.flags & 0x01:
+                    self.fin = True
                 pl = bytes(t.payload)
                 if pl:
                     self.got[t.seq] = pl
@@ -345,6 +348,14 @@ class Conn:
             if want in self.data:
                 return True
         return want in self.data
+
+    def ended(self, timeout=3.0):
+        """Pump until rnic ends the connection (RST or FIN): True if it did."""
+        end = time.time() + timeout
+        while time.time() < end:
+            if self.pump(0.05) or self.fin:
+                return True
+        return False
 
     def close(self):
         """RST: attack connections leave no state for a FIN exchange."""

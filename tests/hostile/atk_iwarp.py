@@ -1,0 +1,169 @@
+"""iWARP abuse: raw TCP from scapy carrying MPA, DDP and RDMAP (target:
+rdma-gateway, whose target t listens on TCP 4791).
+
+1. MPA request garbage, one connection each: a wrong key; a good key with
+   revision 255; PD_Length 65535 (over RFC 5044's 512: refused at once,
+   not after 64 KiB); revision 2 with PD_Length 3 (shorter than RFC 6581's
+   IRD/ORD header); 3000 bytes of noise. rnic must end each connection
+   (a reject reply, FIN or RST) within 3 s.
+2. After a real MPA exchange (rev 2, CRC, IRD/ORD 1/1, an rnic-gateway
+   request for t), one connection each:
+   - a Terminate storm: 200 RDMAP Terminate FPDUs;
+   - spoofed RDMA Read Responses while no Read is outstanding: a random
+     STag, the target's STag at a wrong offset, short and long;
+   - an FPDU whose ULPDU_Length (65535) is past the stream's MULPDU;
+   - FPDUs with a wrong CRC.
+   rnic must end each connection (Terminate, FIN or RST) within 3 s, and a
+   counter of /rnic/iwarp must rise; a control connection that sends
+   nothing after the exchange must stay up for 2 s.
+3. Slowloris: 100 connections that send 10 bytes of an MPA request and
+   stall, 50 that only finish the TCP handshake; they are left open, so
+   the driver's legitimate rnic-cp runs while they are held; the heaps may
+   grow at most 8 MiB for them."""
+import struct
+
+from hpeer import Conn, Link, check, counters, done, heap_bytes, rose
+
+PORT = 4791
+link = Link()
+link.resolve()
+
+_T = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    _T.append(c)
+
+
+def crc32c(b):
+    c = 0xffffffff
+    for x in b:
+        c = _T[(c ^ x) & 0xff] ^ (c >> 8)
+    return c ^ 0xffffffff
+
+
+def mpa_req(rev=2, flags=0x50, pd=None, pd_len=None, key=b'MPA ID Req Frame'):
+    if pd is None:
+        pd = (struct.pack('>HH', 1, 1) if rev == 2 else b'') + \
+            b'RGW1' + bytes([1, 1, 0, 0]) + b't'.ljust(32, b'\x00')
+    n = len(pd) if pd_len is None else pd_len
+    return key + struct.pack('>BBH', flags, rev, n) + pd
+
+
+def fpdu(ddp_rdmap, payload=b'', good_crc=True, ulpdu_len=None):
+    """One FPDU: MPA length, DDP/RDMAP header and payload, pad, CRC32c."""
+    ulpdu = ddp_rdmap + payload
+    n = len(ulpdu) if ulpdu_len is None else ulpdu_len
+    body = struct.pack('>H', n) + ulpdu
+    body += b'\x00' * (-len(body) % 4)
+    crc = crc32c(body)
+    return body + struct.pack('>I', crc if good_crc else crc ^ 0xdeadbeef)
+
+
+def untagged(opcode, qn, msn, mo=0):
+    return struct.pack('>BBIIII', 0x41, 0x40 | opcode, 0, qn, msn, mo)
+
+
+def tagged(opcode, stag, to):
+    return struct.pack('>BBIQ', 0xc1, 0x40 | opcode, stag, to)
+
+
+def connect():
+    c = Conn(link, dport=PORT)
+    return c if c.handshake([('MSS', 1460)]) is not None else None
+
+
+def send_stream(c, data):
+    for off in range(0, len(data), 1400):
+        c.send(data[off:off + 1400])
+
+
+# 1. MPA request garbage
+before = counters()
+garbage = [('wrong key', mpa_req(key=b'MPA ID Bad Frame')),
+           ('revision 255', mpa_req(rev=255)),
+           ('PD_Length 65535', mpa_req(pd=b'x' * 64, pd_len=65535)),
+           ('rev 2, PD_Length 3', mpa_req(pd=b'\x00\x01\x00', pd_len=3)),
+           ('3000 bytes of noise', bytes((i * 37 + 11) & 0xff for i in range(3000)))]
+for name, data in garbage:
+    c = connect()
+    if not check(c is not None, '%s: TCP handshake' % name):
+        continue
+    send_stream(c, data)
+    ended = c.ended(3.0)
+    rej = c.data[:16] == b'MPA ID Rep Frame' and len(c.data) > 16 and c.data[16] & 0x20
+    check(ended or rej, '%s: rnic refuses (%s)' % (name, 'reject' if rej else 'closed' if ended else 'nothing'))
+    c.close()
+after = counters()
+print('MPA garbage, counters that rose: %s' % {k: after[k] - before.get(k, 0) for k in after
+                                               if after[k] != before.get(k, 0)})
+
+
+# 2. after a real MPA exchange
+def rdma_conn(name):
+    c = connect()
+    if c is None:
+        check(False, '%s: TCP handshake' % name)
+        return None
+    c.send(mpa_req())
+    end_ok = c.expect_echo(b'MPA ID Rep Frame', 3.0) and len(c.data) >= 20
+    if not check(end_ok and not c.data[16] & 0x20, '%s: MPA reply accepts (%r)' % (name, c.data[:120])):
+        c.close()
+        return None
+    pd_len = struct.unpack('>H', c.data[18:20])[0]
+    c.expect_echo(b'RGW1', 1.0)
+    c.rep = c.data[20:20 + pd_len]
+    return c
+
+
+# control: a real connection that sends nothing stays up, so the closes
+# below are rnic's answers to the attacks
+c = rdma_conn('control')
+if c is not None:
+    check(not c.ended(2.0), 'control: an idle RDMA stream stays up for 2 s')
+    c.close()
+stag = None
+cases = [('Terminate storm', lambda c: [fpdu(untagged(0x7, 2, 1 + i), bytes([0x01, 0x00, 0, 0]))
+                                        for i in range(200)]),
+         ('Read Response, random STag', lambda c: [fpdu(tagged(0x1, 0x12345678, 0), b'r' * 100)]),
+         ('Read Response, wrong offset', lambda c: [fpdu(tagged(0x1, stag or 1, 1 << 40), b'r' * 100)]),
+         ('Read Response, short', lambda c: [fpdu(tagged(0x1, stag or 1, 0))[:8]]
+          + [fpdu(untagged(0x0, 0, 1), b'')]),
+         ('Read Response, long', lambda c: [fpdu(tagged(0x1, stag or 1, 0), b'L' * 4000)]),
+         ('ULPDU_Length 65535', lambda c: [fpdu(untagged(0x3, 0, 1), b's' * 64, ulpdu_len=65535)]),
+         ('bad CRC', lambda c: [fpdu(untagged(0x3, 0, 1), b's' * 64, good_crc=False)] * 5)]
+for name, make in cases:
+    before = counters()
+    c = rdma_conn(name)
+    if c is None:
+        continue
+    if stag is None and len(c.rep) >= 12:
+        stag = struct.unpack('>I', c.rep[8:12])[0]
+    mark = len(c.data)
+    send_stream(c, b''.join(make(c)))
+    ended = c.ended(3.0)
+    term = len(c.data) > mark   # an FPDU back: a Terminate
+    after = counters()
+    r = rose(before, after, 'iwarp.', 'drops.', 'tcp.')
+    check(ended or term, '%s: rnic ends the stream (%s)' % (name, 'closed' if ended else 'Terminate' if term else 'nothing'))
+    check(rose(before, after, 'iwarp.') > 0, '%s: an iwarp counter rose (%s)' % (name, {
+        k: after[k] - before.get(k, 0) for k in after if k.startswith('iwarp.') and after[k] != before.get(k, 0)}))
+    del r
+    c.close()
+
+# 3. slowloris: left open for the driver's legitimate client
+heap0 = heap_bytes()
+held = 0
+for i in range(150):
+    c = connect()
+    if c is None:
+        continue
+    held += 1
+    if i < 100:
+        c.send(mpa_req()[:10])
+heap1 = heap_bytes()
+print('slowloris: %d connections held, heap %+d bytes' % (held, heap1 - heap0))
+check(heap1 - heap0 <= 8 << 20, 'heap growth for %d stalled MPA handshakes: %+d bytes (at most 8 MiB)' %
+      (held, heap1 - heap0))
+done()
