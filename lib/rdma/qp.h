@@ -55,6 +55,8 @@ struct rnic_ah {
 	struct rnic_addr src, dst;    /* RoCE: the source GID's and the DGID's */
 	uint8_t tos;
 	uint8_t port_num;
+	uint8_t hop_limit;            /* RoCE: IPv6 hop limit / IPv4 TTL (0: 64) */
+	uint32_t flow_label;          /* RoCE over IPv6 (0: the QP pair's) */
 };
 
 /* A send work request as the worker sees it. */

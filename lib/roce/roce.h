@@ -313,6 +313,8 @@ struct roce_qp {
 	struct rnic_addr src;     /* the source GID's address (IPv4 0: the port's) */
 	struct rnic_addr dst;     /* the GRH's DGID's address */
 	uint8_t tos;              /* traffic class */
+	uint8_t hop_limit;        /* the AV's hop limit: IPv6 hop limit / IPv4 TTL (0: 64) */
+	uint32_t flow_label;      /* the AV's IPv6 flow label (0: the QP pair's) */
 	uint16_t sport;           /* UDP source port: per-QP entropy */
 	uint32_t pmtu;            /* path MTU in bytes */
 	uint8_t timeout;          /* local ACK timeout exponent (0: none) */
@@ -415,6 +417,10 @@ void roce_mbuf_copy(const struct rte_mbuf *m, uint32_t moff, uint8_t *dst, uint3
  * source), TOS / traffic class @p tos. */
 void roce_pkt_send_to(struct roce_qp *rq, struct rte_mbuf *m, const struct rnic_addr *src,
 		      const struct rnic_addr *dst, uint8_t tos);
+/* roce_pkt_send_to() with an address vector's IPv6 flow label @p flow (0:
+ * the QP pair's) and hop limit / IPv4 TTL @p hops (0: 64): a UD AH's. */
+void roce_pkt_send_av(struct roce_qp *rq, struct rte_mbuf *m, const struct rnic_addr *src,
+		      const struct rnic_addr *dst, uint8_t tos, uint32_t flow, uint8_t hops);
 
 /* roce_cc.c: ECN, CNPs, DCQCN ---------------------------------------------------- */
 /* Copy the stack's congestion-control configuration into @p rw. */

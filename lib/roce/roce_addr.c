@@ -66,11 +66,38 @@ uint32_t rnic_roce_flow_label(uint32_t lqpn, uint32_t rqpn)
 	return fl != 0 ? fl : 1;   /* 0 would say "no flow" (RFC 6437) */
 }
 
-int rnic_roce_output(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
-		     const struct rnic_addr *src, const struct rnic_addr *dst, uint16_t sport,
-		     uint8_t tos, uint32_t flow, void (*fin)(struct rte_mbuf *),
-		     struct rnic_arp_hint *hint)
+/* The hop limit of the frame being sent and the finishing step it had
+ * (the ICRC): lib/net writes hop limit and TTL 64, and calls the finishing
+ * step synchronously once the IP header is final, on this thread; the
+ * ICRC does not cover either field. */
+static __thread uint8_t out_hops;
+static __thread void (*out_fin)(struct rte_mbuf *);
+
+static void hops_fin(struct rte_mbuf *m)
 {
+	uint8_t *h = rte_pktmbuf_mtod_offset(m, uint8_t *, m->l2_len);
+	if ((h[0] >> 4) == 6) {
+		((struct rte_ipv6_hdr *)h)->hop_limits = out_hops;
+	} else {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)h;
+		ip->time_to_live = out_hops;
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	}
+	if (out_fin != NULL)
+		out_fin(m);
+}
+
+int rnic_roce_output_hops(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+			  const struct rnic_addr *src, const struct rnic_addr *dst,
+			  uint16_t sport, uint8_t tos, uint32_t flow, uint8_t hops,
+			  void (*fin)(struct rte_mbuf *), struct rnic_arp_hint *hint)
+{
+	if (hops != 0 && hops != RNIC_IP6_HOP_LIMIT) {   /* lib/net's default, also its TTL */
+		out_hops = hops;
+		out_fin = fin;
+		fin = hops_fin;
+	}
 	if (dst->family == RNIC_AF_INET6)
 		return rnic_net_output_udp6(w, p, m,
 					    src != NULL && src->family == RNIC_AF_INET6 ? src->v6
@@ -79,4 +106,12 @@ int rnic_roce_output(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf
 	uint32_t s = src != NULL && src->family == RNIC_AF_INET ? src->v4 : 0;
 	return rnic_net_output_udp_fin_src(w, p, m, s != 0 || p == NULL ? s : p->ip, dst->v4, sport,
 					   RNIC_ROCE_UDP_PORT, false, tos, fin, hint);
+}
+
+int rnic_roce_output(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+		     const struct rnic_addr *src, const struct rnic_addr *dst, uint16_t sport,
+		     uint8_t tos, uint32_t flow, void (*fin)(struct rte_mbuf *),
+		     struct rnic_arp_hint *hint)
+{
+	return rnic_roce_output_hops(w, p, m, src, dst, sport, tos, flow, 0, fin, hint);
 }

@@ -52,5 +52,11 @@ int rnic_roce_output(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf
 		     const struct rnic_addr *src, const struct rnic_addr *dst, uint16_t sport,
 		     uint8_t tos, uint32_t flow, void (*fin)(struct rte_mbuf *),
 		     struct rnic_arp_hint *hint);
+/* rnic_roce_output() with the address vector's hop limit @p hops: the
+ * IPv6 hop limit or the IPv4 TTL (0: the default, 64). */
+int rnic_roce_output_hops(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *m,
+			  const struct rnic_addr *src, const struct rnic_addr *dst,
+			  uint16_t sport, uint8_t tos, uint32_t flow, uint8_t hops,
+			  void (*fin)(struct rte_mbuf *), struct rnic_arp_hint *hint);
 
 #endif

@@ -27,6 +27,7 @@
 #include "engine/engine_internal.h"
 #include "engine/stack.h"
 #include "engine/worker.h"
+#include "net/ipv6.h"
 #include "net/net.h"
 #include "port/port.h"
 #include "rnic/rnic_roce.h"
@@ -118,19 +119,27 @@ static void icrc_fin(struct rte_mbuf *m)
 	rnic_roce_icrc_generate_mbuf(m, m->l2_len);
 }
 
-void roce_pkt_send_to(struct roce_qp *rq, struct rte_mbuf *m, const struct rnic_addr *src,
-		      const struct rnic_addr *dst, uint8_t tos)
+void roce_pkt_send_av(struct roce_qp *rq, struct rte_mbuf *m, const struct rnic_addr *src,
+		      const struct rnic_addr *dst, uint8_t tos, uint32_t flow, uint8_t hops)
 {
 	rq->rw->c.tx_pkts++;
 	/* from the QP's own address (its GID), also after a failover moved
-	 * it to another port; over IPv6 the flow label names the QP pair
-	 * (IPv4 has no flow label: nothing to compute per packet there) */
-	uint32_t flow = dst->family != RNIC_AF_INET6 ? 0 :
-		rnic_roce_flow_label(rq->qp->qp.qp_num,
-				     rnic_roce_bth_dqpn(rte_pktmbuf_mtod(m,
+	 * it to another port; over IPv6 the flow label is the AV's, or one
+	 * that names the QP pair (IPv4 has no flow label: nothing to compute
+	 * per packet there) */
+	if (dst->family == RNIC_AF_INET6 && flow == 0)
+		flow = rnic_roce_flow_label(rq->qp->qp.qp_num,
+					    rnic_roce_bth_dqpn(rte_pktmbuf_mtod(m,
 						const struct rnic_roce_bth *)));
-	rnic_roce_output(rq->w, rq->port, m, src != NULL ? src : &rq->src, dst, rq->sport, tos,
-			 flow, icrc_fin, &rq->arp_hint);
+	rnic_roce_output_hops(rq->w, rq->port, m, src != NULL ? src : &rq->src, dst, rq->sport,
+			      tos, dst->family == RNIC_AF_INET6 ? flow : 0, hops, icrc_fin,
+			      &rq->arp_hint);
+}
+
+void roce_pkt_send_to(struct roce_qp *rq, struct rte_mbuf *m, const struct rnic_addr *src,
+		      const struct rnic_addr *dst, uint8_t tos)
+{
+	roce_pkt_send_av(rq, m, src, dst, tos, rq->flow_label, rq->hop_limit);
 }
 
 void roce_pkt_send(struct roce_qp *rq, struct rte_mbuf *m)
@@ -667,6 +676,8 @@ static int rtr_check(struct rnic_qp *qp, struct roce_qp *rq, const struct ibv_qp
 	rq->dest_qpn = a->dest_qp_num;
 	rq->pmtu = pmtu;
 	rq->tos = ah->grh.traffic_class;
+	rq->hop_limit = ah->grh.hop_limit;
+	rq->flow_label = ah->grh.flow_label & RNIC_IP6_FLOW_MASK;
 	/* entropy in the UDP source port (annex A17.5.1.1): from both QPNs,
 	 * in the dynamic range 0xc000-0xffff as rxe uses */
 	uint32_t h = (qp->qp.qp_num * 0x9e3779b1u) ^ (a->dest_qp_num * 0x85ebca6bu);
@@ -770,9 +781,10 @@ static void roce_query(struct rnic_qp *qp, struct ibv_qp_attr *a)
 	int sgid = rq->port != NULL ? rnic_gid_find(rq->port, &rq->src) : -1;
 	a->ah_attr.grh.sgid_index = (uint8_t)(sgid >= 0 ? sgid : 1);
 	a->ah_attr.grh.traffic_class = rq->tos;
-	a->ah_attr.grh.hop_limit = 64;
+	a->ah_attr.grh.hop_limit = rq->hop_limit ? rq->hop_limit : 64;
 	if (rq->dst.family == RNIC_AF_INET6)
-		a->ah_attr.grh.flow_label = rnic_roce_flow_label(qp->qp.qp_num, rq->dest_qpn);
+		a->ah_attr.grh.flow_label = rq->flow_label ? rq->flow_label :
+					    rnic_roce_flow_label(qp->qp.qp_num, rq->dest_qpn);
 	rnic_addr_gid(&rq->dst, a->ah_attr.grh.dgid.raw);
 }
 

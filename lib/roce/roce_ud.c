@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "net/ipv6.h"
 #include "roce/psn.h"
 #include "roce/roce.h"
 
@@ -31,6 +32,8 @@ int roce_ah_resolve(const struct rnic_stack *st, const struct ibv_ah_attr *attr,
 		return -EINVAL;
 	ah->tos = attr->grh.traffic_class;
 	ah->port_num = attr->port_num;
+	ah->hop_limit = attr->grh.hop_limit;
+	ah->flow_label = attr->grh.flow_label & RNIC_IP6_FLOW_MASK;
 	return 0;
 }
 
@@ -70,7 +73,8 @@ int roce_ud_post(struct roce_qp *rq, const struct ibv_send_wr *wr)
 		rq->rw->c.ud_pkts_out++;
 		__atomic_store_n(&rq->qp->xfer.bytes_out, rq->qp->xfer.bytes_out + len,
 				 __ATOMIC_RELAXED);
-		roce_pkt_send_to(rq, m, &ah->src, &ah->dst, ah->tos);
+		roce_pkt_send_av(rq, m, &ah->src, &ah->dst, ah->tos, ah->flow_label,
+				 ah->hop_limit);
 	}
 	rnic_qp_complete(rq->qp, &wc, false);
 	return 0;

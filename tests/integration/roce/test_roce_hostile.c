@@ -79,6 +79,8 @@ static struct tpair R = { .ring = { "rho0", "rho1" }, .tapped = true, .inline_dr
 			  .workers = 1, .mbufs = 8191,
 			  .ip = { { 0xc0000301u }, { 0xc0000302u } } };
 
+static bool ipv6;   /* RNIC_TEST_IPV6=1: IPv6-only stacks, the av_ cases only */
+
 /* What the tap does to one frame. */
 enum mut {
 	MUT_NONE,
@@ -102,6 +104,10 @@ static struct {
 	unsigned b_seq_naks;        /* sequence NAKs B sent */
 	unsigned b_naks;            /* NAKs of any code B sent */
 	uint8_t b_nak_code;         /* the code of B's last NAK */
+	unsigned a_frames;          /* RoCEv2 frames A sent (IPv4 or IPv6) */
+	uint8_t a_hops;             /* the TTL / hop limit of A's last one */
+	uint32_t a_flow;            /* the IPv6 flow label of A's last one */
+	bool a_cksum_ok;            /* its IPv4 header checksum was right */
 } tap;
 
 static uint8_t *frame(struct rte_mbuf *m) { return rte_pktmbuf_mtod(m, uint8_t *); }
@@ -171,10 +177,36 @@ static void resign(struct rte_mbuf *m)
 	rnic_roce_icrc_generate_mbuf(m, L2_LEN);
 }
 
+/* Note the IP header of A's RoCEv2 frame @p m (IPv4 or IPv6). */
+static void tap_l3(const struct rte_mbuf *m)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m);
+	if (len >= L2_LEN + 40 + 8 + 12 && f[12] == 0x86 && f[13] == 0xdd && f[L2_LEN + 6] == 17 &&
+	    ((unsigned)f[L2_LEN + 42] << 8 | f[L2_LEN + 43]) == RNIC_ROCE_UDP_PORT) {
+		tap.a_frames++;
+		tap.a_hops = f[L2_LEN + 7];
+		tap.a_flow = (uint32_t)(f[L2_LEN + 1] & 0xf) << 16 | (uint32_t)f[L2_LEN + 2] << 8 |
+			     f[L2_LEN + 3];
+		return;
+	}
+	if (roce_opcode(m) < 0)
+		return;
+	tap.a_frames++;
+	tap.a_hops = f[L2_LEN + 8];
+	struct rte_ipv4_hdr ip;
+	memcpy(&ip, f + L2_LEN, sizeof(ip));
+	ip.hdr_checksum = 0;
+	tap.a_cksum_ok = rte_ipv4_cksum(&ip) ==
+			 ((const struct rte_ipv4_hdr *)(const void *)(f + L2_LEN))->hdr_checksum;
+}
+
 /* Apply the case's mutation to a frame of A (@p from_a) or B. @return
  * false when the frame is to be dropped. */
 static bool tap_frame(struct rte_mbuf *m, bool from_a)
 {
+	if (from_a)
+		tap_l3(m);
 	int op = roce_opcode(m);
 	if (op < 0)
 		return true;
@@ -248,6 +280,12 @@ static unsigned tap_move(struct rte_ring *from, struct rte_ring *to, bool from_a
 	struct rte_mbuf *m[64], *keep[64];
 	unsigned n = rte_ring_dequeue_burst(from, (void **)m, 64, NULL), k = 0;
 	for (unsigned i = 0; i < n; i++) {
+		/* ring ports have MAC 0 at both ends, and neighbour discovery
+		 * takes a frame from its own MAC for its own, looped back: the
+		 * "wire" gives each side a source MAC of its own (ND learns the
+		 * link-layer address from its options, still 0) */
+		if (ipv6)
+			frame(m[i])[11] = from_a ? 0xa : 0xb;
 		if (tap_frame(m[i], from_a))
 			keep[k++] = m[i];
 		else
@@ -312,8 +350,19 @@ static struct {
 	struct ibv_qp *qp[2];
 } O;
 
+static void print_drop(const char *cause, uint64_t n, void *arg)
+{
+	if (n)
+		printf("    %s drop %s %llu\n", (const char *)arg, cause, (unsigned long long)n);
+}
+
 static bool case_cleanup(void)
 {
+	if (getenv("HOSTILE_DEBUG")) {
+		rnic_stack_drops_each(R.st[0], print_drop, "A");
+		rnic_stack_drops_each(R.st[1], print_drop, "B");
+		printf("    A frames %u\n", tap.a_frames);
+	}
 	bool ok = true;
 	for (int i = 0; i < 2; i++) {
 		if (O.qp[i])
@@ -547,7 +596,7 @@ static void t_psn_far_ahead(void)
 
 /* A's QP (in RESET) to RTS again towards B's, its first PSN @p sq_psn,
  * B's next PSN @p rq_psn, the AV's hop limit @p hop. */
-static void a_connect(uint32_t sq_psn, uint32_t rq_psn, uint8_t hop)
+static void a_connect(uint32_t sq_psn, uint32_t rq_psn, uint8_t hop, uint32_t flow)
 {
 	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 				  .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ };
@@ -560,7 +609,8 @@ static void a_connect(uint32_t sq_psn, uint32_t rq_psn, uint8_t hop)
 		.dest_qp_num = O.qp[1]->qp_num, .rq_psn = rq_psn,
 		.max_dest_rd_atomic = 16, .min_rnr_timer = 12,
 		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = gid, .sgid_index = 1, .hop_limit = hop } },
+			     .grh = { .dgid = gid, .sgid_index = 1, .hop_limit = hop,
+				      .flow_label = flow } },
 	};
 	CHECK_RC(rnic_modify_qp(O.qp[0], &at, RNIC_QP_RTR_MASK), 0);
 	at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 12, .retry_cnt = 7,
@@ -595,7 +645,7 @@ static void t_reset_live(void)
 	CHECK(O.qp[0]->state == IBV_QPS_RESET, "A's QP in state %d, not RESET", O.qp[0]->state);
 	/* again from RESET: B saw nothing of A, so A starts at the same PSN */
 	tap.mut = MUT_NONE;
-	a_connect(psn0[0], psn0[1], 64);
+	a_connect(psn0[0], psn0[1], 64, 0);
 	post_a(false, 8, 0, 4);
 	n = wait_wc(O.cq[0], wc, 1);
 	CHECK(n == 1 && wc[0].wr_id == 4 && wc[0].status == IBV_WC_SUCCESS,
@@ -617,6 +667,151 @@ static void t_reset_live(void)
 	      (unsigned long long)wc[0].wr_id, rnic_wc_status_str(wc[0].status));
 }
 
+
+/* RC: the AV's hop limit (TTL over IPv4) and flow label (IPv6) are on
+ * every frame the QP sends, hop limit 0 meaning 64; query_qp says them. */
+static void t_av_rc(void)
+{
+	setup();
+	static const struct { uint8_t hop, want; uint32_t flow; } av[] = {
+		{ 9, 9, 0x12345 }, { 0, 64, 0 }, { 255, 255, 0xfffff },
+	};
+	for (unsigned k = 0; k < sizeof(av) / sizeof(av[0]); k++) {
+		struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+		CHECK_RC(rnic_modify_qp(O.qp[0], &at, IBV_QP_STATE), 0);
+		/* B acknowledged everything before: A starts where it ended */
+		uint32_t sq = (psn0[0] + k) & 0xffffffu;
+		a_connect(sq, psn0[1], av[k].hop, av[k].flow);
+		tap.a_frames = 0;
+		post_a(false, 8, 0, 10 + k);
+		expect_a_wc(IBV_WC_SUCCESS, "Write");
+		CHECK(tap.a_frames > 0, "no frame of A seen");
+		CHECK(tap.a_hops == av[k].want, "AV hop limit %u: the frame's %s is %u, expected %u",
+		      av[k].hop, ipv6 ? "hop limit" : "TTL", tap.a_hops, av[k].want);
+		if (!ipv6)
+			CHECK(tap.a_cksum_ok, "the IPv4 header checksum is wrong (TTL %u)",
+			      tap.a_hops);
+		else if (av[k].flow != 0)
+			CHECK(tap.a_flow == av[k].flow, "AV flow label %#x: the frame's is %#x",
+			      av[k].flow, tap.a_flow);
+		else
+			CHECK(tap.a_flow != 0, "flow label 0: the frame's must name the QP pair");
+		struct ibv_qp_init_attr ia;
+		CHECK_RC(rnic_query_qp(O.qp[0], &at, IBV_QP_AV, &ia), 0);
+		CHECK(at.ah_attr.grh.hop_limit == av[k].want, "query_qp: hop limit %u, expected %u",
+		      at.ah_attr.grh.hop_limit, av[k].want);
+		if (ipv6 && av[k].flow != 0)
+			CHECK(at.ah_attr.grh.flow_label == av[k].flow,
+			      "query_qp: flow label %#x, expected %#x", at.ah_attr.grh.flow_label,
+			      av[k].flow);
+	}
+}
+
+/* UD: the AH's hop limit and flow label are on the datagram. */
+static void t_av_ud(void)
+{
+	struct ibv_qp *q[2] = { 0 };
+	struct ibv_ah *ah = NULL;
+	setup();
+	const uint32_t qkey = 0x11111111u;
+	for (int i = 0; i < 2; i++) {
+		struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_UD, .send_cq = O.cq[i],
+			.recv_cq = O.cq[i], .cap = { .max_send_wr = 4, .max_recv_wr = 4,
+						     .max_send_sge = 1, .max_recv_sge = 1 } };
+		q[i] = rnic_create_qp_transport(O.pd[i], &qa, RNIC_TRANSPORT_ROCE);
+		if (q[i] == NULL)
+			goto out;
+		struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = qkey };
+		CHECK_RC(rnic_modify_qp(q[i], &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					IBV_QP_QKEY), 0);
+		at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR };
+		CHECK_RC(rnic_modify_qp(q[i], &at, IBV_QP_STATE), 0);
+		at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 1 };
+		CHECK_RC(rnic_modify_qp(q[i], &at, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	}
+	union ibv_gid gid;
+	CHECK_RC(rnic_query_gid(R.ctx[1], 1, 1, &gid), 0);
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+				  .grh = { .dgid = gid, .sgid_index = 1, .hop_limit = 5,
+					   .flow_label = 0xabcde } };
+	ah = rnic_create_ah(O.pd[0], &aa);
+	CHECK(ah != NULL, "create_ah: %s", strerror(errno));
+	struct ibv_sge rs = { (uintptr_t)O.buf[1], 64 + 40, O.mr[1]->lkey };
+	struct ibv_recv_wr rw = { .wr_id = 5, .sg_list = &rs, .num_sge = 1 };
+	struct ibv_recv_wr *rbad = NULL;
+	CHECK_RC(ibv_post_recv(q[1], &rw, &rbad), 0);
+	struct ibv_sge ss = { (uintptr_t)O.buf[0], 64, O.mr[0]->lkey };
+	struct ibv_send_wr sw = { .wr_id = 6, .sg_list = &ss, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	sw.wr.ud.ah = ah;
+	sw.wr.ud.remote_qpn = q[1]->qp_num;
+	sw.wr.ud.remote_qkey = qkey;
+	struct ibv_send_wr *sbad = NULL;
+	tap.a_frames = 0;
+	CHECK_RC(ibv_post_send(q[0], &sw, &sbad), 0);
+	struct ibv_wc wc;
+	int n = wait_wc(O.cq[1], &wc, 1);
+	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 5,
+	      "the datagram's receive: %d completions, %s", n,
+	      n ? rnic_wc_status_str(wc.status) : "-");
+	CHECK(tap.a_frames > 0, "no frame of A seen");
+	CHECK(tap.a_hops == 5, "AH hop limit 5: the datagram's %s is %u", ipv6 ? "hop limit" : "TTL",
+	      tap.a_hops);
+	if (ipv6)
+		CHECK(tap.a_flow == 0xabcde, "AH flow label 0xabcde: the datagram's is %#x",
+		      tap.a_flow);
+	else
+		CHECK(tap.a_cksum_ok, "the IPv4 header checksum is wrong");
+out:
+	if (ah != NULL)
+		rnic_destroy_ah(ah);
+	for (int i = 0; i < 2; i++)
+		if (q[i] != NULL)
+			CHECK_RC(rnic_destroy_qp(q[i]), 0);
+	CHECK(q[0] && q[1], "UD QPs not made: %s", strerror(errno));
+}
+
+/* tpair_up() for IPv6-only ports: 2001:db8:27::1 and ::2 (/64). */
+static int up6(struct tpair *p, const struct rnic_config *base)
+{
+	char n[4][64];
+	snprintf(n[0], sizeof(n[0]), "%s.a", p->ring[0]);
+	snprintf(n[1], sizeof(n[1]), "%s.b", p->ring[0]);
+	snprintf(n[2], sizeof(n[2]), "%s.b", p->ring[1]);
+	snprintf(n[3], sizeof(n[3]), "%s.a", p->ring[1]);
+	p->a_tx = rnic_ring_pair_tx(n[0], 0);
+	p->a_rx = rnic_ring_pair_tx(n[1], 0);
+	p->b_tx = rnic_ring_pair_tx(n[2], 0);
+	p->b_rx = rnic_ring_pair_tx(n[3], 0);
+	if (!p->a_tx || !p->a_rx || !p->b_tx || !p->b_rx)
+		return -1;
+	for (int s = 0; s < 2; s++) {
+		struct rnic_config c = *base;
+		c.n_eal_args = 0;
+		c.n_ports = 1;
+		c.workers = p->workers;
+		struct rnic_port_cfg *pc = &c.ports[0];
+		rnic_port_cfg_init(pc);
+		snprintf(pc->ring, sizeof(pc->ring), "%s.%c", p->ring[s], s ? 'b' : 'a');
+		pc->ip = 0;
+		static const uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0x27 };
+		memcpy(pc->ip6[0].addr, a6, 16);
+		pc->ip6[0].addr[15] = (uint8_t)(s + 1);
+		pc->ip6[0].prefix_len = 64;
+		pc->n_ip6 = 1;
+		pc->mbufs = p->mbufs;
+		p->st[s] = rnic_stack_create(&c);
+		if (p->st[s] == NULL)
+			return -1;
+	}
+	for (int s = 0; s < 2; s++) {
+		p->ctx[s] = rnic_open_device(p->st[s]);
+		if (p->ctx[s] == NULL)
+			return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -625,7 +820,8 @@ int main(int argc, char **argv)
 	struct tpair *pairs[] = { &R };
 	if (tpair_init(argv[0], &c, 2, pairs, 1) != 0)
 		return 1;
-	if (tpair_up(&R, &c) != 0) {
+	ipv6 = getenv("RNIC_TEST_IPV6") && strcmp(getenv("RNIC_TEST_IPV6"), "0") != 0;
+	if (ipv6 ? up6(&R, &c) != 0 : tpair_up(&R, &c) != 0) {
 		fprintf(stderr, "stacks: %s\n", R.why);
 		return 1;
 	}
@@ -640,10 +836,16 @@ int main(int argc, char **argv)
 		{ "write_huge_dma_len", t_write_huge_dma_len },
 		{ "psn_far_ahead", t_psn_far_ahead },
 		{ "reset_live", t_reset_live },
+		{ "av_rc", t_av_rc },
+		{ "av_ud", t_av_ud },
 	};
 	double t0 = now_s();
+	/* IPv6: duplicate address detection of the global addresses first
+	 * (RFC 4862: one second), or the first packets wait on tentative ones */
+	while (ipv6 && now_s() - t0 < 1.5)
+		step();
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		if (case_selected(cases[i].name, filter))
+		if (case_selected(cases[i].name, ipv6 ? "av_" : filter))
 			case_run(cases[i].name, cases[i].fn, case_cleanup);
 	tpair_down(&R);
 	rte_eal_cleanup();
