@@ -11,6 +11,7 @@
  * Exit 0 after SIGTERM once the stack is torn down, 1 when it could not
  * start, 2 on bad arguments.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,14 @@ static void echo_closed(struct rnic_tcp_conn *c, void *ctx, int err)
 	(void)err;
 }
 
+/* SIGTERM/SIGINT: ask the main loop to stop (a second one ends the process:
+ * the handler is reset). */
+static void echo_signal(int sig)
+{
+	signal(sig, SIG_DFL);
+	rnic_request_stop();
+}
+
 static const struct rnic_tcp_ops echo_ops = {
 	.accept = echo_accept, .recv = echo_recv, .eof = echo_eof,
 	.closed = echo_closed,
@@ -74,7 +83,8 @@ int main(int argc, char **argv)
 			rnic_config_usage());
 		return 2;
 	}
-	rnic_stop_on_signals(RNIC_STOP_GRACE_MS);
+	signal(SIGTERM, echo_signal);
+	signal(SIGINT, echo_signal);
 	if (rnic_eal_init(argv[0], &cfg, cfg.workers) != 0)
 		return 1;
 	struct rnic_stack *st = rnic_stack_create(&cfg);
