@@ -127,7 +127,10 @@ struct rnic_worker;
 	X(bad_dma_len)                                                           \
 	/* issue 27, IB CM bounds (roce_cm.c): REQs refused past the listener's \
 	 * backlog or the port's unaccepted ones, REQs left undecided */        \
-	X(cm_backlog_full)  X(cm_port_limit)    X(cm_req_timeouts)
+	X(cm_backlog_full)  X(cm_port_limit)    X(cm_req_timeouts)              \
+	/* Send with Invalidate of an R_Key that may not be (an MR, a type 1  \
+	 * window, another QP's type 2 window): NAK invalid request */         \
+	X(inv_refused)
 
 struct roce_counters {
 #define ROCE_CTR_FIELD(n) uint64_t n;

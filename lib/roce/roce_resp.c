@@ -374,13 +374,18 @@ static enum resp_state complete(struct resp_ctx *c)
 			}
 			enum ibv_wc_status st = IBV_WC_SUCCESS;
 			if (f & RNIC_ROCE_OPF_IETH) {
+				/* only a type 2 window of the QP's PD bound to this
+				 * QP (IBA 10.6.7.2.2), not an MR, not a type 1
+				 * window: the same check as iWARP's */
 				uint32_t rkey = rnic_roce_ieth_rkey(rnic_roce_pkt_ieth(p));
-				if (rnic_stag_invalidate(rq->qp->st, rkey, rq->qp->qp.pd) ==
+				if (rnic_stag_invalidate_remote(rq->qp->st, rkey, rq->qp->qp.pd,
+								rq->qp->qp.qp_num) ==
 				    RNIC_STAG_OK) {
 					x.wc_flags |= IBV_WC_WITH_INV;
 					x.invalidated_rkey = rkey;
 				} else {
 					st = IBV_WC_REM_INV_REQ_ERR;
+					rq->rw->c.inv_refused++;
 				}
 			}
 			recv_complete(rq, st, &x, rnic_roce_pkt_se(p));

@@ -668,6 +668,106 @@ static void t_reset_live(void)
 }
 
 
+/* A type 1 (@p type 1) or type 2 window on B over its first 4 KiB, bound
+ * through B's QP @p qp. @return its rkey. */
+static uint32_t b_window(struct ibv_qp *qp, struct ibv_mr *mr, enum ibv_mw_type type,
+			 struct ibv_mw **mwp)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(O.pd[1], type);
+	CHECK(mw != NULL, "ibv_alloc_mw(type %d): %s", type, strerror(errno));
+	*mwp = mw;
+	uint32_t rkey = 0;
+	struct ibv_mw_bind_info bi = { .mr = mr, .addr = (uintptr_t)O.buf[1], .length = 4096,
+				       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	if (type == IBV_MW_TYPE_1) {
+		struct ibv_mw_bind b1 = { .wr_id = 50, .send_flags = IBV_SEND_SIGNALED,
+					  .bind_info = bi };
+		CHECK_RC(ibv_bind_mw(qp, mw, &b1), 0);
+		rkey = mw->rkey;   /* ibv_bind_mw() sets it */
+	} else {
+		struct ibv_send_wr bw = { .wr_id = 50, .opcode = IBV_WR_BIND_MW,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+		bw.bind_mw.mw = mw;
+		bw.bind_mw.rkey = rkey = ibv_inc_rkey(mw->rkey);
+		bw.bind_mw.bind_info = bi;
+		CHECK_RC(ibv_post_send(qp, &bw, &bad), 0);
+	}
+	struct ibv_wc wc;
+	int n = wait_wc(O.cq[1], &wc, 1);
+	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 50, "bind: %d, %s", n,
+	      n ? rnic_wc_status_str(wc.status) : "-");
+	return rkey;
+}
+
+/* A Send with Invalidate from A to B naming @p rkey must fail: NAK invalid
+ * request, REM_INV_REQ_ERR at A, counted in B's inv_refused. */
+static void inv_refused(uint32_t rkey, const char *what)
+{
+	uint64_t r0 = ctr(1, "inv_refused");
+	struct ibv_sge rs = { (uintptr_t)O.buf[1] + 8192, 64, O.mr[1]->lkey };
+	struct ibv_recv_wr rw = { .wr_id = 60, .sg_list = &rs, .num_sge = 1 }, *rbad;
+	CHECK_RC(ibv_post_recv(O.qp[1], &rw, &rbad), 0);
+	struct ibv_sge s = { (uintptr_t)O.buf[0], 8, O.mr[0]->lkey };
+	struct ibv_send_wr sw = { .wr_id = 61, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_INV, .send_flags = IBV_SEND_SIGNALED,
+				  .invalidate_rkey = rkey }, *bad;
+	CHECK_RC(ibv_post_send(O.qp[0], &sw, &bad), 0);
+	expect_a_wc(IBV_WC_REM_INV_REQ_ERR, what);
+	CHECK(ctr(1, "inv_refused") == r0 + 1, "%s: inv_refused %llu, expected %llu", what,
+	      (unsigned long long)ctr(1, "inv_refused"), (unsigned long long)r0 + 1);
+}
+
+static void t_inv_type1(void)
+{
+	setup();
+	struct ibv_mr *mr = rnic_reg_mr(O.pd[1], O.buf[1], 4096,
+					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	struct ibv_mw *mw = NULL;
+	CHECK(mr != NULL, "reg_mr: %s", strerror(errno));
+	uint32_t rkey = b_window(O.qp[1], mr, IBV_MW_TYPE_1, &mw);
+	inv_refused(rkey, "Send with Invalidate of a type 1 window");
+	CHECK_RC(ibv_dealloc_mw(mw), 0);
+	CHECK_RC(rnic_dereg_mr(mr), 0);
+}
+
+/* A type 2 window bound to B's second QP: a Send with Invalidate that
+ * arrives on B's first QP (same PD) may not kill it (IBA 10.6.7.2.2); the
+ * window still takes a Write through the second QP. */
+static void t_inv_other_qp(void)
+{
+	setup();
+	struct ibv_qp *q2[2] = { 0 };
+	for (int i = 0; i < 2; i++) {
+		struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .send_cq = O.cq[i],
+			.recv_cq = O.cq[i], .cap = { .max_send_wr = 4, .max_recv_wr = 4,
+						     .max_send_sge = 1, .max_recv_sge = 1 } };
+		q2[i] = rnic_create_qp_transport(O.pd[i], &qa, RNIC_TRANSPORT_ROCE);
+		CHECK(q2[i] != NULL, "second QPs: %s", strerror(errno));
+	}
+	const uint32_t psn2[2] = { 0x5000, 0x6000 };
+	tpair_roce_connect(q2, R.ctx, psn2, 1, IBV_ACCESS_REMOTE_WRITE, 12, 7);
+	struct ibv_mr *mr = rnic_reg_mr(O.pd[1], O.buf[1], 4096, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND);
+	struct ibv_mw *mw = NULL;
+	CHECK(mr != NULL, "reg_mr: %s", strerror(errno));
+	uint32_t rkey = b_window(q2[1], mr, IBV_MW_TYPE_2, &mw);
+	inv_refused(rkey, "Send with Invalidate of another QP's type 2 window");
+	memset(O.buf[1], 0, 64);
+	memset(O.buf[0] + 4096, 0x3c, 64);
+	struct ibv_sge s = { (uintptr_t)O.buf[0] + 4096, 64, O.mr[0]->lkey };
+	struct ibv_send_wr w = { .wr_id = 70, .sg_list = &s, .num_sge = 1,
+				 .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	w.wr.rdma.remote_addr = (uintptr_t)O.buf[1];
+	w.wr.rdma.rkey = rkey;
+	CHECK_RC(ibv_post_send(q2[0], &w, &bad), 0);
+	expect_a_wc(IBV_WC_SUCCESS, "Write through the window after the refused invalidate");
+	CHECK(memcmp(O.buf[1], O.buf[0] + 4096, 64) == 0, "the Write did not land");
+	CHECK_RC(rnic_destroy_qp(q2[0]), 0);
+	CHECK_RC(rnic_destroy_qp(q2[1]), 0);
+	CHECK_RC(ibv_dealloc_mw(mw), 0);
+	CHECK_RC(rnic_dereg_mr(mr), 0);
+}
+
 /* RC: the AV's hop limit (TTL over IPv4) and flow label (IPv6) are on
  * every frame the QP sends, hop limit 0 meaning 64; query_qp says them. */
 static void t_av_rc(void)
@@ -836,6 +936,8 @@ int main(int argc, char **argv)
 		{ "write_huge_dma_len", t_write_huge_dma_len },
 		{ "psn_far_ahead", t_psn_far_ahead },
 		{ "reset_live", t_reset_live },
+		{ "inv_type1", t_inv_type1 },
+		{ "inv_other_qp", t_inv_other_qp },
 		{ "av_rc", t_av_rc },
 		{ "av_ud", t_av_ud },
 	};
