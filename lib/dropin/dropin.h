@@ -98,6 +98,13 @@ static inline int rv_fail(int rc)
  * poll and post). */
 void rv_install_ops(struct ibv_context *ctx);
 
+/* Fill the extended ops of a context of ours (verbs_ex.c): query_device_ex,
+ * query_port, create_qp_ex, create_cq_ex; every other op stays NULL. */
+void rv_install_ex_ops(struct ibv_context *ctx);
+
+/* Whether @p ctx is one of the drop-in's two contexts. */
+bool rv_ctx_ours(const struct ibv_context *ctx);
+
 /* ibv_destroy_qp() calls this first, without the drive lock: an
  * rdma_cm_id that still holds @p qp lets go of it (rdmacm.c). */
 void rv_cm_release_qp(struct ibv_qp *qp);

@@ -33,10 +33,15 @@
 #define LOCKED_INT(call) ({ rv_lock(); int r_ = (call); rv_unlock(); rv_err(r_); })
 
 /* An ibv_context of ours (every context a program holds came from us). */
-static bool ours(const struct ibv_context *ctx)
+bool rv_ctx_ours(const struct ibv_context *ctx)
 {
 	struct rv_proc *p = rv_proc_if_started();
 	return p != NULL && ctx != NULL && (ctx == p->ctx[0] || ctx == p->ctx[1]);
+}
+
+static bool ours(const struct ibv_context *ctx)
+{
+	return rv_ctx_ours(ctx);
 }
 
 /* --- data path: progress for programs that poll ----------------------------- */
@@ -135,6 +140,7 @@ void rv_install_ops(struct ibv_context *ctx)
 {
 	ctx->ops.poll_cq = dropin_poll_cq;
 	ctx->ops.post_send = dropin_post_send;
+	rv_install_ex_ops(ctx);
 }
 
 /* --- devices ------------------------------------------------------------------ */

@@ -135,19 +135,22 @@ static void view_init(struct rnic_device *d, enum rnic_transport t, int async_fd
 		 roce ? "_roce" : "");
 	v->dev.node_type = roce ? IBV_NODE_CA : IBV_NODE_RNIC;
 	v->dev.transport_type = roce ? IBV_TRANSPORT_IB : IBV_TRANSPORT_IWARP;
-	v->ctx.device = &v->dev;
-	v->ctx.cmd_fd = -1;
-	v->ctx.async_fd = async_fd;   /* one event queue for both views */
-	v->ctx.num_comp_vectors = (int)d->n_handlers;
-	pthread_mutex_init(&v->ctx.mutex, NULL);
-	v->ctx.ops.poll_cq = rnic_cq_poll;
-	v->ctx.ops.req_notify_cq = rnic_cq_req_notify;
-	v->ctx.ops.post_send = rnic_qp_post_send;
-	v->ctx.ops.post_recv = rnic_qp_post_recv;
-	v->ctx.ops.post_srq_recv = rnic_srq_post_recv;
-	v->ctx.ops.alloc_mw = rnic_alloc_mw;
-	v->ctx.ops.dealloc_mw = rnic_dealloc_mw;
-	v->ctx.ops.bind_mw = rnic_bind_mw;
+	/* an extended context (rdma-core's verbs_get_ctx() contract) */
+	v->vctx.sz = sizeof(v->vctx);
+	v->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+	v->vctx.context.device = &v->dev;
+	v->vctx.context.cmd_fd = -1;
+	v->vctx.context.async_fd = async_fd;   /* one event queue for both views */
+	v->vctx.context.num_comp_vectors = (int)d->n_handlers;
+	pthread_mutex_init(&v->vctx.context.mutex, NULL);
+	v->vctx.context.ops.poll_cq = rnic_cq_poll;
+	v->vctx.context.ops.req_notify_cq = rnic_cq_req_notify;
+	v->vctx.context.ops.post_send = rnic_qp_post_send;
+	v->vctx.context.ops.post_recv = rnic_qp_post_recv;
+	v->vctx.context.ops.post_srq_recv = rnic_srq_post_recv;
+	v->vctx.context.ops.alloc_mw = rnic_alloc_mw;
+	v->vctx.context.ops.dealloc_mw = rnic_dealloc_mw;
+	v->vctx.context.ops.bind_mw = rnic_bind_mw;
 }
 
 /* Create the stack's device (under vs->lock). NULL and errno on failure. */
@@ -198,7 +201,7 @@ struct ibv_context *rnic_open_device_transport(struct rnic_stack *st, enum rnic_
 		vs->dev = d;
 	}
 	pthread_mutex_unlock(&vs->lock);
-	return d ? &d->view[t == RNIC_TRANSPORT_ROCE].ctx : NULL;
+	return d ? &d->view[t == RNIC_TRANSPORT_ROCE].vctx.context : NULL;
 }
 
 struct ibv_context *rnic_open_device(struct rnic_stack *st)
@@ -222,10 +225,10 @@ int rnic_close_device(struct ibv_context *ctx)
 	}
 	vs->dev = NULL;
 	pthread_mutex_unlock(&vs->lock);
-	close(d->view[0].ctx.async_fd);
+	close(d->view[0].vctx.context.async_fd);
 	pthread_mutex_destroy(&d->alock);
 	for (unsigned i = 0; i < 2; i++)
-		pthread_mutex_destroy(&d->view[i].ctx.mutex);
+		pthread_mutex_destroy(&d->view[i].vctx.context.mutex);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 	return 0;
@@ -333,8 +336,8 @@ int rnic_query_gid(struct ibv_context *ctx, uint8_t port_num, int index, union i
 static void afd_set(struct rnic_device *d, bool on)
 {
 	uint64_t v = 1;
-	ssize_t n = on ? write(d->view[0].ctx.async_fd, &v, sizeof(v))
-		       : read(d->view[0].ctx.async_fd, &v, sizeof(v));
+	ssize_t n = on ? write(d->view[0].vctx.context.async_fd, &v, sizeof(v))
+		       : read(d->view[0].vctx.context.async_fd, &v, sizeof(v));
 	(void)n;
 }
 

@@ -57,8 +57,15 @@ struct rnic_handler {
  * device share everything else (QP numbers, CQs, STags, async events).
  */
 struct rnic_device_view {
-	struct ibv_context ctx;       /* first */
+	/* rdma-core's extended context: vctx.context is the ibv_context a
+	 * program holds (verbs_get_ctx() finds vctx in front of it); its
+	 * extended ops are NULL unless the drop-in fills them */
+	struct verbs_context vctx;
 	struct ibv_device dev;
+	/* where rdma-core's struct verbs_device keeps its provider ops,
+	 * right after the ibv_device: NULL, so no provider (libefa's
+	 * is_efa_dev(), libmlx5's is_mlx5_dev()) takes dev for its own */
+	const void *provider_ops;
 	struct rnic_device *d;
 	enum rnic_transport transport;
 };
@@ -94,7 +101,13 @@ struct rnic_comp_channel {
 };
 
 struct rnic_cq {
-	struct ibv_cq cq;
+	union {
+		struct ibv_cq cq;
+		/* the same head, and the poll API of ibv_create_cq_ex() (the
+		 * drop-in's lib/dropin/verbs_ex.c fills it; ex_wc below is
+		 * its current entry) */
+		struct ibv_cq_ex cq_ex;
+	};
 	struct rte_ring *ring;        /* struct ibv_wc (MP/MC) */
 	struct rnic_comp_channel *chan;
 	volatile unsigned handler;    /* completion handler (comp_vector) */
@@ -107,6 +120,7 @@ struct rnic_cq {
 	uint64_t completions, events, overruns;
 	int err;                      /* overran: IBV_EVENT_CQ_ERR raised (once) */
 	unsigned async_got, async_acked;   /* async events taken / acked */
+	struct ibv_wc ex_wc;          /* ibv_cq_ex: the entry start/next_poll took */
 };
 
 struct rnic_srq {
@@ -118,7 +132,8 @@ struct rnic_srq {
 
 static inline struct rnic_device_view *view_of(struct ibv_context *c)
 {
-	return (struct rnic_device_view *)c;
+	return (struct rnic_device_view *)((char *)c - offsetof(struct rnic_device_view,
+								vctx.context));
 }
 static inline struct rnic_device *dev_of(struct ibv_context *c) { return view_of(c)->d; }
 static inline struct rnic_qp *qp_of(struct ibv_qp *q) { return (struct rnic_qp *)q; }

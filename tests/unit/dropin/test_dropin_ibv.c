@@ -358,14 +358,24 @@ static void unsupported(void **state)
 	errno = 0;
 	ibv_unimport_dm(NULL);
 	assert_int_equal(errno, EOPNOTSUPP);
-	/* the extended calls are inline in verbs.h and find no extended ops */
-	struct ibv_cq_init_attr_ex cqa = { .cqe = 4 };
-	errno = 0;
-	assert_null(ibv_create_cq_ex(ctx_roce, &cqa));
-	assert_int_equal(errno, EOPNOTSUPP);
-	struct ibv_device_attr_ex dax;
-	assert_int_equal(ibv_query_device_ex(ctx_roce, NULL, &dax), 0);   /* falls back */
-	assert_int_equal(dax.orig_attr.phys_port_cnt, 1);
+	/* extended calls inline in verbs.h whose op rnic leaves NULL, and
+	 * the parts of the filled ones that rnic has not */
+	struct ibv_cq_init_attr_ex cqa = { .cqe = 4,
+					   .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP };
+	EXPECT_NULL(ibv_create_cq_ex(ctx_roce, &cqa));
+	cqa = (struct ibv_cq_init_attr_ex){ .cqe = 4, .comp_mask = IBV_CQ_INIT_ATTR_MASK_PD };
+	EXPECT_NULL(ibv_create_cq_ex(ctx_roce, &cqa));
+	struct ibv_td_init_attr tda = { .comp_mask = 0 };
+	EXPECT_NULL(ibv_alloc_td(ctx_roce, &tda));
+	struct ibv_xrcd_init_attr xa = { .comp_mask = 0 };
+	EXPECT_NULL(ibv_open_xrcd(ctx_iw, &xa));
+	struct ibv_alloc_dm_attr dma = { .length = 64 };
+	EXPECT_NULL(ibv_alloc_dm(ctx_roce, &dma));
+	EXPECT_NULL(ibv_alloc_null_mr(pd));
+	struct ibv_values_ex vals = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	assert_int_equal(ibv_query_rt_values_ex(ctx_roce, &vals), EOPNOTSUPP);
+	struct ibv_srq_init_attr_ex sxa = { .comp_mask = 0 };
+	EXPECT_NULL(ibv_create_srq_ex(ctx_roce, &sxa));
 
 	/* the objects are intact: they still tear down in order */
 	assert_int_equal(ibv_dereg_mr(mr), 0);
@@ -373,6 +383,99 @@ static void unsupported(void **state)
 	assert_int_equal(ibv_destroy_qp(qp), 0);
 	assert_int_equal(ibv_destroy_cq(cq), 0);
 	assert_int_equal(ibv_dealloc_pd(pd), 0);
+}
+
+/*
+ * The contexts are rdma-core verbs_contexts (verbs.h: verbs_get_ctx(),
+ * the ops the inline extended calls go through): device and port through
+ * the _ex ops, an extended CQ whose poll API returns flushed receives in
+ * order, an extended QP. On a plain ibv_context (4cbba57) verbs_get_ctx()
+ * is NULL and query_device_ex falls back without phys_port_cnt_ex.
+ */
+static void extended_context(void **state)
+{
+	(void)state;
+	for (int f = 0; f < 2; f++) {
+		struct ibv_context *ctx = f ? ctx_iw : ctx_roce;
+		struct verbs_context *v = verbs_get_ctx(ctx);
+		assert_non_null(v);
+		assert_int_equal(v->sz, sizeof(*v));
+		assert_ptr_equal(&v->context, ctx);
+
+		struct ibv_device_attr_ex dax;
+		memset(&dax, 0xa5, sizeof(dax));
+		assert_int_equal(ibv_query_device_ex(ctx, NULL, &dax), 0);
+		assert_int_equal(dax.orig_attr.phys_port_cnt, 1);
+		assert_int_equal(dax.phys_port_cnt_ex, 1);
+		assert_int_equal(dax.comp_mask, 0);
+		assert_int_equal(dax.odp_caps.general_caps, 0);
+		/* an older caller's smaller struct gets its prefix only */
+		struct { struct ibv_device_attr a; uint32_t guard; } old;
+		old.guard = 0x5a5a5a5a;
+		struct verbs_context *vq = verbs_get_ctx_op(ctx, query_device_ex);
+		assert_non_null(vq);
+		assert_int_equal(vq->query_device_ex(ctx, NULL, (struct ibv_device_attr_ex *)&old,
+						     sizeof(old.a)), 0);
+		assert_int_equal(old.guard, 0x5a5a5a5a);
+		assert_int_equal(vq->query_device_ex(ctx, NULL, &dax, 8), EINVAL);
+
+		struct ibv_port_attr pa;
+		memset(&pa, 0xa5, sizeof(pa));
+		assert_int_equal(ibv_query_port(ctx, 1, &pa), 0);   /* the query_port op */
+		assert_int_equal(pa.link_layer, IBV_LINK_LAYER_ETHERNET);
+		assert_int_equal(pa.flags, 0);
+		assert_int_equal(pa.port_cap_flags2, 0);
+		assert_int_equal(ibv_query_port(ctx, 2, &pa), EINVAL);
+
+		struct ibv_cq_init_attr_ex cqa = { .cqe = 8, .wc_flags = IBV_WC_STANDARD_FLAGS };
+		struct ibv_cq_ex *cq = ibv_create_cq_ex(ctx, &cqa);
+		assert_non_null(cq);
+		struct ibv_pd *pd = ibv_alloc_pd(ctx);
+		assert_non_null(pd);
+		struct ibv_qp_init_attr_ex qa = {
+			.send_cq = ibv_cq_ex_to_cq(cq),
+			.recv_cq = ibv_cq_ex_to_cq(cq),
+			.cap = { .max_send_wr = 2, .max_recv_wr = 4, .max_send_sge = 1,
+				 .max_recv_sge = 1 },
+			.qp_type = IBV_QPT_RC,
+			.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS,
+			.pd = pd,
+		};
+		struct ibv_qp *qp = ibv_create_qp_ex(ctx, &qa);
+		assert_non_null(qp);
+		qa.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		errno = 0;
+		assert_null(ibv_create_qp_ex(ctx, &qa));
+		assert_int_equal(errno, EOPNOTSUPP);
+
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+					 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
+		assert_int_equal(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+						       IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+		for (uint64_t i = 0; i < 2; i++) {
+			struct ibv_recv_wr wr = { .wr_id = 7 + i }, *bad;
+			assert_int_equal(ibv_post_recv(qp, &wr, &bad), 0);
+		}
+		a.qp_state = IBV_QPS_ERR;
+		assert_int_equal(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+		struct ibv_poll_cq_attr pca = { .comp_mask = 0 };
+		int rc = ENOENT;
+		for (int t = 0; t < 1000 && rc == ENOENT; t++)
+			rc = ibv_start_poll(cq, &pca);
+		assert_int_equal(rc, 0);
+		assert_int_equal(cq->wr_id, 7);
+		assert_int_equal(cq->status, IBV_WC_WR_FLUSH_ERR);
+		assert_int_equal(ibv_wc_read_qp_num(cq), qp->qp_num);
+		assert_int_equal(ibv_next_poll(cq), 0);
+		assert_int_equal(cq->wr_id, 8);
+		assert_int_equal(ibv_next_poll(cq), ENOENT);
+		ibv_end_poll(cq);
+		assert_int_equal(ibv_start_poll(cq, &pca), ENOENT);
+
+		assert_int_equal(ibv_destroy_qp(qp), 0);
+		assert_int_equal(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+		assert_int_equal(ibv_dealloc_pd(pd), 0);
+	}
 }
 
 static void helpers(void **state)
@@ -404,6 +507,7 @@ int main(void)
 		cmocka_unit_test(mr_iova),
 		cmocka_unit_test(events_nonblocking),
 		cmocka_unit_test(unsupported),
+		cmocka_unit_test(extended_context),
 		cmocka_unit_test(helpers),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
