@@ -32,6 +32,21 @@
  *   write_huge_dma_len    WRITE FIRST's RETH DMA length 2^31 + 2048: NAK
  *                         invalid request (not an R_Key check), bad_dma_len
  *   psn_far_ahead         8 Writes 1000 PSNs ahead: one sequence NAK
+ *   atomic_ack_psn        B's Atomic ACK moved one PSN on: dropped
+ *                         (stale_responses), the atomic answered again from
+ *                         B's replay cache, the add done once
+ *   ud_op_to_rc           a UD SEND ONLY to the RC QP: rx_wrong_service
+ *   inv_type1             Send with Invalidate of a type 1 window: NAK
+ *                         invalid request, inv_refused
+ *   inv_other_qp          ... of a type 2 window bound to another QP of the
+ *                         PD: refused, the window still works
+ * Verbs (lib/verbs/qp.c, both transports):
+ *   reset_live            RoCE RTS -> RESET with work outstanding: no
+ *                         completion, the QP connects again and works
+ *   reset_live_iwarp      the same for an iWARP QP through the CM
+ * Address vector (also in IPv6, RNIC_TEST_IPV6=1):
+ *   av_rc, av_ud          the AV's / AH's hop limit (IPv4: TTL) and flow
+ *                         label on the frames, hop limit 0 meaning 64
  *
  * Exit 0 when every check passed, 1 otherwise.
  */
@@ -91,7 +106,8 @@ enum mut {
 	MUT_ACK_RESERVED_NAK,   /* B's first ACKNOWLEDGE: syndrome NAK code 7 */
 	MUT_ACK_FUTURE_PSN,     /* B's first ACKNOWLEDGE: PSN + 10 */
 	MUT_WRITE_HUGE_LEN,     /* A's first RDMA WRITE FIRST: DMA length 2^31 + 2048 */
-	MUT_DROP_A,             /* every RoCE frame A sends: dropped */
+	MUT_DROP_A,             /* every IPv4 frame A sends: dropped */
+	MUT_ATMACK_PSN,         /* B's first ATOMIC ACKNOWLEDGE: PSN + 1 */
 };
 
 static struct {
@@ -262,6 +278,11 @@ static bool tap_frame(struct rte_mbuf *m, bool from_a)
 			return true;
 		b[12] = 0x60 | 7;   /* NAK, code 7: reserved */
 		break;
+	case MUT_ATMACK_PSN:
+		if (op != RNIC_ROCE_OP_RC_ATOMIC_ACKNOWLEDGE)
+			return true;
+		set_bth_psn(m, (bth_psn(m) + 1) & 0xffffffu);
+		break;
 	case MUT_ACK_FUTURE_PSN:
 		if (op != RNIC_ROCE_OP_RC_ACKNOWLEDGE)
 			return true;
@@ -391,7 +412,8 @@ static const uint32_t psn0[2] = { 0x1000, 0x2000 };
  * buffer a known pattern, A's zero. */
 static void setup(void)
 {
-	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		  IBV_ACCESS_REMOTE_ATOMIC;
 	for (int i = 0; i < 2; i++) {
 		O.pd[i] = rnic_alloc_pd(R.ctx[i]);
 		O.cq[i] = rnic_create_cq(R.ctx[i], 64, NULL, NULL, 0);
@@ -408,8 +430,8 @@ static void setup(void)
 	for (uint32_t i = 0; i < BUF_LEN; i++)
 		O.buf[1][i] = (uint8_t)(i * 7 + i / 251);
 	/* local ACK timeout 12 (16.8 ms): a dropped frame is asked again soon */
-	tpair_roce_connect(O.qp, R.ctx, psn0, 1, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
-			   12, 7);
+	tpair_roce_connect(O.qp, R.ctx, psn0, 1, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC, 12, 7);
 }
 
 /* Post on A one RDMA Read (@p read) or Write of @p len bytes at @p off
@@ -516,6 +538,56 @@ static void t_ack_never_sent(void)
 	      (unsigned long long)ctr(0, "stale_responses"), (unsigned long long)s0 + 1);
 	/* the timer asks again and the true ACK completes it */
 	expect_a_wc(IBV_WC_SUCCESS, "Write after the forged ACK");
+}
+
+/* An Atomic ACK moved off its atomic's PSN is dropped (counted); the
+ * atomic, asked again, is answered from B's replay cache: the right
+ * original value, the add done once. */
+static void t_atomic_ack_psn(void)
+{
+	setup();
+	uint64_t *word = (uint64_t *)(void *)(O.buf[1] + 64 * KiB);
+	*word = 1000;
+	uint64_t s0 = ctr(0, "stale_responses"), d0 = ctr(1, "dup_atomics");
+	tap.mut = MUT_ATMACK_PSN;
+	struct ibv_sge s = { (uintptr_t)O.buf[0], 8, O.mr[0]->lkey };
+	struct ibv_send_wr w = { .wr_id = 1, .sg_list = &s, .num_sge = 1,
+				 .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+				 .send_flags = IBV_SEND_SIGNALED }, *bad;
+	w.wr.atomic.remote_addr = (uintptr_t)word;
+	w.wr.atomic.rkey = O.mr[1]->rkey;
+	w.wr.atomic.compare_add = 5;
+	CHECK_RC(ibv_post_send(O.qp[0], &w, &bad), 0);
+	expect_a_wc(IBV_WC_SUCCESS, "fetch-and-add whose first Atomic ACK was moved");
+	uint64_t orig;
+	memcpy(&orig, O.buf[0], 8);
+	CHECK(tap.done, "no Atomic ACK was rewritten");
+	CHECK(orig == 1000 && *word == 1005, "original %llu (expected 1000), word %llu "
+	      "(expected 1005)", (unsigned long long)orig, (unsigned long long)*word);
+	CHECK(ctr(0, "stale_responses") == s0 + 1, "stale_responses %llu, expected %llu",
+	      (unsigned long long)ctr(0, "stale_responses"), (unsigned long long)s0 + 1);
+	CHECK(ctr(1, "dup_atomics") == d0 + 1, "dup_atomics %llu, expected %llu",
+	      (unsigned long long)ctr(1, "dup_atomics"), (unsigned long long)d0 + 1);
+}
+
+/* A UD SEND ONLY to an RC QP: dropped, counted, the QP unharmed. */
+static void t_ud_op_to_rc(void)
+{
+	setup();
+	post_a(false, 8, 0, 1);
+	expect_a_wc(IBV_WC_SUCCESS, "Write");
+	uint64_t w0 = ctr(1, "rx_wrong_service");
+	struct rte_mbuf *m = rte_pktmbuf_copy(tap.write_only, tap.write_only->pool, 0, UINT32_MAX);
+	CHECK(m != NULL, "no mbuf");
+	/* WRITE ONLY: RETH 16 + 8 bytes; as UD SEND ONLY: DETH 8 + 16 bytes */
+	frame(m)[BTH_OFF] = RNIC_ROCE_OP_UD_SEND_ONLY;
+	set_bth_psn(m, psn0[0] + 1);
+	inject_b(m);
+	steps(10);
+	CHECK(ctr(1, "rx_wrong_service") == w0 + 1, "rx_wrong_service %llu, expected %llu",
+	      (unsigned long long)ctr(1, "rx_wrong_service"), (unsigned long long)w0 + 1);
+	post_a(false, 8, 0, 2);
+	expect_a_wc(IBV_WC_SUCCESS, "Write after the UD packet");
 }
 
 /* The copy of A's Read Request with PSN @p psn and DMA length @p len. */
@@ -1071,6 +1143,8 @@ int main(int argc, char **argv)
 		{ "dup_read_ghost", t_dup_read_ghost },
 		{ "write_huge_dma_len", t_write_huge_dma_len },
 		{ "psn_far_ahead", t_psn_far_ahead },
+		{ "atomic_ack_psn", t_atomic_ack_psn },
+		{ "ud_op_to_rc", t_ud_op_to_rc },
 		{ "reset_live", t_reset_live },
 		{ "reset_live_iwarp", t_reset_live_iwarp, iw_cleanup },
 		{ "inv_type1", t_inv_type1 },
