@@ -931,6 +931,29 @@ static void nd_spoofed_ping_and_probe(void **state)
 		assert_int_equal(nd_entry_of(ip[i])->state, ND_REACHABLE);
 }
 
+/* A flood of IPv6 fragments (first, middle, last, of many datagrams) is
+ * dropped frame by frame as ip6_fragment: nothing answered, no mbuf kept
+ * (rnic does no reassembly). */
+static void ipv6_fragment_flood(void **state)
+{
+	uint8_t f[256], frag[8] = { 58 };
+	uint8_t l4[64] = { 128 };
+	(void)state;
+	const unsigned n = 3000;
+	for (unsigned i = 0; i < n; i++) {
+		uint16_t fo = (uint16_t)((i % 3) * 8 << 3 | (i % 3 != 2));   /* offset, M */
+		frag[2] = (uint8_t)(fo >> 8);
+		frag[3] = (uint8_t)fo;
+		frag[4] = (uint8_t)(i >> 8);                                  /* identification */
+		frag[7] = (uint8_t)i;
+		rx(&P[0], f, build6(f, &us_mac, PEER6, US6, 44, 64, frag, 8, l4, sizeof(l4)));
+	}
+	assert_int_equal(W[0].drops[RNIC_DROP_IP6_FRAGMENT], n);
+	assert_int_equal(total_drops(), n);
+	assert_int_equal(stub_n_tx, 0);
+	assert_int_equal(rte_mempool_in_use_count(pool), pool_baseline);
+}
+
 /* Frames held for resolution: at most RNIC_ND_PENDING per address and
  * RNIC_NEIGH_HELD_MAX over the table, the rest dropped and counted (the
  * old cache could hold 16 for each of its 256 entries). */
@@ -1090,6 +1113,7 @@ int main(void)
 		T(nd_unicast_ns_unknown),
 		T(nd_pending_bounds),
 		T(nd_spoofed_ping_and_probe),
+		T(ipv6_fragment_flood),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

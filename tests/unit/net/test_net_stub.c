@@ -735,6 +735,31 @@ static void arp_flood_bounds(void **state)
 	assert_true(held >= RNIC_NEIGH_HELD_MAX - RNIC_ARP_PENDING);
 }
 
+/* neigh.h's choice of a way, case by case: unsolicited traffic takes a
+ * free way, else the oldest learnt one, else none; our own traffic also
+ * takes its oldest resolution, then the oldest idle entry; never a busy
+ * one. */
+static void neigh_pick_policy(void **state)
+{
+	(void)state;
+	enum rnic_neigh_class F = RNIC_NEIGH_FREE, L = RNIC_NEIGH_LEARNT,
+			      R = RNIC_NEIGH_RESOLVING, I = RNIC_NEIGH_IDLE, B = RNIC_NEIGH_BUSY;
+	static const uint64_t age[4] = { 40, 30, 20, 10 };
+	const struct { enum rnic_neigh_class c[4]; int unsol, own; } cases[] = {
+		{ { B, I, F, L }, 2, 2 },     /* a free way for anyone */
+		{ { L, I, L, R }, 2, 2 },     /* the learnt one with the smaller stamp */
+		{ { I, I, R, R }, -1, 3 },    /* nothing for a peer; our oldest resolution */
+		{ { I, B, I, B }, -1, 2 },    /* the oldest idle */
+		{ { B, B, B, B }, -1, -1 },   /* all in use: refused */
+	};
+	for (size_t i = 0; i < RTE_DIM(cases); i++) {
+		assert_int_equal(rnic_neigh_pick(cases[i].c, age, 4, RNIC_NEIGH_UNSOLICITED),
+				 cases[i].unsol);
+		assert_int_equal(rnic_neigh_pick(cases[i].c, age, 4, RNIC_NEIGH_OWN),
+				 cases[i].own);
+	}
+}
+
 /* A ping from a sender we do not know is answered straight to the
  * frame's Ethernet source and makes no ARP entry (the old code made an
  * incomplete one and asked: pings from spoofed senders pushed resolved
@@ -1416,6 +1441,7 @@ int main(void)
 		T(arp_gratuitous_and_unsolicited),
 		T(arp_flood_bounds),
 		T(arp_ping_makes_no_entry),
+		T(neigh_pick_policy),
 		T(arp_hint_follows_table),
 		T(ethernet_drops),
 		T(ipv4_each_malformation),
