@@ -334,12 +334,16 @@ void iw_terminate_off(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
 	struct job *j = iw_job_next(ep);
 	j->kind = JOB_TERM;
 	j->len = (uint32_t)n;
-	ep->job_tail++;
+	ep->term_job = ep->job_tail++;
 	__atomic_store_n(&ep->xfer->terms_out, ep->xfer->terms_out + 1, __ATOMIC_RELAXED);
 	ep->term_err = -EPROTO;
+	ep->term_close = true;
 	iw_pump(ep);
 	ep->state = EP_CLOSING;
-	rnic_tcp_close(ep->c);
+	/* the FIN goes behind the Terminate: were it queued now, behind
+	 * Read Responses TCP has no room for yet, the Terminate would never
+	 * leave (iw_pump closes once it is out) */
+	iw_term_close(ep);
 }
 
 /* iw_terminate_off() quoting the DDP header @p ddp_hdr (NULL: none) of a

@@ -231,6 +231,11 @@ struct rnic_iw_ep {
 	bool mig_wait;
 	bool mig_answered;
 	int term_err;                  /* we sent a Terminate: close with -EPROTO */
+	/* our Terminate is job term_job; TCP is closed (FIN) only once it is
+	 * with TCP, not while work queued before it still waits for room
+	 * (term_close: that close is still to come, iw_pump does it) */
+	unsigned term_job;
+	bool term_close;
 	unsigned busy;                 /* inside iw_ep_input: free later */
 	uint64_t write_acc;            /* bytes of the Write being received */
 	struct rnic_timer tx_timer;    /* retries a transmit that found no mbuf */
@@ -374,6 +379,7 @@ void iw_terminate(struct rnic_iw_ep *ep, enum rnic_term_cause cause,
 
 /* --- iw_tx.c: transmit --- */
 void iw_pump(struct rnic_iw_ep *ep);
+void iw_term_close(struct rnic_iw_ep *ep);
 int iw_mpa_tx_queue(struct rnic_iw_ep *ep, uint16_t n);
 void iw_tx_timer_cb(struct rnic_timer *t, void *arg);
 

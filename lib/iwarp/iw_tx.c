@@ -589,6 +589,16 @@ static bool retire_jobs(struct rnic_iw_ep *ep)
  * (rnic_iw_post_wr(), rnic_iw_kick()), so small FPDUs of many work
  * requests share segments.
  */
+/* After our Terminate: close TCP (FIN) once the Terminate is with TCP,
+ * behind everything queued before it. */
+void iw_term_close(struct rnic_iw_ep *ep)
+{
+	if (!ep->term_close || ep->c == NULL || (int)(ep->sent_head - ep->term_job) <= 0)
+		return;
+	ep->term_close = false;
+	rnic_tcp_close(ep->c);
+}
+
 void iw_pump(struct rnic_iw_ep *ep)
 {
 	bool was_full = ep->job_tail - ep->job_head >= ep->job_cap / 2;
@@ -607,6 +617,8 @@ void iw_pump(struct rnic_iw_ep *ep)
 	 * sent() or the tx timer brings us back here */
 	if (rc == 0)
 		stage_flush(ep);
+	if (ep->term_close && ep->state == EP_CLOSING)
+		iw_term_close(ep);
 	if (!retire_jobs(ep) || rc != 0)
 		return;
 	/* room only when a job left the ring: a zero-copy job still waiting

@@ -1792,6 +1792,8 @@ struct raw {
 	size_t say_len;
 	uint8_t in[8192];
 	size_t in_len;                 /* written by the worker (release) */
+	uint8_t tail[128];             /* the last bytes received, of total */
+	size_t total;
 	double closed_at;
 	/* keep: hold what arrives instead of freeing it (a receiver that
 	 * does not drain); kept_len: its bytes (release) */
@@ -1846,6 +1848,9 @@ static void raw_recv(struct rnic_tcp_conn *c, void *ctx, struct rte_mbuf *m)
 			k = sizeof(r->in) - n;
 		memcpy(r->in + n, rte_pktmbuf_mtod(x, const uint8_t *), k);
 		n += k;
+		for (uint16_t i = 0; i < x->data_len; i++)
+			r->tail[r->total++ % sizeof(r->tail)] =
+				rte_pktmbuf_mtod(x, const uint8_t *)[i];
 	}
 	__atomic_store_n(&r->in_len, n, __ATOMIC_RELEASE);
 	if (__atomic_load_n(&r->keep, __ATOMIC_ACQUIRE) && r->n_kept < RTE_DIM(r->kept)) {
@@ -2839,6 +2844,66 @@ static void t_term_storm(void)
 	CHECK(s1.alloc_failures == s0.alloc_failures, "allocations failed meanwhile");
 }
 
+/* Read Requests beyond the IRD A granted (4): a hand-written peer asks for
+ * five Reads of 4 MiB in one TCP segment; four are served (the first
+ * fills TCP's 2 MiB send buffer, so none is done yet), the fifth gets a
+ * Terminate (RDMAP Remote Operation 0x07), not a queued response, and A
+ * closes once the four are out (RFC 5040 section 6.8). */
+static void t_read_req_beyond_ird(void)
+{
+	enum { N = 5 };
+	static uint8_t req[64], f[N * 52];
+	struct rnic_cm_event ev;
+	hang_s = 30;
+	p2p_raw_accepted(req);
+	raw_send(&raw[0], f, rtr_fpdu(f, true));
+	expect_event(a.cm, RNIC_CM_EVENT_ESTABLISHED, &ev, "A");
+	CHECK(ev.ird == 4, "A's IRD %u, expected 4", ev.ird);
+	uint64_t t0 = rnic_iw_terms_out(SA, RNIC_TERM_RDMAP_CATASTROPHIC_STREAM);
+	memset(f, 0, sizeof(f));
+	for (int i = 0; i < N; i++) {
+		uint8_t *r = f + i * 52;
+		r[1] = 18 + 28;
+		r[2] = 0x41;                                 /* L, DV 1 */
+		r[3] = 0x41;                                 /* RV 1, Read Request */
+		r[11] = 1;                                   /* QN 1 */
+		put_be32(r + 12, (uint32_t)i + 1);           /* MSN */
+		put_be32(r + 20, 0x99);                      /* sink STag, TO 0 */
+		put_be32(r + 32, 4 * MiB);                   /* RDMA Read size */
+		put_be32(r + 36, a.mr->rkey);
+		put_be64(r + 40, (uintptr_t)a.buf + BASE);
+		uint32_t c = crc32c(r, 48);
+		for (int j = 0; j < 4; j++)
+			r[48 + j] = (uint8_t)(c >> (8 * j));
+	}
+	raw_send(&raw[0], f, sizeof(f));
+	double start = now_s();
+	while (rnic_iw_terms_out(SA, RNIC_TERM_RDMAP_CATASTROPHIC_STREAM) == t0) {
+		CHECK(now_s() - start < HANG_S, "no Terminate for the fifth Read in %d s", HANG_S);
+		usleep(1000);
+	}
+	CHECK(rnic_iw_terms_out(SA, RNIC_TERM_RDMAP_CATASTROPHIC_STREAM) - t0 == 1,
+	      "%llu Terminates, expected 1", (unsigned long long)
+	      (rnic_iw_terms_out(SA, RNIC_TERM_RDMAP_CATASTROPHIC_STREAM) - t0));
+	expect_event(a.cm, RNIC_CM_EVENT_DISCONNECTED, &ev, "A");
+	CHECK(ev.status == -EPROTO, "A: DISCONNECTED status %d, expected -EPROTO", ev.status);
+	/* the four in service were served whole, then came the Terminate (76
+	 * bytes: it quotes the DDP and Read Request headers), the FIN last */
+	struct rnic_qp_stats qs;
+	rnic_qp_stats(a.qp, &qs);
+	CHECK(qs.bytes_out == 16 * MiB, "A sent %llu bytes of Read Responses, expected 16 MiB",
+	      (unsigned long long)qs.bytes_out);
+	raw_wait_closed(&raw[0], SB, 1.0, "the peer");
+	uint8_t t[76];
+	size_t total = raw[0].total;
+	CHECK(total > 16 * MiB + 76, "the peer got %zu bytes", total);
+	for (size_t i = 0; i < sizeof(t); i++)
+		t[i] = raw[0].tail[(total - sizeof(t) + i) % sizeof(raw[0].tail)];
+	CHECK(t[1] == 70 && t[3] == 0x47 && t[20] == 0x02 && t[21] == 0x07,
+	      "the stream's last FPDU: ULPDU_Length %u RDMAP %#x control %#x %#x, expected a "
+	      "Terminate 0x02 0x07", t[1], t[3], t[20], t[21]);
+}
+
 /* A peer's Send with Invalidate naming a type 1 window (IBA o10-37.2.26:
  * only type 2 windows may be invalidated remotely): refused with a
  * Terminate, the receive in error, counted; the window stays valid. */
@@ -3231,6 +3296,7 @@ static const struct tcase cases[] = {
 	{ "rresp_unasked", t_rresp_unasked, true },
 	{ "imm_inside_send", t_imm_inside_send, true },
 	{ "terminate_storm", t_term_storm, true },
+	{ "read_req_beyond_ird", t_read_req_beyond_ird, true },
 	{ "mpa_timeout_active", t_mpa_timeout_active, true },
 	{ "mpa_timeout_passive", t_mpa_timeout_passive, true },
 	{ "startup_freed", t_startup_freed, true },
