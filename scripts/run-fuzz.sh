@@ -14,7 +14,7 @@ set -u
 cd "$(dirname "$0")/.."
 secs=${1:-${RNIC_FUZZ_SECONDS:-15}}
 shift $(( $# > 0 ? 1 : 0 ))
-all="mpa fpdu ddp roce ibcm tcp config net"
+all="mpa fpdu ddp roce ibcm tcp config net conv_iwarp conv_roce"
 names=${*:-$all}
 
 if [ ! -f build-fuzz/build.ninja ]; then

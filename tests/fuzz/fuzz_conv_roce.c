@@ -11,7 +11,7 @@
  *                its rkey and address are the peer's to use
  *   LOCAL 4 KiB  LOCAL_WRITE only, never advertised
  *   SINK  4 KiB  LOCAL_WRITE: the sink of the application's RDMA Read
- *   RECV  4 KiB  LOCAL_WRITE: four posted 1 KiB receives
+ *   RECV  8 KiB  LOCAL_WRITE: four posted 2 KiB receives
  *   SRC   1 KiB  the source of the application's Writes and Sends
  *
  * One input, one connection (direct QP setup, as the integration pairs do):
@@ -42,6 +42,7 @@
 
 #include "rnic/rnic_roce.h"
 #include "roce/icrc.h"
+#include "roce/roce.h"
 #include "roce/roce_wire.h"
 #include "conv_peer.h"
 
@@ -52,7 +53,7 @@
 #define MAX_ACTIONS 64
 
 enum { R_RW, R_LOCAL, R_SINK, R_RECV, R_SRC, R_N };
-static const size_t reg_len[R_N] = { 8192, 4096, 4096, 4096, 1024 };
+static const size_t reg_len[R_N] = { 8192, 4096, 4096, 8192, 1024 };
 static const int reg_acc[R_N] = {
 	IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		IBV_ACCESS_REMOTE_ATOMIC,
@@ -277,7 +278,7 @@ act_write(struct fuzz_in *in)
 	static const uint8_t ops[] = { OP_WRITE_ONLY, OP_WRITE_FIRST, OP_WRITE_MIDDLE,
 				       OP_WRITE_LAST, OP_WRITE_ONLY_IMM, OP_WRITE_LAST_IMM };
 	uint8_t sub = fuzz_u8(in), mut = fuzz_u8(in), x = fuzz_u8(in);
-	uint8_t op = ops[sub % sizeof(ops)];
+	uint8_t op = ops[(sub & 7) % sizeof(ops)];
 	uint8_t ext[20] = { 0 };
 	unsigned reg;
 	uint32_t rkey = pick_rkey(in, &reg);
@@ -307,7 +308,7 @@ act_send(struct fuzz_in *in)
 				       OP_SEND_ONLY_IMM, OP_SEND_LAST_IMM, OP_SEND_ONLY_INV,
 				       OP_SEND_LAST_INV };
 	uint8_t sub = fuzz_u8(in), mut = fuzz_u8(in), x = fuzz_u8(in);
-	uint8_t op = ops[sub % sizeof(ops)];
+	uint8_t op = ops[(sub & 7) % sizeof(ops)];
 	uint8_t ext[4];
 	size_t plen = fuzz_u16(in) % (MTU + 64);
 	bool seq;
@@ -533,6 +534,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t flags;
 	uint32_t rq_psn, sq_psn, rd_len, rd_off;
 	bool read_ok = false, read_done = false;
+	enum ibv_wc_status read_st = IBV_WC_SUCCESS;
 	struct ibv_wc wc[16];
 	int n;
 
@@ -550,7 +552,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	qp = qp_up(rq_psn, sq_psn);
 	P.stack_qpn = qp->qp_num;
 	for (unsigned i = 0; i < 4; i++) {
-		struct ibv_sge sge = { (uintptr_t)conv_mem_at(&mem, R_RECV) + i * 1024u, 1024,
+		struct ibv_sge sge = { (uintptr_t)conv_mem_at(&mem, R_RECV) + i * 2048u, 2048,
 				       mr[R_RECV]->lkey };
 		struct ibv_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 };
 		struct ibv_recv_wr *bad;
@@ -599,14 +601,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (wc[i].wr_id == 1) {
 				read_done = true;
 				read_ok = wc[i].status == IBV_WC_SUCCESS;
+				read_st = wc[i].status;
 			}
 	if (read_ok)
 		conv_read_check(conv_mem_at(&mem, R_SINK), rd_off, rd_len);
 	if (conv_debug)
-		fprintf(stderr, "conv_roce: Read of %u %s, stack's Read Request %s (PSN %u, "
+		fprintf(stderr, "conv_roce: Read of %u %s (%s), stack's Read Request %s (PSN %u, "
 			"length %u), expected PSN %u, %u loops\n", rd_len,
 			read_done ? (read_ok ? "succeeded" : "failed") : "not completed",
-			P.rd_seen ? "seen" : "not seen", P.rd_psn, P.rd_len, P.epsn, C.loops);
+			rnic_wc_status_str(read_st), P.rd_seen ? "seen" : "not seen", P.rd_psn,
+			P.rd_len, P.epsn, C.loops);
+	if (conv_debug) {   /* the counters that moved so far (process totals) */
+		uint64_t v;
+#define PRINT_CTR(c) \
+		if (rnic_roce_counter(C.st, #c, &v) == 0 && v != 0) \
+			fprintf(stderr, "  %s %llu\n", #c, (unsigned long long)v);
+		ROCE_COUNTERS(PRINT_CTR)
+#undef PRINT_CTR
+	}
 
 	/* teardown: error, flush, destroy */
 	{
