@@ -5,7 +5,8 @@
  * address resolves; solicitations and advertisements; duplicate address
  * detection (RFC 4862 5.4, optimistic as RFC 4429: the address is used
  * while DAD runs). Shared by the port's workers under an rwlock, as the
- * ARP cache is (arp.h says why).
+ * ARP cache is (arp.h says why); laid out and replaced by the policy the
+ * two share (neigh.h: sets of ways, who may make an entry, the bounds).
  */
 #ifndef RNIC_NET_ND_H
 #define RNIC_NET_ND_H
