@@ -548,6 +548,14 @@ unsigned rnic_arp_poll(struct rnic_worker *w, struct rnic_port *p)
 			   now - e->last_request_tsc >= us_to_tsc(ARP_RETRY_US)) {
 			e->last_request_tsc = now;
 			ask[n_ask++] = e->ip;
+		} else if (e->state == ARP_INCOMPLETE && e->n_pending == 0 &&
+			   now - e->last_request_tsc >= us_to_tsc(ARP_GIVE_UP_US)) {
+			/* asked for a frame the held-frame cap refused, then
+			 * never answered */
+			memset(e, 0, sizeof(*e));
+			arp_changed(t);
+			__atomic_fetch_add(&t->timeouts, 1, __ATOMIC_RELAXED);
+			work++;
 		}
 	}
 	rte_rwlock_write_unlock(&t->lock);

@@ -733,6 +733,15 @@ static void arp_flood_bounds(void **state)
 	assert_true(W[0].drops[RNIC_DROP_ARP_PENDING_FULL] >= sent - RNIC_NEIGH_HELD_MAX -
 		    W[0].drops[RNIC_DROP_ARP_UNRESOLVED]);
 	assert_true(held >= RNIC_NEIGH_HELD_MAX - RNIC_ARP_PENDING);
+	/* three seconds on, unanswered: every resolution freed, frameless too */
+	for (unsigned i = 0; i < RNIC_ARP_ENTRIES; i++) {
+		P[1].arp->e[i].first_tsc -= sec_tsc(3.1);
+		P[1].arp->e[i].last_request_tsc -= sec_tsc(3.1);
+	}
+	rnic_arp_poll(&W[0], &P[1]);
+	for (unsigned i = 0; i < RNIC_ARP_ENTRIES; i++)
+		assert_int_not_equal(P[1].arp->e[i].state, ARP_INCOMPLETE);
+	assert_int_equal(P[1].arp->n_held, 0);
 }
 
 /* neigh.h's choice of a way, case by case: unsolicited traffic takes a
