@@ -17,7 +17,7 @@ import random
 import subprocess
 import threading
 
-from hpeer import (ARP, ATKMAC, IP, KERN4, RNIC4, Ether, Link, check, counters,  # noqa: F401
+from hpeer import (ARP, IP, KERN4, RNIC4, Ether, Link, check, counters,  # noqa: F401
                    done, legit_tcp)
 
 FAKE = '02:00:00:00:0b:ad'

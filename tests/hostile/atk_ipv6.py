@@ -14,7 +14,8 @@
    02:00:00:00:0b:ad): without the Override flag (RFC 4861 7.2.5: the
    cached address stays), with Override but hop limit 64 (7.1.2: invalid),
    and with Override inside an atomic fragment and inside two fragments
-   (RFC 6980: ND in fragments is ignored). Afterwards, while the kernel
+   (RFC 6980: ND in fragments is ignored; an NS for rnic's address in an
+   atomic fragment must not be answered either). Afterwards, while the kernel
    pings rnic over IPv6, no frame for 2001:db8::1 may leave rnic towards
    the fake MAC, and the pings must be answered."""
 import random
@@ -123,6 +124,12 @@ first = IPv6ExtHdrFragment(nh=58, offset=0, m=1, id=100) / Raw(whole[:16])
 second = IPv6ExtHdrFragment(nh=58, offset=2, m=0, id=100) / Raw(whole[16:])
 link.send(Ether(src=FAKE, dst=rmac) / ip / first)
 link.send(Ether(src=FAKE, dst=rmac) / ip / second)
+m2 = link.mark()
+link.send(Ether(src=ATKMAC, dst=rmac) / IPv6(src=ATK6, dst=RNIC6, hlim=255) /
+          IPv6ExtHdrFragment(offset=0, m=0, id=101) / ICMPv6ND_NS(tgt=RNIC6) /
+          ICMPv6NDOptSrcLLAddr(lladdr=ATKMAC))
+na_back = link.wait(lambda p: ICMPv6ND_NA in p and p[IPv6].dst == ATK6, 1.0, m2)
+check(na_back is None, 'an NS in an atomic fragment is not answered (RFC 6980)')
 ping = subprocess.run(['ping', '-q', '-c', '5', '-i', '0.2', '-W', '2', RNIC6],
                       stdout=subprocess.DEVNULL)
 check(ping.returncode == 0, 'kernel ping6 answered after the spoofed NAs')

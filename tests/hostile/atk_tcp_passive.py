@@ -12,9 +12,14 @@
 3. Timestamps: a data segment whose TSval is older than the last one
    (PAWS, RFC 7323 5.3) must be dropped: "AAAA" with an old TSval, then
    "BBBB" at the same sequence number with a fresh one: the echo is BBBB.
-   A segment without TSopt on a timestamp connection: whichever of it or
-   its timestamped copy is taken, the stream stays consistent (printed)."""
-from hpeer import TCP, Conn, Link, check, done, ts_of
+   A segment without TSopt on a timestamp connection is dropped too (RFC
+   7323 3.2's SHOULD, as rnic chose): "CCCC" without it, then "DDDD" with
+   it at the same sequence number: the echo is DDDD.
+Counters: /rnic/tcp mss_clamped (MSS 0, 1), wscale_clamped (15, 255) and
+sack_bogus must rise."""
+import time
+
+from hpeer import TCP, Conn, Link, check, counters, done, rose, ts_of
 
 link = Link()
 link.resolve()
@@ -32,9 +37,14 @@ for name, opts in (('MSS 0', [('MSS', 0)]), ('MSS 1', [('MSS', 1)]),
                    ('wscale 15', [('MSS', 1460), ('WScale', 15)]),
                    ('wscale 255', [('MSS', 1460), ('WScale', 255)])):
     c = Conn(link)
+    before = counters()
     t = c.handshake(opts, window=2048 if 'wscale' in name else 65535)
     if not check(t is not None, '%s: handshake completes' % name):
         continue
+    ctr = {'MSS 0': 'mss_clamped', 'MSS 1': 'mss_clamped', 'wscale 15': 'wscale_clamped',
+           'wscale 255': 'wscale_clamped'}.get(name)
+    if ctr:
+        check(rose(before, counters(), 'tcp.' + ctr) > 0, '%s: /rnic/tcp %s rose' % (name, ctr))
     syn_ack_sane(t, name)
     data = bytes((i * 7) & 0xff for i in range(3000))
     for off in range(0, 3000, 1000):
@@ -65,9 +75,12 @@ if check(t is not None, 'SACK connection: handshake completes'):
     bad_blocks = [(una - 100000, una - 90000), (nxt + 10 ** 6, nxt + 2 * 10 ** 6),
                   (nxt, una), (una + (1 << 31), una + (1 << 31) + 1000),
                   (una + 10, una + 5)]
+    before = counters()
     for i in range(40):
         l, r = bad_blocks[i % len(bad_blocks)]
         link.send(c.seg('A', ack=una, options=[('SAck', (l & 0xffffffff, r & 0xffffffff))]))
+    time.sleep(0.2)
+    check(rose(before, counters(), 'tcp.sack_bogus') > 0, 'bogus SACK blocks counted (/rnic/tcp sack_bogus)')
     check(c.expect_echo(data, 5.0),
           'echo whole after 40 ACKs with SACK blocks outside the window (%d of 4000)' % len(c.data))
     check(c.data[:4000] == data, 'echoed bytes in order')
@@ -93,9 +106,8 @@ if check(t is not None and c.ts_recent is not None, 'timestamp connection: hands
     c.send(b'EEEE')
     c.expect_echo(b'EEEE', 2.0)
     tail = c.data[8:16]
-    print('segment without TSopt on a timestamp connection: echo %r (%s)' %
-          (tail, 'dropped' if tail[:4] == b'DDDD' else 'accepted'))
-    check(tail in (b'CCCCEEEE', b'DDDDEEEE'), 'stream consistent after a segment without TSopt')
+    check(tail == b'DDDDEEEE', 'a segment without TSopt on a timestamp connection dropped '
+          '(RFC 7323 3.2), its timestamped twin taken: echo %r' % tail)
     ts = ts_of(t)
     check(ts is not None, 'rnic echoes timestamps in its SYN-ACK')
     c.close()

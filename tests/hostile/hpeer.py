@@ -13,7 +13,6 @@ import json
 import os
 import random
 import socket
-import struct
 import sys
 import threading
 import time
