@@ -17,6 +17,7 @@
 #define RNIC_DROPIN_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 
 #include <infiniband/verbs.h>
@@ -69,6 +70,10 @@ void rv_posted_after_placement(void);
  * rdma_get_cm_event): the progress thread takes over at once. */
 void rv_block_begin(void);
 void rv_block_end(void);
+
+/* pthread_create() for a thread of the drop-in's own: it blocks the
+ * signals that belong to the program's threads (proc.c, stack_sigmask). */
+int rv_thread_create(pthread_t *tid, void *(*fn)(void *), void *arg);
 
 /* The face (0 iWARP, 1 RoCE) of a device of ours, or -1. */
 int rv_face_of_device(const struct ibv_device *dev);

@@ -5,6 +5,7 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -539,7 +540,54 @@ static void wait_links(void)
 	rv_log("a port's link is still down after %u ms (RNIC_LINK_WAIT_MS)", limit);
 }
 
+/*
+ * The signals the threads of the stack (DPDK's interrupt, telemetry and
+ * control threads, lcores, the progress thread) block, so that a signal
+ * sent to the process goes to one of the program's threads, as it would
+ * without rnic: a program whose thread waits in ibv_get_cq_event() or
+ * rdma_get_cm_event() for alarm() or kill() to interrupt it gets its
+ * EINTR. Threads inherit the mask of the thread that creates them: the
+ * start blocks these around the stack's creation, then restores the
+ * program's mask. Left unblocked: the faults a thread raises itself, and
+ * the real-time signals, one of which DPDK's net_tap takes for its receive
+ * trigger (its handler must run somewhere).
+ */
+static void stack_sigmask(sigset_t *set)
+{
+	static const int sync_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
+
+	sigfillset(set);
+	for (size_t i = 0; i < sizeof(sync_sigs) / sizeof(sync_sigs[0]); i++)
+		sigdelset(set, sync_sigs[i]);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigdelset(set, sig);
+}
+
+int rv_thread_create(pthread_t *tid, void *(*fn)(void *), void *arg)
+{
+	sigset_t block, prog;
+
+	stack_sigmask(&block);
+	pthread_sigmask(SIG_BLOCK, &block, &prog);
+	int rc = pthread_create(tid, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &prog, NULL);
+	return rc;
+}
+
+static int start_stack(void);
+
 static int start(void)
+{
+	sigset_t block, prog;
+
+	stack_sigmask(&block);
+	pthread_sigmask(SIG_BLOCK, &block, &prog);
+	int rc = start_stack();
+	pthread_sigmask(SIG_SETMASK, &prog, NULL);
+	return rc;
+}
+
+static int start_stack(void)
 {
 	struct rnic_config cfg;
 	cpu_set_t cpus;

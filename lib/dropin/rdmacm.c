@@ -686,7 +686,7 @@ static void cm_start(void)
 		cm_errno = errno ? errno : ENOMEM;
 		return;
 	}
-	int rc = pthread_create(&tid, NULL, dispatcher_main, NULL);
+	int rc = rv_thread_create(&tid, dispatcher_main, NULL);
 	if (rc != 0) {
 		rnic_cm_destroy_channel(rch);
 		rch = NULL;
@@ -752,15 +752,14 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 	if (channel == NULL || event == NULL)
 		return fail(EINVAL);
 	for (;;) {
-		/* blocks (no lock held) unless the program made the fd O_NONBLOCK */
+		/* blocks (no lock held) unless the program made the fd O_NONBLOCK;
+		 * a signal handled without SA_RESTART ends it with EINTR, as
+		 * librdmacm's read() of its channel */
 		rv_block_begin();
 		ssize_t got = read(c->ch.fd, &one, sizeof(one));
 		rv_block_end();
-		if (got != sizeof(one)) {
-			if (errno == EINTR)
-				continue;
+		if (got != sizeof(one))
 			return -1;
-		}
 		pthread_mutex_lock(&cm_lock);
 		pthread_mutex_lock(&c->lock);
 		struct rv_event *e = c->head;

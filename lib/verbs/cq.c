@@ -346,14 +346,16 @@ int rnic_get_cq_event(struct ibv_comp_channel *ich, struct ibv_cq **out, void **
 	struct rnic_comp_channel *ch = (struct rnic_comp_channel *)ich;
 	uint64_t v;
 	/* take one count (blocks unless the fd is O_NONBLOCK); the event was
-	 * queued before its count was added */
+	 * queued before its count was added. A signal whose handler has no
+	 * SA_RESTART ends the wait with -EINTR, as libibverbs' read() of its
+	 * channel does (with SA_RESTART the kernel restarts the read). */
 	for (;;) {
 		ssize_t n = read(ich->fd, &v, sizeof(v));
 		if (n == (ssize_t)sizeof(v))
 			break;
 		if (n < 0 && errno == EAGAIN)
 			return -EAGAIN;
-		if (n < 0 && errno != EINTR)
+		if (n < 0)
 			return -errno;
 	}
 	void *p;
