@@ -148,6 +148,57 @@ static void mss_clamped_passive_and_simultaneous(void **state)
 	h_app_fini(&ca);
 }
 
+/* A SYN to B:80 over IPv6 (2001:db8::66 -> 2001:db8::10) with MSS @p mss;
+ * the harness's IPv6 output drops the cookie SYN-ACK. */
+static void syn6_to_b(uint16_t mss)
+{
+	static const uint8_t src[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x66 };
+	static const uint8_t dst[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x10 };
+	/* an IPv4 frame of the same TCP segment, its IPv4 header (20 bytes)
+	 * and 20 more in front rewritten as the IPv6 header */
+	uint8_t ob[4] = { TCPOPT_MSS, 4, (uint8_t)(mss >> 8), (uint8_t)mss };
+	struct rte_mbuf *m = h_craft(H_IP_A, H_IP_B, 4000, 80, 1234, 0, SYN, 65535,
+				     ob, sizeof(ob), NULL, 0);
+	assert_non_null(m);
+	assert_non_null(rte_pktmbuf_prepend(m, 20));
+	struct rte_ipv6_hdr *ip6 = rte_pktmbuf_mtod(m, struct rte_ipv6_hdr *);
+	memset(ip6, 0, sizeof(*ip6));
+	ip6->vtc_flow = rte_cpu_to_be_32(6u << 28);
+	ip6->payload_len = rte_cpu_to_be_16(24);
+	ip6->proto = IPPROTO_TCP;
+	ip6->hop_limits = 64;
+	memcpy(ip6->src_addr, src, 16);
+	memcpy(ip6->dst_addr, dst, 16);
+	m->l2_len = 0;
+	m->l3_len = 40;
+	m->ol_flags = RTE_MBUF_F_RX_L4_CKSUM_GOOD;   /* no checksum to compute */
+	h_input(&h_b, m);
+}
+
+/* The floor is the family's: an MSS of 1000 is raised over IPv6 (RFC 8200's
+ * 1280-byte minimum MTU: 1220), not over IPv4 (536). */
+static void mss_floor_by_family(void **state)
+{
+	(void)state;
+	struct h_app sb;
+	h_app_init(&sb, 0);
+	assert_int_equal(rnic_tcp_listen(&h_b.st, 80, &h_app_ops, &sb, 4), 0);
+	syn6_to_b(1000);
+	assert_int_equal(h_stats(&h_b).syns, 1);
+	assert_int_equal(h_stats(&h_b).mss_clamped, 1);
+	syn6_to_b(1220);
+	assert_int_equal(h_stats(&h_b).syns, 2);
+	assert_int_equal(h_stats(&h_b).mss_clamped, 1);
+	struct tcp_opts o = { .mss_ok = true, .mss = 1000 };
+	uint8_t ob[40];
+	size_t olen = tcp_opts_build(ob, &o, true);
+	h_input(&h_b, h_craft(H_IP_A, H_IP_B, 4000, 80, 77, 0, SYN, 65535, ob, olen, NULL, 0));
+	assert_int_equal(h_stats(&h_b).syns, 3);
+	assert_int_equal(h_stats(&h_b).mss_clamped, 1);
+	h_flush(&h_b);
+	h_app_fini(&sb);
+}
+
 /* Window scale 200 from the peer is used as 14 (RFC 7323 2.3), counted. */
 static void wscale_clamped(void **state)
 {
@@ -636,7 +687,8 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, h_setup, h_teardown)
 	const struct CMUnitTest tests[] = {
 		T(mss_zero_active_open_sends), T(mss_tiny_with_timestamps_sends),
-		T(mss_clamped_passive_and_simultaneous), T(wscale_clamped),
+		T(mss_clamped_passive_and_simultaneous), T(mss_floor_by_family),
+		T(wscale_clamped),
 		T(sack_bogus_blocks_ignored), T(ts_missing_dropped), T(probes_carry_timestamps),
 		T(oow_and_challenge_acks_limited), T(ooo_flood_bounded), T(hold_flood_bounded),
 		T(ooo_pool_short_prunes_hog), T(syn_ack_flood_to_syn_sent),
