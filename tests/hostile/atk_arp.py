@@ -6,8 +6,8 @@
    192.0.2.1) and an unsolicited reply to rnic, all claiming MAC
    02:00:00:00:0b:ad. As Linux with arp_accept=0 keeps an established
    entry, rnic must go on sending to the kernel's real MAC: while the
-   kernel pings rnic, no IPv4 frame for 192.0.2.1 may leave rnic towards
-   the fake MAC, and the pings must be answered.
+   kernel pings rnic and then runs a TCP echo, no IPv4 frame for 192.0.2.1
+   may leave rnic towards the fake MAC, and both must be served.
 2. Flood: 6000 ARP requests for rnic's address from spoofed senders (3000
    from off-subnet addresses, 3000 from 192.0.2.100-249 with random MACs)
    while the kernel pings rnic: at least half the pings answered; then a
@@ -37,9 +37,10 @@ for _ in range(3):
 ping = subprocess.run(['ping', '-q', '-c', '5', '-i', '0.2', '-W', '2', RNIC4],
                       stdout=subprocess.DEVNULL)
 check(ping.returncode == 0, 'kernel ping answered after gratuitous ARP for its address')
+check(legit_tcp(RNIC4, n=8192, timeout=5), 'kernel TCP client served after the spoofing')
 hijacked = link.collect(lambda p: p.dst == FAKE and IP in p and p[IP].dst == KERN4, m)
-check(not hijacked, 'no frame for %s sent to the spoofed MAC (%d were)' % (KERN4, len(hijacked)))
-check(legit_tcp(RNIC4, n=8192), 'kernel TCP client served after the spoofing')
+check(not hijacked, 'no frame for %s (ping replies, TCP) sent to the spoofed MAC (%d were: %s)' %
+      (KERN4, len(hijacked), sorted(set(p[IP].sprintf('%IP.proto%') for p in hijacked))))
 
 # 2. flood from many spoofed sources while the kernel pings
 before = counters()
