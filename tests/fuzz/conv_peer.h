@@ -234,7 +234,7 @@ conv_init(const char *name, enum rnic_transport t)
 {
 	struct rte_eth_conf conf = { 0 };
 	struct rnic_config c;
-	char ring[64], pool[64];
+	char ring[24], port[64], pool[64];   /* @p name: a few characters */
 
 	conv_debug = getenv("CONV_DEBUG") != NULL;
 	rnic_config_init(&c);
@@ -260,8 +260,8 @@ conv_init(const char *name, enum rnic_transport t)
 	atexit(conv_fini);
 	C.ctx = rnic_open_device_transport(C.st, t);
 	FUZZ_CHECK(C.ctx != NULL);
-	snprintf(ring, sizeof(ring), "net_ring_%s.b", name);
-	FUZZ_CHECK(rte_eth_dev_get_port_by_name(ring, &C.peer) == 0);
+	snprintf(port, sizeof(port), "net_ring_%s.b", ring);
+	FUZZ_CHECK(rte_eth_dev_get_port_by_name(port, &C.peer) == 0);
 	snprintf(pool, sizeof(pool), "%s_peer", name);
 	C.pool = rte_pktmbuf_pool_create(pool, 4095, 0, 0, 2048 + RTE_PKTMBUF_HEADROOM,
 					 SOCKET_ID_ANY);
