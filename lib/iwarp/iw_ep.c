@@ -59,6 +59,7 @@ static void tel_one(struct rnic_stack *st, void *arg)
 	rte_tel_data_start_dict(c);
 	rte_tel_data_add_dict_u64(c, "mpa_timeouts_active", s.mpa_timeouts_active);
 	rte_tel_data_add_dict_u64(c, "mpa_timeouts_passive", s.mpa_timeouts_passive);
+	rte_tel_data_add_dict_u64(c, "mpa_backlog_full", s.mpa_backlog_full);
 	rte_tel_data_add_dict_u64(c, "rtr_sent", s.rtr_sent);
 	rte_tel_data_add_dict_u64(c, "rtr_received", s.rtr_received);
 	rte_tel_data_add_dict_u64(c, "alloc_failures", s.alloc_failures);
