@@ -138,8 +138,8 @@ for name, make in cases:
     c = rdma_conn(name)
     if c is None:
         continue
-    if stag is None and len(c.rep) >= 12:
-        stag = struct.unpack('>I', c.rep[8:12])[0]
+    if stag is None and len(c.rep) >= 16 and c.rep[4:8] == b'RGW1':
+        stag = struct.unpack('>I', c.rep[12:16])[0]   # behind IRD/ORD, magic..status
     mark = len(c.data)
     send_stream(c, b''.join(make(c)))
     ended = c.ended(3.0)

@@ -1,6 +1,13 @@
 """RoCEv2 abuse (UDP 4791; target: rdma-gateway, whose target listens on
 the RDMA IP CM service of port 4791).
 
+0. A live RC QP, one per case, connected by the attacker through the CM
+   (REQ, REP with the target's R_Key and address, RTU): a good Write is
+   ACKed; a wrong R_Key and a Write past the target's end get NAK remote
+   access error (AETH 0x62); a DMA length of 2^31+64 carrying 64 bytes a
+   NAK; a PSN 1000 ahead NAK PSN sequence error (0x60), after which the
+   expected PSN is ACKed; a duplicate Write is ACKed again.
+
 1. BTH/RETH/AETH abuse: 3000 frames with a correct ICRC, random opcodes,
    destination QPs (0-64 and random), PSNs, RETH virtual addresses, R_Keys
    and DMA lengths up to 2^32-1, AETH syndromes; 300 with a wrong ICRC; 300
@@ -19,6 +26,7 @@ the RDMA IP CM service of port 4791).
    backlog, not by what the attacker sends; in all at most 16 MiB. The
    REPs and DREQs must change nothing (counted drops or REJs).
 The driver then checks that rnic-cp over RoCE and iWARP is still served."""
+import os
 import random
 import socket
 import struct
@@ -83,9 +91,10 @@ def gid4(ip):
     return b'\x00' * 10 + b'\xff\xff' + bytes(int(x) for x in ip.split('.'))
 
 
-def req_body(comm_id, qpn, sport):
+def req_body(comm_id, qpn, sport, psn=None):
+    psn = rnd.randrange(1 << 24) if psn is None else psn
     b = struct.pack('>IIQQII', comm_id, 0, SERVICE, 0x0200000000000066, 0, 0x1234)
-    b += struct.pack('>IIII', qpn << 8 | 1, 1, 20 << 3 | 0 << 1, rnd.randrange(1 << 24) << 8 | 20 << 3 | 7)
+    b += struct.pack('>IIII', qpn << 8 | 1, 1, 20 << 3 | 0 << 1, psn << 8 | 20 << 3 | 7)
     b += struct.pack('>HBB', 0xffff, 3 << 4 | 7, 15 << 4)
     path = struct.pack('>HH', 0xffff, 0xffff) + gid4(ATK4) + gid4(RNIC4) + \
         struct.pack('>IBBBB', 0, 0, 64, 0, 18 << 3)
@@ -100,6 +109,83 @@ def req_body(comm_id, qpn, sport):
 def sendall(frames):
     for f in frames:
         link.send(f)
+
+
+# 0. a live RC QP reached through the CM (REQ, REP, RTU) with the target's
+#    R_Key from the REP: Writes the responder must refuse (NAK), PSN games
+def from_rnic(m, pred, timeout=2.0):
+    return link.wait(lambda p: UDP in p and p[UDP].dport == 4791 and p[IP].src == RNIC4 and
+                     pred(bytes(p[UDP].payload)), timeout, m)
+
+
+def cm_connect(i):
+    """REQ/REP/RTU as the active side; the connection's numbers or None."""
+    comm, qpn, psn = 0x900000 + i, 0x800 + i, rnd.randrange(1 << 24)
+    m = link.mark()
+    link.send(mad_frame(cm_mad(0x0010, req_body(comm, qpn, 40000 + i, psn), (2 << 40) + i), i))
+    p = from_rnic(m, lambda b: len(b) >= 20 + 256 and b[20 + 16:20 + 18] == b'\x00\x13' and
+                  struct.unpack('>I', b[20 + 28:20 + 32])[0] == comm)
+    if p is None:
+        return None
+    rep = bytes(p[UDP].payload)[20 + 24:20 + 256]
+    c = {'comm': comm, 'qpn': qpn,
+         'rcomm': struct.unpack('>I', rep[0:4])[0],
+         'rqpn': struct.unpack('>I', rep[12:16])[0] >> 8,
+         # the REP's Starting PSN is the one rnic expects to receive first
+         'psn': struct.unpack('>I', rep[20:24])[0] >> 8}
+    gw = rep[36:]
+    if gw[:4] == b'RGW1':
+        c['stag'], c['addr'], c['len'] = struct.unpack('>IQQ', gw[8:28])
+    link.send(mad_frame(cm_mad(0x0014, struct.pack('>II', comm, c['rcomm']), (3 << 40) + i), i))
+    return c
+
+
+def write(c, psn, va, rkey, dmalen, payload=b'w' * 64):
+    """An RDMA WRITE ONLY on @c; rnic's answer: the AETH syndrome or None."""
+    m = link.mark()
+    link.send(roce(struct.pack('>QII', va, rkey, dmalen) + payload, 0x0A, c['rqpn'], psn))
+    p = from_rnic(m, lambda b: b[0] == 0x11 and
+                  (b[5] << 16 | b[6] << 8 | b[7]) == c['qpn'], 1.5)
+    if p is not None and os.environ.get('HOSTILE_DEBUG'):
+        b = bytes(p[UDP].payload)
+        print('  write psn %06x -> ack psn %06x syndrome %02x msn %d' % (
+            psn, b[9] << 16 | b[10] << 8 | b[11], b[12], b[13] << 16 | b[14] << 8 | b[15]))
+    return None if p is None else bytes(p[UDP].payload)[12]
+
+
+def nak(s):
+    return s is not None and s & 0xe0 == 0x60
+
+
+live_cases = 0
+for i, name in enumerate(['good Write', 'wrong R_Key', 'past the end', 'DMA length 2^31+64',
+                          'PSN 1000 ahead', 'duplicate PSN']):
+    c = cm_connect(i)
+    if not check(c is not None and 'stag' in c, '%s: CM connects (REP with the target\'s R_Key)' % name):
+        continue
+    live_cases += 1
+    a, k, n, p0 = c['addr'], c['stag'], c['len'], c['psn']
+    if name == 'good Write':
+        s = write(c, p0, a, k, 64)
+        check(s is not None and s < 0x20, '%s: ACKed (syndrome %r)' % (name, s))
+    elif name == 'wrong R_Key':
+        s = write(c, p0, a, k ^ 0x5a5a00, 64)
+        check(s == 0x62, '%s: NAK remote access error (syndrome %r)' % (name, s))
+    elif name == 'past the end':
+        s = write(c, p0, a + n - 16, k, 64)
+        check(s == 0x62, '%s: NAK remote access error (syndrome %r)' % (name, s))
+    elif name == 'DMA length 2^31+64':
+        s = write(c, p0, a, k, (1 << 31) + 64)
+        check(nak(s), '%s: NAK (syndrome %r)' % (name, s))
+    elif name == 'PSN 1000 ahead':
+        s = write(c, (p0 + 1000) & 0xffffff, a, k, 64)
+        check(s == 0x60, '%s: NAK PSN sequence error (syndrome %r)' % (name, s))
+        s = write(c, p0, a, k, 64)
+        check(s is not None and s < 0x20, '%s: then the expected PSN is ACKed (syndrome %r)' % (name, s))
+    else:
+        write(c, p0, a, k, 64)
+        s = write(c, p0, a, k, 64, b'd' * 64)
+        check(s is not None and s < 0x20, '%s: a duplicate Write is ACKed again (syndrome %r)' % (name, s))
 
 
 # 1. BTH / RETH / AETH abuse

@@ -17,7 +17,9 @@
 # the wire), and after it: the process alive, the legitimate client served
 # again, the port pools' mbufs in use back within 64 of the baseline, the
 # heaps (rte_malloc + C) grown by at most HOSTILE_HEAP_MAX bytes (default
-# 4 MiB), SIGTERM ends the process with status 0 within 5 s.
+# 4 MiB), SIGTERM ends the process within 5 s with status 0 (or 143: the
+# 1.5 s grace of rnic_stop_on_signals() ended a teardown that waited on
+# the attacker, noted).
 # Skips (exit 77) without root, tun, netns or python3-scapy.
 set -u
 target=$1 script=$2
@@ -141,7 +143,13 @@ if [ "$target" != none ]; then
 	else
 		wait "$gwpid"
 		rc=$?
-		[ "$rc" = 0 ] && ok || { bad "exit status $rc after SIGTERM"; tail -5 "$work/gw.err"; }
+		# 143: rnic_stop_on_signals' grace (1.5 s) ended a teardown that
+		# waited on the attacker (e.g. a DREQ nobody answers): bounded too
+		case $rc in
+		0) ok ;;
+		143) ok; echo "note: exit 143, the stop grace ended the teardown" ;;
+		*) bad "exit status $rc after SIGTERM"; tail -5 "$work/gw.err" ;;
+		esac
 		gwpid=
 	fi
 	grep -q "still in use at close" "$work/gw.err" "$work/gw.out" &&
