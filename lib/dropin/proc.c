@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 
@@ -563,6 +565,73 @@ static void stack_sigmask(sigset_t *set)
 		sigdelset(set, sig);
 }
 
+/* The kernel id of the process's thread named @p comm, or 0. */
+static pid_t thread_named(const char *comm)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t tid = 0;
+
+	while (d != NULL && tid == 0 && (e = readdir(d)) != NULL) {
+		char path[300], name[32] = "";
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fgets(name, sizeof(name), f) != NULL && strncmp(name, comm, strlen(comm)) == 0 &&
+		    name[strlen(comm)] == '\n')
+			tid = (pid_t)atoi(e->d_name);
+		fclose(f);
+	}
+	if (d != NULL)
+		closedir(d);
+	return tid;
+}
+
+/*
+ * DPDK 22.11's net_tap raises a real-time signal per received frame: each
+ * queue's tun fd is O_ASYNC, owned by the process (F_SETOWN getpid()), so
+ * the kernel gives the signal to a thread that does not block it, the
+ * program's main thread first, and the program's own poll(), select() and
+ * epoll_wait() fail with EINTR (185 of 198 50 ms polls in a ping flood).
+ * Point those fds at the EAL's interrupt thread instead (F_SETOWN_EX,
+ * F_OWNER_TID): it runs the tap's handler (the receive trigger) and retries
+ * its epoll_wait() on EINTR. Called once the ports are up. @return the fds
+ * redirected.
+ */
+static unsigned tap_signals_to_stack(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	unsigned n = 0;
+	pid_t tid = thread_named("eal-intr-thread");
+
+	while (d != NULL && tid != 0 && (e = readdir(d)) != NULL) {
+		char path[300], link[32];
+		int fd = atoi(e->d_name);
+		struct f_owner_ex own;
+		if (e->d_name[0] == '.' || fd == dirfd(d))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		ssize_t len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		int fl = fcntl(fd, F_GETFL);
+		if (strcmp(link, "/dev/net/tun") != 0 || fl < 0 || !(fl & O_ASYNC) ||
+		    fcntl(fd, F_GETOWN_EX, &own) != 0 || own.type != F_OWNER_PID ||
+		    own.pid != getpid())
+			continue;
+		own = (struct f_owner_ex){ .type = F_OWNER_TID, .pid = tid };
+		n += fcntl(fd, F_SETOWN_EX, &own) == 0;
+	}
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
 int rv_thread_create(pthread_t *tid, void *(*fn)(void *), void *arg)
 {
 	sigset_t block, prog;
@@ -612,6 +681,7 @@ static int start_stack(void)
 		rv_log("stack: %s", rte_strerror(rte_errno));
 		return -rte_errno;
 	}
+	tap_signals_to_stack();
 	proc.ctx[0] = rnic_open_device_transport(proc.st, RNIC_TRANSPORT_IWARP);
 	proc.ctx[1] = rnic_open_device_transport(proc.st, RNIC_TRANSPORT_ROCE);
 	if (proc.ctx[0] == NULL || proc.ctx[1] == NULL)

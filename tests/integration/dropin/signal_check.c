@@ -22,10 +22,12 @@
  * "signal_check: N checks, all ok" (exit 0), or "FAIL: ..." (exit 1).
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -132,9 +134,38 @@ static bool interrupted(struct waiter *w, bool process)
 	return ended && w->rc == -1 && w->err == EINTR && handled_on == w->tid_k;
 }
 
-int main(void)
+/*
+ * "signal_check poll SECONDS": the program's own waits while frames come
+ * in (signals.sh pings the port over net_tap meanwhile): poll() with no
+ * fds, 50 ms at a time, for SECONDS; none may fail with EINTR (net_tap's
+ * receive trigger signal is the stack's business, not the program's).
+ */
+static int own_waits(int seconds)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);   /* starts the stack */
+	unsigned calls = 0, eintr = 0;
+	struct timespec t0, t;
+
+	CHECK(list != NULL && list[0] != NULL, "the stack started");
+	printf("ready\n");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		calls++;
+		if (poll(NULL, 0, 50) < 0 && errno == EINTR)
+			eintr++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < seconds);
+	CHECK(eintr == 0, "poll() in the program: %u calls, %u failed with EINTR", calls, eintr);
+	if (list != NULL)
+		ibv_free_device_list(list);
+	return fails ? 1 : 0;
+}
+
+int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && strcmp(argv[1], "poll") == 0)
+		return own_waits(atoi(argv[2]));
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_context *ctx = list != NULL && list[0] != NULL ? ibv_open_device(list[0]) : NULL;
 	struct ibv_comp_channel *ch = ctx ? ibv_create_comp_channel(ctx) : NULL;
