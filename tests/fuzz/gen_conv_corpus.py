@@ -79,6 +79,10 @@ roce = {
     r_write(0x400, 1024) + r_write(0x800, 1024) + r_read_resp(0) + r_run(8),
     "app_write_acked": roce_head(flags=1, rd=4095) + r_run(4) + r_ack() +
     r_read_resp(0) + r_read_resp(1) + r_read_resp(2) + r_read_resp(3) + r_run(8),
+    # a Read Response LAST where a MIDDLE belongs: BAD_RESP_ERR since 294d3dd
+    # (on the old code the Read waited for the rest, its bytes right)
+    "read_response_last_early": roce_head() + r_read_resp(0) +
+    bytes([4, 0x48, 0, 0, 1, 0x1f]) + r_run(8),
     "multi_packet_write": roce_head(rd=0) + r_write(0, 1024, sub=1, dma_len=2148) +
     r_write(0, 1024, sub=2) + r_write(0, 100, sub=3) + r_send(1024, sub=1) +
     r_send(10, sub=3) + r_read_resp(0) + r_run(8),
