@@ -14,6 +14,7 @@ it comes, every segment but the last of 48 to 1460 bytes), and the
 program must exit within 2 s of SIGTERM."""
 import os
 import random
+import shutil
 import signal
 import subprocess
 import time
@@ -80,6 +81,7 @@ def run_case(n, name, answer):
         p.wait()
     c.close()
     os.unlink(logname)
+    shutil.rmtree('/var/run/dpdk/rnic-%d' % p.pid, ignore_errors=True)   # its EAL runtime dir
 
 
 def synack(opts):

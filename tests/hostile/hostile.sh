@@ -152,6 +152,7 @@ if [ "$target" != none ]; then
 		esac
 		gwpid=
 	fi
+	rm -rf "/var/run/dpdk/$prefix"   # the EAL runtime directory it left
 	grep -q "still in use at close" "$work/gw.err" "$work/gw.out" &&
 		bad "mbufs leaked: $(grep -h 'still in use' "$work/gw.err" "$work/gw.out")"
 fi
