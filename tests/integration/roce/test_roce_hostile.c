@@ -32,6 +32,9 @@
  *   write_huge_dma_len    WRITE FIRST's RETH DMA length 2^31 + 2048: NAK
  *                         invalid request (not an R_Key check), bad_dma_len
  *   psn_far_ahead         8 Writes 1000 PSNs ahead: one sequence NAK
+ *   write_zero_len,       WRITE ONLY of 8 bytes whose RETH says 0, or whose
+ *   write_bad_pad         PadCount says 3: NAK invalid request, nothing
+ *                         written
  *   atomic_ack_psn        B's Atomic ACK moved one PSN on: dropped
  *                         (stale_responses), the atomic answered again from
  *                         B's replay cache, the add done once
@@ -108,6 +111,8 @@ enum mut {
 	MUT_WRITE_HUGE_LEN,     /* A's first RDMA WRITE FIRST: DMA length 2^31 + 2048 */
 	MUT_DROP_A,             /* every IPv4 frame A sends: dropped */
 	MUT_ATMACK_PSN,         /* B's first ATOMIC ACKNOWLEDGE: PSN + 1 */
+	MUT_WRITE_ZERO_LEN,     /* A's first WRITE ONLY: RETH DMA length 0, payload kept */
+	MUT_WRITE_PAD,          /* A's first WRITE ONLY (8 bytes): PadCount 3 */
 };
 
 static struct {
@@ -235,6 +240,15 @@ static bool tap_frame(struct rte_mbuf *m, bool from_a)
 			tap.read_req = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
 		if (op == RNIC_ROCE_OP_RC_WRITE_ONLY && tap.write_only == NULL)
 			tap.write_only = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+		if ((tap.mut == MUT_WRITE_ZERO_LEN || tap.mut == MUT_WRITE_PAD) && !tap.done &&
+		    op == RNIC_ROCE_OP_RC_WRITE_ONLY) {
+			if (tap.mut == MUT_WRITE_ZERO_LEN)
+				put_be32(b + 12 + 12, 0);
+			else
+				b[1] = (uint8_t)((b[1] & ~0x30) | 3 << 4);   /* PadCount */
+			tap.done = true;
+			resign(m);
+		}
 		if (tap.mut == MUT_WRITE_HUGE_LEN && !tap.done && op == RNIC_ROCE_OP_RC_WRITE_FIRST) {
 			put_be32(b + 12 + 12, 0x80000000u + 2048u);   /* RETH DMA length */
 			tap.done = true;
@@ -644,6 +658,34 @@ static void t_write_huge_dma_len(void)
 	      tap.b_nak_code);
 	CHECK(ctr(1, "bad_dma_len") == b0 + 1, "bad_dma_len %llu, expected %llu",
 	      (unsigned long long)ctr(1, "bad_dma_len"), (unsigned long long)b0 + 1);
+}
+
+/* A WRITE ONLY whose RETH says 0 bytes but carries 8, or whose PadCount
+ * makes its payload 5 bytes against a DMA length of 8: NAK invalid request,
+ * nothing written. */
+static void write_incoherent(enum mut mut, const char *what)
+{
+	setup();
+	memset(O.buf[1], 0x77, 64);
+	memset(O.buf[0], 0x11, 8);
+	tap.mut = mut;
+	post_a(false, 8, 0, 1);
+	expect_a_wc(IBV_WC_REM_INV_REQ_ERR, what);
+	CHECK(tap.done, "%s: no WRITE ONLY was rewritten", what);
+	CHECK(tap.b_naks == 1 && tap.b_nak_code == RNIC_ROCE_NAK_INVALID_REQUEST,
+	      "%s: B sent %u NAKs, the last code %u", what, tap.b_naks, tap.b_nak_code);
+	for (int i = 0; i < 64; i++)
+		CHECK(O.buf[1][i] == 0x77, "%s: byte %d written", what, i);
+}
+
+static void t_write_zero_len(void)
+{
+	write_incoherent(MUT_WRITE_ZERO_LEN, "WRITE ONLY with DMA length 0 and 8 bytes");
+}
+
+static void t_write_bad_pad(void)
+{
+	write_incoherent(MUT_WRITE_PAD, "WRITE ONLY with PadCount 3 on 8 bytes");
 }
 
 static void t_psn_far_ahead(void)
@@ -1143,6 +1185,8 @@ int main(int argc, char **argv)
 		{ "dup_read_ghost", t_dup_read_ghost },
 		{ "write_huge_dma_len", t_write_huge_dma_len },
 		{ "psn_far_ahead", t_psn_far_ahead },
+		{ "write_zero_len", t_write_zero_len },
+		{ "write_bad_pad", t_write_bad_pad },
 		{ "atomic_ack_psn", t_atomic_ack_psn },
 		{ "ud_op_to_rc", t_ud_op_to_rc },
 		{ "reset_live", t_reset_live },
