@@ -17,10 +17,16 @@ rdma-gateway, whose target t listens on TCP 4791).
    counter of /rnic/iwarp must rise; a control connection that sends
    nothing after the exchange must stay up for 2 s.
 3. Slowloris: 100 connections that send 10 bytes of an MPA request and
-   stall, 50 that only finish the TCP handshake; they are left open, so
-   the driver's legitimate rnic-cp runs while they are held; the heaps may
-   grow at most 8 MiB for them."""
+   stall, 50 that only finish the TCP handshake, left open: the heaps may
+   grow at most 8 MiB for them, an rnic-cp get over iWARP must be served
+   while they are held, and 10.5 s later (the MPA timeout is 10 s) rnic
+   must have timed them out (mpa_timeouts_passive rises); the driver's
+   legitimate client follows."""
+import os
+import shutil
 import struct
+import subprocess
+import time
 
 from hpeer import Conn, Link, check, counters, done, heap_bytes, rose
 
@@ -166,4 +172,39 @@ heap1 = heap_bytes()
 print('slowloris: %d connections held, heap %+d bytes' % (held, heap1 - heap0))
 check(heap1 - heap0 <= 8 << 20, 'heap growth for %d stalled MPA handshakes: %+d bytes (at most 8 MiB)' %
       (held, heap1 - heap0))
+
+
+def rnic_cp_get(n):
+    """rnic-cp (its own process and tap clitap<n>) gets 4 KiB of t over iWARP."""
+    exe = os.path.join(os.environ['HOSTILE_BUILD'], 'apps/rnic-cp/rnic-cp')
+    tap = 'clitap%d' % n
+    out = '/tmp/hostile-cp-%d-%d' % (os.getpid(), n)
+    p = subprocess.Popen([exe, '--transport', 'iwarp', 'get', 'rdma://192.0.2.10/t', out,
+                          '--length', '4096', '--vdev', 'net_tap0,iface=%s' % tap,
+                          '--ip', '192.0.2.%d/24' % (20 + n)],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for _ in range(200):
+        if subprocess.run(['ip', 'link', 'set', tap, 'master', 'br0', 'up'],
+                          stderr=subprocess.DEVNULL).returncode == 0:
+            break
+        time.sleep(0.05)
+    try:
+        text, _ = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        text, _ = p.communicate()
+    if os.path.exists(out):
+        os.unlink(out)
+    shutil.rmtree('/var/run/dpdk/rnic-%d' % p.pid, ignore_errors=True)
+    return p.returncode == 0, text.strip().splitlines()[-1:] if text else []
+
+
+before = counters()
+ok, last = rnic_cp_get(7)
+check(ok, 'rnic-cp over iWARP served while the stalled handshakes are held (%s)' % last)
+time.sleep(10.5)   # RNIC_IW_MPA_TIMEOUT_MS is 10 s
+after = counters()
+check(rose(before, after, 'iwarp.mpa_timeouts_passive') > 0,
+      'the stalled handshakes time out (mpa_timeouts_passive %+d, mpa_backlog_full %+d)' %
+      (rose(before, after, 'iwarp.mpa_timeouts_passive'), rose(before, after, 'iwarp.mpa_backlog_full')))
 done()

@@ -114,9 +114,8 @@ if [ "$target" != none ]; then
 	sleep 0.5
 	read -r mb0 heap0 < <(mem)
 	echo "baseline: mbufs in use $mb0, heap $heap0 bytes"
-else
-	export HOSTILE_BUILD=$build
 fi
+export HOSTILE_BUILD=$build
 
 t0=$SECONDS
 run timeout 120 "$PY" "$here/$script" "$@" && ok || bad "$script: its checks (above)"
