@@ -656,8 +656,11 @@ void rnic_nd_input(struct rnic_worker *w, struct rnic_port *p, struct rte_mbuf *
 		return;
 	}
 	/* our own message, looped back by the link (it would read as a
-	 * duplicate of our address) */
-	if (rte_is_same_ether_addr(&eh->src_addr, &p->mac)) {
+	 * duplicate of our address). A port without a MAC of its own (a
+	 * net_ring link: every end is 00:00:00:00:00:00) cannot tell its
+	 * frames by their source; its DAD probes still carry the nonce. */
+	if (!rte_is_zero_ether_addr(&p->mac) &&
+	    rte_is_same_ether_addr(&eh->src_addr, &p->mac)) {
 		rnic_worker_drop(w, RNIC_DROP_ND_LOOPED, m);
 		return;
 	}
