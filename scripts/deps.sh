@@ -13,13 +13,14 @@ set -eu
 #        checksum offload off), python3 (storms, telemetry,
 #        dpdk-telemetry.py from the dpdk package), clang + libclang-rt (fuzz),
 #        the unmodified verbs programs the drop-in runs (ibverbs-utils,
-#        rdmacm-utils, perftest, libfabric-bin: fi_info)
+#        rdmacm-utils, perftest, libfabric-bin: fi_info), python3-scapy
+#        (the attackers of tests/hostile)
 required="libdpdk-dev dpdk dpdk-dev meson ninja-build pkg-config gcc
 	  librte-net-tap23 librte-net-af-packet23 librte-net-af-xdp23
 	  librte-net-memif23
 	  libcmocka-dev libibverbs-dev librdmacm-dev libisal-dev iproute2 iputils-ping
 	  ethtool python3 clang libclang-rt-14-dev ibverbs-utils rdmacm-utils perftest
-	  libfabric-bin"
+	  libfabric-bin python3-scapy"
 # optional: tshark decodes the pcapng captures; nothing fails without it
 optional="tshark"
 
