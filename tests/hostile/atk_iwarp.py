@@ -5,7 +5,7 @@ rdma-gateway, whose target t listens on TCP 4791).
    revision 255; PD_Length 65535 (over RFC 5044's 512: refused at once,
    not after 64 KiB); revision 2 with PD_Length 3 (shorter than RFC 6581's
    IRD/ORD header); 3000 bytes of noise. rnic must end each connection
-   (a reject reply, FIN or RST) within 3 s.
+   (a reject reply, FIN or RST) within 3 s, and count them (/rnic/iwarp).
 2. After a real MPA exchange (rev 2, CRC, IRD/ORD 1/1, an rnic-gateway
    request for t), one connection each:
    - a Terminate storm: 200 RDMAP Terminate FPDUs;
@@ -104,6 +104,7 @@ for name, data in garbage:
 after = counters()
 print('MPA garbage, counters that rose: %s' % {k: after[k] - before.get(k, 0) for k in after
                                                if after[k] != before.get(k, 0)})
+check(rose(before, after, 'iwarp.') > 0, 'the refused MPA requests are counted in /rnic/iwarp')
 
 
 # 2. after a real MPA exchange
