@@ -55,6 +55,7 @@ struct conv {
 	struct rte_mempool *pool;       /* the peer's mbufs */
 	conv_frame_fn on_frame;
 	unsigned loops;                 /* worker loops in this input */
+	unsigned waited;                /* microseconds of conv_wait_us() in it */
 	unsigned stack_base, peer_base; /* mbufs in use between inputs */
 	uint16_t ip_id;
 };
@@ -140,6 +141,31 @@ conv_run(unsigned max)
 		C.loops++;
 		/* a stack that does not settle: livelock */
 		FUZZ_CHECK(C.loops < CONV_LOOP_BOUND);
+	}
+}
+
+/* Real time one input may spend waiting for the stack's timers. */
+#define CONV_WAIT_MAX_US 20000u
+
+/*
+ * Let @p us microseconds of real time pass with the stack running (the
+ * engine's timers read the TSC: there is no test clock), so a short
+ * retransmission or ACK timeout fires. Not counted in the loop bound: the
+ * peer is idle, the stack may poll as often as it likes. At most
+ * CONV_WAIT_MAX_US per input (C.waited).
+ */
+static void
+conv_wait_us(unsigned us)
+{
+	uint64_t t0 = rte_get_tsc_cycles(), hz = rte_get_tsc_hz(), end;
+
+	if (C.waited + us > CONV_WAIT_MAX_US)
+		us = CONV_WAIT_MAX_US - C.waited;
+	C.waited += us;
+	end = t0 + hz * us / 1000000u;
+	while (rte_get_tsc_cycles() < end) {
+		rnic_worker_poll(C.st, 0);
+		conv_drain();
 	}
 }
 

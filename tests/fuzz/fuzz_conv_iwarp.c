@@ -30,6 +30,7 @@
  *   2 Read Response to our Read   7 FIN or RST
  *   3 Send (SE, Invalidate)       8 let the stack run
  *   4 Terminate                   9 the application posts a Write
+ * ("run": worker loops, or up to 6 ms of real time, 20 ms per input)
  * A message action frames one ULPDU into an FPDU (CRC made good unless
  * the input breaks it or its length) and delivers it whole, split in two,
  * split and reordered, duplicated, or at a sequence number off by an input
@@ -750,6 +751,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rd_len = 1 + fuzz_u16(&in) % (uint32_t)reg_len[R_SINK];
 	rd_off = fuzz_u8(&in);
 	C.loops = 0;
+	C.waited = 0;
 	app_posts = 0;
 	cid = NULL;
 	{
@@ -798,7 +800,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 5: act_raw(&in); break;
 		case 6: act_ack(&in); break;
 		case 7: act_fin_rst(&in); break;
-		case 8: run(1 + fuzz_u8(&in) % 16); continue;
+		case 8: {   /* let the stack run: loops, or real time (timers) */
+			uint8_t t = fuzz_u8(&in);
+
+			if (t & 0x80) {
+				conv_wait_us((t & 0x7fu) * 50u);
+				peer_ack();
+			} else {
+				run(1 + t % 16);
+			}
+			continue;
+		}
 		default:
 			if (app_posts++ < 8)
 				app_write(10 + app_posts);

@@ -18,7 +18,7 @@
  * a QP is made and moved INIT -> RTR (the peer's QPN, the input's first
  * PSN, path MTU 1024) -> RTS (the input's send PSN); the receives and an
  * RDMA Read of the peer's memory (1..4096 bytes, the input's length) are
- * posted, optionally a Write and a Send. Then the input is a list of
+ * posted, and a Write when flags bit 0 is set. Then the input is a list of
  * actions (first byte the kind, fields after it, each relative to what a
  * correct peer would send: the PSN it expects, the Read's PSN and chunk,
  * the region's address and rkey):
@@ -27,6 +27,8 @@
  *   2 RDMA Read Request                                 7 let the stack run
  *   3 Atomic (compare-swap, fetch-add)                  8 the app posts a Write
  *   4 Read Response to the outstanding Read             9 a raw BTH opcode
+ * ("run": worker loops, or up to 6 ms of real time, 20 ms per input, so
+ * the 1 ms local ACK timeout that flags bit 1 chooses fires)
  * any of which may have one header byte flipped (the ICRC is made good
  * after). The peer follows the stack: its expected PSN from the stack's
  * ACKs and sequence NAKs, the Read Request's PSN and length.
@@ -497,9 +499,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* A QP towards the peer, with the input's PSNs. */
+/* A QP towards the peer, with the input's PSNs and local ACK timeout
+ * (14: 67 ms, longer than an input; 8: 1 ms, so waits see it fire). */
 static struct ibv_qp *
-qp_up(uint32_t rq_psn, uint32_t sq_psn)
+qp_up(uint32_t rq_psn, uint32_t sq_psn, uint8_t timeout)
 {
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .send_cq = cq, .recv_cq = cq,
 		.cap = { .max_send_wr = 32, .max_recv_wr = 8, .max_send_sge = 1,
@@ -521,7 +524,7 @@ qp_up(uint32_t rq_psn, uint32_t sq_psn)
 			     .grh = { .dgid = dgid, .sgid_index = 1, .hop_limit = 64 } },
 	};
 	FUZZ_CHECK(rnic_modify_qp(q, &at, RNIC_QP_RTR_MASK) == 0);
-	at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+	at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = timeout, .retry_cnt = 7,
 				   .rnr_retry = 7, .sq_psn = sq_psn, .max_rd_atomic = 4 };
 	FUZZ_CHECK(rnic_modify_qp(q, &at, RNIC_QP_RTS_MASK) == 0);
 	return q;
@@ -547,9 +550,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&P, 0, sizeof(P));
 	P.epsn = rq_psn;
 	C.loops = 0;
+	C.waited = 0;
 	app_posts = 0;
 
-	qp = qp_up(rq_psn, sq_psn);
+	qp = qp_up(rq_psn, sq_psn, (flags & 2) ? 8 : 14);
 	P.stack_qpn = qp->qp_num;
 	for (unsigned i = 0; i < 4; i++) {
 		struct ibv_sge sge = { (uintptr_t)conv_mem_at(&mem, R_RECV) + i * 2048u, 2048,
@@ -584,7 +588,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 4: act_read_resp(&in); break;
 		case 5: act_ack(&in); break;
 		case 6: act_atomic_ack(&in); break;
-		case 7: conv_run(1 + fuzz_u8(&in) % 16); continue;
+		case 7: {   /* let the stack run: loops, or real time (timers) */
+			uint8_t t = fuzz_u8(&in);
+
+			if (t & 0x80)
+				conv_wait_us((t & 0x7fu) * 50u);
+			else
+				conv_run(1 + t % 16);
+			continue;
+		}
 		case 8:
 			if (app_posts++ < 8)
 				app_write(10 + app_posts);

@@ -83,6 +83,10 @@ roce = {
     # (on the old code the Read waited for the rest, its bytes right)
     "read_response_last_early": roce_head() + r_read_resp(0) +
     bytes([4, 0x48, 0, 0, 1, 0x1f]) + r_run(8),
+    # flags bit 1: 1 ms local ACK timeout; 2 ms of real time before the
+    # ACK and the Read's responses: the Write and the Read Request go again
+    "ack_timeout_retransmit": roce_head(flags=3, rd=1000) + bytes([7, 0x80 | 40]) +
+    r_ack() + r_read_resp(0) + r_run(8),
     "multi_packet_write": roce_head(rd=0) + r_write(0, 1024, sub=1, dma_len=2148) +
     r_write(0, 1024, sub=2) + r_write(0, 100, sub=3) + r_send(1024, sub=1) +
     r_send(10, sub=3) + r_read_resp(0) + r_run(8),
@@ -133,6 +137,9 @@ iwarp = {
     i_read_resp(1) + i_read_resp(2) + i_sack(0, 10) + i_run(8),
     "split_reorder_dup": iw_head() + i_read_resp(0, mode=1, cut=7) +
     i_read_resp(1, mode=2, cut=100) + i_read_resp(2, mode=3) + i_run(8),
+    # 6.35 ms of real time before the peer acknowledges: TCP's RTO (5 ms
+    # minimum) sends the Read Request and the Write again
+    "rto_wait": iw_head(flags=1, rd=500) + bytes([8, 0xff]) + i_read_resp(0) + i_run(8),
     "app_write_fin": iw_head(flags=1, rd=100) + i_run(4) + i_read_resp(0) +
     i_write(0, 1000, mode=1) + bytes([7, 0]) + i_run(8),
 }
