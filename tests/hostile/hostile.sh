@@ -131,7 +131,8 @@ if [ "$target" != none ]; then
 		[ "$mb1" -le $((mb0 + 64)) ] && break
 	done
 	echo "after: mbufs in use $mb1 (baseline $mb0), heap $heap1 bytes (baseline $heap0, +$((heap1 - heap0)))"
-	[ "$mb1" -le $((mb0 + 64)) ] && ok || bad "mbufs in use $mb1, baseline $mb0"
+	[ "$mb1" -gt 0 ] && [ "$mb1" -le $((mb0 + 64)) ] && ok ||
+		bad "mbufs in use $mb1, baseline $mb0 (0: telemetry unreadable)"
 	[ $((heap1 - heap0)) -le "$heap_max" ] && ok || bad "heap grew $((heap1 - heap0)) bytes (max $heap_max)"
 	kill -TERM "$gwpid"
 	t1=$(date +%s%N)
