@@ -34,6 +34,12 @@ struct iw_backlog {
 	uint32_t limit;
 	uint32_t pending;    /* atomic */
 	uint32_t refs;       /* atomic: the listener and each counted endpoint */
+	/* embryonic endpoints (MPA request not yet whole), oldest first, one
+	 * list per worker: only that worker touches it, so no lock; the
+	 * endpoint's links are in its startup state */
+	struct iw_embryos {
+		struct rnic_iw_ep *head, *tail;
+	} emb[RNIC_MAX_WORKERS];
 };
 
 struct iw_listener {
@@ -66,11 +72,71 @@ static bool backlog_take(struct iw_backlog *b)
 	return true;
 }
 
+/* Append the passive endpoint @p ep, just accepted, to its worker's
+ * embryonic list: the oldest is evicted first (tcp_accept). */
+static void embryo_add(struct rnic_iw_ep *ep)
+{
+	struct iw_embryos *e = &ep->su->backlog->emb[ep->w->id];
+	ep->su->emb_prev = e->tail;
+	ep->su->emb_next = NULL;
+	if (e->tail != NULL)
+		e->tail->su->emb_next = ep;
+	else
+		e->head = ep;
+	e->tail = ep;
+	ep->su->embryonic = true;
+}
+
+/* @p ep's MPA request is whole (or it goes): no longer embryonic. */
+static void embryo_del(struct rnic_iw_ep *ep)
+{
+	struct iw_startup *su = ep->su;
+	if (su == NULL || !su->embryonic)
+		return;
+	struct iw_embryos *e = &su->backlog->emb[ep->w->id];
+	if (su->emb_prev != NULL)
+		su->emb_prev->su->emb_next = su->emb_next;
+	else
+		e->head = su->emb_next;
+	if (su->emb_next != NULL)
+		su->emb_next->su->emb_prev = su->emb_prev;
+	else
+		e->tail = su->emb_prev;
+	su->emb_prev = su->emb_next = NULL;
+	su->embryonic = false;
+}
+
+/*
+ * The backlog is full and a new connection arrived on worker @p w: reset
+ * the oldest embryonic endpoint of this worker (its MPA request has not
+ * fully arrived) to make room, as Linux prunes its SYN queue. A peer that
+ * holds connections without sending its request must then out-race every
+ * legitimate client's one-RTT request. Endpoints whose request arrived
+ * and waits for the application are never evicted. Endpoints of other
+ * workers are not touched (they are theirs): with RSS an attacker's
+ * connections spread over all workers alike. @return true when one went.
+ */
+static bool embryo_evict(struct iw_backlog *b, struct rnic_worker *w)
+{
+	struct rnic_iw_ep *ep = b->emb[w->id].head;
+	while (ep != NULL && (ep->state != EP_MPA_REQ || ep->busy != 0))
+		ep = ep->su->emb_next;
+	if (ep == NULL)
+		return false;
+	iw_debug("backlog full: evicting an embryonic connection (%u MPA bytes in)",
+		 ep->rx_pos);
+	iw_count(&iw_stack(ep->st)->mpa_embryonic_evicted);
+	/* a reset; freeing the endpoint releases its backlog slot */
+	iw_ep_close(ep, -ECONNRESET);
+	return true;
+}
+
 void iw_backlog_release(struct rnic_iw_ep *ep)
 {
 	struct iw_backlog *b = ep->su != NULL ? ep->su->backlog : NULL;
 	if (b == NULL)
 		return;
+	embryo_del(ep);
 	ep->su->backlog = NULL;
 	__atomic_sub_fetch(&b->pending, 1, __ATOMIC_RELAXED);
 	backlog_put(b);
@@ -285,6 +351,10 @@ static bool mpa_request_in(struct rnic_iw_ep *ep, size_t left)
 			iw_ep_close(ep, -EPROTO);
 		return false;
 	}
+	if (arc != 0)
+		iw_count(&iw_stack(ep->st)->mpa_req_unacceptable);
+	else if (ctx == NULL)
+		iw_count(&iw_stack(ep->st)->mpa_req_rejected);
 	int src = send_reply(ep, ctx == NULL, NULL, 0);
 	if (ctx == NULL || src != 0) {
 		iw_ep_close(ep, ctx == NULL ? -ECONNREFUSED : src);
@@ -310,10 +380,13 @@ static bool mpa_input(struct rnic_iw_ep *ep, const uint8_t **p, size_t *len)
 		return false;
 	if (rc < 0) {
 		iw_debug("bad MPA frame: rc %d err %d", rc, ep->su->mrx.err);
+		if (ep->state == EP_MPA_REQ)   /* key, revision or PD_Length */
+			iw_count(&iw_stack(ep->st)->mpa_req_bad);
 		iw_ep_close(ep, -EPROTO);
 		return false;
 	}
 	iw_mpa_timer_stop(ep);   /* the frame is complete */
+	embryo_del(ep);          /* (a responder's request) */
 	if (ep->state == EP_MPA_REP)
 		return mpa_reply_in(ep);
 	return mpa_request_in(ep, *len);
@@ -371,6 +444,7 @@ int rnic_iw_reject(struct rnic_iw_ep *ep, const void *pdata, uint16_t pd_len)
 {
 	if (ep->state != EP_DECIDING || pd_len > RNIC_MPA_PD_MAX - 8)
 		return -EINVAL;
+	iw_count(&iw_stack(ep->st)->mpa_req_rejected);
 	send_reply(ep, true, pdata, pd_len);
 	/* RFC 5044 startup: the reject goes out, then the connection
 	 * closes. A FIN behind it, not a reset: a reset would discard the
@@ -454,17 +528,20 @@ static void iw_ep_set_peer(struct rnic_iw_ep *ep, const struct rnic_tcp_conn *c)
 static void *tcp_accept(struct rnic_tcp_conn *c, void *lctx)
 {
 	struct iw_listener *l = lctx;
-	if (!backlog_take(l->backlog)) {
+	struct rnic_worker *w = rnic_tcp_worker(c);
+	if (!backlog_take(l->backlog) &&
+	    (!embryo_evict(l->backlog, w) || !backlog_take(l->backlog))) {
 		iw_count(&iw_stack(l->st)->mpa_backlog_full);
 		return NULL;   /* TCP resets it */
 	}
-	struct rnic_iw_ep *ep = iw_ep_new(rnic_tcp_worker(c), l->ops, &l->p);
+	struct rnic_iw_ep *ep = iw_ep_new(w, l->ops, &l->p);
 	if (ep == NULL) {
 		__atomic_sub_fetch(&l->backlog->pending, 1, __ATOMIC_RELAXED);
 		backlog_put(l->backlog);
 		return NULL;
 	}
 	ep->su->backlog = l->backlog;
+	embryo_add(ep);
 	ep->c = c;
 	ep->tcp_up = true;
 	ep->su->listen_ctx = l->ctx;

@@ -60,6 +60,11 @@ static void tel_one(struct rnic_stack *st, void *arg)
 	rte_tel_data_add_dict_u64(c, "mpa_timeouts_active", s.mpa_timeouts_active);
 	rte_tel_data_add_dict_u64(c, "mpa_timeouts_passive", s.mpa_timeouts_passive);
 	rte_tel_data_add_dict_u64(c, "mpa_backlog_full", s.mpa_backlog_full);
+	rte_tel_data_add_dict_u64(c, "mpa_embryonic_evicted", s.mpa_embryonic_evicted);
+	rte_tel_data_add_dict_u64(c, "mpa_req_refused", s.mpa_req_refused);
+	rte_tel_data_add_dict_u64(c, "mpa_req_bad", s.mpa_req_bad);
+	rte_tel_data_add_dict_u64(c, "mpa_req_unacceptable", s.mpa_req_unacceptable);
+	rte_tel_data_add_dict_u64(c, "mpa_req_rejected", s.mpa_req_rejected);
 	rte_tel_data_add_dict_u64(c, "rtr_sent", s.rtr_sent);
 	rte_tel_data_add_dict_u64(c, "rtr_received", s.rtr_received);
 	rte_tel_data_add_dict_u64(c, "alloc_failures", s.alloc_failures);
@@ -151,6 +156,11 @@ void rnic_iw_stats(const struct rnic_stack *st, struct rnic_iw_stats *s)
 	s->mpa_timeouts_active = __atomic_load_n(&t->mpa_timeouts_active, __ATOMIC_RELAXED);
 	s->mpa_timeouts_passive = __atomic_load_n(&t->mpa_timeouts_passive, __ATOMIC_RELAXED);
 	s->mpa_backlog_full = __atomic_load_n(&t->mpa_backlog_full, __ATOMIC_RELAXED);
+	s->mpa_embryonic_evicted = __atomic_load_n(&t->mpa_embryonic_evicted, __ATOMIC_RELAXED);
+	s->mpa_req_bad = __atomic_load_n(&t->mpa_req_bad, __ATOMIC_RELAXED);
+	s->mpa_req_unacceptable = __atomic_load_n(&t->mpa_req_unacceptable, __ATOMIC_RELAXED);
+	s->mpa_req_rejected = __atomic_load_n(&t->mpa_req_rejected, __ATOMIC_RELAXED);
+	s->mpa_req_refused = s->mpa_req_bad + s->mpa_req_unacceptable + s->mpa_req_rejected;
 	s->rtr_sent = __atomic_load_n(&t->rtr_sent, __ATOMIC_RELAXED);
 	s->rtr_received = __atomic_load_n(&t->rtr_received, __ATOMIC_RELAXED);
 	s->alloc_failures = __atomic_load_n(&t->alloc_failures, __ATOMIC_RELAXED);

@@ -145,6 +145,11 @@ struct iw_startup {
 	struct rnic_timer mpa_timer;   /* MPA startup limit (iw_mpa_timer_start) */
 	struct iw_backlog *backlog;    /* responder: counted in its listener's
 					  backlog until accepted (iw_cm.c) */
+	/* responder: its MPA request is not whole yet, and it is on its
+	 * worker's list of such endpoints in the backlog, oldest first: the
+	 * one evicted when the backlog is full (iw_cm.c embryo_evict) */
+	bool embryonic;
+	struct rnic_iw_ep *emb_prev, *emb_next;
 };
 
 struct rnic_iw_ep {
@@ -272,6 +277,11 @@ struct iw_stack_state {
 	uint32_t mpa_timeout_ms;       /* 0: RNIC_IW_MPA_TIMEOUT_MS */
 	uint64_t mpa_timeouts_active, mpa_timeouts_passive;
 	uint64_t mpa_backlog_full;     /* TCP accepts reset: listener backlog full */
+	uint64_t mpa_embryonic_evicted;/* reset to make room in a full backlog */
+	/* MPA requests refused (issue 27): malformed (key, revision,
+	 * PD_Length), not acceptable (rnic_mpa_accept), rejected by the
+	 * application */
+	uint64_t mpa_req_bad, mpa_req_unacceptable, mpa_req_rejected;
 	uint64_t rtr_sent, rtr_received;
 	uint64_t zc_fpdus_out;         /* data FPDUs sent zero-copy */
 	/* a port is a PCI device, which would DMA from memory never mapped

@@ -92,6 +92,19 @@ struct rnic_iw_stats {
 					    the listener held its backlog of
 					    undecided ones (MPA request awaited
 					    or not yet accepted) */
+	uint64_t mpa_embryonic_evicted;/**< connections whose MPA request had
+					    not fully arrived, reset to make
+					    room for a new one in a full
+					    backlog (oldest of the worker) */
+	uint64_t mpa_req_refused;      /**< MPA requests refused, all causes
+					    (the three below) */
+	uint64_t mpa_req_bad;          /**< malformed: key, revision or
+					    PD_Length: reset */
+	uint64_t mpa_req_unacceptable; /**< well-formed, refused by the
+					    negotiation (RFC 6581 header, CRC,
+					    markers, RTR): reject reply */
+	uint64_t mpa_req_rejected;     /**< refused by the application: reject
+					    reply */
 	uint64_t rtr_sent;             /**< p2p: RTR messages sent */
 	uint64_t rtr_received;         /**< p2p: RTR messages consumed */
 	uint64_t alloc_failures;       /**< lazy allocations (MPA startup state,

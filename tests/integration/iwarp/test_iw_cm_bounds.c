@@ -9,12 +9,22 @@
  *              B answers with a Terminate, which must carry the CRC: RFC
  *              5044 s7.1.2, CRC is used when either end set C (it went
  *              out without one)
- *   backlog    B listens with backlog 4: two peers send their MPA request
- *              (delivered, left undecided), two send 10 bytes of one and
- *              stall (slowloris); six more are reset at once and counted
- *              (mpa_backlog_full). The two stalled ones are closed by the
- *              MPA timeout; once B rejects the two undecided ones, a real
- *              connection is made
+ *   backlog    B listens with backlog 4: four peers send their MPA request
+ *              (delivered, left undecided); six more are reset at once and
+ *              counted (mpa_backlog_full). B rejects two (mpa_req_rejected);
+ *              of the two peers that take their room one stalls 10 bytes
+ *              into its request and is closed by the MPA timeout; once B
+ *              rejects the rest, a real connection is made
+ *   evict      backlog 4 again: two undecided, two stalled 10 bytes into
+ *              their request (slowloris). A new connection resets the
+ *              oldest stalled one, the next one the other (the backlog
+ *              makes room by evicting embryonic connections, counted in
+ *              mpa_embryonic_evicted), never an undecided one; once all
+ *              four wait for B, more are reset (mpa_backlog_full)
+ *   refused    MPA requests with a wrong key, revision 255 and PD_Length
+ *              600 are reset and counted in mpa_req_bad; an enhanced
+ *              request too short for its RFC 6581 header is refused and
+ *              counted in mpa_req_unacceptable
  *
  * Each case prints PASS or FAIL. Waits have hang guards only.
  */
@@ -294,72 +304,27 @@ static void t_term_crc(void)
 	raw_reset_all();
 }
 
-static void t_backlog(void)
+/* Connect raw peer @p i to @p port and wait until it is up. */
+static void raw_up(int i, uint16_t port)
 {
-	uint16_t port = next_port++;
-	struct rnic_cm_id *l;
-	CHECK_RC(rnic_cm_create_id(ch[1], NULL, &l), 0);
-	CHECK_RC(rnic_cm_listen(l, port, BACKLOG), 0);
-	rnic_iw_set_mpa_timeout(st[1], MPA_TMO_MS);
-	struct rnic_iw_stats s0 = stats();
-	uint8_t req[24];
-	mpa_frame(req, false, 0x50, 0, 0);
-	/* two whole requests: delivered, B does not decide */
-	struct rnic_cm_id *undecided[2];
-	for (int i = 0; i < 2; i++) {
-		raw_connect(&raw[i], port);
-		wait_until(&raw[i].up, "raw peer up");
-		raw_send(&raw[i], req, sizeof(req));
-		undecided[i] = get_ev(1, RNIC_CM_EVENT_CONNECT_REQUEST).id;
-	}
-	/* two that stall 10 bytes into theirs */
-	for (int i = 2; i < 4; i++) {
-		raw_connect(&raw[i], port);
-		wait_until(&raw[i].up, "raw peer up");
-		raw_send(&raw[i], req, 10);
-	}
+	memset(&raw[i], 0, sizeof(raw[i]));
+	raw_connect(&raw[i], port);
+	wait_until(&raw[i].up, "raw peer up");
+}
+
+static void wait_startup_live(uint64_t n)
+{
 	double t0 = now_s();
-	while (stats().startup_live < s0.startup_live + 4) {
+	while (stats().startup_live != n) {
 		CHECK(now_s() - t0 < HANG_S, "B: %llu endpoints in MPA startup, expected %llu",
-		      (unsigned long long)stats().startup_live,
-		      (unsigned long long)s0.startup_live + 4);
+		      (unsigned long long)stats().startup_live, (unsigned long long)n);
 		usleep(1000);
 	}
-	/* the backlog is full: six more are reset at once */
-	for (int i = 4; i < N_RAW; i++)
-		raw_connect(&raw[i], port);
-	for (int i = 4; i < N_RAW; i++)
-		wait_until(&raw[i].closed, "a connection past the backlog still open");
-	struct rnic_iw_stats s1 = stats();
-	CHECK(s1.mpa_backlog_full == s0.mpa_backlog_full + 6, "B: mpa_backlog_full +%llu, "
-	      "expected +6", (unsigned long long)(s1.mpa_backlog_full - s0.mpa_backlog_full));
-	CHECK(s1.startup_live == s0.startup_live + 4, "B: %llu endpoints in startup, expected %llu",
-	      (unsigned long long)s1.startup_live, (unsigned long long)s0.startup_live + 4);
-	for (int i = 0; i < 4; i++)
-		CHECK(!__atomic_load_n(&raw[i].closed, __ATOMIC_ACQUIRE), "raw %d closed", i);
-	/* the stalled ones go with the MPA timeout, the undecided stay */
-	wait_until(&raw[2].closed, "a stalled MPA request still open");
-	wait_until(&raw[3].closed, "a stalled MPA request still open");
-	CHECK(stats().mpa_timeouts_passive == s0.mpa_timeouts_passive + 2,
-	      "B: %llu passive MPA timeouts, expected 2",
-	      (unsigned long long)(stats().mpa_timeouts_passive - s0.mpa_timeouts_passive));
-	/* room for two again: one more stalls, the next is reset */
-	memset(&raw[4], 0, sizeof(raw[4]));
-	raw_connect(&raw[4], port);
-	wait_until(&raw[4].up, "raw peer up");
-	struct rnic_cm_event none;
-	CHECK(rnic_cm_get_event(ch[1], &none, 100) == -EAGAIN, "B: %s",
-	      rnic_cm_event_str(none.type));
-	CHECK(!__atomic_load_n(&raw[4].closed, __ATOMIC_ACQUIRE) &&
-	      stats().mpa_backlog_full == s1.mpa_backlog_full,
-	      "B: a connection refused with room in the backlog");
-	for (int i = 0; i < 2; i++)
-		CHECK_RC(rnic_cm_reject(undecided[i], NULL, 0), 0);
-	for (int i = 0; i < 2; i++) {
-		wait_until(&raw[i].closed, "rejected connection still open");
-		CHECK_RC(rnic_cm_destroy_id(undecided[i]), 0);
-	}
-	/* and a real connection is made */
+}
+
+/* B accepts a connection from A's CM on @p port, and both ends close. */
+static void real_connection(uint16_t port)
+{
 	struct ibv_qp *qa = rc_qp(0), *qb = rc_qp(1);
 	struct rnic_cm_id *ida;
 	CHECK_RC(rnic_cm_create_id(ch[0], NULL, &ida), 0);
@@ -374,9 +339,190 @@ static void t_backlog(void)
 	get_ev(1, RNIC_CM_EVENT_DISCONNECTED);
 	CHECK_RC(rnic_cm_destroy_id(ida), 0);
 	CHECK_RC(rnic_cm_destroy_id(idb), 0);
-	CHECK_RC(rnic_cm_destroy_id(l), 0);
 	CHECK_RC(rnic_destroy_qp(qa), 0);
 	CHECK_RC(rnic_destroy_qp(qb), 0);
+}
+
+static void t_backlog(void)
+{
+	uint16_t port = next_port++;
+	struct rnic_cm_id *l;
+	CHECK_RC(rnic_cm_create_id(ch[1], NULL, &l), 0);
+	CHECK_RC(rnic_cm_listen(l, port, BACKLOG), 0);
+	rnic_iw_set_mpa_timeout(st[1], MPA_TMO_MS);
+	struct rnic_iw_stats s0 = stats();
+	uint8_t req[24];
+	mpa_frame(req, false, 0x50, 0, 0);
+	/* four whole requests: delivered, B does not decide */
+	struct rnic_cm_id *undecided[4];
+	int who[4] = { 0, 1, 2, 3 };
+	for (int i = 0; i < 4; i++) {
+		raw_up(i, port);
+		raw_send(&raw[i], req, sizeof(req));
+		undecided[i] = get_ev(1, RNIC_CM_EVENT_CONNECT_REQUEST).id;
+	}
+	wait_startup_live(s0.startup_live + 4);
+	/* the backlog is full, nothing embryonic in it: six more are reset */
+	for (int i = 4; i < N_RAW; i++) {
+		memset(&raw[i], 0, sizeof(raw[i]));
+		raw_connect(&raw[i], port);
+	}
+	for (int i = 4; i < N_RAW; i++)
+		wait_until(&raw[i].closed, "a connection past the backlog still open");
+	struct rnic_iw_stats s1 = stats();
+	CHECK(s1.mpa_backlog_full == s0.mpa_backlog_full + 6, "B: mpa_backlog_full +%llu, "
+	      "expected +6", (unsigned long long)(s1.mpa_backlog_full - s0.mpa_backlog_full));
+	CHECK(s1.mpa_embryonic_evicted == s0.mpa_embryonic_evicted,
+	      "B: an undecided connection evicted");
+	CHECK(s1.startup_live == s0.startup_live + 4, "B: %llu endpoints in startup, expected %llu",
+	      (unsigned long long)s1.startup_live, (unsigned long long)s0.startup_live + 4);
+	for (int i = 0; i < 4; i++)
+		CHECK(!__atomic_load_n(&raw[i].closed, __ATOMIC_ACQUIRE), "raw %d closed", i);
+	/* B rejects two: counted, and room for two again */
+	for (int i = 0; i < 2; i++) {
+		CHECK_RC(rnic_cm_reject(undecided[i], NULL, 0), 0);
+		wait_until(&raw[i].closed, "rejected connection still open");
+		CHECK_RC(rnic_cm_destroy_id(undecided[i]), 0);
+	}
+	CHECK(stats().mpa_req_rejected == s0.mpa_req_rejected + 2 &&
+	      stats().mpa_req_refused == s0.mpa_req_refused + 2,
+	      "B: mpa_req_rejected +%llu, mpa_req_refused +%llu, expected +2",
+	      (unsigned long long)(stats().mpa_req_rejected - s0.mpa_req_rejected),
+	      (unsigned long long)(stats().mpa_req_refused - s0.mpa_req_refused));
+	/* one stalls 10 bytes into its request and times out, one is
+	 * undecided */
+	raw_up(4, port);
+	raw_send(&raw[4], req, 10);
+	raw_up(5, port);
+	raw_send(&raw[5], req, sizeof(req));
+	undecided[0] = get_ev(1, RNIC_CM_EVENT_CONNECT_REQUEST).id;
+	who[0] = 5;
+	CHECK(stats().mpa_backlog_full == s1.mpa_backlog_full,
+	      "B: a connection refused with room in the backlog");
+	wait_until(&raw[4].closed, "a stalled MPA request still open");
+	CHECK(stats().mpa_timeouts_passive == s0.mpa_timeouts_passive + 1,
+	      "B: %llu passive MPA timeouts, expected 1",
+	      (unsigned long long)(stats().mpa_timeouts_passive - s0.mpa_timeouts_passive));
+	for (int i = 0; i < 3; i++) {
+		int k = i == 0 ? 0 : i + 1;   /* undecided[0], [2], [3] */
+		CHECK(!__atomic_load_n(&raw[who[k]].closed, __ATOMIC_ACQUIRE),
+		      "undecided raw %d closed", who[k]);
+		CHECK_RC(rnic_cm_reject(undecided[k], NULL, 0), 0);
+		wait_until(&raw[who[k]].closed, "rejected connection still open");
+		CHECK_RC(rnic_cm_destroy_id(undecided[k]), 0);
+	}
+	real_connection(port);
+	CHECK_RC(rnic_cm_destroy_id(l), 0);
+	raw_reset_all();
+}
+
+static void t_evict(void)
+{
+	uint16_t port = next_port++;
+	struct rnic_cm_id *l;
+	CHECK_RC(rnic_cm_create_id(ch[1], NULL, &l), 0);
+	CHECK_RC(rnic_cm_listen(l, port, BACKLOG), 0);
+	/* no MPA timeout during the case: only evictions close */
+	rnic_iw_set_mpa_timeout(st[1], HANG_S * 1000);
+	struct rnic_iw_stats s0 = stats();
+	uint8_t req[24];
+	mpa_frame(req, false, 0x50, 0, 0);
+	struct rnic_cm_id *undecided[4];
+	for (int i = 0; i < 2; i++) {
+		raw_up(i, port);
+		raw_send(&raw[i], req, sizeof(req));
+		undecided[i] = get_ev(1, RNIC_CM_EVENT_CONNECT_REQUEST).id;
+	}
+	for (int i = 2; i < 4; i++) {   /* slowloris */
+		raw_up(i, port);
+		raw_send(&raw[i], req, 10);
+	}
+	wait_startup_live(s0.startup_live + 4);
+	/* full: a new connection resets the oldest stalled one, and stays */
+	raw_up(4, port);
+	wait_until(&raw[2].closed, "the oldest embryonic connection not evicted");
+	CHECK(raw[2].err == -ECONNRESET, "raw 2 closed with %d, not reset", raw[2].err);
+	CHECK(!__atomic_load_n(&raw[3].closed, __ATOMIC_ACQUIRE),
+	      "a younger embryonic connection evicted first");
+	raw_up(5, port);
+	wait_until(&raw[3].closed, "the second embryonic connection not evicted");
+	struct rnic_iw_stats s1 = stats();
+	CHECK(s1.mpa_embryonic_evicted == s0.mpa_embryonic_evicted + 2 &&
+	      s1.mpa_backlog_full == s0.mpa_backlog_full,
+	      "B: mpa_embryonic_evicted +%llu (expected +2), mpa_backlog_full +%llu (expected 0)",
+	      (unsigned long long)(s1.mpa_embryonic_evicted - s0.mpa_embryonic_evicted),
+	      (unsigned long long)(s1.mpa_backlog_full - s0.mpa_backlog_full));
+	/* the newcomers' requests are served, the undecided untouched */
+	for (int i = 4; i < 6; i++) {
+		CHECK(!__atomic_load_n(&raw[i].closed, __ATOMIC_ACQUIRE), "raw %d closed", i);
+		raw_send(&raw[i], req, sizeof(req));
+		undecided[i - 2] = get_ev(1, RNIC_CM_EVENT_CONNECT_REQUEST).id;
+	}
+	for (int i = 0; i < 2; i++)
+		CHECK(!__atomic_load_n(&raw[i].closed, __ATOMIC_ACQUIRE), "undecided raw %d closed", i);
+	/* all four wait for B: nothing to evict, more are reset */
+	for (int i = 6; i < N_RAW; i++) {
+		memset(&raw[i], 0, sizeof(raw[i]));
+		raw_connect(&raw[i], port);
+	}
+	for (int i = 6; i < N_RAW; i++)
+		wait_until(&raw[i].closed, "a connection past a backlog of undecided ones open");
+	struct rnic_iw_stats s2 = stats();
+	CHECK(s2.mpa_backlog_full == s0.mpa_backlog_full + 4 &&
+	      s2.mpa_embryonic_evicted == s1.mpa_embryonic_evicted,
+	      "B: mpa_backlog_full +%llu (expected +4), evicted +%llu (expected 0)",
+	      (unsigned long long)(s2.mpa_backlog_full - s0.mpa_backlog_full),
+	      (unsigned long long)(s2.mpa_embryonic_evicted - s1.mpa_embryonic_evicted));
+	for (int k = 0; k < 4; k++) {
+		int i = k < 2 ? k : k + 2;
+		CHECK(!__atomic_load_n(&raw[i].closed, __ATOMIC_ACQUIRE), "undecided raw %d closed", i);
+		CHECK_RC(rnic_cm_reject(undecided[k], NULL, 0), 0);
+		wait_until(&raw[i].closed, "rejected connection still open");
+		CHECK_RC(rnic_cm_destroy_id(undecided[k]), 0);
+	}
+	real_connection(port);
+	CHECK_RC(rnic_cm_destroy_id(l), 0);
+	rnic_iw_set_mpa_timeout(st[1], MPA_TMO_MS);
+	raw_reset_all();
+}
+
+static void t_refused(void)
+{
+	uint16_t port = next_port++;
+	struct rnic_cm_id *l;
+	CHECK_RC(rnic_cm_create_id(ch[1], NULL, &l), 0);
+	CHECK_RC(rnic_cm_listen(l, port, BACKLOG), 0);
+	struct rnic_iw_stats s0 = stats();
+	uint8_t bad[3][24];
+	mpa_frame(bad[0], false, 0x50, 0, 0);
+	memcpy(bad[0], "MPA ID Bad Frame", 16);
+	mpa_frame(bad[1], false, 0x50, 0, 0);
+	bad[1][17] = 255;
+	mpa_frame(bad[2], false, 0x50, 0, 0);
+	bad[2][18] = 600 >> 8;
+	bad[2][19] = 600 & 0xff;
+	for (int i = 0; i < 3; i++) {
+		raw_up(i, port);
+		raw_send(&raw[i], bad[i], sizeof(bad[i]));
+		wait_until(&raw[i].closed, "a malformed MPA request not refused");
+	}
+	/* enhanced (rev 2, the flag set) with PD_Length 0: too short for
+	 * the RFC 6581 header it announces */
+	uint8_t v2[24];
+	mpa_frame(v2, false, 0x50, 0, 0);
+	v2[19] = 0;
+	raw_up(3, port);
+	raw_send(&raw[3], v2, 20);
+	wait_until(&raw[3].closed, "an unacceptable MPA request not refused");
+	struct rnic_iw_stats s1 = stats();
+	CHECK(s1.mpa_req_bad == s0.mpa_req_bad + 3, "B: mpa_req_bad +%llu, expected +3",
+	      (unsigned long long)(s1.mpa_req_bad - s0.mpa_req_bad));
+	CHECK(s1.mpa_req_unacceptable == s0.mpa_req_unacceptable + 1,
+	      "B: mpa_req_unacceptable +%llu, expected +1",
+	      (unsigned long long)(s1.mpa_req_unacceptable - s0.mpa_req_unacceptable));
+	CHECK(s1.mpa_req_refused == s0.mpa_req_refused + 4, "B: mpa_req_refused +%llu, expected +4",
+	      (unsigned long long)(s1.mpa_req_refused - s0.mpa_req_refused));
+	CHECK_RC(rnic_cm_destroy_id(l), 0);
 	raw_reset_all();
 }
 
@@ -430,6 +576,8 @@ int main(int argc, char **argv)
 	static const struct { const char *name; void (*fn)(void); } cases[] = {
 		{ "term_crc", t_term_crc },
 		{ "backlog", t_backlog },
+		{ "evict", t_evict },
+		{ "refused", t_refused },
 	};
 	for (unsigned i = 0; i < RTE_DIM(cases); i++)
 		if (filter == NULL || strstr(cases[i].name, filter) != NULL)
