@@ -75,6 +75,7 @@ enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "../common/check.h"
 #pragma GCC diagnostic pop
+#include "gsi_ud.h"
 
 /* --- stacks and ends --------------------------------------------------------- */
 
@@ -689,31 +690,12 @@ static void wait_counter(struct rnic_stack *st, const char *name, uint64_t want)
 	      (unsigned long long)want);
 }
 
-/* A UD QP on A (slot 0) whose own Q_Key is the GSI's, and an AH to B's
- * QP1: hand-built MADs go from A's address as its CM's would. */
+/* A UD QP on A (slot 0) sending to B's QP1 (gsi_ud.h): hand-built MADs go
+ * from A's address as its CM's would. */
 static struct ibv_ah *ud_to_b(struct ibv_qp **out)
 {
-	/* a UD QP on A whose own Q_Key is the GSI's: a Q_Key with the high bit
-	 * set in a work request means "the QP's" (IBA 10.2.5) */
-	struct ibv_qp_init_attr qa = { .send_cq = a.cq, .recv_cq = a.cq, .qp_type = IBV_QPT_UD,
-				       .cap = { .max_send_wr = 16, .max_recv_wr = 16,
-						.max_send_sge = 1, .max_recv_sge = 1 } };
-	struct ibv_qp *ud = a.qp[0] = rnic_create_qp_transport(a.pd, &qa, RNIC_TRANSPORT_ROCE);
-	CHECK(ud != NULL, "A: UD QP: %s", strerror(errno));
-	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x80010000 };
-	CHECK_RC(rnic_modify_qp(ud, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				IBV_QP_QKEY), 0);
-	at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR };
-	CHECK_RC(rnic_modify_qp(ud, &at, IBV_QP_STATE), 0);
-	at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 1 };
-	CHECK_RC(rnic_modify_qp(ud, &at, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-	union ibv_gid gb;
-	CHECK_RC(rnic_query_gid(b.ctx, 1, 1, &gb), 0);
-	struct ibv_ah_attr aha = { .is_global = 1, .port_num = 1,
-				   .grh = { .dgid = gb, .sgid_index = 1, .hop_limit = 64 } };
-	struct ibv_ah *ah = rnic_create_ah(a.pd, &aha);
-	CHECK(ah != NULL, "create_ah: %s", strerror(errno));
-	*out = ud;
+	struct ibv_ah *ah = gsi_ud_to(a.pd, a.cq, b.ctx, &a.qp[0]);
+	*out = a.qp[0];
 	return ah;
 }
 

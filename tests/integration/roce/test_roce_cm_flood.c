@@ -54,6 +54,7 @@ enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "../common/check.h"
 #pragma GCC diagnostic pop
+#include "gsi_ud.h"
 
 static struct rnic_stack *st[2];
 static struct ibv_context *ctx[2];
@@ -157,24 +158,7 @@ static void setup_once(void)
 	CHECK(pd_a && pd_b && cq_a && cq_b && buf_a, "A/B: PD, CQ, buffer");
 	mr_a = rnic_reg_mr(pd_a, buf_a, 4096, IBV_ACCESS_LOCAL_WRITE);
 	CHECK(mr_a != NULL, "A: reg_mr: %s", strerror(errno));
-	struct ibv_qp_init_attr qa = { .send_cq = cq_a, .recv_cq = cq_a, .qp_type = IBV_QPT_UD,
-				       .cap = { .max_send_wr = 16, .max_recv_wr = 16,
-						.max_send_sge = 1, .max_recv_sge = 1 } };
-	ud = rnic_create_qp_transport(pd_a, &qa, RNIC_TRANSPORT_ROCE);
-	CHECK(ud != NULL, "A: UD QP: %s", strerror(errno));
-	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x80010000 };
-	CHECK_RC(rnic_modify_qp(ud, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				IBV_QP_QKEY), 0);
-	at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR };
-	CHECK_RC(rnic_modify_qp(ud, &at, IBV_QP_STATE), 0);
-	at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 1 };
-	CHECK_RC(rnic_modify_qp(ud, &at, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-	union ibv_gid gb;
-	CHECK_RC(rnic_query_gid(ctx[1], 1, 1, &gb), 0);
-	struct ibv_ah_attr aha = { .is_global = 1, .port_num = 1,
-				   .grh = { .dgid = gb, .sgid_index = 1, .hop_limit = 64 } };
-	ah = rnic_create_ah(pd_a, &aha);
-	CHECK(ah != NULL, "create_ah: %s", strerror(errno));
+	ah = gsi_ud_to(pd_a, cq_a, ctx[1], &ud);
 	ch_a = rnic_cm_create_channel(ctx[0]);
 	ch_b = rnic_cm_create_channel(ctx[1]);
 	CHECK(ch_a && ch_b, "channels");

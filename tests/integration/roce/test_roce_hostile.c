@@ -72,26 +72,11 @@
 #include "roce/opcode.h"
 #include "roce/roce_wire.h"
 
-#define HANG_S 30               /* hang guard of a wait, not a time check */
 #define L2_LEN 14
-#define BTH_OFF (14 + 20 + 8)   /* Ethernet, IPv4 without options, UDP */
 #define PMTU 1024u
 #define KiB 1024u
 
-static jmp_buf case_jmp;
-static const char *case_name;
-static int n_pass, n_fail, n_skip;
-static char failed[512], skipped[256];
-enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
-
-#define CHECK_FILE
-#define GUARD 0xee
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#include "../common/check.h"
-#pragma GCC diagnostic pop
-#include "../common/pair.h"
+#include "tap.h"
 
 static struct tpair R = { .ring = { "rho0", "rho1" }, .tapped = true, .inline_drive = true,
 			  .workers = 1, .mbufs = 8191,
@@ -132,18 +117,6 @@ static struct {
 } tap;
 
 static uint8_t *frame(struct rte_mbuf *m) { return rte_pktmbuf_mtod(m, uint8_t *); }
-
-/* The BTH opcode of a RoCEv2 frame, or -1 for anything else (ARP). */
-static int roce_opcode(const struct rte_mbuf *m)
-{
-	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
-	if (rte_pktmbuf_data_len(m) < BTH_OFF + 12 || f[12] != 0x08 || f[13] != 0x00 ||
-	    f[14] != 0x45 || f[23] != 17)
-		return -1;
-	if (((unsigned)f[36] << 8 | f[37]) != RNIC_ROCE_UDP_PORT)
-		return -1;
-	return f[BTH_OFF];
-}
 
 static uint32_t bth_psn(struct rte_mbuf *m)
 {
@@ -333,39 +306,12 @@ static unsigned tap_move(struct rte_ring *from, struct rte_ring *to, bool from_a
 	return n;
 }
 
-static void step(void)
-{
-	rnic_worker_poll(R.st[0], 0);
-	tap_move(R.a_tx, R.b_rx, true);
-	rnic_worker_poll(R.st[1], 0);
-	tap_move(R.b_tx, R.a_rx, false);
-}
-
-static void steps(unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		step();
-}
-
 /* Put a forged frame on B's receive ring (from A). */
 static void inject_b(struct rte_mbuf *m)
 {
 	resign(m);
 	if (rte_ring_enqueue(R.b_rx, m) != 0)
 		rte_pktmbuf_free(m);
-}
-
-static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, int n)
-{
-	int got = 0;
-	double t0 = now_s();
-	while (got < n && now_s() - t0 < HANG_S) {
-		step();
-		int k = ibv_poll_cq(cq, n - got, wc + got);
-		if (k > 0)
-			got += k;
-	}
-	return got;
 }
 
 static uint64_t ctr(int s, const char *name)
@@ -377,14 +323,6 @@ static uint64_t ctr(int s, const char *name)
 }
 
 #define BUF_LEN (256u * 1024u)
-
-static struct {
-	struct ibv_pd *pd[2];
-	struct ibv_cq *cq[2];
-	uint8_t *buf[2];
-	struct ibv_mr *mr[2];
-	struct ibv_qp *qp[2];
-} O;
 
 static void print_drop(const char *cause, uint64_t n, void *arg)
 {
@@ -399,19 +337,7 @@ static bool case_cleanup(void)
 		rnic_stack_drops_each(R.st[1], print_drop, "B");
 		printf("    A frames %u\n", tap.a_frames);
 	}
-	bool ok = true;
-	for (int i = 0; i < 2; i++) {
-		if (O.qp[i])
-			ok &= rnic_destroy_qp(O.qp[i]) == 0;
-		if (O.mr[i])
-			ok &= rnic_dereg_mr(O.mr[i]) == 0;
-		if (O.cq[i])
-			ok &= rnic_destroy_cq(O.cq[i]) == 0;
-		if (O.pd[i])
-			ok &= rnic_dealloc_pd(O.pd[i]) == 0;
-		free(O.buf[i]);
-	}
-	memset(&O, 0, sizeof(O));
+	bool ok = objs_free();
 	rte_pktmbuf_free(tap.read_req);
 	rte_pktmbuf_free(tap.write_only);
 	memset(&tap, 0, sizeof(tap));
@@ -428,18 +354,7 @@ static void setup(void)
 {
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		  IBV_ACCESS_REMOTE_ATOMIC;
-	for (int i = 0; i < 2; i++) {
-		O.pd[i] = rnic_alloc_pd(R.ctx[i]);
-		O.cq[i] = rnic_create_cq(R.ctx[i], 64, NULL, NULL, 0);
-		O.buf[i] = aligned_alloc(4096, BUF_LEN);
-		CHECK(O.pd[i] && O.cq[i] && O.buf[i], "setup failed");
-		O.mr[i] = rnic_reg_mr(O.pd[i], O.buf[i], BUF_LEN, acc);
-		struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .send_cq = O.cq[i],
-			.recv_cq = O.cq[i], .cap = { .max_send_wr = 16, .max_recv_wr = 16,
-						     .max_send_sge = 1, .max_recv_sge = 1 } };
-		O.qp[i] = rnic_create_qp_transport(O.pd[i], &qa, RNIC_TRANSPORT_ROCE);
-		CHECK(O.mr[i] && O.qp[i], "MRs or QPs not made: %s", strerror(errno));
-	}
+	objs_make(64, BUF_LEN, acc, 16);
 	memset(O.buf[0], 0, BUF_LEN);
 	for (uint32_t i = 0; i < BUF_LEN; i++)
 		O.buf[1][i] = (uint8_t)(i * 7 + i / 251);

@@ -50,23 +50,8 @@
 #include "roce/roce_wire.h"
 
 #define READ_LEN (128u * 1024u)   /* within the 256-packet send window */
-#define HANG_S 30               /* hang guard of a wait, not a time check */
-#define BTH_OFF (14 + 20 + 8)   /* Ethernet, IPv4 without options, UDP */
 
-static jmp_buf case_jmp;
-static const char *case_name;
-static int n_pass, n_fail, n_skip;
-static char failed[256], skipped[256];
-enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
-
-#define CHECK_FILE
-#define GUARD 0xee
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#include "../common/check.h"
-#pragma GCC diagnostic pop
-#include "../common/pair.h"
+#include "tap.h"
 
 /* A on rrc0.a, B on rrc1.b, joined by the tap below; never started */
 static struct tpair R = { .ring = { "rrc0", "rrc1" }, .tapped = true, .inline_drive = true,
@@ -81,18 +66,6 @@ static struct {
 	unsigned writes;            /* A's RDMA WRITE ONLY packets */
 	unsigned resps_dropped;
 } tap;
-
-/* The BTH opcode of a RoCEv2 frame, or -1 for anything else (ARP). */
-static int roce_opcode(const struct rte_mbuf *m)
-{
-	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
-	if (rte_pktmbuf_data_len(m) < BTH_OFF + 12 || f[12] != 0x08 || f[13] != 0x00 ||
-	    f[14] != 0x45 || f[23] != 17)
-		return -1;
-	if (((unsigned)f[36] << 8 | f[37]) != RNIC_ROCE_UDP_PORT)
-		return -1;
-	return f[BTH_OFF];
-}
 
 /* Move every frame from @p from to @p to; @p from_a: A is the sender.
  * @return frames moved or dropped. */
@@ -122,57 +95,6 @@ static unsigned tap_move(struct rte_ring *from, struct rte_ring *to, bool from_a
 	return n;
 }
 
-/* One step of the world: A's loop, the tap, B's loop, the tap. */
-static void step(void)
-{
-	rnic_worker_poll(R.st[0], 0);
-	tap_move(R.a_tx, R.b_rx, true);
-	rnic_worker_poll(R.st[1], 0);
-	tap_move(R.b_tx, R.a_rx, false);
-}
-
-/* Drive both stacks until @p cq holds @p n completions (into @p wc).
- * @return the completions taken. */
-static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, int n)
-{
-	int got = 0;
-	double t0 = now_s();
-	while (got < n && now_s() - t0 < HANG_S) {
-		step();
-		int k = ibv_poll_cq(cq, n - got, wc + got);
-		if (k > 0)
-			got += k;
-	}
-	return got;
-}
-
-/* The objects of the case, freed by case_cleanup() however it ended. */
-static struct {
-	struct ibv_pd *pd[2];
-	struct ibv_cq *cq[2];
-	uint8_t *buf[2];
-	struct ibv_mr *mr[2];
-	struct ibv_qp *qp[2];
-} O;
-
-static bool case_cleanup(void)
-{
-	bool ok = true;
-	for (int i = 0; i < 2; i++) {
-		if (O.qp[i])
-			ok &= rnic_destroy_qp(O.qp[i]) == 0;
-		if (O.mr[i])
-			ok &= rnic_dereg_mr(O.mr[i]) == 0;
-		if (O.cq[i])
-			ok &= rnic_destroy_cq(O.cq[i]) == 0;
-		if (O.pd[i])
-			ok &= rnic_dealloc_pd(O.pd[i]) == 0;
-		free(O.buf[i]);
-	}
-	memset(&O, 0, sizeof(O));
-	return ok;
-}
-
 static void count_drop(const char *cause, uint64_t n, void *arg)
 {
 	if (strcmp(cause, "arp_pending_full") == 0)
@@ -183,20 +105,10 @@ static void count_drop(const char *cause, uint64_t n, void *arg)
 
 static void t_arp_hold(void)
 {
-	for (int i = 0; i < 2; i++) {
-		O.pd[i] = rnic_alloc_pd(R.ctx[i]);
-		O.cq[i] = rnic_create_cq(R.ctx[i], 2 * HOLD_WRITES, NULL, NULL, 0);
-		O.buf[i] = aligned_alloc(4096, 4096);
-		CHECK(O.pd[i] && O.cq[i] && O.buf[i], "setup failed");
-		memset(O.buf[i], 0, 4096);
-		O.mr[i] = rnic_reg_mr(O.pd[i], O.buf[i], 4096,
-				      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-		struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .send_cq = O.cq[i],
-			.recv_cq = O.cq[i], .cap = { .max_send_wr = HOLD_WRITES, .max_recv_wr = 16,
-						     .max_send_sge = 1, .max_recv_sge = 1 } };
-		O.qp[i] = rnic_create_qp_transport(O.pd[i], &qa, RNIC_TRANSPORT_ROCE);
-		CHECK(O.mr[i] && O.qp[i], "MRs or QPs not made: %s", strerror(errno));
-	}
+	objs_make(2 * HOLD_WRITES, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+		  HOLD_WRITES);
+	memset(O.buf[0], 0, 4096);
+	memset(O.buf[1], 0, 4096);
 	const uint32_t psn[2] = { 0x1000, 0x2000 };
 	/* local ACK timeout 20 (4.3 s): a lost packet would show as a timeout */
 	tpair_roce_connect(O.qp, R.ctx, psn, 1, IBV_ACCESS_REMOTE_WRITE, 20, 7);
@@ -247,25 +159,12 @@ static void t_arp_hold(void)
 
 static void t_read_gap(void)
 {
-	for (int i = 0; i < 2; i++) {
-		O.pd[i] = rnic_alloc_pd(R.ctx[i]);
-		O.cq[i] = rnic_create_cq(R.ctx[i], 64, NULL, NULL, 0);
-		O.buf[i] = aligned_alloc(4096, READ_LEN + 4096);
-		CHECK(O.pd[i] && O.cq[i] && O.buf[i], "setup failed");
-	}
+	objs_make(64, READ_LEN + 4096,
+		  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, 16);
 	uint8_t *abuf = O.buf[0], *bbuf = O.buf[1];
 	memset(abuf, 0, READ_LEN + 4096);
 	for (uint32_t i = 0; i < READ_LEN + 4096; i++)
 		bbuf[i] = (uint8_t)(i * 7 + i / 251);
-	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	for (int i = 0; i < 2; i++) {
-		O.mr[i] = rnic_reg_mr(O.pd[i], O.buf[i], READ_LEN + 4096, acc);
-		struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .send_cq = O.cq[i],
-			.recv_cq = O.cq[i], .cap = { .max_send_wr = 16, .max_recv_wr = 16,
-						     .max_send_sge = 1, .max_recv_sge = 1 } };
-		O.qp[i] = rnic_create_qp_transport(O.pd[i], &qa, RNIC_TRANSPORT_ROCE);
-		CHECK(O.mr[i] && O.qp[i], "MRs or QPs not made: %s", strerror(errno));
-	}
 	struct ibv_mr *amr = O.mr[0], *bmr = O.mr[1];
 	struct ibv_qp *aq = O.qp[0];
 	struct ibv_cq *acq = O.cq[0];
@@ -334,9 +233,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	double t0 = now_s();
-	case_run("arp_hold", t_arp_hold, case_cleanup);   /* first: ARP unresolved */
+	case_run("arp_hold", t_arp_hold, objs_free);   /* first: ARP unresolved */
 	memset(&tap, 0, sizeof(tap));
-	case_run("read_gap", t_read_gap, case_cleanup);
+	case_run("read_gap", t_read_gap, objs_free);
 	tpair_down(&R);
 	rte_eal_cleanup();
 	return case_summary("roce_recovery", now_s() - t0);

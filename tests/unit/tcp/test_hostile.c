@@ -9,31 +9,11 @@
  * was sent, the counter, and that no mbuf is left behind (teardown).
  */
 #include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
-#include <cmocka.h>
 
-#include <rte_eal.h>
 #include <rte_ip.h>
-#include <rte_tcp.h>
 
-#include "harness.h"
-
-#define SYN RTE_TCP_SYN_FLAG
-#define ACK RTE_TCP_ACK_FLAG
-#define RST RTE_TCP_RST_FLAG
-
-static struct rte_mbuf *next_seg(struct h_node *n, struct h_seg *s)
-{
-	struct rte_mbuf *m = h_take(n);
-	assert_non_null(m);
-	h_parse(m, s);
-	assert_int_equal(s->opts_rc, 0);
-	return m;
-}
+#include "cases.h"
 
 /*
  * An active open from A answered by a hand-made SYN-ACK with options
@@ -42,13 +22,12 @@ static struct rte_mbuf *next_seg(struct h_node *n, struct h_seg *s)
 static struct rnic_tcp_conn *open_to_crafted(struct h_app *ca, const struct tcp_opts *o,
 					     uint32_t isn)
 {
-	struct rnic_tcp_conn *c;
 	struct h_seg s;
-	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 7000, &h_app_ops, ca, &c), 0);
-	rte_pktmbuf_free(next_seg(&h_a, &s));
+	struct rnic_tcp_conn *c = h_open_active(ca, 0, 7000);
+	rte_pktmbuf_free(h_next_seg(&h_a, &s));
 	h_input(&h_a, h_craft_to(c, isn, c->iss + 1, SYN | ACK, o, NULL, 0));
 	assert_int_equal(c->state, TCP_ESTABLISHED);
-	rte_pktmbuf_free(next_seg(&h_a, &s));   /* the handshake's ACK */
+	rte_pktmbuf_free(h_next_seg(&h_a, &s));   /* the handshake's ACK */
 	return c;
 }
 
@@ -61,7 +40,7 @@ static unsigned sends_segments_of(struct rnic_tcp_conn *c, size_t len, uint32_t 
 	assert_int_equal(h_send(c, 0, len), 0);
 	assert_true(h_a.n_out > 0);
 	while (h_a.n_out > 0) {
-		rte_pktmbuf_free(next_seg(&h_a, &s));
+		rte_pktmbuf_free(h_next_seg(&h_a, &s));
 		assert_true(s.len > 0);
 		assert_true(s.len <= max);
 		n++;
@@ -122,7 +101,7 @@ static void mss_clamped_passive_and_simultaneous(void **state)
 	size_t olen = tcp_opts_build(ob, &o, true);
 	h_input(&h_b, h_craft(H_IP_A, H_IP_B, 4000, 80, 77, 0, SYN, 65535, ob, olen, NULL, 0));
 	assert_int_equal(h_stats(&h_b).mss_clamped, 1);
-	rte_pktmbuf_free(next_seg(&h_b, &s));
+	rte_pktmbuf_free(h_next_seg(&h_b, &s));
 	assert_int_equal(s.flags, SYN | ACK);
 	struct tcp_opts a = { .ts_ok = true, .tsval = 101, .tsecr = s.o.tsval };
 	olen = tcp_opts_build(ob, &a, false);
@@ -204,13 +183,11 @@ static void wscale_clamped(void **state)
 {
 	(void)state;
 	struct h_app ca;
-	h_app_init(&ca, 0);
 	uint8_t ob[8] = { TCPOPT_NOP, TCPOPT_WS, 3, 200, TCPOPT_NOP, TCPOPT_NOP,
 			  TCPOPT_NOP, TCPOPT_NOP };
-	struct rnic_tcp_conn *c;
 	struct h_seg s;
-	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 7000, &h_app_ops, &ca, &c), 0);
-	rte_pktmbuf_free(next_seg(&h_a, &s));
+	struct rnic_tcp_conn *c = h_open_active(&ca, 0, 7000);
+	rte_pktmbuf_free(h_next_seg(&h_a, &s));
 	h_input(&h_a, h_craft(H_IP_B, H_IP_A, 7000, rte_be_to_cpu_16(c->key.lport), 1,
 			      c->iss + 1, SYN | ACK, 1000, ob, sizeof(ob), NULL, 0));
 	assert_int_equal(c->state, TCP_ESTABLISHED);
@@ -285,11 +262,7 @@ static void sack_bogus_blocks_ignored(void **state)
 	ack_with_sack(c, good, 1);
 	assert_int_equal(c->sacked_bytes, 2 * mss);
 	assert_int_equal(h_stats(&h_a).sack_bogus, 7);
-	rnic_tcp_abort(c);
-	h_flush(&h_a);
-	h_flush(&h_b);
-	h_app_fini(&ca);
-	h_app_fini(&sb);
+	h_close(c, &ca, &sb);
 }
 
 /* RFC 7323 3.2: on a connection with timestamps, a segment without one is
@@ -298,10 +271,7 @@ static void ts_missing_dropped(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 100);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 100, 5001);
 	struct rnic_tcp_conn *cb = sb.c;
 	assert_true(cb->ts_ok);
 	uint8_t data[10] = { 1, 2, 3 };
@@ -331,10 +301,7 @@ static void probes_carry_timestamps(void **state)
 	(void)state;
 	struct h_app ca, sb;
 	struct h_seg s;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 0);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 0, 5001);
 	struct rnic_tcp_conn *cb = sb.c;
 	/* B closes its window; A has data: the persist timer probes */
 	struct tcp_opts o = { .ts_ok = true, .tsval = c->ts_recent };
@@ -351,18 +318,14 @@ static void probes_carry_timestamps(void **state)
 	for (int i = 0; i < 50 && probes == 0; i++) {
 		h_advance(10000);
 		while (h_a.n_out > 0) {
-			rte_pktmbuf_free(next_seg(&h_a, &s));
+			rte_pktmbuf_free(h_next_seg(&h_a, &s));
 			assert_true(s.o.ts_ok);
 			probes++;
 		}
 	}
 	assert_true(probes > 0);
 	(void)cb;
-	rnic_tcp_abort(c);
-	h_flush(&h_a);
-	h_flush(&h_b);
-	h_app_fini(&ca);
-	h_app_fini(&sb);
+	h_close(c, &ca, &sb);
 }
 
 /* Out-of-window segments without payload and challenge ACKs: at most a
@@ -372,10 +335,7 @@ static void oow_and_challenge_acks_limited(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 0);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 0, 5001);
 	struct rnic_tcp_conn *cb = sb.c;
 	struct tcp_opts o = { .ts_ok = true, .tsval = cb->ts_recent };
 	for (int i = 0; i < 100; i++)
@@ -405,11 +365,7 @@ static void oow_and_challenge_acks_limited(void **state)
 	for (int i = 0; i < 20; i++)
 		h_input(&h_b, h_craft_to(cb, cb->rcv_nxt + 5, 0, RST, NULL, NULL, 0));
 	assert_int_equal(h_flush(&h_b), 8);
-	rnic_tcp_abort(c);
-	h_flush(&h_a);
-	h_flush(&h_b);
-	h_app_fini(&ca);
-	h_app_fini(&sb);
+	h_close(c, &ca, &sb);
 }
 
 /* @p n one-byte segments to @p cb at rcv_nxt + off(i), with timestamps;
@@ -442,10 +398,7 @@ static void ooo_flood_bounded(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 64 * 1024);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 64 * 1024, 5001);
 	struct rnic_tcp_conn *cb = sb.c;
 	unsigned base = rte_mempool_in_use_count(h_pool);
 
@@ -475,11 +428,7 @@ static void ooo_flood_bounded(void **state)
 	rnic_tcp_abort(cb);   /* its queue goes with it */
 	assert_int_equal(h_stats(&h_b).ooo_mbufs, 0);
 	assert_null(tcp_w(&h_b.w)->ooo_hog);
-	rnic_tcp_abort(c);
-	h_flush(&h_a);
-	h_flush(&h_b);
-	h_app_fini(&ca);
-	h_app_fini(&sb);
+	h_close(c, &ca, &sb);
 }
 
 /* @p n in-order segments of @p len bytes to @p cb, with timestamps (the
@@ -510,10 +459,7 @@ static void hold_flood_bounded(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 4u << 20);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 4u << 20, 5001);
 	struct rnic_tcp_conn *cb = sb.c;
 	unsigned base = rte_mempool_in_use_count(h_pool);
 	uint32_t off = 0;
@@ -536,11 +482,7 @@ static void hold_flood_bounded(void **state)
 		if (sb.buf[k] != (uint8_t)(k * 7))
 			fail_msg("byte %u", k);
 	h_flush(&h_b);
-	rnic_tcp_abort(c);
-	h_flush(&h_a);
-	h_flush(&h_b);
-	h_app_fini(&ca);
-	h_app_fini(&sb);
+	h_close(c, &ca, &sb);
 }
 
 /*
@@ -603,8 +545,7 @@ static void syn_ack_flood_to_syn_sent(void **state)
 	struct h_app ca;
 	struct h_seg s;
 	struct rnic_tcp_conn *c;
-	h_app_init(&ca, 0);
-	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 7000, &h_app_ops, &ca, &c), 0);
+	c = h_open_active(&ca, 0, 7000);
 	h_flush(&h_a);
 	unsigned base = rte_mempool_in_use_count(h_pool);
 	uint32_t iss = c->iss;
@@ -614,7 +555,7 @@ static void syn_ack_flood_to_syn_sent(void **state)
 		uint32_t ack = iss + 2 + i * 104729u;   /* never ISS + 1 */
 		o.tsval = i;
 		h_input(&h_a, h_craft_to(c, 5000 + i, ack, SYN | ACK, &o, NULL, 0));
-		rte_pktmbuf_free(next_seg(&h_a, &s));
+		rte_pktmbuf_free(h_next_seg(&h_a, &s));
 		assert_int_equal(s.flags, RST);
 		assert_int_equal(s.seq, ack);
 		assert_int_equal(c->state, TCP_SYN_SENT);
@@ -652,13 +593,12 @@ static void simultaneous_open_syn_flood(void **state)
 	struct h_app ca;
 	struct h_seg s;
 	struct rnic_tcp_conn *c;
-	h_app_init(&ca, 0);
-	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 6000, &h_app_ops, &ca, &c), 0);
+	c = h_open_active(&ca, 0, 6000);
 	h_flush(&h_a);
 	struct tcp_opts o = { .mss_ok = true, .mss = 1460, .ts_ok = true, .tsval = 50 };
 	h_input(&h_a, h_craft_to(c, 7777, 0, SYN, &o, NULL, 0));
 	assert_int_equal(c->state, TCP_SYN_RECEIVED);
-	rte_pktmbuf_free(next_seg(&h_a, &s));
+	rte_pktmbuf_free(h_next_seg(&h_a, &s));
 	assert_int_equal(s.flags, SYN | ACK);
 	uint32_t tsecr = s.o.tsval;
 	for (unsigned i = 0; i < 200; i++) {
@@ -680,11 +620,7 @@ static void simultaneous_open_syn_flood(void **state)
 
 int main(void)
 {
-	char *argv[] = { "test_hostile", "--no-huge", "-m", "256", "--no-pci",
-			 "--file-prefix", "rnic-test-tcp-hostile", "--log-level=*:error", NULL };
-	if (rte_eal_init(8, argv) < 0 || h_global_init() != 0)
-		return 1;
-#define T(f) cmocka_unit_test_setup_teardown(f, h_setup, h_teardown)
+#define T(f) H_TEST(f)
 	const struct CMUnitTest tests[] = {
 		T(mss_zero_active_open_sends), T(mss_tiny_with_timestamps_sends),
 		T(mss_clamped_passive_and_simultaneous), T(mss_floor_by_family),
@@ -695,9 +631,6 @@ int main(void)
 		T(simultaneous_open_syn_flood),
 	};
 #undef T
-	if (getenv("TCB_FILTER"))
-		cmocka_set_test_filter(getenv("TCB_FILTER"));
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	rte_eal_cleanup();
-	return rc;
+	return h_run("test_hostile", "rnic-test-tcp-hostile", tests,
+		     sizeof(tests) / sizeof(tests[0]));
 }

@@ -9,34 +9,10 @@
  * and the stream hand-off. Every test ends with no mbuf left in use.
  */
 #include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
-#include <cmocka.h>
-
-#include <rte_eal.h>
-#include <rte_tcp.h>
 
 #include "net/net.h"
-#include "harness.h"
-
-#define SYN RTE_TCP_SYN_FLAG
-#define ACK RTE_TCP_ACK_FLAG
-#define RST RTE_TCP_RST_FLAG
-#define FIN RTE_TCP_FIN_FLAG
-#define PSH RTE_TCP_PSH_FLAG
-
-/* Take the oldest captured segment of @p n, parse it and keep the mbuf. */
-static struct rte_mbuf *next_seg(struct h_node *n, struct h_seg *s)
-{
-	struct rte_mbuf *m = h_take(n);
-	assert_non_null(m);
-	h_parse(m, s);
-	assert_int_equal(s->opts_rc, 0);
-	return m;
-}
+#include "cases.h"
 
 static struct rnic_tcp_conn *only_conn(struct h_node *n)
 {
@@ -63,7 +39,7 @@ static void handshake_passive_cookie(void **state)
 	assert_int_equal(c->state, TCP_SYN_SENT);
 
 	/* SYN: MSS from the port MTU, WS, SACK-permitted, timestamps */
-	struct rte_mbuf *m = next_seg(&h_a, &s);
+	struct rte_mbuf *m = h_next_seg(&h_a, &s);
 	assert_int_equal(s.flags, SYN);
 	assert_int_equal(s.seq, c->iss);
 	assert_true(s.o.mss_ok && s.o.mss == 1460);
@@ -76,7 +52,7 @@ static void handshake_passive_cookie(void **state)
 	assert_int_equal(st.cookies_sent, 1);
 	assert_int_equal(st.tcbs, 0);
 	assert_null(only_conn(&h_b));
-	m = next_seg(&h_b, &s);
+	m = h_next_seg(&h_b, &s);
 	assert_int_equal(s.flags, SYN | ACK);
 	assert_int_equal(s.ack, c->iss + 1);
 	assert_true(s.o.mss_ok && s.o.ws_ok && s.o.sack_ok && s.o.ts_ok);
@@ -86,7 +62,7 @@ static void handshake_passive_cookie(void **state)
 	assert_int_equal(ca.connects, 1);
 
 	/* final ACK: the TCB is born established on B */
-	m = next_seg(&h_a, &s);
+	m = h_next_seg(&h_a, &s);
 	assert_int_equal(s.flags, ACK);
 	assert_int_equal(s.ack, cookie + 1);
 	h_input(&h_b, m);
@@ -120,12 +96,10 @@ static void handshake_refused(void **state)
 	(void)state;
 	struct h_app ca;
 	struct h_seg s;
-	struct rnic_tcp_conn *c;
-	h_app_init(&ca, 0);
 	/* nobody listens on B:7: RST+ACK, the active side sees -ECONNREFUSED */
-	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 7, &h_app_ops, &ca, &c), 0);
+	h_open_active(&ca, 0, 7);
 	h_input(&h_b, h_take(&h_a));
-	struct rte_mbuf *m = next_seg(&h_b, &s);
+	struct rte_mbuf *m = h_next_seg(&h_b, &s);
 	assert_int_equal(s.flags, RST | ACK);
 	assert_int_equal(h_stats(&h_b).no_listener, 1);
 	h_input(&h_a, m);
@@ -141,15 +115,14 @@ static void syn_retry_and_timeout(void **state)
 	struct h_app ca;
 	struct h_seg s;
 	struct rnic_tcp_conn *c;
-	h_app_init(&ca, 0);
-	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 5001, &h_app_ops, &ca, &c), 0);
+	c = h_open_active(&ca, 0, 5001);
 	uint32_t iss = c->iss;
-	rte_pktmbuf_free(next_seg(&h_a, &s));
+	rte_pktmbuf_free(h_next_seg(&h_a, &s));
 	/* the SYN is retransmitted with backoff (200, 400, 800 ms ...) */
 	h_advance(150 * 1000);
 	assert_int_equal(h_a.n_out, 0);
 	h_advance(100 * 1000);
-	rte_pktmbuf_free(next_seg(&h_a, &s));
+	rte_pktmbuf_free(h_next_seg(&h_a, &s));
 	assert_int_equal(s.flags, SYN);
 	assert_int_equal(s.seq, iss);
 	h_advance(300 * 1000);
@@ -200,16 +173,15 @@ static void simultaneous_open(void **state)
 	struct h_seg s;
 	struct rnic_tcp_conn *c;
 	const uint32_t peer_isn = 0xfffffff0;   /* wraps during the test */
-	h_app_init(&ca, 1024);
-	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 6000, &h_app_ops, &ca, &c), 0);
-	rte_pktmbuf_free(next_seg(&h_a, &s));
+	c = h_open_active(&ca, 1024, 6000);
+	rte_pktmbuf_free(h_next_seg(&h_a, &s));
 
 	/* the peer's own SYN crosses ours */
 	struct tcp_opts o = { .mss_ok = true, .mss = 1460, .ws_ok = true, .ws = 2,
 			      .sack_ok = true, .ts_ok = true, .tsval = 1000 };
 	h_input(&h_a, h_craft_to(c, peer_isn, 0, SYN, &o, NULL, 0));
 	assert_int_equal(c->state, TCP_SYN_RECEIVED);
-	rte_pktmbuf_free(next_seg(&h_a, &s));
+	rte_pktmbuf_free(h_next_seg(&h_a, &s));
 	assert_int_equal(s.flags, SYN | ACK);
 	assert_int_equal(s.seq, c->iss);
 	assert_int_equal(s.ack, peer_isn + 1);
@@ -263,7 +235,7 @@ static void syn_flood_keeps_no_state(void **state)
 	h_input(&h_b, h_craft(0xc6120001u, H_IP_B, 1025, 80, 7919u + 1, 0x12345678,
 			      ACK, 65535, NULL, 0, NULL, 0));
 	struct h_seg s;
-	rte_pktmbuf_free(next_seg(&h_b, &s));
+	rte_pktmbuf_free(h_next_seg(&h_b, &s));
 	assert_int_equal(s.flags, RST);
 	assert_int_equal(s.seq, 0x12345678);
 	assert_int_equal(h_stats(&h_b).cookie_invalid, 1);
@@ -281,11 +253,11 @@ static struct rnic_tcp_conn *handshake_lose_final_ack(struct h_app *ca, struct h
 	assert_int_equal(rnic_tcp_listen(&h_b.st, port, &h_app_ops, sb, 8), 0);
 	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, port, &h_app_ops, ca, &c), 0);
 	h_input(&h_b, h_take(&h_a));                   /* SYN */
-	struct rte_mbuf *m = next_seg(&h_b, &s);       /* cookie SYN-ACK */
+	struct rte_mbuf *m = h_next_seg(&h_b, &s);       /* cookie SYN-ACK */
 	*cookie = s.seq;
 	h_input(&h_a, m);
 	assert_int_equal(c->state, TCP_ESTABLISHED);
-	rte_pktmbuf_free(next_seg(&h_a, &s));          /* the final ACK, lost */
+	rte_pktmbuf_free(h_next_seg(&h_a, &s));          /* the final ACK, lost */
 	assert_int_equal(s.flags, ACK);
 	assert_int_equal(s.len, 0);
 	return c;
@@ -308,7 +280,7 @@ static void lost_final_ack_completed_by_data(void **state)
 	assert_int_equal(h_stats(&h_b).tcbs, 0);
 	assert_int_equal(h_send(c, 0, n), 0);
 	assert_int_equal(h_a.n_out, 4);
-	struct rte_mbuf *m = next_seg(&h_a, &s);       /* the first data segment */
+	struct rte_mbuf *m = h_next_seg(&h_a, &s);       /* the first data segment */
 	assert_int_equal(s.flags & (SYN | ACK | RST | FIN), ACK);
 	assert_int_equal(s.ack, cookie + 1);
 	assert_int_equal(s.seq, c->iss + 1);
@@ -347,7 +319,7 @@ static void lost_final_ack_completed_by_data(void **state)
 	h_app_init(&sb2, 0);
 	c = handshake_lose_final_ack(&ca2, &sb2, 5002, &cookie);
 	assert_int_equal(rnic_tcp_close(c), 0);
-	m = next_seg(&h_a, &s);
+	m = h_next_seg(&h_a, &s);
 	assert_int_equal(s.flags & (SYN | ACK | RST | FIN), ACK | FIN);
 	h_input(&h_b, m);
 	assert_int_equal(h_stats(&h_b).cookie_valid, 2);
@@ -377,13 +349,13 @@ static void lost_final_ack_and_first_segment(void **state)
 	h_app_init(&sb, 0);
 	struct rnic_tcp_conn *c = handshake_lose_final_ack(&ca, &sb, 5001, &cookie);
 	assert_int_equal(h_send(c, 0, 2 * 1448), 0);
-	rte_pktmbuf_free(next_seg(&h_a, &s));          /* the first, lost */
-	h_input(&h_b, next_seg(&h_a, &s));             /* the second */
+	rte_pktmbuf_free(h_next_seg(&h_a, &s));          /* the first, lost */
+	h_input(&h_b, h_next_seg(&h_a, &s));             /* the second */
 	assert_int_equal(s.ack, cookie + 1);
 	struct rnic_tcp_stats st = h_stats(&h_b);
 	assert_int_equal(st.cookie_invalid, 1);
 	assert_int_equal(st.tcbs, 0);
-	h_input(&h_a, next_seg(&h_b, &s));
+	h_input(&h_a, h_next_seg(&h_b, &s));
 	assert_int_equal(s.flags, RST);
 	assert_int_equal(ca.closes, 1);
 	assert_int_equal(ca.closed_err, -ECONNRESET);
@@ -411,19 +383,19 @@ static void lost_final_ack_then_dup_syn_ack(void **state)
 	assert_int_equal(rnic_tcp_listen(&h_b.st, 5003, &h_app_ops, &sb, 8), 0);
 	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 5003, &h_app_ops, &ca, &c), 0);
 	h_input(&h_b, h_take(&h_a));                   /* SYN */
-	struct rte_mbuf *m = next_seg(&h_b, &s);       /* cookie SYN-ACK */
+	struct rte_mbuf *m = h_next_seg(&h_b, &s);       /* cookie SYN-ACK */
 	uint32_t cookie = s.seq;
 	struct rte_mbuf *dup = rte_pktmbuf_copy(m, h_pool, 0, UINT32_MAX);
 	assert_non_null(dup);
 	h_input(&h_a, m);
 	assert_int_equal(c->state, TCP_ESTABLISHED);
-	rte_pktmbuf_free(next_seg(&h_a, &s));          /* the final ACK, lost */
+	rte_pktmbuf_free(h_next_seg(&h_a, &s));          /* the final ACK, lost */
 	assert_int_equal(h_send(c, 0, n), 0);
-	rte_pktmbuf_free(next_seg(&h_a, &s));          /* the first data, lost */
+	rte_pktmbuf_free(h_next_seg(&h_a, &s));          /* the first data, lost */
 	assert_int_equal(s.seq, c->iss + 1);
 	assert_int_equal(s.len, n);
 	h_input(&h_a, dup);                            /* the SYN-ACK again */
-	m = next_seg(&h_a, &s);
+	m = h_next_seg(&h_a, &s);
 	assert_int_equal(s.flags & (SYN | ACK | RST | FIN), ACK);
 	assert_int_equal(s.len, 0);
 	assert_int_equal(s.seq, c->iss + 1);           /* not snd_nxt */
@@ -568,11 +540,7 @@ static void tcb_cache_bounded(void **state)
 	assert_int_equal(b.tcb_reuses - reuse_b, 1);
 	assert_int_equal(a.tcbs_cached, TCP_TCB_CACHE - 1);
 	assert_int_equal(b.tcbs_cached, TCP_TCB_CACHE - 1);
-	rnic_tcp_abort(c);
-	h_flush(&h_a);
-	h_flush(&h_b);
-	h_app_fini(&ca);
-	h_app_fini(&sb);
+	h_close(c, &ca, &sb);
 }
 
 /* A valid cookie with the backlog full creates nothing; a later ACK does. */
@@ -593,7 +561,7 @@ static void backlog_full_no_state(void **state)
 	h_input(&h_b, h_take(&h_a));              /* SYN */
 	h_input(&h_a, h_take(&h_b));              /* SYN-ACK */
 	assert_int_equal(c2->state, TCP_ESTABLISHED);
-	h_input(&h_b, next_seg(&h_a, &s));        /* final ACK */
+	h_input(&h_b, h_next_seg(&h_a, &s));        /* final ACK */
 	struct rnic_tcp_stats st = h_stats(&h_b);
 	assert_int_equal(st.backlog_full, 1);
 	assert_int_equal(st.tcbs, 1);
@@ -689,10 +657,7 @@ static void data_and_delayed_ack(void **state)
 	(void)state;
 	struct h_app ca, sb;
 	const size_t n = 1 << 20;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, n);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, n, 5001);
 	struct count_arg arg = { 0 };
 	for (size_t off = 0; off < n; off += 64 * 1024) {
 		assert_int_equal(h_send(c, off, 64 * 1024), 0);
@@ -743,10 +708,7 @@ static void pmtu_reduce(void **state)
 	(void)state;
 	struct h_app ca, sb;
 	const size_t n = 256 * 1024;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, n);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, n, 5001);
 	uint16_t mss0 = c->mss;
 	assert_int_equal(h_send(c, 0, n), 0);
 	unsigned lost = h_flush(&h_a);      /* the first flight dies on the path */
@@ -796,10 +758,7 @@ static void unit_ring_grows(void **state)
 	(void)state;
 	struct h_app ca, sb;
 	const unsigned n = 40;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, n * 100);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5003);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, n * 100, 5003);
 	assert_int_equal(c->units_cap, TCP_UNITS_MIN);
 	assert_true(TCP_UNITS_MIN * sizeof(struct tcp_unit) <= 128);
 	assert_ptr_equal(c->units, c->units0);   /* inside the TCB: one allocation */
@@ -876,10 +835,7 @@ static void ooo_sack_fast_retransmit(void **state)
 	(void)state;
 	struct h_app ca, sb;
 	const size_t n = 200 * 1024;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, n);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, n, 5001);
 	struct rnic_tcp_conn *cb = sb.c;
 	uint32_t hole = c->snd_nxt + 3 * c->mss;
 	assert_int_equal(h_send(c, 0, n), 0);
@@ -945,10 +901,7 @@ static void sack_blocks_most_recent_first(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 64 * 1024);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 64 * 1024, 5001);
 	uint32_t base = c->snd_nxt, mss = c->mss;
 	assert_int_equal(h_send(c, 0, 10 * mss), 0);
 	assert_int_equal(h_a.n_out, 10);
@@ -1018,10 +971,7 @@ static void ooo_overlaps_merge(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 1000);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 1000, 5001);
 	struct rnic_tcp_conn *cb = sb.c;
 	uint32_t base = cb->rcv_nxt;
 
@@ -1066,10 +1016,7 @@ static void dsack_reports_duplicates(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 1000);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 1000, 5001);
 	struct rnic_tcp_conn *cb = sb.c;
 	uint32_t base = cb->rcv_nxt;
 	struct h_seg s;
@@ -1082,7 +1029,7 @@ static void dsack_reports_duplicates(void **state)
 	struct tcp_opts o = { .ts_ok = true, .tsval = cb->ts_recent + 1,
 			      .tsecr = tcp_ts_now(cb) };
 	h_input(&h_b, h_craft_to(cb, base + 100, cb->snd_nxt, ACK, &o, buf + 100, 100));
-	m = next_seg(&h_b, &s);
+	m = h_next_seg(&h_b, &s);
 	rte_pktmbuf_free(m);
 	assert_int_equal(s.ack, base + 300);
 	assert_int_equal(s.o.n_sack, 1);
@@ -1091,7 +1038,7 @@ static void dsack_reports_duplicates(void **state)
 	/* a segment half old, half new: the old half is reported */
 	h_pattern(buf, 250, 100);
 	h_input(&h_b, h_craft_to(cb, base + 250, cb->snd_nxt, ACK, &o, buf, 100));
-	m = next_seg(&h_b, &s);
+	m = h_next_seg(&h_b, &s);
 	rte_pktmbuf_free(m);
 	assert_int_equal(s.ack, base + 350);
 	assert_int_equal(s.o.n_sack, 1);
@@ -1101,7 +1048,7 @@ static void dsack_reports_duplicates(void **state)
 	inject_range(cb, base, 500, 600);
 	h_pattern(buf, 500, 100);
 	h_input(&h_b, h_craft_to(cb, base + 500, cb->snd_nxt, ACK, &o, buf, 100));
-	m = next_seg(&h_b, &s);
+	m = h_next_seg(&h_b, &s);
 	rte_pktmbuf_free(m);
 	assert_int_equal(s.o.n_sack, 2);
 	assert_int_equal(s.o.sack[0].start, base + 500);
@@ -1111,7 +1058,7 @@ static void dsack_reports_duplicates(void **state)
 	inject_range(cb, base, 700, 800);
 	h_flush(&h_b);
 	tcp_send_ack(cb);
-	m = next_seg(&h_b, &s);
+	m = h_next_seg(&h_b, &s);
 	rte_pktmbuf_free(m);
 	assert_int_equal(s.o.n_sack, 2);
 	assert_int_equal(s.o.sack[0].start, base + 700);
@@ -1152,10 +1099,7 @@ static void random_segments_reassemble(void **state)
 	(void)state;
 	struct h_app ca, sb;
 	const uint32_t span = 8u << 20;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, span);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, span, 5001);
 	struct rnic_tcp_conn *cb = sb.c;
 	uint32_t base = cb->rcv_nxt, tsval = cb->ts_recent;
 	uint64_t x = 0x853c49e6748fea9bull;
@@ -1231,20 +1175,17 @@ static void rto_retransmit(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 4096);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 4096, 5001);
 	uint32_t cwnd0 = c->cc.cwnd;
 	assert_int_equal(h_send(c, 0, 1000), 0);
 	struct h_seg s;
-	rte_pktmbuf_free(next_seg(&h_a, &s));     /* lost */
+	rte_pktmbuf_free(h_next_seg(&h_a, &s));     /* lost */
 	assert_int_equal(s.len, 1000);
 	uint32_t rto = tcp_rtt_rto(&c->rtt, 5000);
 	h_advance(rto / 2);
 	assert_int_equal(h_a.n_out, 0);
 	h_advance(rto / 2 + 100);
-	rte_pktmbuf_free(next_seg(&h_a, &s));     /* lost again */
+	rte_pktmbuf_free(h_next_seg(&h_a, &s));     /* lost again */
 	assert_int_equal(s.seq, c->snd_una);
 	assert_int_equal(s.len, 1000);
 	assert_int_equal(h_stats(&h_a).rtos, 1);
@@ -1273,10 +1214,7 @@ static void rto_after_sacked_head(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 8192);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 8192, 5001);
 	assert_true(c->sack_ok && c->ts_ok);
 	assert_int_equal(h_send(c, 0, 3000), 0);
 	h_flush(&h_a);                            /* every segment lost */
@@ -1296,7 +1234,7 @@ static void rto_after_sacked_head(void **state)
 		h_advance(tcp_rtt_rto(&c->rtt, 5000) + 1000);
 		while (h_a.n_out > 0) {
 			struct h_seg s;
-			rte_pktmbuf_free(next_seg(&h_a, &s));
+			rte_pktmbuf_free(h_next_seg(&h_a, &s));
 			if (s.seq == una && s.len == first)
 				resent = true;
 		}
@@ -1323,10 +1261,7 @@ static void tail_loss_probe(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 64 * 1024);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 64 * 1024, 5001);
 	assert_int_equal(h_send(c, 0, 2000), 0);   /* an RTT sample */
 	h_pump(NULL, NULL, NULL, 100);
 	assert_true(c->rtt.have_sample);
@@ -1349,7 +1284,7 @@ static void tail_loss_probe(void **state)
 	h_advance(pto + 50);
 	assert_int_equal(h_stats(&h_a).tail_probes, 1);
 	struct h_seg s;
-	struct rte_mbuf *m = next_seg(&h_a, &s);
+	struct rte_mbuf *m = h_next_seg(&h_a, &s);
 	assert_int_equal(s.seq, c->snd_max - c->mss);   /* the last unit */
 	h_input(&h_b, m);
 	h_pump(NULL, NULL, NULL, 100);
@@ -1486,7 +1421,7 @@ static void zero_window_probe(void **state)
 	uint32_t rto = tcp_rtt_rto(&c->rtt, 5000);
 	h_advance(rto + 100);
 	struct h_seg s;
-	struct rte_mbuf *m = next_seg(&h_a, &s);
+	struct rte_mbuf *m = h_next_seg(&h_a, &s);
 	assert_int_equal(s.len, small);
 	assert_true(h_a.n_out == 0);
 	h_input(&h_b, m);
@@ -1497,11 +1432,11 @@ static void zero_window_probe(void **state)
 
 	/* zero window: an ACK-only probe below snd_una draws B's ACK */
 	h_advance(tcp_rtt_rto(&c->rtt, 5000) + 100);
-	m = next_seg(&h_a, &s);
+	m = h_next_seg(&h_a, &s);
 	assert_int_equal(s.len, 0);
 	assert_int_equal(s.seq, c->snd_una - 1);
 	h_input(&h_b, m);
-	m = next_seg(&h_b, &s);
+	m = h_next_seg(&h_b, &s);
 	assert_int_equal(s.wnd, 0);
 	assert_int_equal(s.ack, c->snd_una);
 	h_input(&h_a, m);
@@ -1577,10 +1512,7 @@ static void fin_to_time_wait(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 100);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 100, 5001);
 	struct rnic_tcp_conn *cb = sb.c;
 	assert_int_equal(h_send(c, 0, 100), 0);
 	assert_int_equal(rnic_tcp_close(c), 0);
@@ -1607,7 +1539,7 @@ static void fin_to_time_wait(void **state)
 	struct tcp_opts o = { .ts_ok = true, .tsval = c->ts_recent + 1, .tsecr = 0 };
 	h_input(&h_a, h_craft_to(c, c->rcv_nxt - 1, c->snd_nxt, FIN | ACK, &o, NULL, 0));
 	struct h_seg s;
-	rte_pktmbuf_free(next_seg(&h_a, &s));
+	rte_pktmbuf_free(h_next_seg(&h_a, &s));
 	assert_int_equal(s.flags, ACK);
 	assert_int_equal(s.ack, c->rcv_nxt);
 	/* 2 MSL later it is gone */
@@ -1703,10 +1635,7 @@ static void simultaneous_close(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 0);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 0, 5001);
 	struct rnic_tcp_conn *cb = sb.c;
 	assert_int_equal(rnic_tcp_close(c), 0);
 	assert_int_equal(rnic_tcp_close(cb), 0);
@@ -1736,10 +1665,7 @@ static void orphan_close(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 0);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 0, 5001);
 	struct rnic_tcp_conn *cb = sb.c;
 	rnic_tcp_set_ops(c, NULL, NULL);
 	assert_int_equal(rnic_tcp_close(c), 0);
@@ -1772,15 +1698,12 @@ static void rst_validation(void **state)
 	(void)state;
 	struct h_app ca, sb;
 	struct h_seg s;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 0);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 0, 5001);
 	struct rnic_tcp_conn *cb = sb.c;
 
 	/* in the window but not exact: challenge ACK, connection stays */
 	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt + 1000, 0, RST, NULL, NULL, 0));
-	rte_pktmbuf_free(next_seg(&h_b, &s));
+	rte_pktmbuf_free(h_next_seg(&h_b, &s));
 	assert_int_equal(s.flags, ACK);
 	assert_int_equal(s.ack, cb->rcv_nxt);
 	assert_int_equal(cb->state, TCP_ESTABLISHED);
@@ -1796,14 +1719,14 @@ static void rst_validation(void **state)
 	 * uses them must carry (RFC 7323 3.2) */
 	struct tcp_opts ts = { .ts_ok = true, .tsval = cb->ts_recent };
 	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt + 5, 0, SYN, &ts, NULL, 0));
-	rte_pktmbuf_free(next_seg(&h_b, &s));
+	rte_pktmbuf_free(h_next_seg(&h_b, &s));
 	assert_int_equal(s.flags, ACK);
 	assert_int_equal(cb->state, TCP_ESTABLISHED);
 	assert_int_equal(h_stats(&h_b).challenge_acks, 2);
 
 	/* an ACK for data never sent is answered and dropped */
 	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt, cb->snd_max + 100000, ACK, &ts, NULL, 0));
-	rte_pktmbuf_free(next_seg(&h_b, &s));
+	rte_pktmbuf_free(h_next_seg(&h_b, &s));
 	assert_int_equal(s.flags, ACK);
 	assert_int_equal(cb->snd_una, cb->snd_max);
 
@@ -1824,10 +1747,7 @@ static void paws_drop(void **state)
 	(void)state;
 	struct h_app ca, sb;
 	struct h_seg s;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 100);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 100, 5001);
 	struct rnic_tcp_conn *cb = sb.c;
 	assert_true(cb->ts_ok);
 	uint8_t data[10] = { 0 };
@@ -1836,7 +1756,7 @@ static void paws_drop(void **state)
 	h_input(&h_b, h_craft_to(cb, cb->rcv_nxt, cb->snd_nxt, ACK, &o, data, 10));
 	assert_int_equal(h_stats(&h_b).paws_drops, 1);
 	assert_int_equal(sb.got, 0);
-	rte_pktmbuf_free(next_seg(&h_b, &s));    /* the ACK PAWS requires */
+	rte_pktmbuf_free(h_next_seg(&h_b, &s));    /* the ACK PAWS requires */
 	assert_int_equal(s.flags, ACK);
 	assert_int_equal(s.ack, cb->rcv_nxt);
 	/* a fresh timestamp is accepted */
@@ -1869,10 +1789,7 @@ static void malformed_dropped_and_counted(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 100);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 100, 5001);
 	struct rnic_tcp_conn *cb = sb.c;
 	uint32_t raddr = rte_be_to_cpu_32(tcp_key_r4(&cb->key)), laddr = H_IP_B;
 	uint16_t rp = rte_be_to_cpu_16(cb->key.rport), lp = 5001;
@@ -1982,10 +1899,7 @@ static void odd_sized_writes(void **state)
 	(void)state;
 	struct h_app ca, sb;
 	const size_t n = 300 * 1000;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, n);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, n, 5001);
 	size_t off = 0;
 	unsigned full = 0, segs = 0;
 	while (off < n) {
@@ -2032,10 +1946,7 @@ static void pool_reserve_refuses_sends(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 8000);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5030);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 8000, 5030);
 	h_a.port.tx_reserve = rte_mempool_avail_count(h_pool) + 1;
 	assert_int_equal(h_send(c, 0, 3000), -ENOBUFS);
 	assert_int_equal(h_stats(&h_a).pool_short, 1);
@@ -2234,10 +2145,7 @@ static void newreno_partial_ack(void **state)
 	p.sack = false;
 	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
 	assert_int_equal(rnic_tcp_config(&h_b.st, &p), 0);
-	h_app_init(&ca, 0);
-	h_app_init(&sb, n);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, n, 5001);
 	assert_false(c->sack_ok);
 	assert_false(sb.c->sack_ok);
 	struct drop_set d = { .seq = { c->snd_nxt + 20 * c->mss, c->snd_nxt + 24 * c->mss },
@@ -2265,10 +2173,7 @@ static void ooo_no_memory(void **state)
 	(void)state;
 	struct h_app ca, sb;
 	const size_t n = 64 * 1024;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, n);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, n, 5001);
 	assert_null(sb.c->ooo);
 	struct drop_set d = { .seq = { c->snd_nxt + 2 * c->mss }, .n = 1 };
 	rnic_tcp_fail_allocs(&h_b.st, 1);
@@ -2326,16 +2231,13 @@ static void keepalive_probes_then_timeout(void **state)
 	rnic_tcp_params_default(&p);
 	p.keepalive_s = 2;
 	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 0);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 0, 5001);
 	/* idle for the keepalive time: a probe below snd_una, B answers */
 	h_advance(1900 * 1000);
 	assert_int_equal(h_a.n_out, 0);
 	h_advance(200 * 1000);
 	struct h_seg s;
-	struct rte_mbuf *m = next_seg(&h_a, &s);
+	struct rte_mbuf *m = h_next_seg(&h_a, &s);
 	assert_int_equal(s.flags, ACK);
 	assert_int_equal(s.len, 0);
 	assert_int_equal(s.seq, c->snd_una - 1);
@@ -2378,10 +2280,7 @@ static void user_timeout_aborts(void **state)
 	assert_int_equal(p.user_timeout_ms, 30000);   /* the documented default */
 	p.user_timeout_ms = 1000;
 	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 0);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 0, 5001);
 	struct rnic_tcp_stats st0 = h_stats(&h_a);
 	/* the peer vanishes with 10 KB in flight */
 	assert_int_equal(h_send(c, 0, 10000), 0);
@@ -2422,8 +2321,7 @@ static void user_timeout_aborts(void **state)
 	h_app_fini(&ca);
 
 	/* an unanswered SYN: no RST (nothing synchronized), the same error */
-	h_app_init(&ca, 0);
-	assert_int_equal(rnic_tcp_connect(&h_a.w, H_IP_B, 5003, &h_app_ops, &ca, &c), 0);
+	c = h_open_active(&ca, 0, 5003);
 	st0 = h_stats(&h_a);
 	ms = run_until_closed(&ca, 30000);
 	assert_int_equal(ca.closed_err, -ETIMEDOUT);
@@ -2446,10 +2344,7 @@ static void retry_limit_without_user_timeout(void **state)
 	rnic_tcp_params_default(&p);
 	p.user_timeout_ms = 0;
 	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 0);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 0, 5001);
 	assert_int_equal(h_send(c, 0, 1000), 0);
 	h_flush(&h_a);
 	unsigned s = 0;
@@ -2538,10 +2433,7 @@ static void local_stall_gives_no_rtt_sample(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 64 * 1024);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 64 * 1024, 5001);
 	assert_int_equal(h_send(c, 0, 2000), 0);   /* an RTT sample */
 	h_pump(NULL, NULL, NULL, 100);
 	assert_true(c->rtt.have_sample);
@@ -2589,10 +2481,7 @@ static void local_stall_spares_user_timeout(void **state)
 	rnic_tcp_params_default(&p);
 	p.user_timeout_ms = 1000;
 	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 64 * 1024);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 64 * 1024, 5001);
 	assert_int_equal(h_send(c, 0, 1000), 0);
 	h_flush(&h_a);                             /* lost */
 	stall(5ull * 1000 * 1000);
@@ -2626,10 +2515,7 @@ static void peer_stall_after_rto_gives_no_rtt_sample(void **state)
 {
 	(void)state;
 	struct h_app ca, sb;
-	h_app_init(&ca, 0);
-	h_app_init(&sb, 64 * 1024);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, 64 * 1024, 5001);
 	assert_int_equal(h_send(c, 0, 2000), 0);
 	h_pump(NULL, NULL, NULL, 100);
 	assert_true(c->rtt.have_sample);
@@ -2754,10 +2640,7 @@ static void lossy_run(enum rnic_tcp_cc cc, uint64_t seed)
 	rnic_tcp_params_default(&p);
 	p.cc = cc;
 	assert_int_equal(rnic_tcp_config(&h_a.st, &p), 0);
-	h_app_init(&ca, 0);
-	h_app_init(&sb, n);
-	struct rnic_tcp_conn *c = h_connect(&ca, &sb, 5001);
-	assert_non_null(c);
+	struct rnic_tcp_conn *c = h_open(&ca, &sb, n, 5001);
 	assert_ptr_equal(c->cc_ops, cc == RNIC_TCP_CC_CUBIC ? &tcp_cc_cubic : &tcp_cc_newreno);
 	struct lossy l = { .x = seed, .drop = 20, .dup = 10, .reorder = 20 };
 	size_t queued = 0;
@@ -2837,7 +2720,7 @@ static void close_and_abort_from_callbacks(void **state)
 	assert_int_equal(sb.eofs, 0);
 	assert_int_equal(h_stats(&h_b).tcbs, 0);
 	struct h_seg s;
-	rte_pktmbuf_free(next_seg(&h_b, &s));
+	rte_pktmbuf_free(h_next_seg(&h_b, &s));
 	assert_int_equal(s.flags & RST, RST);
 	assert_int_equal(h_b.n_out, 0);
 	rnic_tcp_abort(c);
@@ -2904,11 +2787,7 @@ static void close_and_abort_from_callbacks(void **state)
 
 int main(void)
 {
-	char *argv[] = { "test_tcb", "--no-huge", "-m", "256", "--no-pci",
-			 "--file-prefix", "rnic-test-tcb", "--log-level=*:error", NULL };
-	if (rte_eal_init(8, argv) < 0 || h_global_init() != 0)
-		return 1;
-#define T(f) cmocka_unit_test_setup_teardown(f, h_setup, h_teardown)
+#define T(f) H_TEST(f)
 	const struct CMUnitTest tests[] = {
 		T(handshake_passive_cookie), T(handshake_refused),
 		T(syn_retry_and_timeout), T(active_open_port_steers_home),
@@ -2936,9 +2815,5 @@ int main(void)
 		T(handoff_with_fin), T(lossy_link_newreno), T(lossy_link_cubic),
 	};
 #undef T
-	if (getenv("TCB_FILTER"))   /* run one test: TCB_FILTER=name */
-		cmocka_set_test_filter(getenv("TCB_FILTER"));
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	rte_eal_cleanup();
-	return rc;
+	return h_run("test_tcb", "rnic-test-tcb", tests, sizeof(tests) / sizeof(tests[0]));
 }
