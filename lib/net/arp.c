@@ -39,6 +39,20 @@
 /* A stale entry nobody uses (never asked again) is freed this long after
  * it expired. */
 #define ARP_STALE_GC_US    60000000u
+/*
+ * Override protection (issue 27; docs/design.md, "Neighbour caches under
+ * attack"). An entry this host resolved or sends to, confirmed within its
+ * TTL (arp_protected()), is not moved to another MAC by an ARP nobody
+ * asked for: a gratuitous ARP, an unasked reply, a request whose sender
+ * MAC differs. The claim is counted (override_refused) and kept aside,
+ * and the current MAC is asked by unicast requests, one per
+ * ARP_VERIFY_US; its answer ends the check. After ARP_VERIFY_PROBES
+ * unanswered ones the claimed MAC is taken (a host that replaced its
+ * NIC), as a stale entry whose refresh (broadcast requests) starts then. A stale or
+ * unused entry follows RFC 826's merge at once, as Linux does.
+ */
+#define ARP_VERIFY_PROBES       3u
+#define ARP_VERIFY_US     1000000u
 
 _Static_assert(RNIC_ARP_ENTRIES == RNIC_NEIGH_SETS * RNIC_NEIGH_WAYS,
 	       "the ARP table is neigh.h's sets of ways");
@@ -64,6 +78,14 @@ static bool arp_probes_failed(const struct arp_entry *e, uint64_t now)
 {
 	return e->probes >= ARP_PROBES &&
 	       now - e->probe_start_tsc >= us_to_tsc(ARP_PROBE_WINDOW_US);
+}
+
+/* Whether @p e may not be moved to another MAC by an ARP nobody asked
+ * for: resolved, confirmed less than its TTL ago, and sent to by this
+ * host (not only learnt from a peer's request). */
+static bool arp_protected(const struct arp_entry *e, uint64_t now)
+{
+	return e->state == ARP_REACHABLE && !e->learnt && e->expire_tsc > now;
 }
 
 /* Count a refresh request of stale entry @p e sent at @p now. Caller holds
@@ -159,7 +181,7 @@ static enum rnic_neigh_class arp_class(const struct arp_entry *e, uint64_t *stam
 		return RNIC_NEIGH_FREE;
 	if (e->state == ARP_INCOMPLETE)
 		return RNIC_NEIGH_RESOLVING;
-	if (e->n_pending > 0 || e->probes > 0)   /* being refreshed: in use */
+	if (e->n_pending > 0 || e->probes > 0 || e->verifying)   /* in use */
 		return RNIC_NEIGH_BUSY;
 	return e->learnt ? RNIC_NEIGH_LEARNT : RNIC_NEIGH_IDLE;
 }
@@ -237,6 +259,21 @@ static void arp_send_request(struct rnic_worker *w, struct rnic_port *p,
 	rnic_worker_tx(w, p, m);
 }
 
+/* A unicast request for @p ip to the MAC its entry has, @p mac: is it
+ * still there? (The override check; Linux's unicast probe.) */
+static void arp_send_verify(struct rnic_worker *w, struct rnic_port *p, uint32_t ip,
+			    const struct rte_ether_addr *mac)
+{
+	struct rte_mbuf *m = arp_build(p, RTE_ARP_OP_REQUEST, mac, &zero_mac, p->ip, ip);
+	if (m == NULL) {
+		w->drops[RNIC_DROP_NO_MBUF]++;
+		return;
+	}
+	CNT(p->arp, requests_out);
+	CNT(p->arp, verify_probes_out);
+	rnic_worker_tx(w, p, m);
+}
+
 void rnic_arp_announce_ip(struct rnic_worker *w, struct rnic_port *p, uint32_t ip)
 {
 	struct rte_mbuf *m = arp_build(p, RTE_ARP_OP_REQUEST, &bcast, &zero_mac,
@@ -270,16 +307,35 @@ enum arp_learn_mode {
 
 /* Learn or refresh ip -> mac; send frames that waited for it. Takes the
  * write lock. Refused creations count as create_refused (as Linux with
- * arp_accept=0, no entry is made from a reply or a gratuitous ARP). */
+ * arp_accept=0, no entry is made from a reply or a gratuitous ARP). A
+ * different MAC for a protected entry is not taken but verified
+ * (override_refused; ARP_VERIFY_PROBES above). The same MAC confirms the
+ * entry and ends a verification. */
 static void arp_learn(struct rnic_worker *w, struct rnic_port *p, uint32_t ip,
 		      const struct rte_ether_addr *mac, enum arp_learn_mode mode)
 {
 	struct rnic_arp_table *t = p->arp;
 	struct rte_mbuf *send[RNIC_ARP_PENDING];
 	unsigned n = 0;
+	uint64_t now = rte_rdtsc();
 
 	rte_rwlock_write_lock(&t->lock);
 	struct arp_entry *e = arp_find(t, ip);
+	if (e != NULL && !rte_is_same_ether_addr(&e->mac, mac) && arp_protected(e, now)) {
+		struct rte_ether_addr cur = e->mac;
+		bool ask = !e->verifying;
+		CNT(t, override_refused);
+		e->claimed = *mac;   /* the latest claim is the one taken */
+		if (ask) {
+			e->verifying = true;
+			e->verify_probes = 1;
+			e->verify_tsc = now;
+		}
+		rte_rwlock_write_unlock(&t->lock);
+		if (ask)
+			arp_send_verify(w, p, ip, &cur);
+		return;
+	}
 	if (e == NULL && mode == ARP_CREATE) {
 		e = arp_slot(w, t, ip, RNIC_NEIGH_UNSOLICITED);
 		if (e != NULL) {
@@ -294,8 +350,10 @@ static void arp_learn(struct rnic_worker *w, struct rnic_port *p, uint32_t ip,
 			arp_changed(t);
 		e->mac = *mac;
 		e->state = ARP_REACHABLE;
-		e->expire_tsc = rte_rdtsc() + us_to_tsc(RNIC_ARP_TTL_US);
+		e->expire_tsc = now + us_to_tsc(RNIC_ARP_TTL_US);
 		e->probes = 0;
+		e->verifying = false;
+		e->verify_probes = 0;
 		n = arp_take_pending(t, e, send);
 	}
 	rte_rwlock_write_unlock(&t->lock);
@@ -474,6 +532,7 @@ void rnic_arp_resolve_hint(struct rnic_worker *w, struct rnic_port *p,
 	if (e->state == ARP_REACHABLE) {  /* its refreshes failed: resolve again */
 		e->state = ARP_INCOMPLETE;
 		e->probes = 0;
+		e->verifying = false;
 		arp_changed(t);
 	}
 	if (e->n_pending == 0)
@@ -518,10 +577,43 @@ unsigned rnic_arp_poll(struct rnic_worker *w, struct rnic_port *p)
 	unsigned work = 0;
 	uint32_t ask[8];
 	unsigned n_ask = 0;
+	struct { uint32_t ip; struct rte_ether_addr mac; } verify[8];
+	unsigned n_verify = 0;
 
 	rte_rwlock_write_lock(&t->lock);
 	for (unsigned i = 0; i < RNIC_ARP_ENTRIES; i++) {
 		struct arp_entry *e = &t->e[i];
+		if (unlikely(e->verifying) && e->state != ARP_REACHABLE) {
+			e->verifying = false;
+		} else if (unlikely(e->verifying) &&
+			   now - e->verify_tsc >= us_to_tsc(ARP_VERIFY_US)) {
+			if (e->verify_probes < ARP_VERIFY_PROBES) {
+				if (n_verify < RTE_DIM(verify)) {   /* else the next poll */
+					e->verify_probes++;
+					e->verify_tsc = now;
+					verify[n_verify].ip = e->ip;
+					verify[n_verify++].mac = e->mac;
+				}
+			} else {
+				/* the current MAC is gone: take the claim, as a
+				 * stale entry whose refresh starts now (a
+				 * broadcast request; it is used meanwhile) */
+				e->mac = e->claimed;
+				e->verifying = false;
+				e->verify_probes = 0;
+				e->probes = 0;
+				e->expire_tsc = now;
+				arp_changed(t);
+				__atomic_fetch_add(&t->override_taken, 1, __ATOMIC_RELAXED);
+				if (n_ask < RTE_DIM(ask)) {   /* else its next use asks */
+					arp_probe_sent(e, now);
+					__atomic_fetch_add(&t->refreshes_out, 1, __ATOMIC_RELAXED);
+					ask[n_ask++] = e->ip;
+				}
+				work++;
+				continue;
+			}
+		}
 		bool stale = e->state == ARP_REACHABLE && e->expire_tsc <= now;
 		if (stale && e->n_pending == 0 &&
 		    (arp_probes_failed(e, now) ||
@@ -561,7 +653,9 @@ unsigned rnic_arp_poll(struct rnic_worker *w, struct rnic_port *p)
 	rte_rwlock_write_unlock(&t->lock);
 	for (unsigned i = 0; i < n_ask; i++)
 		arp_send_request(w, p, ask[i]);
-	return work + n_ask + rnic_nd_poll(w, p);   /* IPv6 neighbours too */
+	for (unsigned i = 0; i < n_verify; i++)
+		arp_send_verify(w, p, verify[i].ip, &verify[i].mac);
+	return work + n_ask + n_verify + rnic_nd_poll(w, p);   /* IPv6 neighbours too */
 }
 
 void rnic_arp_stats(const struct rnic_stack *st, struct rnic_arp_stats *s)
@@ -580,6 +674,8 @@ void rnic_arp_stats(const struct rnic_stack *st, struct rnic_arp_stats *s)
 		s->refreshes += LOAD(t, refreshes_out);
 		s->create_refused += LOAD(t, create_refused);
 		s->gratuitous_in += LOAD(t, gratuitous_in);
+		s->override_refused += LOAD(t, override_refused);
+		s->override_taken += LOAD(t, override_taken);
 		/* a racy snapshot is fine for a gauge read by telemetry */
 		for (unsigned k = 0; k < RNIC_ARP_ENTRIES; k++)
 			s->entries += t->e[k].state == ARP_REACHABLE;

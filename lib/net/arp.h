@@ -32,6 +32,16 @@ struct arp_entry {
 	unsigned probes;
 	uint64_t probe_start_tsc;
 	bool learnt;                 /* made by a request's sender, not sent to since */
+	/* A different MAC claimed, unasked, for this entry while it was
+	 * protected (arp.c, arp_protected()): the claim is kept aside and the
+	 * current MAC asked by unicast requests, verify_probes of them so far,
+	 * the last at verify_tsc. An answer from the current MAC ends the
+	 * check (claim dropped); ARP_VERIFY_PROBES unanswered ones hand the
+	 * entry to the claimed MAC. */
+	bool verifying;
+	uint8_t verify_probes;
+	struct rte_ether_addr claimed;
+	uint64_t verify_tsc;
 	unsigned n_pending;
 	struct rte_mbuf *pending[RNIC_ARP_PENDING];
 };
@@ -45,6 +55,11 @@ struct rnic_arp_table {
 	uint64_t create_refused;     /* senders not cached: gratuitous, unsolicited
 				      * reply, or no slot neigh.h's policy allows */
 	uint64_t gratuitous_in;      /* gratuitous ARPs (sender = target address) */
+	uint64_t override_refused;   /* unasked claims of another MAC for a
+				      * protected entry: not taken, verified */
+	uint64_t override_taken;     /* such claims taken: the current MAC left
+				      * ARP_VERIFY_PROBES probes unanswered */
+	uint64_t verify_probes_out;  /* unicast requests verifying an entry */
 	/* relaxed atomics: several workers count */
 	uint64_t requests_in, replies_in, requests_out, replies_out,
 		 gratuitous_out, timeouts;

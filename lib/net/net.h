@@ -235,6 +235,7 @@ struct rnic_arp_stats {
 		 gratuitous_out, entries, timeouts;
 	uint64_t refreshes;   /* requests_out that refreshed a stale entry */
 	uint64_t create_refused, gratuitous_in;   /* arp.h */
+	uint64_t override_refused, override_taken; /* arp.h */
 };
 void rnic_arp_stats(const struct rnic_stack *st, struct rnic_arp_stats *s);
 

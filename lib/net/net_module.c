@@ -38,6 +38,8 @@ static void net_telemetry(const struct rnic_stack *st, struct rte_tel_data *d)
 	rnic_arp_stats(st, &as);
 	rte_tel_data_add_dict_u64(d, "arp_create_refused", as.create_refused);
 	rte_tel_data_add_dict_u64(d, "arp_gratuitous_in", as.gratuitous_in);
+	rte_tel_data_add_dict_u64(d, "arp_override_refused", as.override_refused);
+	rte_tel_data_add_dict_u64(d, "arp_override_taken", as.override_taken);
 }
 
 static const struct rnic_net_hooks net_hooks = {

@@ -551,7 +551,10 @@ static void arp_hint_follows_table(void **state)
 	stub_reset();
 
 	/* the peer's address moves to another MAC (its gratuitous ARP, as
-	 * after a failover): the next frame goes to the new one */
+	 * after a failover) while the entry is stale (a fresh one in use is
+	 * verified first: arp_override_verified): the next frame goes to the
+	 * new one */
+	e->expire_tsc = rte_rdtsc() - 1;
 	rx(&W[0], &P[0], f, build_arp(f, RTE_ARP_OP_REQUEST, PEER_IP, PEER_IP, &mac2));
 	stub_reset();
 	send_hinted(&W[0], &P[0], PEER_IP, &h);
@@ -678,7 +681,8 @@ static void arp_spoofed_requests_keep_neighbours(void **state)
 }
 
 /* As Linux with arp_accept=0: a gratuitous ARP or a reply nobody asked for
- * makes no entry (counted); a gratuitous ARP updates a known neighbour. */
+ * makes no entry (counted); a gratuitous ARP updates a known neighbour
+ * that is stale (one in use and confirmed: arp_override_verified). */
 static void arp_gratuitous_and_unsolicited(void **state)
 {
 	uint8_t f[64];
@@ -695,9 +699,174 @@ static void arp_gratuitous_and_unsolicited(void **state)
 	/* a known neighbour: the gratuitous ARP moves it */
 	send_small(&W[0], &P[1], a);
 	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REPLY, a, P1_IP, &ma));
+	arp_entry_of(&P[1], a)->expire_tsc = rte_rdtsc() - 1;
 	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, a, a, &mc));
 	assert_memory_equal(&arp_entry_of(&P[1], a)->mac, &mc, 6);
 	assert_int_equal(P[1].arp->gratuitous_in, 2);
+	assert_int_equal(P[1].arp->override_refused, 0);
+}
+
+/* The frames of ours to @p ip sent since capture index @p from: how many
+ * IPv4 ones went to @p mac, and how many IPv4 ones in all. */
+static unsigned ipv4_to(unsigned from, const struct rte_ether_addr *mac, unsigned *all)
+{
+	unsigned n = 0;
+	*all = 0;
+	for (unsigned i = from; i < stub_n_tx; i++) {
+		const uint8_t *b = rte_pktmbuf_mtod(stub_tx[i].m, const uint8_t *);
+		if (b[12] != 0x08 || b[13] != 0x00)
+			continue;
+		(*all)++;
+		n += memcmp(b, mac, 6) == 0;
+	}
+	return n;
+}
+
+/* The unicast ARP requests (override checks) among the captured frames
+ * from index @p from, each checked: to @p mac, asking for @p ip. */
+static unsigned verify_probes_to(unsigned from, const struct rte_ether_addr *mac, uint32_t ip)
+{
+	unsigned n = 0;
+	for (unsigned i = from; i < stub_n_tx; i++) {
+		const uint8_t *b = rte_pktmbuf_mtod(stub_tx[i].m, const uint8_t *);
+		if (b[12] != 0x08 || b[13] != 0x06 || b[21] != 1 || (b[0] & 1))
+			continue;
+		assert_memory_equal(b, mac, 6);
+		uint8_t tip[4] = { (uint8_t)(ip >> 24), (uint8_t)(ip >> 16), (uint8_t)(ip >> 8),
+				   (uint8_t)ip };
+		assert_memory_equal(b + 38, tip, 4);
+		n++;
+	}
+	return n;
+}
+
+/* Age the override check of @p e by a second and poll port 1. */
+static void verify_second(struct arp_entry *e)
+{
+	e->verify_tsc -= sec_tsc(1.1);
+	rnic_arp_poll(&W[0], &P[1]);
+}
+
+/*
+ * Issue 27 (hostile_arp_spoof_flood): a neighbour this host resolved and
+ * uses, confirmed within its TTL, is not moved to another MAC by a
+ * gratuitous ARP (request or reply form), an unasked reply, or a request
+ * whose sender MAC differs: each is counted (override_refused), frames
+ * keep going to the real MAC, and one unicast request asks the real MAC.
+ * Its answer ends the check. When the real MAC stays silent for
+ * ARP_VERIFY_PROBES requests a second apart, the claimed MAC is taken
+ * (a host that replaced its NIC converges in about 3 s). The old code
+ * took every claim at once.
+ */
+static void arp_override_verified(void **state)
+{
+	uint8_t f[64];
+	(void)state;
+	const uint32_t a = 0xc6330a0au;
+	struct rte_ether_addr ma = mac_of(a), fake = mac_of(0xbad), nic2 = mac_of(0x2222);
+	struct rnic_arp_stats s0, s1;
+	unsigned all;
+
+	rnic_arp_stats(&st, &s0);
+	send_small(&W[0], &P[1], a);                       /* resolved by us */
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REPLY, a, P1_IP, &ma));
+	struct arp_entry *e = arp_entry_of(&P[1], a);
+	assert_non_null(e);
+	stub_reset();
+
+	/* the spoofer's four ways of claiming a */
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, a, a, &fake));
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REPLY, a, a, &fake));
+	size_t len = build_arp(f, RTE_ARP_OP_REPLY, a, P1_IP, &fake);
+	memcpy(f, &p1_mac, 6);
+	rx(&W[0], &P[1], f, len);
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, a, P1_IP, &fake));
+	assert_memory_equal(&e->mac, &ma, 6);
+	assert_int_equal(P[1].arp->override_refused, 4);
+	assert_true(e->verifying);
+	assert_int_equal(verify_probes_to(0, &ma, a), 1);  /* one check at a time */
+	for (int i = 0; i < 5; i++)
+		send_small(&W[0], &P[1], a);
+	assert_int_equal(ipv4_to(0, &ma, &all), 5);
+	assert_int_equal(all, 5);
+	stub_reset();
+
+	/* the real MAC answers: the check ends, the claim is dropped */
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REPLY, a, P1_IP, &ma));
+	assert_false(e->verifying);
+	for (int i = 0; i < 4; i++)
+		verify_second(e);
+	assert_memory_equal(&e->mac, &ma, 6);
+	assert_int_equal(stub_n_tx, 0);
+	assert_int_equal(P[1].arp->override_taken, 0);
+
+	/* a host that replaced its NIC: its request carries the new MAC; the
+	 * old one is asked three times, a second apart, then the new one is
+	 * taken, stale: the next frame goes to it and asks the link */
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, a, P1_IP, &nic2));
+	assert_int_equal(P[1].arp->override_refused, 5);
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, a, a, &nic2));   /* its announce */
+	assert_int_equal(P[1].arp->override_refused, 6);
+	verify_second(e);
+	verify_second(e);
+	assert_memory_equal(&e->mac, &ma, 6);
+	assert_int_equal(verify_probes_to(0, &ma, a), 3);
+	unsigned mark = stub_n_tx;
+	verify_second(e);
+	assert_memory_equal(&e->mac, &nic2, 6);
+	assert_false(e->verifying);
+	assert_int_equal(P[1].arp->override_taken, 1);
+	assert_int_equal(stub_n_tx - mark, 1);              /* a broadcast request */
+	assert_true(rte_pktmbuf_mtod(stub_tx[mark].m, uint8_t *)[0] == 0xff);
+	assert_int_equal(rte_pktmbuf_mtod(stub_tx[mark].m, uint8_t *)[21], 1);
+	mark = stub_n_tx;
+	send_small(&W[0], &P[1], a);
+	assert_int_equal(ipv4_to(mark, &nic2, &all), 1);
+	assert_int_equal(all, 1);
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REPLY, a, P1_IP, &nic2));
+	assert_true(e->expire_tsc > rte_rdtsc());
+	rnic_arp_stats(&st, &s1);
+	assert_int_equal(s1.override_refused - s0.override_refused, 6);
+	assert_int_equal(s1.override_taken - s0.override_taken, 1);
+}
+
+/*
+ * The RFC 826 merge rule, which the protection must not break: an entry
+ * nobody uses (learnt from a request) or a stale one takes the MAC a
+ * peer's request carries at once; and a poisoned entry (a stale one
+ * taken by a spoofer's gratuitous ARP) is put right by the real host's
+ * own request, confirmed, and then defended against the spoofer.
+ */
+static void arp_request_merges_sender(void **state)
+{
+	uint8_t f[64];
+	(void)state;
+	const uint32_t b = 0xc6330b0bu;
+	struct rte_ether_addr mb = mac_of(b), fake = mac_of(0xbad);
+	unsigned all;
+
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, b, P1_IP, &fake));   /* learnt */
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, b, P1_IP, &mb));
+	struct arp_entry *e = arp_entry_of(&P[1], b);
+	assert_memory_equal(&e->mac, &mb, 6);
+	send_small(&W[0], &P[1], b);                        /* in use now */
+	e->expire_tsc = rte_rdtsc() - 1;                    /* stale */
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, b, b, &fake));
+	assert_memory_equal(&e->mac, &fake, 6);
+	stub_reset();
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, b, P1_IP, &fake));
+	e->expire_tsc = rte_rdtsc() - 1;
+	/* the real host asks for us: RFC 826 merges its MAC in */
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, b, P1_IP, &mb));
+	assert_memory_equal(&e->mac, &mb, 6);
+	assert_true(e->expire_tsc > rte_rdtsc());
+	rx(&W[0], &P[1], f, build_arp(f, RTE_ARP_OP_REQUEST, b, b, &fake));
+	assert_memory_equal(&e->mac, &mb, 6);
+	unsigned mark = stub_n_tx;
+	send_small(&W[0], &P[1], b);
+	assert_int_equal(ipv4_to(mark, &mb, &all), 1);
+	assert_int_equal(P[1].arp->override_refused, 1);
+	assert_int_equal(P[1].arp->override_taken, 0);
 }
 
 /* A request flood is answered at most RNIC_NEIGH_ANSWERS_PER_WINDOW times a
@@ -1448,6 +1617,8 @@ int main(void)
 		T(arp_reachable_expires),
 		T(arp_spoofed_requests_keep_neighbours),
 		T(arp_gratuitous_and_unsolicited),
+		T(arp_override_verified),
+		T(arp_request_merges_sender),
 		T(arp_flood_bounds),
 		T(arp_ping_makes_no_entry),
 		T(neigh_pick_policy),
