@@ -25,31 +25,49 @@ the RDMA IP CM service of port 4791).
    what the first added (or 1 MiB): half-open state is bounded by a
    backlog, not by what the attacker sends; in all at most 16 MiB. The
    REPs and DREQs must change nothing (counted drops or REJs).
-The driver then checks that rnic-cp over RoCE and iWARP is still served."""
+The driver then checks that rnic-cp over RoCE and iWARP is still served.
+
+atk_roce.py v6 (hostile_roce_ipv6) runs every attack over IPv6: UDP 4791
+to 2001:db8::10 from 2001:db8::66 (rnic's MAC found by neighbour
+solicitation), the ICRC masked as annex A17.4 has it for IPv6 (traffic
+class, flow label, hop limit), a real UDP checksum, the GIDs and the CMA
+header's addresses the IPv6 ones (IP version 6); the driver's legitimate
+client is then rnic-cp over RoCE to [2001:db8::10]."""
 import os
 import random
 import socket
 import struct
+import sys
 import time
 import zlib
 
-from hpeer import (ATK4, ATKMAC, IP, RNIC4, UDP, Ether, Link, check, counters,
-                   done, heap_bytes, rose)
+from hpeer import (ATK4, ATK6, ATKMAC, IP, RNIC4, RNIC6, UDP, Ether, IPv6, Link,
+                   check, counters, done, heap_bytes, rose)
 
+V6 = sys.argv[1:2] == ['v6']   # the address family of every attack
+ATK, RNIC, L3 = (ATK6, RNIC6, IPv6) if V6 else (ATK4, RNIC4, IP)
+HDRS = 14 + (40 if V6 else 20) + 8   # Ethernet, IP, UDP: where the BTH starts
+print('RoCEv2 over %s: %s -> %s' % ('IPv6' if V6 else 'IPv4', ATK, RNIC))
 link = Link()
-rmac = link.resolve()
+rmac = link.resolve(v6=V6)
 rnd = random.Random(27)
 SERVICE = (0x0106 << 16) | 4791
-ETH = bytes(Ether(src=ATKMAC, dst=rmac, type=0x0800))
+ETH = bytes(Ether(src=ATKMAC, dst=rmac, type=0x86dd if V6 else 0x0800))
 
 
 def icrc(frame):
-    """frame (Ether/IPv4/UDP/BTH...) with its ICRC appended (IBTA A17.4.3)."""
+    """The ICRC of frame (Ether/IP/UDP/BTH..., IPv4 or IPv6; IBTA A17.4.3)."""
     l3 = bytearray(frame[14:])
-    l3[1] = 0xff
-    l3[8] = 0xff
-    l3[10:12] = b'\xff\xff'
-    ihl = (l3[0] & 15) * 4
+    if l3[0] >> 4 == 6:   # traffic class, flow label, hop limit
+        l3[0] |= 0x0f
+        l3[1:4] = b'\xff\xff\xff'
+        l3[7] = 0xff
+        ihl = 40
+    else:                 # TOS, TTL, header checksum
+        l3[1] = 0xff
+        l3[8] = 0xff
+        l3[10:12] = b'\xff\xff'
+        ihl = (l3[0] & 15) * 4
     l3[ihl + 6:ihl + 8] = b'\xff\xff'
     l3[ihl + 8 + 4] = 0xff
     return struct.pack('<I', zlib.crc32(b'\xff' * 8 + bytes(l3)) & 0xffffffff)
@@ -61,6 +79,8 @@ def roce(payload_after_bth, opcode, dqp, psn, good_icrc=True, cut=None):
                       0x80, psn >> 16 & 0xff, psn & 0xffff)
     body = bth + payload_after_bth
     n = len(body) + 4
+    if V6:
+        return roce6(body, n, good_icrc, cut)
     ip = bytearray(struct.pack('>BBHHHBBH4s4s', 0x45, 0, 20 + 8 + n, 0, 0x4000, 64, 17, 0,
                                socket.inet_aton(ATK4), socket.inet_aton(RNIC4)))
     csum = sum(struct.unpack('>10H', bytes(ip)))
@@ -77,6 +97,28 @@ def roce(payload_after_bth, opcode, dqp, psn, good_icrc=True, cut=None):
     return f[:cut] if cut else f
 
 
+def roce6(body, n, good_icrc, cut):
+    """roce() over IPv6: BTH and the rest in @body, @n bytes with the ICRC."""
+    src, dst = socket.inet_pton(socket.AF_INET6, ATK), socket.inet_pton(socket.AF_INET6, RNIC)
+    ip = struct.pack('>IHBB', 6 << 28, 8 + n, 17, 64) + src + dst
+    sport = rnd.randrange(49152, 65536)
+    f = ETH + ip + struct.pack('>HHHH', sport, 4791, 8 + n, 0) + body
+    tail = icrc(f)
+    if not good_icrc:
+        tail = bytes(b ^ 0x5a for b in tail)
+    # the UDP checksum a legitimate IPv6 sender puts (RFC 8200 8.1), over
+    # the pseudo-header and the datagram with its ICRC
+    dgram = struct.pack('>HHHH', sport, 4791, 8 + n, 0) + body + tail
+    data = src + dst + struct.pack('>II', 8 + n, 17) + dgram
+    data += b'\x00' * (len(data) & 1)
+    csum = sum(struct.unpack('>%dH' % (len(data) // 2), data))
+    while csum >> 16:
+        csum = (csum & 0xffff) + (csum >> 16)
+    csum = ~csum & 0xffff or 0xffff
+    f = ETH + ip + dgram[:6] + struct.pack('>H', csum) + dgram[8:]
+    return f[:cut] if cut else f
+
+
 def mad_frame(mad, psn):
     deth = struct.pack('>II', 0x80010000, 1)
     return roce(deth + mad, 0x64, 1, psn)
@@ -87,8 +129,11 @@ def cm_mad(attr, body, tid):
     return hdr + body.ljust(232, b'\x00')[:232]
 
 
-def gid4(ip):
-    return b'\x00' * 10 + b'\xff\xff' + bytes(int(x) for x in ip.split('.'))
+def gid(ip):
+    """The GID of address @ip: IPv4-mapped, or the IPv6 address itself."""
+    if ':' in ip:
+        return socket.inet_pton(socket.AF_INET6, ip)
+    return b'\x00' * 10 + b'\xff\xff' + socket.inet_aton(ip)
 
 
 def req_body(comm_id, qpn, sport, psn=None):
@@ -96,12 +141,14 @@ def req_body(comm_id, qpn, sport, psn=None):
     b = struct.pack('>IIQQII', comm_id, 0, SERVICE, 0x0200000000000066, 0, 0x1234)
     b += struct.pack('>IIII', qpn << 8 | 1, 1, 20 << 3 | 0 << 1, psn << 8 | 20 << 3 | 7)
     b += struct.pack('>HBB', 0xffff, 3 << 4 | 7, 15 << 4)
-    path = struct.pack('>HH', 0xffff, 0xffff) + gid4(ATK4) + gid4(RNIC4) + \
+    path = struct.pack('>HH', 0xffff, 0xffff) + gid(ATK) + gid(RNIC) + \
         struct.pack('>IBBBB', 0, 0, 64, 0, 18 << 3)
     b += path + b'\x00' * 44
-    cma = struct.pack('>BBH', 0, 0x40, sport) + b'\x00' * 12 + \
-        bytes(int(x) for x in ATK4.split('.')) + b'\x00' * 12 + \
-        bytes(int(x) for x in RNIC4.split('.'))
+    # the CMA header (RDMA IP CM service): IP version, source port, the
+    # addresses (IPv4 in the last 4 bytes of 16)
+    cma = struct.pack('>BBH', 0, 0x60 if V6 else 0x40, sport) + \
+        (gid(ATK) + gid(RNIC) if V6 else b'\x00' * 12 + socket.inet_aton(ATK) +
+         b'\x00' * 12 + socket.inet_aton(RNIC))
     gw = b'RGW1' + bytes([1, 0, 0, 0]) + b't'.ljust(32, b'\x00')   # rnic_gw_req for target t
     return b + cma + gw
 
@@ -114,7 +161,7 @@ def sendall(frames):
 # 0. a live RC QP reached through the CM (REQ, REP, RTU) with the target's
 #    R_Key from the REP: Writes the responder must refuse (NAK), PSN games
 def from_rnic(m, pred, timeout=2.0):
-    return link.wait(lambda p: UDP in p and p[UDP].dport == 4791 and p[IP].src == RNIC4 and
+    return link.wait(lambda p: UDP in p and p[UDP].dport == 4791 and p[L3].src == RNIC and
                      pred(bytes(p[UDP].payload)), timeout, m)
 
 
@@ -204,7 +251,7 @@ for i in range(300):
                        rnd.randrange(1 << 24), good_icrc=False))
 for i in range(300):
     frames.append(roce(rnd.randbytes(16), rnd.choice([0x06, 0x0a, 0x0c]), rnd.randrange(65),
-                       0, cut=42 + rnd.randrange(0, 20)))
+                       0, cut=HDRS + rnd.randrange(0, 20)))
 sendall(frames)
 after = counters()
 print('BTH abuse, counters that rose: %s' % {k: after[k] - before.get(k, 0) for k in after
@@ -243,7 +290,7 @@ for half in range(2):
                               (1 << 40) + i), i) for i in range(half * 3000, half * 3000 + 3000)])
     time.sleep(0.5)
     growth.append(heap_bytes() - heap0 - sum(growth))
-answers = link.collect(lambda p: UDP in p and p[UDP].dport == 4791 and p[IP].src == RNIC4, m)
+answers = link.collect(lambda p: UDP in p and p[UDP].dport == 4791 and p[L3].src == RNIC, m)
 print('REQ flood: %d frames back from rnic, heap %+d then %+d bytes; REP/REJ/MRA back: %s' % (
     len(answers), growth[0], growth[1],
     [sum(1 for p in answers if bytes(p[UDP].payload)[12 + 8 + 16:12 + 8 + 18] == a)

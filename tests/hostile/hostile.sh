@@ -11,6 +11,8 @@
 #   gateway  rdma-gateway serving a target over iWARP (TCP 7471) and RoCE
 #            (the legitimate client: rnic-cp get over each, a second rnic
 #            process on its own tap);
+#   gateway6 the gateway with 2001:db8::10/64 too (the legitimate client:
+#            rnic-cp over RoCE to [2001:db8::10], and ping6);
 #   none     no process: SCRIPT starts its own (active-open attacks).
 # Then: the legitimate client once (warm-up), /rnic/mem as the baseline,
 # SCRIPT (a python attack in this folder, which asserts what it can see on
@@ -65,11 +67,13 @@ start_target() {
 			sleep 0.1
 		done
 		return 1 ;;
-	gateway)
+	gateway | gateway6)
+		local ip6=
+		[ "$target" = gateway6 ] && ip6=", 2001:db8::10/64"
 		cat > "$work/gw.ini" <<-INI
 		[port.0]
 		vdev = net_tap0,iface=gwtap0
-		ip = 192.0.2.10/24
+		ip = 192.0.2.10/24$ip6
 		[target.t]
 		size = 1M
 		access = rw
@@ -96,6 +100,17 @@ legit() {
 				{ cat "$work/cp.out"; echo "rnic-cp over $t failed"; rc=1; }
 		done
 		run ping -q -c 2 -i 0.2 -W 2 192.0.2.10 >/dev/null || { echo "no ping reply"; rc=1; }
+		return $rc ;;
+	gateway6)   # client 1 on 2001:db8::21 too, RoCE over IPv6 only
+		local rc=0
+		head -c 65536 /dev/urandom > "$work/put.bin"
+		rcp 1 --ip 2001:db8::21/64 --transport roce put "$work/put.bin" \
+			"rdma://[2001:db8::10]/t" > "$work/cp.out" 2>&1 &&
+		rcp 1 --ip 2001:db8::21/64 --transport roce get "rdma://[2001:db8::10]/t" \
+			"$work/get.bin" --length 65536 >> "$work/cp.out" 2>&1 &&
+			cmp -s "$work/get.bin" "$work/put.bin" ||
+			{ cat "$work/cp.out"; echo "rnic-cp over RoCE over IPv6 failed"; rc=1; }
+		run ping -6 -q -c 2 -i 0.2 -W 2 2001:db8::10 >/dev/null || { echo "no ping6 reply"; rc=1; }
 		return $rc ;;
 	esac
 }

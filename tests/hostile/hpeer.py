@@ -212,10 +212,13 @@ class Link:
                 pass
         return out
 
-    def resolve(self):
-        """rnic's MAC, by ARP from the attacker's address."""
+    def resolve(self, v6=False):
+        """rnic's MAC, by ARP from the attacker's address (@v6: by a
+        neighbour solicitation for 2001:db8::10 from 2001:db8::66)."""
         if self.rnic_mac:
             return self.rnic_mac
+        if v6:
+            return self._resolve6()
         for _ in range(5):
             m = self.mark()
             self.send(Ether(src=ATKMAC, dst='ff:ff:ff:ff:ff:ff') /
@@ -226,6 +229,21 @@ class Link:
                 self.rnic_mac = p[ARP].hwsrc
                 return self.rnic_mac
         raise SystemExit('FAIL: rnic does not answer ARP from the attacker')
+
+    def _resolve6(self):
+        tgt = socket.inet_pton(socket.AF_INET6, RNIC6)
+        snm = 'ff02::1:ff' + tgt[13:14].hex() + ':' + tgt[14:16].hex()
+        for _ in range(5):
+            m = self.mark()
+            self.send(Ether(src=ATKMAC, dst='33:33:ff:' + ':'.join('%02x' % b for b in tgt[13:])) /
+                      IPv6(src=ATK6, dst=snm, hlim=255) / ICMPv6ND_NS(tgt=RNIC6) /
+                      ICMPv6NDOptSrcLLAddr(lladdr=ATKMAC))
+            p = self.wait(lambda p: ICMPv6ND_NA in p and p[ICMPv6ND_NA].tgt == RNIC6 and
+                          ICMPv6NDOptDstLLAddr in p, 1.0, m)
+            if p:
+                self.rnic_mac = p[ICMPv6NDOptDstLLAddr].lladdr
+                return self.rnic_mac
+        raise SystemExit('FAIL: rnic does not answer neighbour solicitations from the attacker')
 
     def eth(self, src=ATKMAC):
         return Ether(src=src, dst=self.resolve())
