@@ -12,10 +12,14 @@ rdma-gateway, whose target t listens on TCP 4791).
    - spoofed RDMA Read Responses while no Read is outstanding: a random
      STag, the target's STag at a wrong offset, short and long;
    - an FPDU whose ULPDU_Length (65535) is past the stream's MULPDU;
-   - FPDUs with a wrong CRC.
-   rnic must end each connection (Terminate, FIN or RST) within 3 s, and a
-   counter of /rnic/iwarp must rise; a control connection that sends
-   nothing after the exchange must stay up for 2 s.
+   - FPDUs with a wrong CRC: Sends, and a Write to t rnic would take but
+     for its CRC (its Terminate must say MPA CRC error).
+   Every FPDU's CRC is right (least significant byte first) unless the case
+   says otherwise, and the Read Responses carry RDMAP opcode 2, so each
+   case reaches the check it names. rnic must end each connection
+   (Terminate, FIN or RST) within 3 s, and a counter of /rnic/iwarp must
+   rise; a control connection that sends nothing after the exchange must
+   stay up for 2 s.
 3. Slowloris: 100 connections that send 10 bytes of an MPA request and
    stall, 50 that only finish the TCP handshake, left open: the heaps may
    grow at most 8 MiB for them, an rnic-cp get over iWARP must be served
@@ -29,50 +33,11 @@ import subprocess
 import time
 
 from hpeer import Conn, Link, check, counters, done, heap_bytes, rose
+from iwarp_wire import fpdu, mpa_req, tagged, untagged
 
 PORT = 4791
 link = Link()
 link.resolve()
-
-_T = []
-for i in range(256):
-    c = i
-    for _ in range(8):
-        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    _T.append(c)
-
-
-def crc32c(b):
-    c = 0xffffffff
-    for x in b:
-        c = _T[(c ^ x) & 0xff] ^ (c >> 8)
-    return c ^ 0xffffffff
-
-
-def mpa_req(rev=2, flags=0x50, pd=None, pd_len=None, key=b'MPA ID Req Frame'):
-    if pd is None:
-        pd = (struct.pack('>HH', 1, 1) if rev == 2 else b'') + \
-            b'RGW1' + bytes([1, 1, 0, 0]) + b't'.ljust(32, b'\x00')
-    n = len(pd) if pd_len is None else pd_len
-    return key + struct.pack('>BBH', flags, rev, n) + pd
-
-
-def fpdu(ddp_rdmap, payload=b'', good_crc=True, ulpdu_len=None):
-    """One FPDU: MPA length, DDP/RDMAP header and payload, pad, CRC32c."""
-    ulpdu = ddp_rdmap + payload
-    n = len(ulpdu) if ulpdu_len is None else ulpdu_len
-    body = struct.pack('>H', n) + ulpdu
-    body += b'\x00' * (-len(body) % 4)
-    crc = crc32c(body)
-    return body + struct.pack('>I', crc if good_crc else crc ^ 0xdeadbeef)
-
-
-def untagged(opcode, qn, msn, mo=0):
-    return struct.pack('>BBIIII', 0x41, 0x40 | opcode, 0, qn, msn, mo)
-
-
-def tagged(opcode, stag, to):
-    return struct.pack('>BBIQ', 0xc1, 0x40 | opcode, stag, to)
 
 
 def connect():
@@ -130,23 +95,27 @@ c = rdma_conn('control')
 if c is not None:
     check(not c.ended(2.0), 'control: an idle RDMA stream stays up for 2 s')
     c.close()
-stag = None
+stag = addr = None
 cases = [('Terminate storm', lambda c: [fpdu(untagged(0x7, 2, 1 + i), bytes([0x01, 0x00, 0, 0]))
                                         for i in range(200)]),
-         ('Read Response, random STag', lambda c: [fpdu(tagged(0x1, 0x12345678, 0), b'r' * 100)]),
-         ('Read Response, wrong offset', lambda c: [fpdu(tagged(0x1, stag or 1, 1 << 40), b'r' * 100)]),
-         ('Read Response, short', lambda c: [fpdu(tagged(0x1, stag or 1, 0))[:8]]
+         ('Read Response, random STag', lambda c: [fpdu(tagged(0x2, 0x12345678, 0), b'r' * 100)]),
+         ('Read Response, wrong offset', lambda c: [fpdu(tagged(0x2, stag or 1, 1 << 40), b'r' * 100)]),
+         ('Read Response, short', lambda c: [fpdu(tagged(0x2, stag or 1, 0))[:8]]
           + [fpdu(untagged(0x0, 0, 1), b'')]),
-         ('Read Response, long', lambda c: [fpdu(tagged(0x1, stag or 1, 0), b'L' * 4000)]),
+         ('Read Response, long', lambda c: [fpdu(tagged(0x2, stag or 1, 0), b'L' * 4000)]),
          ('ULPDU_Length 65535', lambda c: [fpdu(untagged(0x3, 0, 1), b's' * 64, ulpdu_len=65535)]),
-         ('bad CRC', lambda c: [fpdu(untagged(0x3, 0, 1), b's' * 64, good_crc=False)] * 5)]
+         ('bad CRC', lambda c: [fpdu(untagged(0x3, 0, 1), b's' * 64, good_crc=False)] * 5),
+         # a Write rnic would take but for its CRC: the CRC error is the cause
+         ('bad CRC on a good Write', lambda c: [fpdu(tagged(0x0, stag or 1, addr or 0), b'w' * 64,
+                                                     good_crc=False)])]
 for name, make in cases:
     before = counters()
     c = rdma_conn(name)
     if c is None:
         continue
     if stag is None and len(c.rep) >= 16 and c.rep[4:8] == b'RGW1':
-        stag = struct.unpack('>I', c.rep[12:16])[0]   # behind IRD/ORD, magic..status
+        # behind IRD/ORD, magic..status
+        stag, addr = struct.unpack('>IQ', c.rep[12:24])
     mark = len(c.data)
     send_stream(c, b''.join(make(c)))
     ended = c.ended(3.0)
@@ -156,6 +125,9 @@ for name, make in cases:
     check(ended or term, '%s: rnic ends the stream (%s)' % (name, 'closed' if ended else 'Terminate' if term else 'nothing'))
     check(rose(before, after, 'iwarp.') > 0, '%s: an iwarp counter rose (%s)' % (name, {
         k: after[k] - before.get(k, 0) for k in after if k.startswith('iwarp.') and after[k] != before.get(k, 0)}))
+    if name == 'bad CRC on a good Write':
+        check(rose(before, after, 'iwarp.term_mpa_crc_error') == 1,
+              '%s: the Terminate says MPA CRC error (term_mpa_crc_error)' % name)
     del r
     c.close()
 
