@@ -192,7 +192,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	srand48((long)getpid() ^ (long)time(NULL));   /* the responders' first PSNs */
-	if (gw_serve_start(st, targets, n_targets, err, sizeof(err)) != 0 ||
+	if (gw_serve_start(st, targets, n_targets, cfg.listen_backlog, err, sizeof(err)) != 0 ||
 	    gw_responders_start(st, responders, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rdma-gateway: %s\n", err);
 		gw_serve_stop();

@@ -376,8 +376,8 @@ static int map_target(struct served *s, char *err, size_t errlen)
 	return 0;
 }
 
-int gw_serve_start(struct rnic_stack *st, struct gw_target *t, unsigned n, char *err,
-		   size_t errlen)
+int gw_serve_start(struct rnic_stack *st, struct gw_target *t, unsigned n,
+		   unsigned backlog, char *err, size_t errlen)
 {
 	if (n == 0)
 		return 0;
@@ -399,7 +399,7 @@ int gw_serve_start(struct rnic_stack *st, struct gw_target *t, unsigned n, char 
 		if (!have) {
 			struct rnic_cm_id *l;
 			int rc = rnic_cm_create_id(ch, (void *)(uintptr_t)t[i].listen, &l);
-			if (rc == 0 && (rc = rnic_cm_listen(l, t[i].listen, 64)) != 0)
+			if (rc == 0 && (rc = rnic_cm_listen(l, t[i].listen, (int)backlog)) != 0)
 				rnic_cm_destroy_id(l);
 			if (rc != 0) {
 				snprintf(err, errlen, "target %s: cannot listen on port %u: %s",

@@ -14,10 +14,10 @@
 #include "rnic/rnic.h"
 #include "target.h"
 
-/* Map and register every target, listen on their ports. @return 0 or -1
- * with one line in @p err. */
+/* Map and register every target, listen on their ports with @p backlog
+ * ([gateway] backlog). @return 0 or -1 with one line in @p err. */
 int gw_serve_start(struct rnic_stack *st, struct gw_target *t, unsigned n,
-		   char *err, size_t errlen);
+		   unsigned backlog, char *err, size_t errlen);
 
 /* Handle connection events for up to @p timeout_ms. */
 void gw_serve_poll(int timeout_ms);

@@ -141,6 +141,7 @@ struct rnic_config {
 	unsigned workers;                    /**< worker count */
 	enum rnic_poll_mode poll_mode;       /**< worker idle policy */
 	unsigned status_interval_ms;         /**< gateway status line, 0 = off */
+	unsigned listen_backlog;             /**< gateway listeners' backlog */
 	struct rnic_roce_cc_cfg roce_cc;     /**< RoCEv2 ECN, CNPs and DCQCN */
 };
 
@@ -162,7 +163,7 @@ void rnic_port_cfg_init(struct rnic_port_cfg *pc);
  * to RNIC_PORT_IP6_MAX IPv6 addresses, separated by commas), gateway, mtu, mbufs,
  * rx_desc, tx_desc, fault_seed, {rx,tx}_{drop,dup,reorder,corrupt,delay},
  * {rx,tx}_delay_us, {rx,tx}_ce, pcap; [workers] count, poll; [gateway]
- * status_ms; [roce] ecn, cnp_interval_us, dcqcn and the dcqcn_* keys.
+ * status_ms, backlog; [roce] ecn, cnp_interval_us, dcqcn and the dcqcn_* keys.
  * Other sections (target.*, ...) are accepted when @p extra_section says so.
  *
  * @param err

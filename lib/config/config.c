@@ -21,6 +21,7 @@
 #include <rte_common.h>
 
 #include "rnic/rnic.h"
+#include "rnic/rnic_cm.h"
 
 /* rte_cfgfile reads a line into CFG_NAME_LEN + CFG_VALUE_LEN + 4 bytes and
  * fails when the newline does not fit: the longest line it accepts */
@@ -64,6 +65,7 @@ void rnic_config_init(struct rnic_config *cfg)
 	cfg->workers = 1;
 	cfg->poll_mode = RNIC_POLL_ADAPTIVE;
 	cfg->status_interval_ms = 1000;
+	cfg->listen_backlog = RNIC_CM_BACKLOG_MAX;
 	/* DCQCN: the paper's timers, gain and stages (Zhu et al. 2015); rates
 	 * in Mb/s, the ceiling a 100 Gb/s link's */
 	cfg->roce_cc = (struct rnic_roce_cc_cfg){
@@ -691,6 +693,12 @@ static int load_global(struct rnic_config *cfg, const char *path, const char *se
 					       "%s: [gateway] status_ms: '%s' is not 0..%d",
 					       path, v, STATUS_MS_MAX);
 			cfg->status_interval_ms = (unsigned)u;
+		} else if (!strcmp(sec, "gateway") && !strcmp(k, "backlog")) {
+			if (parse_uint(v, 1, RNIC_CM_BACKLOG_MAX, &u) != 0)
+				return cfg_err(err, errlen, -EINVAL,
+					       "%s: [gateway] backlog: '%s' is not 1..%d",
+					       path, v, RNIC_CM_BACKLOG_MAX);
+			cfg->listen_backlog = (unsigned)u;
 		} else {
 			return cfg_err(err, errlen, -EINVAL, "%s: [%s] %s: unknown key",
 				       path, sec, k);

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "rnic/rnic.h"
+#include "rnic/rnic_cm.h"
 #include "tmp_ini.h"
 
 #define write_ini tmp_ini_write
@@ -42,7 +43,7 @@ static void full_file(void **state)
 		"  # indented = comment\n"
 		"[port.2]\n  vdev = net_tap0,iface=t0  \nip = 192.0.2.10\n"
 		"[target.scratch]\nsize = 64M\nanything = goes here\n"
-		"[workers]\ncount = 16\npoll = busy\n[gateway]\nstatus_ms = 0\n");
+		"[workers]\ncount = 16\npoll = busy\n[gateway]\nstatus_ms = 0\nbacklog = 64\n");
 	int rc = rnic_config_load(&c, p, targets, err, sizeof(err));
 	if (rc != 0)
 		fail_msg("rc %d: %s", rc, err);
@@ -86,6 +87,7 @@ static void full_file(void **state)
 	assert_int_equal(c.workers, 16);
 	assert_int_equal(c.poll_mode, RNIC_POLL_BUSY);
 	assert_int_equal(c.status_interval_ms, 0);
+	assert_int_equal(c.listen_backlog, 64);
 }
 
 static void defaults(void **state)
@@ -101,6 +103,7 @@ static void defaults(void **state)
 	assert_int_equal(c.workers, 1);
 	assert_int_equal(c.poll_mode, RNIC_POLL_ADAPTIVE);
 	assert_int_equal(c.status_interval_ms, 1000);
+	assert_int_equal(c.listen_backlog, RNIC_CM_BACKLOG_MAX);
 	assert_string_equal(c.path, "");
 	memset(&pc, 0xa5, sizeof(pc));
 	rnic_port_cfg_init(&pc);
@@ -161,6 +164,8 @@ static void error_messages(void **state)
 		{ "[workers]\npoll=sometimes\n", "[workers] poll: 'sometimes' is not busy or adaptive" },
 		{ "[workers]\nthreads=2\n", "[workers] threads: unknown key" },
 		{ "[gateway]\nstatus_ms=1s\n", "[gateway] status_ms: '1s' is not 0..3600000" },
+		{ "[gateway]\nbacklog=0\n", "[gateway] backlog: '0' is not 1..4096" },
+		{ "[gateway]\nbacklog=4097\n", "[gateway] backlog: '4097' is not 1..4096" },
 		{ "[eal]\nargv=-m 512\n", "[eal] argv: unknown key" },
 		{ P0 "tx_ce=200\n", "[port.0] tx_ce: '200' is not a percentage 0..100" },
 		{ "[roce]\necn=yes\n", "[roce] ecn: 'yes' is not on or off" },
