@@ -427,10 +427,13 @@ int gw_serve_stop(void)
 	for (unsigned k = 0; k < n_listeners; k++)
 		rnic_cm_destroy_id(listeners[k]);
 	n_listeners = 0;
-	/* graceful: work in flight is flushed, then FIN; wait for the ends */
+	/* graceful: work in flight is flushed, then FIN; wait for the ends,
+	 * at most 0.8 s so that the whole stop fits the 1.5 s a stop signal
+	 * allows (RNIC_STOP_GRACE_MS): a peer that never answers its
+	 * disconnect is then closed abortively below */
 	for (struct client *c = clients; c != NULL; c = c->next)
 		rnic_cm_disconnect(c->id);
-	for (int waited = 0; n_clients > 0 && waited < 20; waited++)
+	for (int waited = 0; n_clients > 0 && waited < 8; waited++)
 		gw_serve_poll(100);
 	while (clients != NULL)
 		client_free(clients);
