@@ -20,7 +20,7 @@ reply, and the CRC covers them.
    the stream (a Terminate, FIN or RST) within 3 s and count it in
    /rnic/iwarp (a term_* counter rising); an idle stream negotiated with M
    must stay up meanwhile.
-The driver then checks rnic-cp over iWARP and RoCE is still served."""
+The driver (target gateway-iwarp) then checks rnic-cp over iWARP is still served."""
 import struct
 
 from hpeer import Conn, Link, check, counters, done, rose

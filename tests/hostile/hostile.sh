@@ -11,6 +11,7 @@
 #   gateway  rdma-gateway serving a target over iWARP (TCP 7471) and RoCE
 #            (the legitimate client: rnic-cp get over each, a second rnic
 #            process on its own tap);
+#   gateway-iwarp  the gateway, its legitimate client over iWARP only;
 #   gateway6 the gateway with 2001:db8::10/64 too (the legitimate client:
 #            rnic-cp over RoCE to [2001:db8::10], and ping6);
 #   none     no process: SCRIPT starts its own (active-open attacks).
@@ -67,7 +68,7 @@ start_target() {
 			sleep 0.1
 		done
 		return 1 ;;
-	gateway | gateway6)
+	gateway | gateway-iwarp | gateway6)
 		local ip6=
 		[ "$target" = gateway6 ] && ip6=", 2001:db8::10/64"
 		cat > "$work/gw.ini" <<-INI
@@ -89,10 +90,11 @@ legit() {
 	case $target in
 	echo)
 		run "$PY" "$here/hpeer.py" legit both ;;
-	gateway)
-		local t rc=0
+	gateway | gateway-iwarp)
+		local t rc=0 ts="iwarp roce"
+		[ "$target" = gateway-iwarp ] && ts=iwarp
 		head -c 65536 /dev/urandom > "$work/put.bin"
-		for t in iwarp roce; do
+		for t in $ts; do
 			rcp 1 --transport $t put "$work/put.bin" rdma://192.0.2.10/t \
 				> "$work/cp.out" 2>&1 &&
 			rcp 1 --transport $t get rdma://192.0.2.10/t "$work/get.bin" --length 65536 \
