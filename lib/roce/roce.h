@@ -128,6 +128,9 @@ struct rnic_worker;
 	/* issue 27, IB CM bounds (roce_cm.c): REQs refused past the listener's \
 	 * backlog or the port's unaccepted ones, REQs left undecided */        \
 	X(cm_backlog_full)  X(cm_port_limit)    X(cm_req_timeouts)              \
+	/* accepted REQs never confirmed (no RTU) pushed out of a full backlog \
+	 * by a newer REQ */                                                    \
+	X(cm_half_open_evicted)                                                 \
 	/* Send with Invalidate of an R_Key that may not be (an MR, a type 1  \
 	 * window, another QP's type 2 window): NAK invalid request */         \
 	X(inv_refused)

@@ -70,6 +70,9 @@
  * active side waits without an MRA), kept within these bounds so neither
  * a tiny nor a huge REQ value holds state long. */
 #define CM_DECIDE_MIN_US  1000000u
+/* An accepted connection without its RTU this long may be pushed out of a
+ * full backlog by a newer REQ (half_open_evict()). */
+#define CM_HALF_OPEN_MIN_US 100000u
 #define CM_DECIDE_MAX_US  4000000u
 /* Passive connections a remote made and the application never accepted
  * (deciding, or in timewait after a REJ or a timeout), per port: a REQ
@@ -93,9 +96,13 @@ struct ibcm_listener {
 	uint16_t port;           /* 0: free slot */
 	const struct rnic_ibcm_ops *ops;
 	void *lctx;
-	uint32_t backlog;        /* requests delivered, not yet decided: at most */
+	uint32_t backlog;        /* requests delivered, not yet established
+				  * (undecided, or accepted and waiting for
+				  * the RTU): at most */
 	uint32_t pending;        /* ... and now */
 	uint32_t gen;            /* bumped per listen/unlisten of the slot */
+	/* accepted, REP sent, no RTU yet: oldest first (counted in pending) */
+	TAILQ_HEAD(, rnic_ibcm_conn) half_open;
 };
 
 struct roce_cm {
@@ -123,6 +130,9 @@ struct rnic_ibcm_conn {
 	bool rejected;           /* mad holds the REJ we sent */
 	bool unaccepted;         /* passive, counted in cm->unaccepted */
 	struct ibcm_listener *lst;   /* REQ_RCVD: counted in lst->pending */
+	TAILQ_ENTRY(rnic_ibcm_conn) half_link;   /* on lst->half_open */
+	bool in_half;            /* on lst->half_open */
+	uint64_t rep_tsc;        /* when the REP was first sent */
 	uint32_t lgen;           /* lst->gen then */
 	const struct rnic_ibcm_ops *ops;
 	void *ctx;
@@ -301,12 +311,21 @@ static void conn_unhash(struct rnic_ibcm_conn *c)
 static void conn_unpend(struct rnic_ibcm_conn *c)
 {
 	struct ibcm_listener *l = c->lst;
+	if (c->in_half) {
+		TAILQ_REMOVE(&l->half_open, c, half_link);
+		c->in_half = false;
+	}
 	if (l != NULL && l->gen == c->lgen && l->pending > 0)
 		l->pending--;
 	c->lst = NULL;
 }
 
-/* Accepted (or freed): no longer one a remote holds without consent. */
+/* Established by the peer's RTU or traffic (or freed): no longer one a
+ * remote holds without having shown it can answer. An accepted REQ counts
+ * until then, so that spoofed REQs an auto-accepting server takes (each a
+ * QP and the application's state for the REP's whole retry budget) stay
+ * within the backlog, as TCP's half-open connections within its SYN
+ * stage. */
 static void conn_consented(struct rnic_ibcm_conn *c)
 {
 	conn_unpend(c);
@@ -516,6 +535,32 @@ static void conn_decide_timeout(struct rnic_ibcm_conn *c)
 	c->ctx = NULL;
 }
 
+/*
+ * The backlog is full and a new REQ came: make room by giving up the
+ * oldest accepted connection whose RTU has not come in CM_HALF_OPEN_MIN_US
+ * (a real client answers a REP within a round trip; a spoofed REQ's REP
+ * goes nowhere), as TCP stacks prune their oldest half-open connections:
+ * REJ (timeout), QP to error, UNREACHABLE to the application. @return
+ * whether one was given up.
+ */
+static bool half_open_evict(struct ibcm_listener *l)
+{
+	struct rnic_ibcm_conn *c = TAILQ_FIRST(&l->half_open);
+	if (c == NULL || c->state != CM_REP_SENT ||
+	    rte_get_tsc_cycles() - c->rep_tsc < rte_get_tsc_hz() / 1000000 * CM_HALF_OPEN_MIN_US)
+		return false;
+	struct rnic_ibcm_msg rej = { .attr = RNIC_IBCM_REJ, .local_id = c->lid,
+				     .remote_id = c->rid, .msg = RNIC_IBCM_MSG_REP,
+				     .reason = RNIC_IBCM_REJ_TIMEOUT };
+	ctr(c->cm)->cm_half_open_evicted++;
+	rnic_timer_cancel(&cm_worker(c->cm)->timers, &c->timer);
+	conn_send(c, &rej);
+	conn_qp_error(c);
+	conn_timewait(c);   /* leaves the backlog */
+	conn_event(c, RNIC_CM_EVENT_UNREACHABLE, -ETIMEDOUT, 0, NULL, 0);
+	return true;
+}
+
 static void conn_timer_cb(struct rnic_timer *t, void *arg)
 {
 	(void)t;
@@ -535,6 +580,7 @@ static void conn_timer_cb(struct rnic_timer *t, void *arg)
 		return;
 	if (c->state == CM_REP_SENT && qp_is_rts(c)) {
 		/* no RTU, but the peer's traffic established the QP: as an RTU */
+		conn_consented(c);
 		c->state = CM_ESTABLISHED;
 		conn_event(c, RNIC_CM_EVENT_ESTABLISHED, 0, 0, NULL, 0);
 		return;
@@ -662,6 +708,8 @@ static void rx_req(struct rx_ctx *x)
 	 * port's bound of unaccepted ones (REJ no resources, as for a failed
 	 * allocation, without allocating) */
 	bool full = l->pending >= l->backlog;
+	if (full && half_open_evict(l))
+		full = false;
 	if (full || cm->unaccepted[x->p->idx] >= CM_PORT_UNACCEPTED_MAX) {
 		if (full)
 			ctr(cm)->cm_backlog_full++;
@@ -791,6 +839,7 @@ static void rx_rtu(struct rx_ctx *x)
 		return;
 	}
 	rnic_timer_cancel(&cm_worker(x->cm)->timers, &c->timer);
+	conn_consented(c);   /* the peer answered our REP */
 	if (c->qp == NULL || qp_rts(c) != 0) {
 		struct rnic_ibcm_msg dreq = { .attr = RNIC_IBCM_DREQ, .local_id = c->lid,
 					      .remote_id = c->rid, .qpn = c->rqpn };
@@ -1020,6 +1069,11 @@ static void do_listen(struct rnic_worker *w, void *arg)
 				l->port = 0;   /* unlisten: its requests count no more */
 				l->pending = 0;
 				l->gen++;
+				struct rnic_ibcm_conn *h;
+				while ((h = TAILQ_FIRST(&l->half_open)) != NULL) {
+					TAILQ_REMOVE(&l->half_open, h, half_link);
+					h->in_half = false;
+				}
 			}
 			return;
 		}
@@ -1036,6 +1090,7 @@ static void do_listen(struct rnic_worker *w, void *arg)
 	}
 	*free_slot = (struct ibcm_listener){ .port = a->port, .ops = a->ops, .lctx = a->lctx,
 					     .backlog = a->backlog, .gen = free_slot->gen + 1 };
+	TAILQ_INIT(&free_slot->half_open);
 	a->rc = 0;
 }
 
@@ -1170,8 +1225,12 @@ static void do_accept(struct rnic_worker *w, void *arg)
 	};
 	if (a->p->pdata_len)
 		memcpy(m.pdata, a->p->pdata, a->p->pdata_len);
-	conn_consented(c);
 	rnic_timer_cancel(&cm_worker(c->cm)->timers, &c->timer);   /* the decide timer */
+	if (c->lst != NULL && c->lst->gen == c->lgen) {
+		TAILQ_INSERT_TAIL(&c->lst->half_open, c, half_link);
+		c->in_half = true;
+		c->rep_tsc = rte_get_tsc_cycles();
+	}
 	conn_send(c, &m);
 	c->state = CM_REP_SENT;
 	conn_retry_start(c, c->cm->retries);

@@ -80,6 +80,7 @@ start_target() {
 		access = rw
 		[gateway]
 		status_ms = 500
+		backlog = 64
 		INI
 		start_gw "target t" ;;
 	esac
