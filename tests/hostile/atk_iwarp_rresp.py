@@ -40,6 +40,8 @@ SEG = 1024
 GW_STAG, GW_ADDR, GW_LEN = 0x00abcd42, 0x7f0000100000, 1 << 20
 build = os.environ['HOSTILE_BUILD']
 exe = os.path.join(build, 'apps/rnic-cp/rnic-cp')
+if not check(os.access(exe, os.X_OK), 'rnic-cp is built (%s)' % exe):
+    done()
 link = Link()
 
 
