@@ -409,4 +409,144 @@ conv_read_check(const uint8_t *sink, uint64_t src_off, size_t len)
 		}
 }
 
+/* The application's side, the same in both conversations: five memory
+ * regions (only RW and RECV granted to the peer), one PD, one CQ, one QP. */
+enum { R_RW, R_LOCAL, R_SINK, R_RECV, R_SRC, R_N };
+static const size_t reg_len[R_N] = { 8192, 4096, 4096, 8192, 1024 };
+
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static struct ibv_mr *mr[R_N];
+static struct conv_mem mem;
+static struct ibv_qp *qp;
+static unsigned app_posts;
+
+/* Lay out the regions and register each with its access flags @p acc. */
+static void
+conv_app_init(const int acc[R_N])
+{
+	conv_mem_init(&mem, reg_len, R_N);
+	mem.r[R_RW].granted = true;
+	mem.r[R_RECV].granted = true;
+	conv_mem_reset(&mem);
+	pd = rnic_alloc_pd(C.ctx);
+	cq = rnic_create_cq(C.ctx, 256, NULL, NULL, 0);
+	FUZZ_CHECK(pd != NULL && cq != NULL);
+	for (unsigned r = 0; r < R_N; r++) {
+		mr[r] = rnic_reg_mr(pd, conv_mem_at(&mem, r), reg_len[r], acc[r]);
+		FUZZ_CHECK(mr[r] != NULL);
+	}
+}
+
+/* A key the peer might use: right, advertised elsewhere, never advertised,
+ * wrong key bits, anything; *@p reg is the region it belongs to. */
+static uint32_t
+conv_pick_key(struct fuzz_in *in, unsigned *reg)
+{
+	uint8_t s = fuzz_u8(in);
+
+	*reg = R_RW;
+	switch (s % 8) {
+	case 0: case 1: case 2:
+		return mr[R_RW]->rkey;
+	case 3:
+		*reg = R_LOCAL;
+		return mr[R_LOCAL]->rkey;
+	case 4:
+		*reg = R_SINK;
+		return mr[R_SINK]->rkey;
+	case 5:
+		*reg = R_RECV;
+		return mr[R_RECV]->rkey;
+	case 6:
+		return mr[R_RW]->rkey ^ (1u << (s >> 3));
+	default:
+		return fuzz_u32(in);
+	}
+}
+
+/* An address inside (mostly) or near region @p reg. */
+static uint64_t
+conv_pick_addr(struct fuzz_in *in, unsigned reg)
+{
+	uint16_t o = fuzz_u16(in);
+
+	if (o == 0xffff)
+		return ((uint64_t)fuzz_u32(in) << 32) | fuzz_u32(in);
+	return (uintptr_t)conv_mem_at(&mem, reg) + (int64_t)(int16_t)o;
+}
+
+/* The application posts a signaled Write of 64 bytes from SRC to the
+ * peer's @p va under @p rkey. */
+static void
+conv_app_write(uint64_t id, uint64_t va, uint32_t rkey)
+{
+	struct ibv_sge sge = { (uintptr_t)conv_mem_at(&mem, R_SRC), 64, mr[R_SRC]->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+
+	wr.wr.rdma.remote_addr = va;
+	wr.wr.rdma.rkey = rkey;
+	(void)ibv_post_send(qp, &wr, &bad);
+}
+
+/* Four 2 KiB receives in RECV (wr_id 100..103). */
+static void
+conv_post_recvs(void)
+{
+	for (unsigned i = 0; i < 4; i++) {
+		struct ibv_sge sge = { (uintptr_t)conv_mem_at(&mem, R_RECV) + i * 2048u, 2048,
+				       mr[R_RECV]->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 };
+		struct ibv_recv_wr *bad;
+
+		FUZZ_CHECK(ibv_post_recv(qp, &wr, &bad) == 0);
+	}
+}
+
+/* The application's Read (wr_id 1) of @p len bytes from the peer's @p va
+ * into SINK. */
+static void
+conv_post_read(uint32_t len, uint64_t va, uint32_t rkey)
+{
+	struct ibv_sge sge = { (uintptr_t)conv_mem_at(&mem, R_SINK), len, mr[R_SINK]->lkey };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+
+	wr.wr.rdma.remote_addr = va;
+	wr.wr.rdma.rkey = rkey;
+	FUZZ_CHECK(ibv_post_send(qp, &wr, &bad) == 0);
+}
+
+/* Drain the CQ; the Read's (wr_id 1) outcome into *@p done, *@p ok and
+ * *@p st. A successful Read must hold the peer's bytes from @p off. */
+static void
+conv_read_result(uint32_t off, uint32_t len, bool *done, bool *ok, enum ibv_wc_status *st)
+{
+	struct ibv_wc wc[16];
+	int n;
+
+	while ((n = ibv_poll_cq(cq, 16, wc)) > 0)
+		for (int i = 0; i < n; i++)
+			if (wc[i].wr_id == 1) {
+				*done = true;
+				*ok = wc[i].status == IBV_WC_SUCCESS;
+				*st = wc[i].status;
+			}
+	if (*ok)
+		conv_read_check(conv_mem_at(&mem, R_SINK), off, len);
+}
+
+/* After the teardown: nothing written outside what was granted (plus the
+ * Read's @p rd_len bytes of SINK), memory reset, mbuf pools at baseline. */
+static void
+conv_app_end(uint32_t rd_len)
+{
+	conv_mem_check(&mem, R_SINK, rd_len);
+	conv_mem_reset(&mem);
+	conv_check_mbufs();
+}
+
 #endif

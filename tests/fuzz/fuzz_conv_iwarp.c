@@ -60,18 +60,12 @@
 #define CHUNK       1024u               /* the peer's Read Response segments */
 #define RX_MAX      (64u * 1024u)       /* the stack's stream the peer keeps */
 
-enum { R_RW, R_LOCAL, R_SINK, R_RECV, R_SRC, R_N };
-static const size_t reg_len[R_N] = { 8192, 4096, 4096, 8192, 1024 };
 static const int reg_acc[R_N] = {
 	IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
 	IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_LOCAL_WRITE,
 	IBV_ACCESS_LOCAL_WRITE,
 };
 
-static struct ibv_pd *pd;
-static struct ibv_cq *cq;
-static struct ibv_mr *mr[R_N];
-static struct conv_mem mem;
 static struct rnic_cm_channel *ch;
 static struct rnic_cm_id *lid;
 static uint16_t next_port = 1024;
@@ -371,43 +365,6 @@ send_ulpdu(struct fuzz_in *in, uint8_t mode, uint8_t mut, uint8_t x, const void 
 		P.tx = save;
 }
 
-/* An STag the peer might use, and the region it belongs to. */
-static uint32_t
-pick_stag(struct fuzz_in *in, unsigned *reg)
-{
-	uint8_t s = fuzz_u8(in);
-
-	*reg = R_RW;
-	switch (s % 8) {
-	case 0: case 1: case 2:
-		return mr[R_RW]->rkey;
-	case 3:
-		*reg = R_LOCAL;
-		return mr[R_LOCAL]->rkey;
-	case 4:
-		*reg = R_SINK;
-		return mr[R_SINK]->rkey;
-	case 5:
-		*reg = R_RECV;
-		return mr[R_RECV]->rkey;
-	case 6:
-		return mr[R_RW]->rkey ^ (1u << (s >> 3));
-	default:
-		return fuzz_u32(in);
-	}
-}
-
-/* A tagged offset inside (mostly) or near region @p reg. */
-static uint64_t
-pick_to(struct fuzz_in *in, unsigned reg)
-{
-	uint16_t o = fuzz_u16(in);
-
-	if (o == 0xffff)
-		return ((uint64_t)fuzz_u32(in) << 32) | fuzz_u32(in);
-	return (uintptr_t)conv_mem_at(&mem, reg) + (int64_t)(int16_t)o;
-}
-
 static void
 tagged_hdr(struct rnic_ddp_tagged_hdr *h, bool last, uint8_t op, uint32_t stag, uint64_t to)
 {
@@ -451,8 +408,8 @@ act_write(struct fuzz_in *in)
 	uint8_t sub = fuzz_u8(in), mode = fuzz_u8(in), mut = fuzz_u8(in), x = fuzz_u8(in);
 	struct rnic_ddp_tagged_hdr h;
 	unsigned reg;
-	uint32_t stag = pick_stag(in, &reg);
-	uint64_t to = pick_to(in, reg);
+	uint32_t stag = conv_pick_key(in, &reg);
+	uint64_t to = conv_pick_addr(in, reg);
 	size_t plen = fuzz_u16(in) % 1400;
 
 	tagged_hdr(&h, !(sub & 1), RNIC_RDMAP_OP_WRITE, stag, to);
@@ -469,8 +426,8 @@ act_read_req(struct fuzz_in *in)
 		struct rnic_rdmap_read_req_hdr r;
 	} __rte_packed h;
 	unsigned reg;
-	uint32_t stag = pick_stag(in, &reg);
-	uint64_t to = pick_to(in, reg);
+	uint32_t stag = conv_pick_key(in, &reg);
+	uint64_t to = conv_pick_addr(in, reg);
 	uint32_t size = (sub & 0x40) ? fuzz_u32(in) : fuzz_u16(in) % 10000u;
 
 	untagged_hdr(in, &h.u, sub, true, RNIC_RDMAP_OP_READ_REQ, RNIC_DDP_QN_READ_REQ, 0, 0);
@@ -509,7 +466,7 @@ act_read_resp(struct fuzz_in *in)
 	if (sub & 0x08)
 		plen = fuzz_u16(in) % 1400;
 	last = (sub & 0x04) ? (sub & 0x02) : d + plen >= P.rd_size;
-	stag = (sub & 0x40) ? pick_stag(in, &reg) : P.rd_sink_stag;
+	stag = (sub & 0x40) ? conv_pick_key(in, &reg) : P.rd_sink_stag;
 	src = P.rd_src_to - PEER_VA + d;
 	for (size_t i = 0; i < plen; i++)
 		pay[i] = conv_src(src + i);
@@ -531,7 +488,7 @@ act_send(struct fuzz_in *in)
 	unsigned reg;
 
 	if (op == RNIC_RDMAP_OP_SEND_INV || op == RNIC_RDMAP_OP_SEND_SE_INV)
-		inv = pick_stag(in, &reg);
+		inv = conv_pick_key(in, &reg);
 	if (sub & 0x40)
 		mo = fuzz_u16(in);
 	untagged_hdr(in, &h, sub, !(sub & 0x80), op, RNIC_DDP_QN_SEND, mo, inv);
@@ -617,22 +574,13 @@ act_fin_rst(struct fuzz_in *in)
 	}
 }
 
-static struct ibv_qp *qp;
 static struct rnic_cm_id *cid;
-static unsigned app_posts;
 
 /* The application posts a signaled Write of 64 bytes from SRC to the peer. */
 static void
 app_write(uint64_t id)
 {
-	struct ibv_sge sge = { (uintptr_t)conv_mem_at(&mem, R_SRC), 64, mr[R_SRC]->lkey };
-	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
-	struct ibv_send_wr *bad;
-
-	wr.wr.rdma.remote_addr = PEER_VA + 0x10000;
-	wr.wr.rdma.rkey = PEER_STAG;
-	(void)ibv_post_send(qp, &wr, &bad);
+	conv_app_write(id, PEER_VA + 0x10000, PEER_STAG);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -644,17 +592,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	conv_init("fconviw", RNIC_TRANSPORT_IWARP);
 	C.on_frame = iw_frame;
-	conv_mem_init(&mem, reg_len, R_N);
-	mem.r[R_RW].granted = true;
-	mem.r[R_RECV].granted = true;
-	conv_mem_reset(&mem);
-	pd = rnic_alloc_pd(C.ctx);
-	cq = rnic_create_cq(C.ctx, 256, NULL, NULL, 0);
-	FUZZ_CHECK(pd != NULL && cq != NULL);
-	for (unsigned r = 0; r < R_N; r++) {
-		mr[r] = rnic_reg_mr(pd, conv_mem_at(&mem, r), reg_len[r], reg_acc[r]);
-		FUZZ_CHECK(mr[r] != NULL);
-	}
+	conv_app_init(reg_acc);
 	ch = rnic_cm_create_channel(C.ctx);
 	FUZZ_CHECK(ch != NULL);
 	FUZZ_CHECK(rnic_cm_create_id(ch, NULL, &lid) == 0);
@@ -738,7 +676,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool read_ok = false, read_done = false;
 	enum ibv_wc_status read_st = IBV_WC_SUCCESS;
 	struct ibv_wc wc[16];
-	int n;
 
 	fuzz_in_init(&in, data, size);
 	flags = fuzz_u8(&in);
@@ -763,28 +700,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(qp != NULL);
 	}
 	handshake(&in, flags);
-	if (cid != NULL && qp->state == IBV_QPS_RTS) {
-		for (unsigned i = 0; i < 4; i++) {
-			struct ibv_sge sge = { (uintptr_t)conv_mem_at(&mem, R_RECV) + i * 2048u, 2048,
-					       mr[R_RECV]->lkey };
-			struct ibv_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 };
-			struct ibv_recv_wr *bad;
-
-			FUZZ_CHECK(ibv_post_recv(qp, &wr, &bad) == 0);
-		}
-	}
+	if (cid != NULL && qp->state == IBV_QPS_RTS)
+		conv_post_recvs();
 	if (cid != NULL && qp->state == IBV_QPS_RTS) {
 		/* the receives above, then the Read */
-		struct ibv_sge sge = { (uintptr_t)conv_mem_at(&mem, R_SINK), rd_len,
-				       mr[R_SINK]->lkey };
-		struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
-					  .opcode = IBV_WR_RDMA_READ,
-					  .send_flags = IBV_SEND_SIGNALED };
-		struct ibv_send_wr *bad;
-
-		wr.wr.rdma.remote_addr = PEER_VA + rd_off;
-		wr.wr.rdma.rkey = PEER_STAG;
-		FUZZ_CHECK(ibv_post_send(qp, &wr, &bad) == 0);
+		conv_post_read(rd_len, PEER_VA + rd_off, PEER_STAG);
 		if (flags & 1)
 			app_write(2);
 		run(4);
@@ -822,15 +742,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run(16);
 	cm_events();
 
-	while ((n = ibv_poll_cq(cq, 16, wc)) > 0)
-		for (int i = 0; i < n; i++)
-			if (wc[i].wr_id == 1) {
-				read_done = true;
-				read_ok = wc[i].status == IBV_WC_SUCCESS;
-				read_st = wc[i].status;
-			}
-	if (read_ok)
-		conv_read_check(conv_mem_at(&mem, R_SINK), rd_off, rd_len);
+	conv_read_result(rd_off, rd_len, &read_done, &read_ok, &read_st);
 	if (conv_debug)
 		fprintf(stderr, "conv_iwarp: %s, MPA reply %s, Read of %u %s (%s), Read Request %s "
 			"(sink %08x, size %u), %u Terminates, %u loops\n",
@@ -854,8 +766,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (ibv_poll_cq(cq, 16, wc) > 0)
 		;
 	cm_events();
-	conv_mem_check(&mem, R_SINK, rd_len);
-	conv_mem_reset(&mem);
-	conv_check_mbufs();
+	conv_app_end(rd_len);
 	return 0;
 }

@@ -54,8 +54,6 @@
 #define MTU        1024u
 #define MAX_ACTIONS 64
 
-enum { R_RW, R_LOCAL, R_SINK, R_RECV, R_SRC, R_N };
-static const size_t reg_len[R_N] = { 8192, 4096, 4096, 8192, 1024 };
 static const int reg_acc[R_N] = {
 	IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		IBV_ACCESS_REMOTE_ATOMIC,
@@ -75,10 +73,6 @@ enum {
 	OP_SEND_ONLY_INV = 0x17,
 };
 
-static struct ibv_pd *pd;
-static struct ibv_cq *cq;
-static struct ibv_mr *mr[R_N];
-static struct conv_mem mem;
 
 /* The peer's view of the conversation. */
 static struct {
@@ -224,44 +218,6 @@ put64(uint8_t *p, uint64_t v)
 	memcpy(p, &v, 8);
 }
 
-/* An rkey the peer might use: right, advertised elsewhere, never advertised,
- * wrong key bits, anything. */
-static uint32_t
-pick_rkey(struct fuzz_in *in, unsigned *reg)
-{
-	uint8_t s = fuzz_u8(in);
-
-	*reg = R_RW;
-	switch (s % 8) {
-	case 0: case 1: case 2:
-		return mr[R_RW]->rkey;
-	case 3:
-		*reg = R_LOCAL;
-		return mr[R_LOCAL]->rkey;
-	case 4:
-		*reg = R_SINK;
-		return mr[R_SINK]->rkey;
-	case 5:
-		*reg = R_RECV;
-		return mr[R_RECV]->rkey;
-	case 6:
-		return mr[R_RW]->rkey ^ (1u << (s >> 3));
-	default:
-		return fuzz_u32(in);
-	}
-}
-
-/* An address inside (mostly) or near region @p reg. */
-static uint64_t
-pick_va(struct fuzz_in *in, unsigned reg)
-{
-	uint16_t o = fuzz_u16(in);
-
-	if (o == 0xffff)
-		return ((uint64_t)fuzz_u32(in) << 32) | fuzz_u32(in);
-	return (uintptr_t)conv_mem_at(&mem, reg) + (int64_t)(int16_t)o;
-}
-
 /* The PSN of a request: the expected one, or one off by an input delta. */
 static uint32_t
 pick_psn(struct fuzz_in *in, uint8_t sub, bool *in_seq)
@@ -283,8 +239,8 @@ act_write(struct fuzz_in *in)
 	uint8_t op = ops[(sub & 7) % sizeof(ops)];
 	uint8_t ext[20] = { 0 };
 	unsigned reg;
-	uint32_t rkey = pick_rkey(in, &reg);
-	uint64_t va = pick_va(in, reg);
+	uint32_t rkey = conv_pick_key(in, &reg);
+	uint64_t va = conv_pick_addr(in, reg);
 	size_t plen = fuzz_u16(in) % (MTU + 64);
 	uint32_t dlen = (sub & 0x40) ? fuzz_u32(in) : (uint32_t)plen;
 	bool seq;
@@ -318,7 +274,7 @@ act_send(struct fuzz_in *in)
 	unsigned reg;
 
 	if (op == OP_SEND_ONLY_INV || op == OP_SEND_LAST_INV)
-		put32(ext, pick_rkey(in, &reg));
+		put32(ext, conv_pick_key(in, &reg));
 	else
 		put32(ext, 0x600dcafe);
 	psn = pick_psn(in, sub, &seq);
@@ -333,8 +289,8 @@ act_read_req(struct fuzz_in *in)
 	uint8_t sub = fuzz_u8(in), mut = fuzz_u8(in), x = fuzz_u8(in);
 	uint8_t ext[16];
 	unsigned reg;
-	uint32_t rkey = pick_rkey(in, &reg);
-	uint64_t va = pick_va(in, reg);
+	uint32_t rkey = conv_pick_key(in, &reg);
+	uint64_t va = conv_pick_addr(in, reg);
 	uint32_t len = (sub & 0x40) ? fuzz_u32(in) : fuzz_u16(in) % 10000u;
 	bool seq;
 	uint32_t psn = pick_psn(in, sub, &seq);
@@ -353,8 +309,8 @@ act_atomic(struct fuzz_in *in)
 	uint8_t sub = fuzz_u8(in), mut = fuzz_u8(in), x = fuzz_u8(in);
 	uint8_t ext[28];
 	unsigned reg;
-	uint32_t rkey = pick_rkey(in, &reg);
-	uint64_t va = pick_va(in, reg);
+	uint32_t rkey = conv_pick_key(in, &reg);
+	uint64_t va = conv_pick_addr(in, reg);
 	bool seq;
 	uint32_t psn;
 
@@ -458,21 +414,11 @@ act_raw(struct fuzz_in *in)
 	roce_send(op, pick_psn(in, mut, &seq), true, ext, el, pay, pg, mut & 0x7f, x);
 }
 
-static struct ibv_qp *qp;
-static unsigned app_posts;
-
 /* The application posts a signaled Write of 64 bytes from SRC to the peer. */
 static void
 app_write(uint64_t id)
 {
-	struct ibv_sge sge = { (uintptr_t)conv_mem_at(&mem, R_SRC), 64, mr[R_SRC]->lkey };
-	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
-	struct ibv_send_wr *bad;
-
-	wr.wr.rdma.remote_addr = PEER_VA + 0x10000;
-	wr.wr.rdma.rkey = PEER_RKEY;
-	(void)ibv_post_send(qp, &wr, &bad);
+	conv_app_write(id, PEER_VA + 0x10000, PEER_RKEY);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -484,17 +430,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	conv_init("fconvroce", RNIC_TRANSPORT_ROCE);
 	C.on_frame = roce_frame;
-	conv_mem_init(&mem, reg_len, R_N);
-	mem.r[R_RW].granted = true;
-	mem.r[R_RECV].granted = true;
-	conv_mem_reset(&mem);
-	pd = rnic_alloc_pd(C.ctx);
-	cq = rnic_create_cq(C.ctx, 256, NULL, NULL, 0);
-	FUZZ_CHECK(pd != NULL && cq != NULL);
-	for (unsigned r = 0; r < R_N; r++) {
-		mr[r] = rnic_reg_mr(pd, conv_mem_at(&mem, r), reg_len[r], reg_acc[r]);
-		FUZZ_CHECK(mr[r] != NULL);
-	}
+	conv_app_init(reg_acc);
 	conv_mbufs(&C.stack_base, &C.peer_base);
 	return 0;
 }
@@ -539,7 +475,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool read_ok = false, read_done = false;
 	enum ibv_wc_status read_st = IBV_WC_SUCCESS;
 	struct ibv_wc wc[16];
-	int n;
 
 	fuzz_in_init(&in, data, size);
 	flags = fuzz_u8(&in);
@@ -555,26 +490,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	qp = qp_up(rq_psn, sq_psn, (flags & 2) ? 8 : 14);
 	P.stack_qpn = qp->qp_num;
-	for (unsigned i = 0; i < 4; i++) {
-		struct ibv_sge sge = { (uintptr_t)conv_mem_at(&mem, R_RECV) + i * 2048u, 2048,
-				       mr[R_RECV]->lkey };
-		struct ibv_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 };
-		struct ibv_recv_wr *bad;
-
-		FUZZ_CHECK(ibv_post_recv(qp, &wr, &bad) == 0);
-	}
-	{
-		struct ibv_sge sge = { (uintptr_t)conv_mem_at(&mem, R_SINK), rd_len,
-				       mr[R_SINK]->lkey };
-		struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
-					  .opcode = IBV_WR_RDMA_READ,
-					  .send_flags = IBV_SEND_SIGNALED };
-		struct ibv_send_wr *bad;
-
-		wr.wr.rdma.remote_addr = PEER_VA + rd_off;
-		wr.wr.rdma.rkey = PEER_RKEY;
-		FUZZ_CHECK(ibv_post_send(qp, &wr, &bad) == 0);
-	}
+	conv_post_recvs();
+	conv_post_read(rd_len, PEER_VA + rd_off, PEER_RKEY);
 	if (flags & 1)
 		app_write(2);
 	conv_run(64);
@@ -608,15 +525,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	conv_run(256);
 
 	/* What completed before the teardown: the Read's status */
-	while ((n = ibv_poll_cq(cq, 16, wc)) > 0)
-		for (int i = 0; i < n; i++)
-			if (wc[i].wr_id == 1) {
-				read_done = true;
-				read_ok = wc[i].status == IBV_WC_SUCCESS;
-				read_st = wc[i].status;
-			}
-	if (read_ok)
-		conv_read_check(conv_mem_at(&mem, R_SINK), rd_off, rd_len);
+	conv_read_result(rd_off, rd_len, &read_done, &read_ok, &read_st);
 	if (conv_debug)
 		fprintf(stderr, "conv_roce: Read of %u %s (%s), stack's Read Request %s (PSN %u, "
 			"length %u), expected PSN %u, %u loops\n", rd_len,
@@ -645,8 +554,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	qp = NULL;
 	while (ibv_poll_cq(cq, 16, wc) > 0)
 		;
-	conv_mem_check(&mem, R_SINK, rd_len);
-	conv_mem_reset(&mem);
-	conv_check_mbufs();
+	conv_app_end(rd_len);
 	return 0;
 }

@@ -55,17 +55,9 @@
 #define BACKLOG 4
 #define MPA_TMO_MS 500
 
-static jmp_buf case_jmp;
-static const char *case_name;
-static int n_pass, n_fail;
-enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
-
 #define CHECK_FILE "test_iw_cm_bounds.c"
 #define GUARD 0xee
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#include "../common/check.h"
-#pragma GCC diagnostic pop
+#include "../common/cases.h"
 
 static struct rnic_stack *st[2];
 static struct ibv_context *ctx[2];
@@ -526,21 +518,6 @@ static void t_refused(void)
 	raw_reset_all();
 }
 
-static void run_case(const char *name, void (*fn)(void))
-{
-	volatile int r;
-	double t0 = now_s();
-	case_name = name;
-	r = setjmp(case_jmp);
-	if (r == 0)
-		fn();
-	printf("  %s %s (%.2f s)\n", r == R_PASS ? "PASS" : "FAIL", name, now_s() - t0);
-	if (r == R_PASS)
-		n_pass++;
-	else
-		n_fail++;
-}
-
 int main(int argc, char **argv)
 {
 	struct rnic_config c;
@@ -548,23 +525,9 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (check_eal_init(argv[0], &c, 2) != 0)
 		return 1;
-	if (rnic_ring_pair("icb", 1) != 0) {
-		fprintf(stderr, "ring pair failed\n");
+	if (cases_stacks_up("icb", A_IP, B_IP, st, ctx) != 0)
 		return 1;
-	}
 	for (int i = 0; i < 2; i++) {
-		rnic_config_init(&c);
-		c.n_ports = 1;
-		rnic_port_cfg_init(&c.ports[0]);
-		snprintf(c.ports[0].ring, sizeof(c.ports[0].ring), "icb.%c", i ? 'b' : 'a');
-		c.ports[0].ip = i ? B_IP : A_IP;
-		c.ports[0].prefix_len = 24;
-		st[i] = rnic_stack_create(&c);
-		if (st[i] == NULL || rnic_stack_start(st[i]) != 0 ||
-		    (ctx[i] = rnic_open_device(st[i])) == NULL) {
-			fprintf(stderr, "stacks: %s\n", rte_strerror(rte_errno));
-			return 1;
-		}
 		pd[i] = rnic_alloc_pd(ctx[i]);
 		cq[i] = rnic_create_cq(ctx[i], 64, NULL, NULL, 0);
 		ch[i] = rnic_cm_create_channel(ctx[i]);

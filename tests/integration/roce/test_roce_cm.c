@@ -63,18 +63,10 @@ static bool ipv6;
 #define BUF_LEN (1u << 20)
 #define HANG_MS 20000
 
-static jmp_buf case_jmp;
-static const char *case_name;
-static int n_pass, n_fail;
-enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
-
 #define CHECK_FILE "test_roce_cm.c"
 #define GUARD 0xee
-/* the shared checks carry scatter/gather helpers this test has no use for */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#include "../common/check.h"
-#pragma GCC diagnostic pop
+#define CASE_AFTER case_after
+#include "../common/cases.h"
 #include "gsi_ud.h"
 
 /* --- stacks and ends --------------------------------------------------------- */
@@ -888,14 +880,10 @@ static const struct {
 	{ "vanished_peer", t_vanished_peer },   /* last: stops B of the lossy pair */
 };
 
-static void run_case(const char *name, void (*fn)(void))
+/* After each case (run_case, cases.h): free both ends; a case that left
+ * objects that cannot be freed fails. */
+static int case_after(const char *name, int r)
 {
-	volatile int r;
-	double t0 = now_s();
-	case_name = name;
-	r = setjmp(case_jmp);
-	if (r == 0)
-		fn();
 	bool ok = true;
 	if (b.name)
 		ok &= end_fini(&b);
@@ -905,11 +893,7 @@ static void run_case(const char *name, void (*fn)(void))
 		fprintf(stderr, "  FAIL %s: objects could not be freed\n", name);
 		r = R_FAIL;
 	}
-	printf("  %s %s (%.2f s)\n", r == R_PASS ? "PASS" : "FAIL", name, now_s() - t0);
-	if (r == R_PASS)
-		n_pass++;
-	else
-		n_fail++;
+	return r;
 }
 
 int main(int argc, char **argv)
