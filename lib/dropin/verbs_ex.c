@@ -149,56 +149,25 @@ static void ex_end_poll(struct ibv_cq_ex *cq)
 	pthread_mutex_unlock(&cq->mutex);
 }
 
-static enum ibv_wc_opcode ex_read_opcode(struct ibv_cq_ex *cq)
-{
-	return ex_cq(cq)->ex_wc.opcode;
-}
-
-static uint32_t ex_read_vendor_err(struct ibv_cq_ex *cq)
-{
-	return ex_cq(cq)->ex_wc.vendor_err;
-}
-
-static uint32_t ex_read_byte_len(struct ibv_cq_ex *cq)
-{
-	return ex_cq(cq)->ex_wc.byte_len;
-}
-
-/* the immediate data, or the invalidated rkey (one field in ibv_wc) */
-static __be32 ex_read_imm_data(struct ibv_cq_ex *cq)
-{
-	return ex_cq(cq)->ex_wc.imm_data;
-}
-
-static uint32_t ex_read_qp_num(struct ibv_cq_ex *cq)
-{
-	return ex_cq(cq)->ex_wc.qp_num;
-}
-
-static uint32_t ex_read_src_qp(struct ibv_cq_ex *cq)
-{
-	return ex_cq(cq)->ex_wc.src_qp;
-}
-
-static unsigned int ex_read_wc_flags(struct ibv_cq_ex *cq)
-{
-	return ex_cq(cq)->ex_wc.wc_flags;
-}
-
-static uint32_t ex_read_slid(struct ibv_cq_ex *cq)
-{
-	return ex_cq(cq)->ex_wc.slid;
-}
-
-static uint8_t ex_read_sl(struct ibv_cq_ex *cq)
-{
-	return ex_cq(cq)->ex_wc.sl;
-}
-
-static uint8_t ex_read_dlid_path_bits(struct ibv_cq_ex *cq)
-{
-	return ex_cq(cq)->ex_wc.dlid_path_bits;
-}
+/* The read_* calls of the poll API: each returns one field of the
+ * completion ex_take() copied (imm_data is also the invalidated rkey: one
+ * field in ibv_wc). */
+#define EX_READ(name, type, field)                      \
+	static type ex_read_##name(struct ibv_cq_ex *cq) \
+	{                                                \
+		return ex_cq(cq)->ex_wc.field;           \
+	}
+EX_READ(opcode, enum ibv_wc_opcode, opcode)
+EX_READ(vendor_err, uint32_t, vendor_err)
+EX_READ(byte_len, uint32_t, byte_len)
+EX_READ(imm_data, __be32, imm_data)
+EX_READ(qp_num, uint32_t, qp_num)
+EX_READ(src_qp, uint32_t, src_qp)
+EX_READ(wc_flags, unsigned int, wc_flags)
+EX_READ(slid, uint32_t, slid)
+EX_READ(sl, uint8_t, sl)
+EX_READ(dlid_path_bits, uint8_t, dlid_path_bits)
+#undef EX_READ
 
 /*
  * create_cq_ex: an ordinary rnic CQ (ibv_create_cq()) whose ibv_cq_ex
