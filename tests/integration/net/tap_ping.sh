@@ -5,30 +5,8 @@
 # answer pings; then SIGTERM must stop it cleanly (exit 0).
 # Exit 77 (meson: skipped) with a reason when root or /dev/net/tun is missing.
 set -u
-build=${RNIC_BUILD_DIR:?}
-gw=$build/apps/rdma-gateway/rdma-gateway
-ns=rnic-t$$
-tap=rnict$$
-log=$(mktemp)
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; echo "--- gateway log"; cat "$log"; cleanup; exit 1; }
-cleanup() {
-	[ -n "${gwpid:-}" ] && kill -TERM "$gwpid" 2>/dev/null && wait "$gwpid" 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-	rm -f "$log"
-}
-[ "$(id -u)" = 0 ] || skip "needs root for net_tap and network namespaces"
-[ -c /dev/net/tun ] || skip "/dev/net/tun is missing"
-ip netns add "$ns" 2>/dev/null || skip "cannot create a network namespace"
-
-ip netns exec "$ns" "$gw" --vdev "net_tap0,iface=$tap" --ip 192.0.2.10/24 >"$log" 2>&1 &
-gwpid=$!
-for _ in $(seq 100); do
-	ip -n "$ns" link show "$tap" >/dev/null 2>&1 && break
-	kill -0 "$gwpid" 2>/dev/null || fail "gateway exited early"
-	sleep 0.1
-done
-ip -n "$ns" link show "$tap" >/dev/null 2>&1 || fail "tap $tap never appeared"
+. "$(dirname "$0")/tap_gw.sh" t
+start_tap_gw --ip 192.0.2.10/24
 ip -n "$ns" addr add 192.0.2.1/24 dev "$tap"
 ip -n "$ns" link set "$tap" up
 ip -n "$ns" link set lo up
