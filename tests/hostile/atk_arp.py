@@ -15,10 +15,9 @@
    resolved and served (a full neighbour table may not refuse it)."""
 import random
 import subprocess
-import threading
 
 from hpeer import (ARP, IP, KERN4, RNIC4, Ether, Link, check, counters,  # noqa: F401
-                   done, legit_tcp)
+                   done, flood_pinging, legit_tcp, rand_mac)
 
 FAKE = '02:00:00:00:0b:ad'
 link = Link()
@@ -44,33 +43,16 @@ check(not hijacked, 'no frame for %s (ping replies, TCP) sent to the spoofed MAC
 
 # 2. flood from many spoofed sources while the kernel pings
 before = counters()
-res = {}
-
-
-def pinger():
-    r = subprocess.run(['ping', '-c', '20', '-i', '0.1', '-W', '1', RNIC4],
-                       capture_output=True, text=True)
-    res['out'] = r.stdout
-
-
-th = threading.Thread(target=pinger)
-th.start()
 rnd = random.Random(27)
 frames = []
 for i in range(6000):
-    mac = '02:%02x:%02x:%02x:%02x:%02x' % tuple(rnd.randrange(256) for _ in range(5))
+    mac = rand_mac(rnd)
     src = ('10.%d.%d.%d' % (i >> 16 & 255, i >> 8 & 255, i & 255) if i % 2 else
            '192.0.2.%d' % (100 + i % 150))
     frames.append(bytes(Ether(src=mac, dst='ff:ff:ff:ff:ff:ff') /
                         ARP(op=1, hwsrc=mac, psrc=src, pdst=RNIC4)))
-for f in frames:
-    link.send(f)
-th.join()
+recv = flood_pinging(link, RNIC4, frames)
 after = counters()
-recv = 0
-for line in res.get('out', '').splitlines():
-    if 'received' in line:
-        recv = int(line.split(',')[1].split()[0])
 check(recv >= 10, 'kernel pings answered during the ARP flood: %d of 20' % recv)
 print('counters that rose: %s' % {k: after[k] - before.get(k, 0) for k in after
                                    if after[k] != before.get(k, 0)})

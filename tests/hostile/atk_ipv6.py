@@ -20,13 +20,13 @@
    the fake MAC, and the pings must be answered."""
 import random
 import subprocess
-import threading
 
 from hpeer import (ATK6, ATKMAC, KERN6, RNIC6, TCP, Ether, ICMPv6EchoReply,
                    ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS,
                    ICMPv6NDOptDstLLAddr, ICMPv6NDOptSrcLLAddr, IPv6,
                    IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop,
-                   Link, PadN, Raw, check, counters, done, legit_tcp, rose)
+                   Link, PadN, Raw, check, counters, done, legit_tcp, rose,
+                   flood_pinging, rand_mac)
 
 FAKE = '02:00:00:00:0b:ad'
 link = Link()
@@ -77,32 +77,15 @@ check(legit_tcp(RNIC6, n=8192), 'kernel TCP over IPv6 served after the header ch
 
 # 2. NS flood
 before = counters()
-res = {}
-
-
-def pinger():
-    r = subprocess.run(['ping', '-c', '20', '-i', '0.1', '-W', '1', RNIC6],
-                       capture_output=True, text=True)
-    res['out'] = r.stdout
-
-
-th = threading.Thread(target=pinger)
-th.start()
 rnd = random.Random(6)
 frames = []
 for i in range(5000):
-    mac = '02:%02x:%02x:%02x:%02x:%02x' % tuple(rnd.randrange(256) for _ in range(5))
+    mac = rand_mac(rnd)
     src = '2001:db8::1:%x' % (i + 1)
     frames.append(bytes(Ether(src=mac, dst=rmac) / IPv6(src=src, dst=RNIC6, hlim=255) /
                         ICMPv6ND_NS(tgt=RNIC6) / ICMPv6NDOptSrcLLAddr(lladdr=mac)))
-for f in frames:
-    link.send(f)
-th.join()
+recv = flood_pinging(link, RNIC6, frames)
 after = counters()
-recv = 0
-for line in res.get('out', '').splitlines():
-    if 'received' in line:
-        recv = int(line.split(',')[1].split()[0])
 check(recv >= 10, 'kernel ping6 answered during the NS flood: %d of 20' % recv)
 print('counters that rose: %s' % {k: after[k] - before.get(k, 0) for k in after
                                    if after[k] != before.get(k, 0)})

@@ -413,6 +413,32 @@ def legit_tcp(addr=RNIC4, port=ECHO_PORT, n=65536, timeout=10, src=None):
         return False
 
 
+def rand_mac(rnd):
+    """A random locally administered unicast MAC from @rnd (random.Random)."""
+    return '02:%02x:%02x:%02x:%02x:%02x' % tuple(rnd.randrange(256) for _ in range(5))
+
+
+def flood_pinging(link, addr, frames, count=20):
+    """Send @frames on @link while the kernel pings @addr @count times, 0.1 s
+    apart. @return how many of the pings were answered."""
+    import subprocess
+    res = {}
+
+    def pinger():
+        r = subprocess.run(['ping', '-c', str(count), '-i', '0.1', '-W', '1', addr],
+                           capture_output=True, text=True)
+        res['out'] = r.stdout
+    th = threading.Thread(target=pinger)
+    th.start()
+    for f in frames:
+        link.send(f)
+    th.join()
+    for line in res.get('out', '').splitlines():
+        if 'received' in line:
+            return int(line.split(',')[1].split()[0])
+    return 0
+
+
 def legit_ping(addr, count=2):
     """The kernel's ping of @addr (ping6 for an IPv6 address)."""
     return os.system('ping -q -c %d -i 0.2 -W 2 %s >/dev/null 2>&1' % (count, addr)) == 0
